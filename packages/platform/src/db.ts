@@ -1,0 +1,62 @@
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import postgres from "postgres";
+import type { Logger } from "./log.ts";
+
+export type Sql = postgres.Sql;
+export type TxSql = postgres.TransactionSql;
+
+/** One pool per process. Each service works only in its own schema (search_path). */
+export function connectDb(url: string, schema: string, max = 10): Sql {
+  return postgres(url, {
+    max,
+    onnotice: () => {},
+    connection: { search_path: schema, application_name: schema },
+    // numeric and bigint stay strings: money is never converted to binary floating point.
+    types: {},
+  });
+}
+
+/** Creates the database named in the URL when it does not exist yet (development and tests). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const u = new URL(url);
+  const name = decodeURIComponent(u.pathname.slice(1));
+  u.pathname = "/postgres";
+  const admin = postgres(u.toString(), { max: 1, onnotice: () => {} });
+  try {
+    const rows = await admin`select 1 from pg_database where datname = ${name}`;
+    if (rows.length === 0) {
+      await admin.unsafe(`create database "${name.replace(/"/g, '""')}"`).catch((err: { code?: string }) => {
+        if (err.code !== "42P04") throw err; // created by a concurrent starter
+      });
+    }
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}
+
+/**
+ * Applies `NNN_name.sql` files from `dir` in order, each once, under an advisory lock so that
+ * several replicas starting together migrate exactly once.
+ */
+export async function migrate(sql: Sql, schema: string, dir: string, log: Logger): Promise<void> {
+  const files = (await readdir(dir)).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtext(${`migrate:${schema}`}))`;
+    await tx.unsafe(`create schema if not exists "${schema}"`);
+    await tx.unsafe(
+      `create table if not exists "${schema}".schema_migrations (name text primary key, applied_at timestamptz not null default now())`,
+    );
+    const done = new Set(
+      (await tx.unsafe(`select name from "${schema}".schema_migrations`)).map((r) => r.name as string),
+    );
+    for (const file of files) {
+      if (done.has(file)) continue;
+      const text = await readFile(path.join(dir, file), "utf8");
+      await tx.unsafe(`set local search_path to "${schema}"`);
+      await tx.unsafe(text);
+      await tx.unsafe(`insert into "${schema}".schema_migrations (name) values ($1)`, [file]);
+      log.info("migration applied", { schema, file });
+    }
+  });
+}

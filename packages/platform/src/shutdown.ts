@@ -1,0 +1,32 @@
+import type { Logger } from "./log.ts";
+
+/**
+ * Runs the steps in order on SIGTERM or SIGINT (stop accepting, finish in-flight work, drain NATS,
+ * end the pools), then exits. A second signal exits at once.
+ */
+export function onShutdown(log: Logger, steps: Array<[string, () => Promise<unknown> | unknown]>): void {
+  let stopping = false;
+  const run = async (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info("shutting down", { signal });
+    for (const [name, step] of steps) {
+      try {
+        await step();
+      } catch (err) {
+        log.warn("shutdown step failed", { step: name, err });
+      }
+    }
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void run("SIGTERM"));
+  process.on("SIGINT", () => void run("SIGINT"));
+}
+
+/** Entry-point wrapper: a start-up failure is logged and exits non-zero. */
+export function runMain(log: Logger, main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    log.error("start-up failed", { err });
+    process.exit(1);
+  });
+}

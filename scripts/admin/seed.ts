@@ -1,0 +1,65 @@
+import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { type CommandGroup, client, plain } from "./common.ts";
+
+export interface DemoAccount {
+  customerId: string;
+  ownerPersonId: string;
+  memberPersonId: string;
+  keys: { label: string; key: string; scopes: string[]; personId: string }[];
+}
+
+/**
+ * Seeds demo data idempotently: one shared account with an owner and a team member, and keys of
+ * several scope sets. Keys cannot be shown twice, so each run revokes the previous demo keys and
+ * issues fresh ones to print.
+ */
+export async function seedDemo(): Promise<DemoAccount> {
+  const auth = client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
+  const email = "demo@example.com";
+  let customer = (await auth.listCustomers({ email })).customers[0];
+  if (!customer) {
+    customer = (
+      await auth.createCustomer({ name: "Dana Demo", email, company: "Demo Hosting Ltd", country: "DE", currency: "EUR" })
+    ).customer!;
+  }
+  const { people } = await auth.getCustomer({ customerId: customer.id });
+  let member = people.find((p) => p.email === "tess@example.com");
+  member ??= (
+    await auth.createPerson({
+      customerId: customer.id,
+      name: "Tess Team",
+      email: "tess@example.com",
+      permissions: ["view_services", "power_services"],
+    })
+  ).person!;
+  const ownerId = customer.ownerPersonId;
+
+  for (const personId of [ownerId, member.id]) {
+    for (const k of (await auth.listKeys({ personId })).keys) {
+      if (k.label.startsWith("demo:") && !k.revoked) await auth.revokeKey({ personId, keyId: k.id });
+    }
+  }
+  const wanted = [
+    { personId: ownerId, label: "demo: full access", scopes: ["services", "orders", "billing", "destructive"] },
+    { personId: ownerId, label: "demo: read only", scopes: [] },
+    { personId: member.id, label: "demo: team member power", scopes: ["services"] },
+  ];
+  const keys: DemoAccount["keys"] = [];
+  for (const w of wanted) {
+    const r = await auth.createKey({ personId: w.personId, label: w.label, scopes: w.scopes, ipAllowlist: "", expiresOn: "" });
+    keys.push({ label: w.label, key: r.secretKey, scopes: r.key!.scopes, personId: w.personId });
+  }
+  for (const hook of seedHooks) await hook({ customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id });
+  return { customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id, keys };
+}
+
+/** Other services' demo data (machines, catalogue, credit) hook in here. */
+export const seedHooks: Array<(demo: { customerId: string; ownerPersonId: string; memberPersonId: string }) => Promise<void>> =
+  [];
+
+export const seedCommands: CommandGroup = {
+  usage: ["seed   (demo account, team member and fresh demo keys; safe to repeat)"],
+  commands: {
+    seed: async () => plain(await seedDemo()),
+  },
+};

@@ -1,0 +1,175 @@
+/**
+ * Starts the five services as separate processes and waits until each answers: gRPC health for
+ * the backends, /healthz for the gateway. Used by `npm start`, `npm test` and `npm run bench`.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
+import { ensureDatabase, rpcClient } from "@hb/platform";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+export const SERVICES = [
+  { name: "auth", addrEnv: "AUTH_ADDR" },
+  { name: "compute", addrEnv: "COMPUTE_ADDR" },
+  { name: "billing", addrEnv: "BILLING_ADDR" },
+  { name: "webhooks", addrEnv: "WEBHOOKS_ADDR" },
+] as const;
+
+export interface StackOptions {
+  env: Record<string, string>;
+  /** Print service logs to this process's stdout (npm start) or keep them (tests). */
+  output: "inherit" | "pipe" | "ignore";
+  gatewayPort: number;
+}
+
+export interface Stack {
+  env: Record<string, string>;
+  gatewayUrl: string;
+  procs: Map<string, ChildProcess>;
+  stop(): Promise<void>;
+  /** Kills one service hard and starts it again (fault tests). */
+  restart(name: string, signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const entry = (name: string) => path.join(root, "services", name, "src", "main.ts");
+export const availableServices = () => SERVICES.filter((s) => existsSync(entry(s.name)));
+
+async function waitFor(what: string, check: () => Promise<boolean>, proc: ChildProcess, timeoutMs = 30_000) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (proc.exitCode !== null) throw new Error(`${what} exited with code ${proc.exitCode} during start-up`);
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
+}
+
+export async function startStack(opts: StackOptions): Promise<Stack> {
+  const env = { ...opts.env };
+  await ensureDatabase(env.DATABASE_URL);
+  const procs = new Map<string, ChildProcess>();
+  const nodeBin = process.execPath;
+
+  const launch = (name: string) => {
+    const proc = spawn(nodeBin, [entry(name)], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", opts.output, opts.output === "pipe" ? "pipe" : opts.output],
+    });
+    if (opts.output === "pipe") {
+      // Keep the last lines of each service for diagnosis when a test fails.
+      const tail: string[] = [];
+      const keep = (chunk: Buffer) => {
+        tail.push(chunk.toString());
+        if (tail.length > 200) tail.shift();
+      };
+      proc.stdout?.on("data", keep);
+      proc.stderr?.on("data", keep);
+      (proc as ChildProcess & { tail?: string[] }).tail = tail;
+    }
+    procs.set(name, proc);
+    return proc;
+  };
+
+  const health = async (name: string, addr: string, proc: ChildProcess) => {
+    const { client, close } = rpcClient("grpc-js", Health, addr, { timeoutMs: 1000 });
+    try {
+      await waitFor(name, async () => {
+        const r = await client.check({});
+        return r.status === HealthCheckResponse_ServingStatus.SERVING;
+      }, proc);
+    } finally {
+      close();
+    }
+  };
+
+  const stop = async () => {
+    const all = [...procs.values()].filter((p) => p.exitCode === null && p.signalCode === null);
+    await Promise.all(
+      all.map(
+        (p) =>
+          new Promise<void>((resolve) => {
+            const t = setTimeout(() => {
+              p.kill("SIGKILL");
+              resolve();
+            }, 10_000);
+            p.once("exit", () => {
+              clearTimeout(t);
+              resolve();
+            });
+            p.kill("SIGTERM");
+          }),
+      ),
+    );
+  };
+
+  try {
+    // auth first: it owns settings the others may ask for; the rest start in parallel.
+    const services = availableServices();
+    const [first, ...rest] = services;
+    await health(first.name, env[first.addrEnv], launch(first.name));
+    await Promise.all(rest.map((s) => health(s.name, env[s.addrEnv], launch(s.name))));
+    const gateway = launch("gateway");
+    const gatewayUrl = `http://127.0.0.1:${opts.gatewayPort}`;
+    await waitFor("gateway", async () => (await fetch(`${gatewayUrl}/healthz`)).ok, gateway);
+    return {
+      env,
+      gatewayUrl,
+      procs,
+      stop,
+      restart: async (name, signal = "SIGKILL") => {
+        const p = procs.get(name);
+        if (p && p.exitCode === null) {
+          await new Promise<void>((resolve) => {
+            p.once("exit", () => resolve());
+            p.kill(signal);
+          });
+        }
+        const proc = launch(name);
+        if (name === "gateway") await waitFor("gateway", async () => (await fetch(`${gatewayUrl}/healthz`)).ok, proc);
+        else {
+          const s = SERVICES.find((x) => x.name === name)!;
+          await health(name, env[s.addrEnv], proc);
+        }
+      },
+    };
+  } catch (err) {
+    for (const [name, p] of procs) {
+      const tail = (p as ChildProcess & { tail?: string[] }).tail;
+      if (tail?.length) process.stderr.write(`--- ${name} output ---\n${tail.join("")}\n`);
+    }
+    await stop();
+    throw err;
+  }
+}
+
+/** Environment for a stack on free ports, under its own database and namespace. */
+export async function stackEnv(base: { databaseUrl: string; ns: string }): Promise<{ env: Record<string, string>; gatewayPort: number }> {
+  const gatewayPort = await freePort();
+  const env: Record<string, string> = {
+    DATABASE_URL: base.databaseUrl,
+    HB_NS: base.ns,
+    PORT: String(gatewayPort),
+    PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
+  };
+  for (const s of SERVICES) env[s.addrEnv] = `127.0.0.1:${await freePort()}`;
+  for (const k of ["REDIS_URL", "NATS_URL", "LOG_LEVEL", "RPC_TRANSPORT", "KEY_PEPPER"]) {
+    if (process.env[k]) env[k] = process.env[k]!;
+  }
+  return { env, gatewayPort };
+}

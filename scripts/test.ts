@@ -1,0 +1,58 @@
+/**
+ * `npm test`: starts the real services on free ports against their own database, stream names
+ * and Redis keys (so two runs never collide), runs every unit and system test with Node's test
+ * runner, then tears everything down.
+ */
+import { spawn } from "node:child_process";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import postgres from "postgres";
+import { startStack, stackEnv } from "./stack.ts";
+
+const suffix = `${Date.now().toString(36)}${process.pid.toString(36)}`;
+const base = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+base.pathname = `/hb_test_${suffix}`;
+const ns = `t${suffix}`;
+process.env.HB_NS = ns;
+process.env.LOG_LEVEL ??= "warn";
+
+const { env, gatewayPort } = await stackEnv({ databaseUrl: base.toString(), ns });
+const stack = await startStack({ env, output: "pipe", gatewayPort });
+
+const patterns = process.argv.slice(2).length
+  ? process.argv.slice(2)
+  : ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "test/**/*.test.ts"];
+
+const code = await new Promise<number>((resolve) => {
+  const child = spawn(process.execPath, ["--test", "--test-concurrency=4", "--test-timeout=120000", ...patterns], {
+    stdio: "inherit",
+    env: { ...process.env, ...env, GATEWAY_URL: stack.gatewayUrl },
+  });
+  child.on("exit", (c) => resolve(c ?? 1));
+});
+
+if (code !== 0) {
+  for (const [name, p] of stack.procs) {
+    const tail = (p as { tail?: string[] }).tail;
+    if (tail?.length) process.stderr.write(`\n--- last output of ${name} ---\n${tail.join("").slice(-8000)}\n`);
+  }
+}
+await stack.stop();
+
+// Clean up this run's database and streams.
+try {
+  const adminUrl = new URL(base);
+  adminUrl.pathname = "/postgres";
+  const sql = postgres(adminUrl.toString(), { max: 1, onnotice: () => {} });
+  await sql.unsafe(`drop database if exists "${base.pathname.slice(1)}" with (force)`);
+  await sql.end({ timeout: 5 });
+  const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+  const jsm = await jetstreamManager(nc);
+  for await (const s of jsm.streams.list()) {
+    if (s.config.name.startsWith(`${ns.toUpperCase()}_`)) await jsm.streams.delete(s.config.name);
+  }
+  await nc.close();
+} catch (err) {
+  process.stderr.write(`cleanup failed: ${String(err)}\n`);
+}
+process.exit(code);

@@ -1,0 +1,152 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import {
+  apiError,
+  badRequest,
+  isPermission,
+  isUuid,
+  newId,
+  notFound,
+  type Sql,
+  STAFF_PERMISSIONS,
+} from "@hb/platform";
+import {
+  type CustomerRow,
+  customerOut,
+  type PersonRow,
+  personOut,
+  type SettingsRow,
+  settingsOut,
+} from "./records.ts";
+
+export function requireId(field: string, value: string): string {
+  if (!isUuid(value)) throw badRequest(field, `${field} is not a valid identifier`);
+  return value;
+}
+
+function requireText(field: string, value: string, max = 200): string {
+  const v = value.trim();
+  if (!v) throw badRequest(field, `${field} is required`);
+  if (v.length > max) throw badRequest(field, `${field} must be at most ${max} characters`);
+  return v;
+}
+
+function checkPermissions(perms: string[]): string[] {
+  const bad = perms.find((p) => !isPermission(p));
+  if (bad) throw badRequest("permissions", `Unknown permission "${bad}"`);
+  return [...new Set(perms)];
+}
+
+const customerSelect = `select c.*, (select id from people p where p.customer_id = c.id and p.is_owner) as owner_person_id
+  from customers c`;
+
+/** Customers, people, staff and company settings: the admin command and the portal use these. */
+export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService>> {
+  const getCustomer = async (id: string) => {
+    const [c] = await sql.unsafe<CustomerRow[]>(`${customerSelect} where c.id = $1`, [id]);
+    if (!c) throw notFound("Customer");
+    return c;
+  };
+  const getPerson = async (id: string) => {
+    const [p] = await sql<PersonRow[]>`select * from people where id = ${id}`;
+    if (!p) throw notFound("Person");
+    return p;
+  };
+
+  return {
+    async createCustomer(req) {
+      const name = requireText("name", req.name);
+      const email = requireText("email", req.email);
+      const currency = (req.currency || "EUR").toUpperCase();
+      if (!/^[A-Z]{3}$/.test(currency)) throw badRequest("currency", "currency must be a 3-letter ISO code");
+      const customerId = newId();
+      const ownerId = newId();
+      await sql.begin(async (tx) => {
+        await tx`insert into customers (id, name, email, company, country, currency)
+          values (${customerId}, ${name}, ${email}, ${req.company}, ${req.country}, ${currency})`;
+        await tx`insert into people (id, customer_id, name, email, is_owner)
+          values (${ownerId}, ${customerId}, ${name}, ${email}, true)`;
+      });
+      return { customer: customerOut(await getCustomer(customerId)), owner: personOut(await getPerson(ownerId)) };
+    },
+
+    async getCustomer(req) {
+      const c = await getCustomer(requireId("customer_id", req.customerId));
+      const people = await sql<PersonRow[]>`select * from people where customer_id = ${c.id} order by created_at`;
+      return { customer: customerOut(c), people: people.map(personOut) };
+    },
+
+    async listCustomers(req) {
+      const rows = req.email
+        ? await sql.unsafe<CustomerRow[]>(`${customerSelect} where c.email = $1 order by c.created_at`, [req.email])
+        : await sql.unsafe<CustomerRow[]>(`${customerSelect} order by c.created_at limit 1000`);
+      return { customers: rows.map(customerOut) };
+    },
+
+    async setCustomerStatus(req) {
+      const id = requireId("customer_id", req.customerId);
+      if (req.status !== "active" && req.status !== "suspended") {
+        throw badRequest("status", "status must be active or suspended");
+      }
+      const updated = await sql`update customers set status = ${req.status} where id = ${id} returning id`;
+      if (updated.length === 0) throw notFound("Customer");
+      return { customer: customerOut(await getCustomer(id)) };
+    },
+
+    async createPerson(req) {
+      const customer = await getCustomer(requireId("customer_id", req.customerId));
+      const id = newId();
+      await sql`insert into people (id, customer_id, name, email, permissions)
+        values (${id}, ${customer.id}, ${requireText("name", req.name)}, ${requireText("email", req.email)},
+                ${checkPermissions(req.permissions)})`;
+      return { person: personOut(await getPerson(id)) };
+    },
+
+    async getPerson(req) {
+      const person = await getPerson(requireId("person_id", req.personId));
+      return { person: personOut(person), customer: customerOut(await getCustomer(person.customer_id)) };
+    },
+
+    async setPermissions(req) {
+      const person = await getPerson(requireId("person_id", req.personId));
+      if (person.is_owner) throw apiError("CONFLICT", "The account owner always holds every permission");
+      await sql`update people set permissions = ${checkPermissions(req.permissions)} where id = ${person.id}`;
+      return { person: personOut(await getPerson(person.id)) };
+    },
+
+    async createStaff(req) {
+      const bad = req.permissions.find((p) => !(STAFF_PERMISSIONS as readonly string[]).includes(p));
+      if (bad) throw badRequest("permissions", `Unknown staff permission "${bad}"`);
+      const id = newId();
+      const [row] = await sql<{ id: string; name: string; email: string; permissions: string[] }[]>`
+        insert into staff (id, name, email, permissions)
+        values (${id}, ${requireText("name", req.name)}, ${requireText("email", req.email)}, ${[...new Set(req.permissions)]})
+        on conflict (email) do update set name = excluded.name, permissions = excluded.permissions
+        returning id, name, email, permissions`;
+      return { staff: row };
+    },
+
+    async getSettings() {
+      const [s] = await sql<SettingsRow[]>`select * from settings`;
+      return { settings: settingsOut(s) };
+    },
+
+    async updateSettings(req) {
+      if (req.hourlyRequestLimit !== undefined && (req.hourlyRequestLimit < 1 || req.hourlyRequestLimit > 1_000_000)) {
+        throw badRequest("hourly_request_limit", "hourly_request_limit must be between 1 and 1000000");
+      }
+      if (req.activeKeyLimit !== undefined && (req.activeKeyLimit < 1 || req.activeKeyLimit > 1000)) {
+        throw badRequest("active_key_limit", "active_key_limit must be between 1 and 1000");
+      }
+      const [s] = await sql<SettingsRow[]>`
+        update settings set
+          customer_api_enabled = coalesce(${req.customerApiEnabled ?? null}::boolean, customer_api_enabled),
+          hourly_request_limit = coalesce(${req.hourlyRequestLimit ?? null}::int, hourly_request_limit),
+          active_key_limit = coalesce(${req.activeKeyLimit ?? null}::int, active_key_limit),
+          inventory_module = coalesce(${req.inventoryModule ?? null}::boolean, inventory_module),
+          vps_module = coalesce(${req.vpsModule ?? null}::boolean, vps_module)
+        returning *`;
+      return { settings: settingsOut(s) };
+    },
+  };
+}

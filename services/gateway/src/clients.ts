@@ -1,0 +1,21 @@
+import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { rpcClient } from "@hb/platform";
+import type { GatewayConfig } from "./config.ts";
+
+/**
+ * One client per upstream service. Each service adds its own line here when its contract lands.
+ */
+export function createClients(cfg: GatewayConfig) {
+  const opts = { timeoutMs: cfg.RPC_TIMEOUT_MS };
+  const handles = {
+    auth: rpcClient(cfg.RPC_TRANSPORT, AuthService, cfg.AUTH_ADDR, opts),
+  };
+  return {
+    auth: handles.auth.client,
+    close: () => {
+      for (const h of Object.values(handles)) h.close();
+    },
+  };
+}
+
+export type Clients = ReturnType<typeof createClients>;

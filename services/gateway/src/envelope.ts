@@ -1,0 +1,26 @@
+import type { Response } from "express";
+import { type ErrorCode, errorCodes, type FieldViolation } from "@hb/platform";
+
+/** The one envelope writer. Success: {success: true, data, ...extra}. */
+export function sendOk(res: Response, status: number, data: unknown, extra: Record<string, unknown> = {}): void {
+  res.status(status).json({ success: true, data, ...extra });
+}
+
+export interface ErrorExtras {
+  details?: FieldViolation[];
+  scope?: string;
+  retryAfterSeconds?: number;
+}
+
+/** Refusal: {success: false, error, code, details?, scope?, retry_after_seconds?}. */
+export function sendError(res: Response, code: ErrorCode, message: string, extra: ErrorExtras = {}): void {
+  const status = errorCodes[code].http;
+  const body: Record<string, unknown> = { success: false, error: message, code };
+  if (extra.details && extra.details.length > 0) body.details = extra.details;
+  if (code === "SCOPE_REQUIRED") body.scope = extra.scope ?? "";
+  if (status === 429 && extra.retryAfterSeconds !== undefined) {
+    res.setHeader("Retry-After", String(extra.retryAfterSeconds));
+    if (code === "ACTION_RATE_LIMITED") body.retry_after_seconds = extra.retryAfterSeconds;
+  }
+  res.status(status).json(body);
+}

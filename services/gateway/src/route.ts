@@ -1,0 +1,77 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { Principal } from "@hb/contracts/auth/v1/auth_pb";
+import type { CallerSchema } from "@hb/contracts/platform/v1/error_pb";
+import type { CooldownRule, Permission, Scope } from "@hb/platform";
+import type { Request, Response } from "express";
+import type { z } from "zod";
+import type { Clients } from "./clients.ts";
+
+export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
+
+/** What a keyed route requires, checked by auth in the spec's order. */
+export interface KeyedAuth {
+  scope: Scope;
+  /** The person must hold one of these (shared accounts). */
+  permissions?: Permission[];
+  /** Writes are refused for a suspended account. Defaults to true for non-GET routes. */
+  write?: boolean;
+  /** The route's module must be on, else 403 FEATURE_DISABLED. */
+  module?: "inventory" | "vps";
+}
+
+export interface Reply {
+  status?: number;
+  data: unknown;
+  /** Extra top-level fields beside data (message, pagination). */
+  extra?: Record<string, unknown>;
+}
+
+export interface Context<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  /** Set on keyed routes. */
+  principal: Principal;
+  /** The caller to pass to backends. */
+  caller: MessageInitShape<typeof CallerSchema>;
+  clients: Clients;
+  sourceIp: string;
+  req: Request;
+  res: Response;
+}
+
+export interface CooldownSpec<P, Q, B> {
+  rule: CooldownRule;
+  /** The resource the window is counted on (service id, "all", ...). */
+  resource: (ctx: Context<P, Q, B>) => string;
+}
+
+export interface RouteDef<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: HttpMethod;
+  /** Express path relative to /api/v1, e.g. /vps/:id/start */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** "none": no key (documentation routes). "custom": the route authenticates itself (reseller). */
+  auth: KeyedAuth | "none" | "custom";
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Schema of `data` in a success answer, for the OpenAPI document. */
+  response?: z.ZodType;
+  successStatus?: number;
+  cooldown?: CooldownSpec<z.output<P>, z.output<Q>, z.output<B>>;
+  handler: (ctx: Context<z.output<P>, z.output<Q>, z.output<B>>) => Promise<Reply | undefined>;
+}
+
+/** Identity helper that keeps each route's schemas and handler types tied together. */
+export function route<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType>(
+  def: RouteDef<P, Q, B>,
+): RouteDef {
+  return def as unknown as RouteDef;
+}

@@ -1,0 +1,99 @@
+/**
+ * Helpers for system tests: they talk HTTP to the real gateway and set up state through the
+ * services' gRPC APIs, as the admin command does.
+ */
+import type { DescService } from "@bufbuild/protobuf";
+import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { rpcClient } from "@hb/platform";
+
+export const GATEWAY = process.env.GATEWAY_URL ?? "http://127.0.0.1:8080";
+
+export function grpc<S extends DescService>(desc: S, addrEnv: string) {
+  const addr = process.env[addrEnv];
+  if (!addr) throw new Error(`${addrEnv} is not set: run the tests through npm test`);
+  return rpcClient("grpc-js", desc, addr, { timeoutMs: 10_000 }).client;
+}
+
+export const auth = grpc(AuthService, "AUTH_ADDR");
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
+  body: any;
+  text: string;
+}
+
+export async function api(
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const res = await fetch(GATEWAY + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+let counter = 0;
+export const unique = (label: string) => `${label}-${process.pid}-${Date.now()}-${++counter}`;
+
+export interface Account {
+  customerId: string;
+  ownerId: string;
+  /** A key of the owner with every scope. */
+  key: string;
+  keyId: string;
+}
+
+/** A fresh customer whose owner holds a key with the given scopes (default: all). */
+export async function newAccount(
+  scopes: string[] = ["services", "orders", "billing", "destructive"],
+  opts: { currency?: string } = {},
+): Promise<Account> {
+  const email = `${unique("cust")}@example.test`;
+  const { customer, owner } = await auth.createCustomer({
+    name: "Test Customer",
+    email,
+    company: "Test Co",
+    country: "DE",
+    currency: opts.currency ?? "EUR",
+  });
+  const { key, secretKey } = await auth.createKey({ personId: owner!.id, label: "test", scopes, ipAllowlist: "", expiresOn: "" });
+  return { customerId: customer!.id, ownerId: owner!.id, key: secretKey, keyId: key!.id };
+}
+
+/** A key for another person of the same account. */
+export async function newMember(customerId: string, permissions: string[], scopes: string[] = []) {
+  const { person } = await auth.createPerson({ customerId, name: "Member", email: `${unique("m")}@example.test`, permissions });
+  const { key, secretKey } = await auth.createKey({ personId: person!.id, label: "member", scopes, ipAllowlist: "", expiresOn: "" });
+  return { personId: person!.id, key: secretKey, keyId: key!.id };
+}
+
+/** Polls until fn returns a truthy value or the time is up. */
+export async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10_000, stepMs = 100): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < until) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
+}
