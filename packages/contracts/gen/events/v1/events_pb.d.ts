@@ -25,9 +25,10 @@ export declare type Event = Message<"events.v1.Event"> & {
   id: string;
 
   /**
-   * order.paid, order.invoiced, order.payment_failed, service.provisioned,
+   * Partner-facing (delivered as webhooks): order.paid, order.invoiced, order.payment_failed, service.provisioned,
    * service.provisioning_failed, service.suspended, service.unsuspended, service.terminated,
-   * webhook.test
+   * webhook.test. Internal (never delivered to partners): machine.provisioned,
+   * machine.provisioning_failed (compute → billing).
    *
    * @generated from field: string type = 2;
    */
@@ -68,6 +69,12 @@ export declare type Event = Message<"events.v1.Event"> & {
      */
     value: WebhookTestEvent;
     case: "webhookTest";
+  } | {
+    /**
+     * @generated from field: events.v1.MachineEvent machine = 13;
+     */
+    value: MachineEvent;
+    case: "machine";
   } | { case: undefined; value?: undefined };
 };
 
@@ -244,4 +251,47 @@ export declare type WebhookTestEvent = Message<"events.v1.WebhookTestEvent"> & {
  * Use `create(WebhookTestEventSchema)` to create a new message.
  */
 export declare const WebhookTestEventSchema: GenMessage<WebhookTestEvent>;
+
+/**
+ * Compute's report on a build it was asked for (Provision).
+ *
+ * @generated from message events.v1.MachineEvent
+ */
+export declare type MachineEvent = Message<"events.v1.MachineEvent"> & {
+  /**
+   * @generated from field: string service_id = 1;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * @generated from field: bool success = 3;
+   */
+  success: boolean;
+
+  /**
+   * @generated from field: string server_ip = 4;
+   */
+  serverIp: string;
+
+  /**
+   * @generated from field: string hostname = 5;
+   */
+  hostname: string;
+
+  /**
+   * @generated from field: string error = 6;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message events.v1.MachineEvent.
+ * Use `create(MachineEventSchema)` to create a new message.
+ */
+export declare const MachineEventSchema: GenMessage<MachineEvent>;
 
