@@ -12,6 +12,138 @@ import type { Caller } from "../../platform/v1/error_pb.js";
 export declare const file_billing_v1_billing: GenFile;
 
 /**
+ * @generated from message billing.v1.ListServiceSummariesRequest
+ */
+export declare type ListServiceSummariesRequest = Message<"billing.v1.ListServiceSummariesRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * Empty: every kind.
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * Empty: every status.
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 page = 4;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 limit = 5;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message billing.v1.ListServiceSummariesRequest.
+ * Use `create(ListServiceSummariesRequestSchema)` to create a new message.
+ */
+export declare const ListServiceSummariesRequestSchema: GenMessage<ListServiceSummariesRequest>;
+
+/**
+ * @generated from message billing.v1.ListServiceSummariesResponse
+ */
+export declare type ListServiceSummariesResponse = Message<"billing.v1.ListServiceSummariesResponse"> & {
+  /**
+   * @generated from field: repeated billing.v1.ServiceSummary services = 1;
+   */
+  services: ServiceSummary[];
+
+  /**
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+};
+
+/**
+ * Describes the message billing.v1.ListServiceSummariesResponse.
+ * Use `create(ListServiceSummariesResponseSchema)` to create a new message.
+ */
+export declare const ListServiceSummariesResponseSchema: GenMessage<ListServiceSummariesResponse>;
+
+/**
+ * @generated from message billing.v1.AdminCreateServiceRequest
+ */
+export declare type AdminCreateServiceRequest = Message<"billing.v1.AdminCreateServiceRequest"> & {
+  /**
+   * @generated from field: string customer_id = 1;
+   */
+  customerId: string;
+
+  /**
+   * Empty: the first product of the kind.
+   *
+   * @generated from field: string product_id = 2;
+   */
+  productId: string;
+
+  /**
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string hostname = 4;
+   */
+  hostname: string;
+
+  /**
+   * @generated from field: string name = 5;
+   */
+  name: string;
+
+  /**
+   * pending, active, suspended, ... (the status to create it in)
+   *
+   * @generated from field: string status = 6;
+   */
+  status: string;
+
+  /**
+   * @generated from field: bool provision = 7;
+   */
+  provision: boolean;
+
+  /**
+   * @generated from field: string os_image_id = 8;
+   */
+  osImageId: string;
+};
+
+/**
+ * Describes the message billing.v1.AdminCreateServiceRequest.
+ * Use `create(AdminCreateServiceRequestSchema)` to create a new message.
+ */
+export declare const AdminCreateServiceRequestSchema: GenMessage<AdminCreateServiceRequest>;
+
+/**
+ * @generated from message billing.v1.AdminCreateServiceResponse
+ */
+export declare type AdminCreateServiceResponse = Message<"billing.v1.AdminCreateServiceResponse"> & {
+  /**
+   * @generated from field: billing.v1.ServiceSummary service = 1;
+   */
+  service?: ServiceSummary | undefined;
+};
+
+/**
+ * Describes the message billing.v1.AdminCreateServiceResponse.
+ * Use `create(AdminCreateServiceResponseSchema)` to create a new message.
+ */
+export declare const AdminCreateServiceResponseSchema: GenMessage<AdminCreateServiceResponse>;
+
+/**
  * @generated from message billing.v1.GetServiceSummariesRequest
  */
 export declare type GetServiceSummariesRequest = Message<"billing.v1.GetServiceSummariesRequest"> & {
@@ -222,6 +354,27 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof GetServiceSummariesRequestSchema;
     output: typeof GetServiceSummariesResponseSchema;
+  },
+  /**
+   * A page of the caller's services of one kind (e.g. the VPS list), newest first.
+   *
+   * @generated from rpc billing.v1.BillingService.ListServiceSummaries
+   */
+  listServiceSummaries: {
+    methodKind: "unary";
+    input: typeof ListServiceSummariesRequestSchema;
+    output: typeof ListServiceSummariesResponseSchema;
+  },
+  /**
+   * Admin/seed/test: creates a service directly (no order). When provision is true billing asks
+   * compute to build the machine (compute.Provision) and follows its report like a paid order.
+   *
+   * @generated from rpc billing.v1.BillingService.AdminCreateService
+   */
+  adminCreateService: {
+    methodKind: "unary";
+    input: typeof AdminCreateServiceRequestSchema;
+    output: typeof AdminCreateServiceResponseSchema;
   },
 }>;
 

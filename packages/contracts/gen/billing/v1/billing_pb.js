@@ -9,49 +9,77 @@ import { file_platform_v1_error } from "../../platform/v1/error_pb.js";
  * Describes the file billing/v1/billing.proto.
  */
 export const file_billing_v1_billing = /*@__PURE__*/
-  fileDesc("ChhiaWxsaW5nL3YxL2JpbGxpbmcucHJvdG8SCmJpbGxpbmcudjEiVgoaR2V0U2VydmljZVN1bW1hcmllc1JlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEhMKC3NlcnZpY2VfaWRzGAIgAygJIksKG0dldFNlcnZpY2VTdW1tYXJpZXNSZXNwb25zZRIsCghzZXJ2aWNlcxgBIAMoCzIaLmJpbGxpbmcudjEuU2VydmljZVN1bW1hcnkimgIKDlNlcnZpY2VTdW1tYXJ5EgoKAmlkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEAoIaG9zdG5hbWUYBCABKAkSDAoEa2luZBgFIAEoCRIOCgZzdGF0dXMYBiABKAkSJAoHcHJvZHVjdBgHIAEoCzITLmJpbGxpbmcudjEuUHJvZHVjdBIpCgdiaWxsaW5nGAggASgLMhguYmlsbGluZy52MS5CaWxsaW5nVGVybXMSMwoMY2FuY2VsbGF0aW9uGAkgASgLMhguYmlsbGluZy52MS5DYW5jZWxsYXRpb25IAIgBARISCgpjcmVhdGVkX2F0GAogASgJQg8KDV9jYW5jZWxsYXRpb24iIwoHUHJvZHVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIlYKDEJpbGxpbmdUZXJtcxINCgVjeWNsZRgBIAEoCRIOCgZhbW91bnQYAiABKAkSEAoIY3VycmVuY3kYAyABKAkSFQoNbmV4dF9kdWVfZGF0ZRgEIAEoCSJYCgxDYW5jZWxsYXRpb24SDAoEdHlwZRgBIAEoCRIOCgZyZWFzb24YAiABKAkSFAoMcmVxdWVzdGVkX2F0GAMgASgJEhQKDGVmZmVjdGl2ZV9hdBgEIAEoCTJ4Cg5CaWxsaW5nU2VydmljZRJmChNHZXRTZXJ2aWNlU3VtbWFyaWVzEiYuYmlsbGluZy52MS5HZXRTZXJ2aWNlU3VtbWFyaWVzUmVxdWVzdBonLmJpbGxpbmcudjEuR2V0U2VydmljZVN1bW1hcmllc1Jlc3BvbnNlYgZwcm90bzM", [file_platform_v1_error]);
+  fileDesc("ChhiaWxsaW5nL3YxL2JpbGxpbmcucHJvdG8SCmJpbGxpbmcudjEifQobTGlzdFNlcnZpY2VTdW1tYXJpZXNSZXF1ZXN0EiMKBmNhbGxlchgBIAEoCzITLnBsYXRmb3JtLnYxLkNhbGxlchIMCgRraW5kGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIMCgRwYWdlGAQgASgFEg0KBWxpbWl0GAUgASgFIlsKHExpc3RTZXJ2aWNlU3VtbWFyaWVzUmVzcG9uc2USLAoIc2VydmljZXMYASADKAsyGi5iaWxsaW5nLnYxLlNlcnZpY2VTdW1tYXJ5Eg0KBXRvdGFsGAIgASgFIqoBChlBZG1pbkNyZWF0ZVNlcnZpY2VSZXF1ZXN0EhMKC2N1c3RvbWVyX2lkGAEgASgJEhIKCnByb2R1Y3RfaWQYAiABKAkSDAoEa2luZBgDIAEoCRIQCghob3N0bmFtZRgEIAEoCRIMCgRuYW1lGAUgASgJEg4KBnN0YXR1cxgGIAEoCRIRCglwcm92aXNpb24YByABKAgSEwoLb3NfaW1hZ2VfaWQYCCABKAkiSQoaQWRtaW5DcmVhdGVTZXJ2aWNlUmVzcG9uc2USKwoHc2VydmljZRgBIAEoCzIaLmJpbGxpbmcudjEuU2VydmljZVN1bW1hcnkiVgoaR2V0U2VydmljZVN1bW1hcmllc1JlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEhMKC3NlcnZpY2VfaWRzGAIgAygJIksKG0dldFNlcnZpY2VTdW1tYXJpZXNSZXNwb25zZRIsCghzZXJ2aWNlcxgBIAMoCzIaLmJpbGxpbmcudjEuU2VydmljZVN1bW1hcnkimgIKDlNlcnZpY2VTdW1tYXJ5EgoKAmlkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEAoIaG9zdG5hbWUYBCABKAkSDAoEa2luZBgFIAEoCRIOCgZzdGF0dXMYBiABKAkSJAoHcHJvZHVjdBgHIAEoCzITLmJpbGxpbmcudjEuUHJvZHVjdBIpCgdiaWxsaW5nGAggASgLMhguYmlsbGluZy52MS5CaWxsaW5nVGVybXMSMwoMY2FuY2VsbGF0aW9uGAkgASgLMhguYmlsbGluZy52MS5DYW5jZWxsYXRpb25IAIgBARISCgpjcmVhdGVkX2F0GAogASgJQg8KDV9jYW5jZWxsYXRpb24iIwoHUHJvZHVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIlYKDEJpbGxpbmdUZXJtcxINCgVjeWNsZRgBIAEoCRIOCgZhbW91bnQYAiABKAkSEAoIY3VycmVuY3kYAyABKAkSFQoNbmV4dF9kdWVfZGF0ZRgEIAEoCSJYCgxDYW5jZWxsYXRpb24SDAoEdHlwZRgBIAEoCRIOCgZyZWFzb24YAiABKAkSFAoMcmVxdWVzdGVkX2F0GAMgASgJEhQKDGVmZmVjdGl2ZV9hdBgEIAEoCTLIAgoOQmlsbGluZ1NlcnZpY2USZgoTR2V0U2VydmljZVN1bW1hcmllcxImLmJpbGxpbmcudjEuR2V0U2VydmljZVN1bW1hcmllc1JlcXVlc3QaJy5iaWxsaW5nLnYxLkdldFNlcnZpY2VTdW1tYXJpZXNSZXNwb25zZRJpChRMaXN0U2VydmljZVN1bW1hcmllcxInLmJpbGxpbmcudjEuTGlzdFNlcnZpY2VTdW1tYXJpZXNSZXF1ZXN0GiguYmlsbGluZy52MS5MaXN0U2VydmljZVN1bW1hcmllc1Jlc3BvbnNlEmMKEkFkbWluQ3JlYXRlU2VydmljZRIlLmJpbGxpbmcudjEuQWRtaW5DcmVhdGVTZXJ2aWNlUmVxdWVzdBomLmJpbGxpbmcudjEuQWRtaW5DcmVhdGVTZXJ2aWNlUmVzcG9uc2ViBnByb3RvMw", [file_platform_v1_error]);
+
+/**
+ * Describes the message billing.v1.ListServiceSummariesRequest.
+ * Use `create(ListServiceSummariesRequestSchema)` to create a new message.
+ */
+export const ListServiceSummariesRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 0);
+
+/**
+ * Describes the message billing.v1.ListServiceSummariesResponse.
+ * Use `create(ListServiceSummariesResponseSchema)` to create a new message.
+ */
+export const ListServiceSummariesResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 1);
+
+/**
+ * Describes the message billing.v1.AdminCreateServiceRequest.
+ * Use `create(AdminCreateServiceRequestSchema)` to create a new message.
+ */
+export const AdminCreateServiceRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 2);
+
+/**
+ * Describes the message billing.v1.AdminCreateServiceResponse.
+ * Use `create(AdminCreateServiceResponseSchema)` to create a new message.
+ */
+export const AdminCreateServiceResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 3);
 
 /**
  * Describes the message billing.v1.GetServiceSummariesRequest.
  * Use `create(GetServiceSummariesRequestSchema)` to create a new message.
  */
 export const GetServiceSummariesRequestSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 0);
+  messageDesc(file_billing_v1_billing, 4);
 
 /**
  * Describes the message billing.v1.GetServiceSummariesResponse.
  * Use `create(GetServiceSummariesResponseSchema)` to create a new message.
  */
 export const GetServiceSummariesResponseSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 1);
+  messageDesc(file_billing_v1_billing, 5);
 
 /**
  * Describes the message billing.v1.ServiceSummary.
  * Use `create(ServiceSummarySchema)` to create a new message.
  */
 export const ServiceSummarySchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 2);
+  messageDesc(file_billing_v1_billing, 6);
 
 /**
  * Describes the message billing.v1.Product.
  * Use `create(ProductSchema)` to create a new message.
  */
 export const ProductSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 3);
+  messageDesc(file_billing_v1_billing, 7);
 
 /**
  * Describes the message billing.v1.BillingTerms.
  * Use `create(BillingTermsSchema)` to create a new message.
  */
 export const BillingTermsSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 4);
+  messageDesc(file_billing_v1_billing, 8);
 
 /**
  * Describes the message billing.v1.Cancellation.
  * Use `create(CancellationSchema)` to create a new message.
  */
 export const CancellationSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 5);
+  messageDesc(file_billing_v1_billing, 9);
 
 /**
  * Billing owns products, services as subscriptions, orders, invoices, proformas, the credit
