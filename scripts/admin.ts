@@ -25,9 +25,11 @@ function parse(argv: string[]): { words: string[]; flags: Flags } {
 }
 
 function usage(): string {
-  return ["Usage: npm run admin -- <command> [--flags]   (prints JSON)", "", ...groups.flatMap((g) => g.usage.map((u) => `  ${u}`))].join(
-    "\n",
-  );
+  return [
+    "Usage: npm run admin -- <command> [--flags]   (prints JSON)",
+    "",
+    ...groups.flatMap((g) => g.usage.map((u) => `  ${u}`)),
+  ].join("\n");
 }
 
 async function main() {
@@ -50,7 +52,9 @@ main().then(
       process.exit(2);
     }
     const r = resolveError(err);
-    process.stderr.write(`${JSON.stringify({ success: false, code: r.code, error: r.message, details: r.info?.violations.map((v) => ({ field: v.field, message: v.message })) })}\n`);
+    process.stderr.write(
+      `${JSON.stringify({ success: false, code: r.code, error: r.message, details: r.info?.violations.map((v) => ({ field: v.field, message: v.message })) })}\n`,
+    );
     process.exit(1);
   },
 );

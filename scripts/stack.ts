@@ -89,10 +89,14 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const health = async (name: string, addr: string, proc: ChildProcess) => {
     const { client, close } = rpcClient("grpc-js", Health, addr, { timeoutMs: 1000 });
     try {
-      await waitFor(name, async () => {
-        const r = await client.check({});
-        return r.status === HealthCheckResponse_ServingStatus.SERVING;
-      }, proc);
+      await waitFor(
+        name,
+        async () => {
+          const r = await client.check({});
+          return r.status === HealthCheckResponse_ServingStatus.SERVING;
+        },
+        proc,
+      );
     } finally {
       close();
     }
@@ -141,7 +145,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
           });
         }
         const proc = launch(name);
-        if (name === "gateway") await waitFor("gateway", async () => (await fetch(`${gatewayUrl}/healthz`)).ok, proc);
+        if (name === "gateway")
+          await waitFor("gateway", async () => (await fetch(`${gatewayUrl}/healthz`)).ok, proc);
         else {
           const s = SERVICES.find((x) => x.name === name)!;
           await health(name, env[s.addrEnv], proc);
@@ -159,7 +164,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 }
 
 /** Environment for a stack on free ports, under its own database and namespace. */
-export async function stackEnv(base: { databaseUrl: string; ns: string }): Promise<{ env: Record<string, string>; gatewayPort: number }> {
+export async function stackEnv(base: {
+  databaseUrl: string;
+  ns: string;
+}): Promise<{ env: Record<string, string>; gatewayPort: number }> {
   const gatewayPort = await freePort();
   const env: Record<string, string> = {
     DATABASE_URL: base.databaseUrl,

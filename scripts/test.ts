@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
-import { startStack, stackEnv } from "./stack.ts";
+import { stackEnv, startStack } from "./stack.ts";
 
 const suffix = `${Date.now().toString(36)}${process.pid.toString(36)}`;
 const base = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
@@ -24,17 +24,22 @@ const patterns = process.argv.slice(2).length
   : ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "test/**/*.test.ts"];
 
 const code = await new Promise<number>((resolve) => {
-  const child = spawn(process.execPath, ["--test", "--test-concurrency=4", "--test-timeout=120000", ...patterns], {
-    stdio: "inherit",
-    env: { ...process.env, ...env, GATEWAY_URL: stack.gatewayUrl },
-  });
+  const child = spawn(
+    process.execPath,
+    ["--test", "--test-concurrency=4", "--test-timeout=120000", ...patterns],
+    {
+      stdio: "inherit",
+      env: { ...process.env, ...env, GATEWAY_URL: stack.gatewayUrl },
+    },
+  );
   child.on("exit", (c) => resolve(c ?? 1));
 });
 
 if (code !== 0) {
   for (const [name, p] of stack.procs) {
     const tail = (p as { tail?: string[] }).tail;
-    if (tail?.length) process.stderr.write(`\n--- last output of ${name} ---\n${tail.join("").slice(-8000)}\n`);
+    if (tail?.length)
+      process.stderr.write(`\n--- last output of ${name} ---\n${tail.join("").slice(-8000)}\n`);
   }
 }
 await stack.stop();

@@ -71,19 +71,40 @@ export async function newAccount(
     country: "DE",
     currency: opts.currency ?? "EUR",
   });
-  const { key, secretKey } = await auth.createKey({ personId: owner!.id, label: "test", scopes, ipAllowlist: "", expiresOn: "" });
+  const { key, secretKey } = await auth.createKey({
+    personId: owner!.id,
+    label: "test",
+    scopes,
+    ipAllowlist: "",
+    expiresOn: "",
+  });
   return { customerId: customer!.id, ownerId: owner!.id, key: secretKey, keyId: key!.id };
 }
 
 /** A key for another person of the same account. */
 export async function newMember(customerId: string, permissions: string[], scopes: string[] = []) {
-  const { person } = await auth.createPerson({ customerId, name: "Member", email: `${unique("m")}@example.test`, permissions });
-  const { key, secretKey } = await auth.createKey({ personId: person!.id, label: "member", scopes, ipAllowlist: "", expiresOn: "" });
+  const { person } = await auth.createPerson({
+    customerId,
+    name: "Member",
+    email: `${unique("m")}@example.test`,
+    permissions,
+  });
+  const { key, secretKey } = await auth.createKey({
+    personId: person!.id,
+    label: "member",
+    scopes,
+    ipAllowlist: "",
+    expiresOn: "",
+  });
   return { personId: person!.id, key: secretKey, keyId: key!.id };
 }
 
 /** Polls until fn returns a truthy value or the time is up. */
-export async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10_000, stepMs = 100): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  stepMs = 100,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < until) {

@@ -66,10 +66,19 @@ export const authCommands: CommandGroup = {
     "key revoke": ([id], f) => auth().revokeKey({ personId: need(f, "person"), keyId: id ?? "" }),
     "key list": (_p, f) => auth().listKeys({ personId: need(f, "person") }),
     "key log": (_p, f) =>
-      auth().listRequestLog({ personId: need(f, "person"), keyId: opt(f, "key") ?? "", limit: int(opt(f, "limit"), "limit") ?? 100 }),
+      auth().listRequestLog({
+        personId: need(f, "person"),
+        keyId: opt(f, "key") ?? "",
+        limit: int(opt(f, "limit"), "limit") ?? 100,
+      }),
     "staff create": (_p, f) =>
-      auth().createStaff({ name: need(f, "name"), email: need(f, "email"), permissions: list(opt(f, "permissions")) }),
-    "staff keys": (_p, f) => auth().staffListKeys({ staffId: need(f, "staff"), customerId: need(f, "customer") }),
+      auth().createStaff({
+        name: need(f, "name"),
+        email: need(f, "email"),
+        permissions: list(opt(f, "permissions")),
+      }),
+    "staff keys": (_p, f) =>
+      auth().staffListKeys({ staffId: need(f, "staff"), customerId: need(f, "customer") }),
     "staff log": (_p, f) =>
       auth().staffListRequestLog({
         staffId: need(f, "staff"),

@@ -22,7 +22,12 @@ export function need(flags: Flags, name: string): string {
 export const opt = (flags: Flags, name: string): string | undefined =>
   typeof flags[name] === "string" ? (flags[name] as string) : undefined;
 export const list = (v: string | undefined): string[] =>
-  v ? v.split(",").map((s) => s.trim()).filter(Boolean) : [];
+  v
+    ? v
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
 export function onOff(v: string | undefined, name: string): boolean | undefined {
   if (v === undefined) return undefined;
   if (["on", "true", "1", "yes"].includes(v)) return true;

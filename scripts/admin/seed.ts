@@ -19,7 +19,13 @@ export async function seedDemo(): Promise<DemoAccount> {
   let customer = (await auth.listCustomers({ email })).customers[0];
   if (!customer) {
     customer = (
-      await auth.createCustomer({ name: "Dana Demo", email, company: "Demo Hosting Ltd", country: "DE", currency: "EUR" })
+      await auth.createCustomer({
+        name: "Dana Demo",
+        email,
+        company: "Demo Hosting Ltd",
+        country: "DE",
+        currency: "EUR",
+      })
     ).customer!;
   }
   const { people } = await auth.getCustomer({ customerId: customer.id });
@@ -40,22 +46,34 @@ export async function seedDemo(): Promise<DemoAccount> {
     }
   }
   const wanted = [
-    { personId: ownerId, label: "demo: full access", scopes: ["services", "orders", "billing", "destructive"] },
+    {
+      personId: ownerId,
+      label: "demo: full access",
+      scopes: ["services", "orders", "billing", "destructive"],
+    },
     { personId: ownerId, label: "demo: read only", scopes: [] },
     { personId: member.id, label: "demo: team member power", scopes: ["services"] },
   ];
   const keys: DemoAccount["keys"] = [];
   for (const w of wanted) {
-    const r = await auth.createKey({ personId: w.personId, label: w.label, scopes: w.scopes, ipAllowlist: "", expiresOn: "" });
+    const r = await auth.createKey({
+      personId: w.personId,
+      label: w.label,
+      scopes: w.scopes,
+      ipAllowlist: "",
+      expiresOn: "",
+    });
     keys.push({ label: w.label, key: r.secretKey, scopes: r.key!.scopes, personId: w.personId });
   }
-  for (const hook of seedHooks) await hook({ customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id });
+  for (const hook of seedHooks)
+    await hook({ customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id });
   return { customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id, keys };
 }
 
 /** Other services' demo data (machines, catalogue, credit) hook in here. */
-export const seedHooks: Array<(demo: { customerId: string; ownerPersonId: string; memberPersonId: string }) => Promise<void>> =
-  [];
+export const seedHooks: Array<
+  (demo: { customerId: string; ownerPersonId: string; memberPersonId: string }) => Promise<void>
+> = [];
 
 export const seedCommands: CommandGroup = {
   usage: ["seed   (demo account, team member and fresh demo keys; safe to repeat)"],

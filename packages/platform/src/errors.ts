@@ -94,7 +94,9 @@ export function resolveError(err: unknown): ResolvedError {
   const ce = ConnectError.from(err);
   const info = ce.findDetails(ErrorInfoSchema)[0];
   const code: ErrorCode =
-    info && info.code in errorCodes ? (info.code as ErrorCode) : (fallbackByRpcCode[ce.code] ?? "INTERNAL_ERROR");
+    info && info.code in errorCodes
+      ? (info.code as ErrorCode)
+      : (fallbackByRpcCode[ce.code] ?? "INTERNAL_ERROR");
   const status = errorCodes[code].http;
   const message = status >= 500 ? genericMessages[status] : ce.rawMessage;
   return { code, status, message, info };

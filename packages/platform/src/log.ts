@@ -23,11 +23,16 @@ function serialise(value: unknown): unknown {
 }
 
 /** One JSON object per line on stdout. */
-export function createLogger(service: string, level: Level = "info"): Logger {
-  const min = order[level];
+export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? "info"): Logger {
+  const min = order[level as Level] ?? order.info;
   const write = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < min) return;
-    const entry: Record<string, unknown> = { time: new Date().toISOString(), level: lvl, service, msg: redact(msg) };
+    const entry: Record<string, unknown> = {
+      time: new Date().toISOString(),
+      level: lvl,
+      service,
+      msg: redact(msg),
+    };
     if (fields) for (const [k, v] of Object.entries(fields)) entry[k] = serialise(v);
     process.stdout.write(`${redact(JSON.stringify(entry))}\n`);
   };

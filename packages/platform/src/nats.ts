@@ -99,7 +99,10 @@ export function consumeBatches(
         const consumer = await js.consumers.get(stream, durable);
         while (!stopped) {
           const batch: JsMsg[] = [];
-          const iter = await consumer.fetch({ max_messages: opts.maxMessages ?? 500, expires: opts.expiresMs ?? 1000 });
+          const iter = await consumer.fetch({
+            max_messages: opts.maxMessages ?? 500,
+            expires: opts.expiresMs ?? 1000,
+          });
           for await (const m of iter) batch.push(m);
           if (batch.length === 0) continue;
           try {

@@ -68,10 +68,12 @@ export function startOutboxRelay(sql: Sql, nc: NatsConnection, log: Logger, poll
     }
   };
 
-  const listener = sql.listen("outbox", () => wake?.()).catch((err: unknown) => {
-    log.warn("outbox listen failed; polling only", { err });
-    return undefined;
-  });
+  const listener = sql
+    .listen("outbox", () => wake?.())
+    .catch((err: unknown) => {
+      log.warn("outbox listen failed; polling only", { err });
+      return undefined;
+    });
 
   const loop = (async () => {
     let lastPurge = 0;

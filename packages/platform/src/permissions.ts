@@ -31,4 +31,5 @@ export type StaffPermission = (typeof STAFF_PERMISSIONS)[number];
 export const holdsAny = (held: readonly string[], needed: readonly string[]) =>
   needed.length === 0 || needed.some((p) => held.includes(p));
 
-export const describeNeeds = (needed: readonly Permission[]) => needed.map((p) => PERMISSIONS[p]).join(" or ");
+export const describeNeeds = (needed: readonly Permission[]) =>
+  needed.map((p) => PERMISSIONS[p]).join(" or ");

@@ -18,8 +18,8 @@ import {
 } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
-import { ErrorInfoSchema } from "@hb/contracts/platform/v1/error_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
+import { ErrorInfoSchema } from "@hb/contracts/platform/v1/error_pb";
 import type { Logger } from "./log.ts";
 
 export type Transport = "grpc-js" | "connect";
@@ -52,7 +52,8 @@ const healthBinding = bind(Health, {
 /** Errors that were not raised on purpose are logged with their cause and leave as a generic Internal. */
 function toConnectError(err: unknown, log: Logger, method: string): ConnectError {
   if (err instanceof ConnectError) {
-    if (err.code === Code.Internal || err.code === Code.Unknown) log.error("rpc failed", { method, err, cause: err.cause });
+    if (err.code === Code.Internal || err.code === Code.Unknown)
+      log.error("rpc failed", { method, err, cause: err.cause });
     return err;
   }
   log.error("rpc handler threw", { method, err });
@@ -164,7 +165,9 @@ async function serveConnect(port: number, bindings: ServiceBinding[], log: Logge
       router.service(desc, wrapped);
     }
   };
-  const server = http2.createServer(connectNodeAdapter({ routes, grpc: true, grpcWeb: false, connect: true }));
+  const server = http2.createServer(
+    connectNodeAdapter({ routes, grpc: true, grpcWeb: false, connect: true }),
+  );
   await new Promise<void>((resolve) => server.listen(port, "0.0.0.0", resolve));
   const address = server.address();
   return {
@@ -199,7 +202,11 @@ export function rpcClient<S extends DescService>(
   return transport === "grpc-js" ? grpcJsClient(desc, address, opts) : connectClient(desc, address, opts);
 }
 
-function connectClient<S extends DescService>(desc: S, address: string, opts: ClientOptions): ClientHandle<S> {
+function connectClient<S extends DescService>(
+  desc: S,
+  address: string,
+  opts: ClientOptions,
+): ClientHandle<S> {
   const transport = createGrpcTransport({
     baseUrl: `http://${address}`,
     defaultTimeoutMs: opts.timeoutMs,
@@ -236,6 +243,7 @@ function grpcJsClient<S extends DescService>(desc: S, address: string, opts: Cli
 
 function fromGrpcError(err: grpc.ServiceError): ConnectError {
   const raw = err.metadata?.get(errorInfoKey)[0];
-  const details = raw instanceof Buffer ? [{ desc: ErrorInfoSchema, value: fromBinary(ErrorInfoSchema, raw) }] : [];
+  const details =
+    raw instanceof Buffer ? [{ desc: ErrorInfoSchema, value: fromBinary(ErrorInfoSchema, raw) }] : [];
   return new ConnectError(err.details || err.message, err.code as unknown as Code, undefined, details, err);
 }

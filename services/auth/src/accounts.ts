@@ -67,18 +67,25 @@ export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService
         await tx`insert into people (id, customer_id, name, email, is_owner)
           values (${ownerId}, ${customerId}, ${name}, ${email}, true)`;
       });
-      return { customer: customerOut(await getCustomer(customerId)), owner: personOut(await getPerson(ownerId)) };
+      return {
+        customer: customerOut(await getCustomer(customerId)),
+        owner: personOut(await getPerson(ownerId)),
+      };
     },
 
     async getCustomer(req) {
       const c = await getCustomer(requireId("customer_id", req.customerId));
-      const people = await sql<PersonRow[]>`select * from people where customer_id = ${c.id} order by created_at`;
+      const people = await sql<
+        PersonRow[]
+      >`select * from people where customer_id = ${c.id} order by created_at`;
       return { customer: customerOut(c), people: people.map(personOut) };
     },
 
     async listCustomers(req) {
       const rows = req.email
-        ? await sql.unsafe<CustomerRow[]>(`${customerSelect} where c.email = $1 order by c.created_at`, [req.email])
+        ? await sql.unsafe<CustomerRow[]>(`${customerSelect} where c.email = $1 order by c.created_at`, [
+            req.email,
+          ])
         : await sql.unsafe<CustomerRow[]>(`${customerSelect} order by c.created_at limit 1000`);
       return { customers: rows.map(customerOut) };
     },
@@ -132,7 +139,10 @@ export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService
     },
 
     async updateSettings(req) {
-      if (req.hourlyRequestLimit !== undefined && (req.hourlyRequestLimit < 1 || req.hourlyRequestLimit > 1_000_000)) {
+      if (
+        req.hourlyRequestLimit !== undefined &&
+        (req.hourlyRequestLimit < 1 || req.hourlyRequestLimit > 1_000_000)
+      ) {
         throw badRequest("hourly_request_limit", "hourly_request_limit must be between 1 and 1000000");
       }
       if (req.activeKeyLimit !== undefined && (req.activeKeyLimit < 1 || req.activeKeyLimit > 1000)) {

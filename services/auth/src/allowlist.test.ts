@@ -5,7 +5,10 @@ import { allowlistPermits, parseAllowlist } from "./allowlist.ts";
 describe("parseAllowlist", () => {
   it("accepts addresses and CIDR ranges separated by commas or newlines", () => {
     const r = parseAllowlist("203.0.113.5, 198.51.100.0/24\n2001:db8::/32\r\n2001:db8::1");
-    assert.deepEqual(r, { ok: true, entries: ["203.0.113.5", "198.51.100.0/24", "2001:db8::/32", "2001:db8::1"] });
+    assert.deepEqual(r, {
+      ok: true,
+      entries: ["203.0.113.5", "198.51.100.0/24", "2001:db8::/32", "2001:db8::1"],
+    });
   });
   it("treats an empty list as any source", () => {
     assert.deepEqual(parseAllowlist("  \n , "), { ok: true, entries: [] });

@@ -11,7 +11,10 @@ export function parseAllowlist(raw: string): AllowlistResult {
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
   if (parts.length > MAX_ALLOWLIST_ENTRIES) {
-    return { ok: false, message: `At most ${MAX_ALLOWLIST_ENTRIES} allowlist entries are allowed (got ${parts.length})` };
+    return {
+      ok: false,
+      message: `At most ${MAX_ALLOWLIST_ENTRIES} allowlist entries are allowed (got ${parts.length})`,
+    };
   }
   const entries: string[] = [];
   for (const part of parts) {

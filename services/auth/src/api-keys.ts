@@ -42,7 +42,8 @@ function expiresOn(raw: string): string | null {
   if (!d || d.toISOString().slice(0, 10) !== raw) {
     throw badRequest("expires_on", "expires_on must be a date written YYYY-MM-DD");
   }
-  if (raw < new Date().toISOString().slice(0, 10)) throw badRequest("expires_on", "expires_on is in the past");
+  if (raw < new Date().toISOString().slice(0, 10))
+    throw badRequest("expires_on", "expires_on is in the past");
   return raw;
 }
 
@@ -53,17 +54,19 @@ export function createApiKeys(sql: Sql, pepper: string): Partial<ServiceImpl<typ
     return p;
   };
   const ownKey = async (personId: string, keyId: string) => {
-    const [k] = await sql.unsafe<KeyRow[]>(`select ${keyColumns} from api_keys where id = $1 and person_id = $2`, [
-      requireId("key_id", keyId),
-      personId,
-    ]);
+    const [k] = await sql.unsafe<KeyRow[]>(
+      `select ${keyColumns} from api_keys where id = $1 and person_id = $2`,
+      [requireId("key_id", keyId), personId],
+    );
     if (!k) throw notFound("API key");
     return k;
   };
   const keyById = async (id: string) =>
     (await sql.unsafe<KeyRow[]>(`select ${keyColumns} from api_keys where id = $1`, [id]))[0];
   const staff = async (staffId: string, permission: "view_clients" | "edit_clients") => {
-    const [s] = await sql<{ permissions: string[] }[]>`select permissions from staff where id = ${requireId("staff_id", staffId)}`;
+    const [s] = await sql<
+      { permissions: string[] }[]
+    >`select permissions from staff where id = ${requireId("staff_id", staffId)}`;
     if (!s) throw apiError("UNAUTHORIZED", "Unknown staff user");
     if (!s.permissions.includes(permission)) {
       throw apiError("FORBIDDEN", `Staff permission ${permission.replace("_", " ")} is required`);
@@ -72,9 +75,13 @@ export function createApiKeys(sql: Sql, pepper: string): Partial<ServiceImpl<typ
   const logFor = async (customerId: string, keyId: string, limit: number) => {
     const n = Math.min(Math.max(limit || 100, 1), 1000);
     const rows = keyId
-      ? await sql<LogRow[]>`select * from request_log where customer_id = ${customerId} and key_id = ${requireId("key_id", keyId)}
+      ? await sql<
+          LogRow[]
+        >`select * from request_log where customer_id = ${customerId} and key_id = ${requireId("key_id", keyId)}
           order by at desc, id desc limit ${n}`
-      : await sql<LogRow[]>`select * from request_log where customer_id = ${customerId} order by at desc, id desc limit ${n}`;
+      : await sql<
+          LogRow[]
+        >`select * from request_log where customer_id = ${customerId} order by at desc, id desc limit ${n}`;
     return rows.map(logOut);
   };
 
@@ -88,9 +95,15 @@ export function createApiKeys(sql: Sql, pepper: string): Partial<ServiceImpl<typ
       const held = p.is_owner ? ALL_PERMISSIONS : p.permissions;
       for (const scope of scopes) {
         if (!holdsAny(held, SCOPE_NEEDS[scope])) {
-          throw apiError("FORBIDDEN", `The ${scope} scope requires the ${describeNeeds(SCOPE_NEEDS[scope])} permission`, {
-            violations: [{ field: "scopes", message: `${scope} requires ${describeNeeds(SCOPE_NEEDS[scope])}` }],
-          });
+          throw apiError(
+            "FORBIDDEN",
+            `The ${scope} scope requires the ${describeNeeds(SCOPE_NEEDS[scope])} permission`,
+            {
+              violations: [
+                { field: "scopes", message: `${scope} requires ${describeNeeds(SCOPE_NEEDS[scope])}` },
+              ],
+            },
+          );
         }
       }
       const values = {
@@ -108,7 +121,10 @@ export function createApiKeys(sql: Sql, pepper: string): Partial<ServiceImpl<typ
                     and (expires_on is null or expires_on >= (now() at time zone 'utc')::date)) as active,
                  (select active_key_limit from settings) as limit`;
         if (active >= limit) {
-          throw apiError("CONFLICT", `The account already has the maximum of ${limit} active keys; revoke one first`);
+          throw apiError(
+            "CONFLICT",
+            `The account already has the maximum of ${limit} active keys; revoke one first`,
+          );
         }
         await tx`insert into api_keys (id, customer_id, person_id, label, prefix, secret_hash, scopes, ip_allowlist, expires_on)
           values (${id}, ${p.customer_id}, ${p.id}, ${values.label}, ${generated.prefix},

@@ -61,7 +61,12 @@ export function createVerify(sql: Sql, redis: Redis, ns: string, pepper: string)
       left join people p on p.id = k.person_id
       left join customers c on c.id = k.customer_id`;
 
-    const authenticated = !!(parsed && row.key_id && row.secret_hash && hashMatches(parsed.full, pepper, row.secret_hash));
+    const authenticated = !!(
+      parsed &&
+      row.key_id &&
+      row.secret_hash &&
+      hashMatches(parsed.full, pepper, row.secret_hash)
+    );
     if (!authenticated) {
       return {
         refusal: row.customer_api_enabled
@@ -102,7 +107,10 @@ function check(row: KeyRow, req: VerifyRequest, window: WindowCount, permissions
     return refuse("FORBIDDEN", "Requests from this address are not allowed for this key");
   }
   if (window.count > window.limit) {
-    return { ...refuse("RATE_LIMITED", "Hourly request limit exceeded"), retryAfterSeconds: retryAfter(window) };
+    return {
+      ...refuse("RATE_LIMITED", "Hourly request limit exceeded"),
+      retryAfterSeconds: retryAfter(window),
+    };
   }
   if (req.module === "inventory" && !row.inventory_module) {
     return refuse("FEATURE_DISABLED", "Dedicated servers are not available (Inventory module is off)");

@@ -70,12 +70,15 @@ export function buildApp(deps: AppDeps): express.Express {
 
   // Body parser failures and anything else thrown outside a route handler.
   app.use((err: { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => {
-    if (err.type === "entity.too.large") return sendError(res, "PAYLOAD_TOO_LARGE", `Request body exceeds ${cfg.BODY_LIMIT}`);
-    if (err.type === "entity.parse.failed") return sendError(res, "BAD_REQUEST", "Request body is not valid JSON");
+    if (err.type === "entity.too.large")
+      return sendError(res, "PAYLOAD_TOO_LARGE", `Request body exceeds ${cfg.BODY_LIMIT}`);
+    if (err.type === "entity.parse.failed")
+      return sendError(res, "BAD_REQUEST", "Request body is not valid JSON");
     if (err.type === "encoding.unsupported" || err.type === "charset.unsupported") {
       return sendError(res, "UNSUPPORTED_MEDIA_TYPE", "Unsupported body encoding; send UTF-8 JSON");
     }
-    if (err.status && err.status >= 400 && err.status < 500) return sendError(res, "BAD_REQUEST", "Malformed request");
+    if (err.status && err.status >= 400 && err.status < 500)
+      return sendError(res, "BAD_REQUEST", "Malformed request");
     log.error("unhandled gateway error", { err });
     sendError(res, "INTERNAL_ERROR", "Internal error. The failure was logged; please try again later.");
   });
@@ -104,7 +107,11 @@ export function buildApp(deps: AppDeps): express.Express {
       if (typeof def.auth === "object") {
         const key = keyFromAuthorization(req.headers.authorization);
         if (!key) {
-          return sendError(res, "UNAUTHORIZED", "Missing or malformed Authorization header; expected: Bearer <API key>");
+          return sendError(
+            res,
+            "UNAUTHORIZED",
+            "Missing or malformed Authorization header; expected: Bearer <API key>",
+          );
         }
         const verdict = await clients.auth.verify({
           key: key.full,
@@ -139,11 +146,22 @@ export function buildApp(deps: AppDeps): express.Express {
       };
 
       if (def.cooldown && principal) {
-        reservation = await reserveCooldown(redis, cfg.HB_NS, def.cooldown.rule, principal.personId, def.cooldown.resource(ctx));
+        reservation = await reserveCooldown(
+          redis,
+          cfg.HB_NS,
+          def.cooldown.rule,
+          principal.personId,
+          def.cooldown.resource(ctx),
+        );
         if (!reservation.ok) {
-          return sendError(res, "ACTION_RATE_LIMITED", "Too many requests for this action; wait before retrying", {
-            retryAfterSeconds: reservation.retryAfterSeconds,
-          });
+          return sendError(
+            res,
+            "ACTION_RATE_LIMITED",
+            "Too many requests for this action; wait before retrying",
+            {
+              retryAfterSeconds: reservation.retryAfterSeconds,
+            },
+          );
         }
       }
 
@@ -159,7 +177,8 @@ export function buildApp(deps: AppDeps): express.Express {
       sendOk(res, reply.status ?? def.successStatus ?? 200, reply.data, reply.extra);
     } catch (err) {
       const r = resolveError(err);
-      if (r.status >= 500) log.error("request failed", { route: `${def.method.toUpperCase()} ${def.path}`, err });
+      if (r.status >= 500)
+        log.error("request failed", { route: `${def.method.toUpperCase()} ${def.path}`, err });
       sendError(res, r.code, r.message, {
         details: r.info?.violations.map((v) => ({ field: v.field, message: v.message })),
         scope: r.info?.scope,

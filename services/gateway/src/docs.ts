@@ -2,7 +2,10 @@
 type Json = Record<string, unknown>;
 
 const esc = (s: unknown) =>
-  String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+  String(s ?? "").replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
+  );
 
 function schemaText(schema: unknown): string {
   return esc(JSON.stringify(schema, null, 2));
@@ -17,9 +20,8 @@ export function renderDocs(doc: Json): string {
       const tag = (op.tags as string[])[0];
       const params = (op.parameters as Json[] | undefined) ?? [];
       const scope = op["x-required-scope"] as string | undefined;
-      const body = (op.requestBody as { content: { "application/json": { schema: unknown } } } | undefined)?.content[
-        "application/json"
-      ].schema;
+      const body = (op.requestBody as { content: { "application/json": { schema: unknown } } } | undefined)
+        ?.content["application/json"].schema;
       const html = `
 <section class="op" id="${esc(op.operationId)}">
   <h3><span class="m ${esc(method)}">${esc(method.toUpperCase())}</span> <code>/api/v1${esc(path)}</code></h3>

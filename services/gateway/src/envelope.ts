@@ -1,8 +1,13 @@
-import type { Response } from "express";
 import { type ErrorCode, errorCodes, type FieldViolation } from "@hb/platform";
+import type { Response } from "express";
 
 /** The one envelope writer. Success: {success: true, data, ...extra}. */
-export function sendOk(res: Response, status: number, data: unknown, extra: Record<string, unknown> = {}): void {
+export function sendOk(
+  res: Response,
+  status: number,
+  data: unknown,
+  extra: Record<string, unknown> = {},
+): void {
   res.status(status).json({ success: true, data, ...extra });
 }
 

@@ -80,7 +80,9 @@ export function buildOpenApi(routes: RouteDef[], serverUrl: string): Json {
         ...(keyed
           ? {
               "401": errorResponse("Missing, malformed, unknown, expired or revoked key (UNAUTHORIZED)"),
-              "403": errorResponse("SCOPE_REQUIRED, FORBIDDEN, ACCOUNT_SUSPENDED, FEATURE_DISABLED or ACTION_NOT_ALLOWED"),
+              "403": errorResponse(
+                "SCOPE_REQUIRED, FORBIDDEN, ACCOUNT_SUSPENDED, FEATURE_DISABLED or ACTION_NOT_ALLOWED",
+              ),
               "429": errorResponse("RATE_LIMITED or ACTION_RATE_LIMITED; see Retry-After"),
             }
           : {}),
@@ -108,7 +110,9 @@ export function buildOpenApi(routes: RouteDef[], serverUrl: string): Json {
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, description: `${name} routes` })),
     paths,
     components: {
-      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "API key: hbk_<prefix>_<secret>" } },
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", description: "API key: hbk_<prefix>_<secret>" },
+      },
       schemas: {
         Error: {
           type: "object",

@@ -70,8 +70,10 @@ export interface RouteDef<
 }
 
 /** Identity helper that keeps each route's schemas and handler types tied together. */
-export function route<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType>(
-  def: RouteDef<P, Q, B>,
-): RouteDef {
+export function route<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+>(def: RouteDef<P, Q, B>): RouteDef {
   return def as unknown as RouteDef;
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { renderDocs } from "../docs.ts";
 import { buildOpenApi } from "../openapi.ts";
-import { route, type RouteDef } from "../route.ts";
+import { type RouteDef, route } from "../route.ts";
 
 const guide = readFileSync(path.join(import.meta.dirname, "../guide.md"), "utf8");
 
@@ -23,7 +23,12 @@ export function metaRoutes(all: () => RouteDef[], publicUrl: string): RouteDef[]
       summary: "Key owner, label, scopes, current rate-limit counters and links",
       auth: { scope: "read", permissions: ["view_services", "view_invoices", "view_billing"] },
       response: z.object({
-        owner: z.object({ customer_id: z.string(), person_id: z.string(), name: z.string(), email: z.string() }),
+        owner: z.object({
+          customer_id: z.string(),
+          person_id: z.string(),
+          name: z.string(),
+          email: z.string(),
+        }),
         key: z.object({ id: z.string(), label: z.string(), scopes: z.array(z.string()) }),
         rate_limit: z.object({ limit: z.number(), remaining: z.number(), reset: z.number() }),
         links: z.record(z.string(), z.string()),

@@ -1,0 +1,395 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { KEY_MARKER } from "@hb/platform";
+import { api, auth, eventually, newAccount, newMember, unique } from "./helpers.ts";
+
+const today = () => new Date().toISOString().slice(0, 10);
+const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+
+describe("authentication at the gateway", () => {
+  it("answers a valid key with the index: owner, label, scopes, counters and links", async () => {
+    const acct = await newAccount(["services"]);
+    const r = await api("GET", "/api/v1/", { key: acct.key });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.success, true);
+    assert.equal(r.body.data.owner.customer_id, acct.customerId);
+    assert.equal(r.body.data.key.label, "test");
+    assert.deepEqual(r.body.data.key.scopes, ["read", "services"]);
+    assert.equal(r.body.data.rate_limit.limit, 1000);
+    assert.ok(r.body.data.links.docs.endsWith("/api/v1/docs"));
+  });
+
+  it("refuses every wrong Authorization header with 401 UNAUTHORIZED", async () => {
+    const acct = await newAccount();
+    const [, prefix, secret] = acct.key.split("_");
+    const flipped = secret.slice(0, 10) + (secret[10] === "a" ? "b" : "a") + secret.slice(11);
+    const cases: Array<Record<string, string>> = [
+      {},
+      { authorization: "" },
+      { authorization: acct.key },
+      { authorization: `Basic ${acct.key}` },
+      { authorization: `bearer ${acct.key}` },
+      { authorization: `Bearer  ${acct.key}` },
+      { authorization: `Bearer ${acct.key} extra` },
+      { authorization: "Bearer " },
+      { authorization: `Bearer ${acct.key.slice(0, -1)}` },
+      { authorization: `Bearer ${acct.key}x` },
+      { authorization: `Bearer ${KEY_MARKER}_${prefix}_${flipped}` },
+      { authorization: `Bearer xyz_${prefix}_${secret}` },
+      { authorization: `Bearer ${KEY_MARKER}-${prefix}-${secret}` },
+      { authorization: `Bearer ${"A".repeat(5000)}` },
+      { authorization: "Bearer \u00e9t\u00e9" },
+    ];
+    for (const headers of cases) {
+      const r = await api("GET", "/api/v1/", { headers });
+      assert.equal(r.status, 401, JSON.stringify(headers).slice(0, 80));
+      assert.deepEqual(Object.keys(r.body).sort(), ["code", "error", "success"]);
+      assert.equal(r.body.code, "UNAUTHORIZED");
+      assert.equal(r.body.success, false);
+    }
+  });
+
+  it("does not accept the key in the query string", async () => {
+    const acct = await newAccount();
+    const r = await api("GET", `/api/v1/?api_key=${acct.key}&key=${acct.key}`);
+    assert.equal(r.status, 401);
+  });
+
+  it("refuses a well-formed key that does not exist (valid checksum, unknown prefix)", async () => {
+    const acct = await newAccount();
+    const { secretKey } = await auth.createKey({
+      personId: acct.ownerId,
+      label: "to revoke",
+      scopes: [],
+      ipAllowlist: "",
+      expiresOn: "",
+    });
+    // A real key's secret under another key's prefix: shape and checksum differ, so it is 401 either way.
+    const [, , secret] = secretKey.split("_");
+    const r = await api("GET", "/api/v1/", { key: `${KEY_MARKER}_ZZZZZZZZ_${secret}` });
+    assert.equal(r.status, 401);
+  });
+
+  it("a revoked key is refused on the very next request", async () => {
+    const acct = await newAccount();
+    assert.equal((await api("GET", "/api/v1/", { key: acct.key })).status, 200);
+    await auth.revokeKey({ personId: acct.ownerId, keyId: acct.keyId });
+    const r = await api("GET", "/api/v1/", { key: acct.key });
+    assert.equal(r.status, 401);
+    assert.equal(r.body.code, "UNAUTHORIZED");
+  });
+
+  it("a key expires after its expiry date and works on it", async () => {
+    const acct = await newAccount();
+    const { key, secretKey } = await auth.createKey({
+      personId: acct.ownerId,
+      label: "expiring",
+      scopes: [],
+      ipAllowlist: "",
+      expiresOn: today(),
+    });
+    assert.equal((await api("GET", "/api/v1/", { key: secretKey })).status, 200);
+    assert.equal(key!.expired, false);
+    // Expiry dates in the past cannot be set through the API, so age the key in the database.
+    const { default: postgres } = await import("postgres");
+    const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    try {
+      await sql`update auth.api_keys set expires_on = current_date - 1 where id = ${key!.id}`;
+    } finally {
+      await sql.end();
+    }
+    const r = await api("GET", "/api/v1/", { key: secretKey });
+    assert.equal(r.status, 401);
+    const listed = (await auth.listKeys({ personId: acct.ownerId })).keys.find((k) => k.id === key!.id)!;
+    assert.equal(listed.expired, true);
+  });
+
+  it("sends rate-limit headers on success and on refusals, counting every request", async () => {
+    const acct = await newAccount();
+    await auth.updateKey({ personId: acct.ownerId, keyId: acct.keyId, ipAllowlist: "198.51.100.7" });
+    const first = await api("GET", "/api/v1/", { key: acct.key });
+    assert.equal(first.status, 403);
+    assert.equal(first.body.code, "FORBIDDEN");
+    assert.equal(first.headers.get("x-ratelimit-limit"), "1000");
+    assert.equal(first.headers.get("x-ratelimit-remaining"), "999");
+    const reset = Number(first.headers.get("x-ratelimit-reset"));
+    assert.ok(reset > Date.now() / 1000 && reset <= Date.now() / 1000 + 3600);
+    assert.match(first.headers.get("ratelimit-policy") ?? "", /q=1000;w=3600/);
+    await auth.updateKey({ personId: acct.ownerId, keyId: acct.keyId, ipAllowlist: "" });
+    const second = await api("GET", "/api/v1/", { key: acct.key });
+    assert.equal(second.status, 200);
+    assert.equal(second.headers.get("x-ratelimit-remaining"), "998");
+    assert.match(second.headers.get("ratelimit") ?? "", /r=998/);
+  });
+
+  it("refuses a source outside the allowlist with 403 FORBIDDEN and ignores X-Forwarded-For", async () => {
+    const acct = await newAccount();
+    await auth.updateKey({
+      personId: acct.ownerId,
+      keyId: acct.keyId,
+      ipAllowlist: "203.0.113.5, 2001:db8::/32",
+    });
+    const spoofed = await api("GET", "/api/v1/", {
+      key: acct.key,
+      headers: { "x-forwarded-for": "203.0.113.5", "x-real-ip": "203.0.113.5" },
+    });
+    assert.equal(spoofed.status, 403);
+    assert.equal(spoofed.body.code, "FORBIDDEN");
+    await auth.updateKey({ personId: acct.ownerId, keyId: acct.keyId, ipAllowlist: "127.0.0.0/8\n::1" });
+    assert.equal((await api("GET", "/api/v1/", { key: acct.key })).status, 200);
+  });
+
+  it("re-reads permissions on every request: removing the last view permission refuses reads", async () => {
+    const acct = await newAccount();
+    const member = await newMember(acct.customerId, ["view_invoices"]);
+    assert.equal((await api("GET", "/api/v1/", { key: member.key })).status, 200);
+    await auth.setPermissions({ personId: member.personId, permissions: [] });
+    const r = await api("GET", "/api/v1/", { key: member.key });
+    assert.equal(r.status, 403);
+    assert.equal(r.body.code, "FORBIDDEN");
+  });
+
+  it("refuses writes but not reads of a suspended account (checked after scope and permission)", async () => {
+    const acct = await newAccount(["services"]);
+    await auth.setCustomerStatus({ customerId: acct.customerId, status: "suspended" });
+    assert.equal((await api("GET", "/api/v1/", { key: acct.key })).status, 200);
+    const write = await auth.verify({
+      key: acct.key,
+      sourceIp: "127.0.0.1",
+      scope: "services",
+      isWrite: true,
+    });
+    assert.equal(write.refusal?.code, "ACCOUNT_SUSPENDED");
+    const missingScope = await auth.verify({
+      key: acct.key,
+      sourceIp: "127.0.0.1",
+      scope: "billing",
+      isWrite: true,
+    });
+    assert.equal(missingScope.refusal?.code, "SCOPE_REQUIRED");
+    assert.equal(missingScope.refusal?.scope, "billing");
+    await auth.setCustomerStatus({ customerId: acct.customerId, status: "active" });
+    const ok = await auth.verify({ key: acct.key, sourceIp: "127.0.0.1", scope: "services", isWrite: true });
+    assert.equal(ok.refusal, undefined);
+  });
+
+  it("checks scope before permission before suspension", async () => {
+    const acct = await newAccount();
+    const member = await newMember(acct.customerId, ["view_services"]);
+    await auth.setCustomerStatus({ customerId: acct.customerId, status: "suspended" });
+    const noScope = await auth.verify({
+      key: member.key,
+      sourceIp: "127.0.0.1",
+      scope: "orders",
+      isWrite: true,
+    });
+    assert.equal(noScope.refusal?.code, "SCOPE_REQUIRED");
+    const noPerm = await auth.verify({
+      key: member.key,
+      sourceIp: "127.0.0.1",
+      scope: "read",
+      permissionsAny: ["view_invoices"],
+      isWrite: true,
+    });
+    assert.equal(noPerm.refusal?.code, "FORBIDDEN");
+  });
+});
+
+describe("key management (portal path through auth)", () => {
+  it("always includes read, orders scopes canonically, and shows the full key once", async () => {
+    const acct = await newAccount([]);
+    const { key, secretKey } = await auth.createKey({
+      personId: acct.ownerId,
+      label: "ci",
+      scopes: ["billing", "services"],
+      ipAllowlist: "",
+      expiresOn: "",
+    });
+    assert.deepEqual(key!.scopes, ["read", "services", "billing"]);
+    assert.match(secretKey, new RegExp(`^${KEY_MARKER}_[0-9A-Za-z]{8}_[0-9A-Za-z]{96}$`));
+    assert.equal(key!.display, `${KEY_MARKER}_${key!.prefix}_…`);
+    const listed = (await auth.listKeys({ personId: acct.ownerId })).keys;
+    assert.ok(!JSON.stringify(listed).includes(secretKey.split("_")[2]), "the secret is never listed");
+  });
+
+  it("refuses unknown scopes and a scope the person's role does not cover, naming the permission", async () => {
+    const acct = await newAccount();
+    await assert.rejects(
+      auth.createKey({
+        personId: acct.ownerId,
+        label: "x",
+        scopes: ["admin"],
+        ipAllowlist: "",
+        expiresOn: "",
+      }),
+      /Unknown scope "admin"/,
+    );
+    const member = await newMember(acct.customerId, ["view_services", "power_services"], ["services"]);
+    await assert.rejects(
+      auth.createKey({
+        personId: member.personId,
+        label: "x",
+        scopes: ["billing"],
+        ipAllowlist: "",
+        expiresOn: "",
+      }),
+      /Pay Invoices/,
+    );
+    await assert.rejects(
+      auth.createKey({
+        personId: member.personId,
+        label: "x",
+        scopes: ["destructive"],
+        ipAllowlist: "",
+        expiresOn: "",
+      }),
+      /Cancel Services/,
+    );
+  });
+
+  it("validates the allowlist entry by entry and caps it at 50", async () => {
+    const acct = await newAccount();
+    await assert.rejects(
+      auth.createKey({
+        personId: acct.ownerId,
+        label: "x",
+        scopes: [],
+        ipAllowlist: "10.0.0.1, nonsense",
+        expiresOn: "",
+      }),
+      /"nonsense" is not a valid IP address or CIDR range/,
+    );
+    const many = Array.from({ length: 51 }, (_, i) => `10.1.${i}.0/24`).join("\n");
+    await assert.rejects(
+      auth.createKey({ personId: acct.ownerId, label: "x", scopes: [], ipAllowlist: many, expiresOn: "" }),
+      /At most 50/,
+    );
+  });
+
+  it("caps active keys per customer at 10; revoking one frees a place", async () => {
+    const acct = await newAccount(); // one key already
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      ids.push(
+        (
+          await auth.createKey({
+            personId: acct.ownerId,
+            label: `k${i}`,
+            scopes: [],
+            ipAllowlist: "",
+            expiresOn: "",
+          })
+        ).key!.id,
+      );
+    }
+    await assert.rejects(
+      auth.createKey({ personId: acct.ownerId, label: "11th", scopes: [], ipAllowlist: "", expiresOn: "" }),
+      /maximum of 10 active keys/,
+    );
+    await auth.revokeKey({ personId: acct.ownerId, keyId: ids[0] });
+    const r = await auth.createKey({
+      personId: acct.ownerId,
+      label: "after revoke",
+      scopes: [],
+      ipAllowlist: "",
+      expiresOn: "",
+    });
+    assert.equal(r.key!.label, "after revoke");
+  });
+
+  it("edits only label, allowlist and expiry; revoked keys stay listed newest first", async () => {
+    const acct = await newAccount(["services"]);
+    const edited = await auth.updateKey({
+      personId: acct.ownerId,
+      keyId: acct.keyId,
+      label: "renamed",
+      ipAllowlist: "192.0.2.0/24",
+      expiresOn: tomorrow(),
+    });
+    assert.equal(edited.key!.label, "renamed");
+    assert.deepEqual(edited.key!.ipAllowlist, ["192.0.2.0/24"]);
+    assert.equal(edited.key!.expiresOn, tomorrow());
+    assert.deepEqual(edited.key!.scopes, ["read", "services"]);
+    const second = await auth.createKey({
+      personId: acct.ownerId,
+      label: "newer",
+      scopes: [],
+      ipAllowlist: "",
+      expiresOn: "",
+    });
+    await auth.revokeKey({ personId: acct.ownerId, keyId: acct.keyId });
+    const { keys } = await auth.listKeys({ personId: acct.ownerId });
+    assert.deepEqual(
+      keys.map((k) => [k.label, k.revoked]),
+      [
+        ["newer", false],
+        ["renamed", true],
+      ],
+    );
+    await assert.rejects(
+      auth.updateKey({ personId: acct.ownerId, keyId: acct.keyId, label: "again" }),
+      /revoked/,
+    );
+    assert.ok(second.key);
+  });
+
+  it("refuses a bad expiry date and an empty label", async () => {
+    const acct = await newAccount();
+    for (const expiresOn of ["2020-01-01", "2027-02-30", "tomorrow", "2027-1-1"]) {
+      await assert.rejects(
+        auth.createKey({ personId: acct.ownerId, label: "x", scopes: [], ipAllowlist: "", expiresOn }),
+        /expires_on/,
+      );
+    }
+    await assert.rejects(
+      auth.createKey({ personId: acct.ownerId, label: "   ", scopes: [], ipAllowlist: "", expiresOn: "" }),
+      /label is required/,
+    );
+  });
+
+  it("keeps a request log with failed calls and the key's last use", async () => {
+    const acct = await newAccount();
+    await api("GET", "/api/v1/", { key: acct.key });
+    await auth.updateKey({ personId: acct.ownerId, keyId: acct.keyId, ipAllowlist: "198.51.100.1" });
+    await api("GET", "/api/v1/?x=1", { key: acct.key });
+    const entries = await eventually(async () => {
+      const r = await auth.listRequestLog({ personId: acct.ownerId, keyId: acct.keyId, limit: 10 });
+      return r.entries.length >= 2 ? r.entries : undefined;
+    });
+    assert.deepEqual(
+      entries.map((e) => [e.method, e.endpoint, e.statusCode]),
+      [
+        ["GET", "/api/v1/", 403],
+        ["GET", "/api/v1/", 200],
+      ],
+    );
+    assert.ok(entries.every((e) => e.sourceIp.endsWith("127.0.0.1") && e.time));
+    const key = await eventually(async () => {
+      const k = (await auth.listKeys({ personId: acct.ownerId })).keys.find((x) => x.id === acct.keyId);
+      return k?.lastUsedAt ? k : undefined;
+    });
+    assert.ok(key.lastUsedIp.endsWith("127.0.0.1"));
+  });
+
+  it("lets staff view keys and logs with view clients and revoke with edit clients, never the secret", async () => {
+    const acct = await newAccount();
+    const viewer = (
+      await auth.createStaff({ name: "V", email: `${unique("v")}@staff.test`, permissions: ["view_clients"] })
+    ).staff!;
+    const editor = (
+      await auth.createStaff({ name: "E", email: `${unique("e")}@staff.test`, permissions: ["edit_clients"] })
+    ).staff!;
+    const none = (await auth.createStaff({ name: "N", email: `${unique("n")}@staff.test`, permissions: [] }))
+      .staff!;
+    const { keys } = await auth.staffListKeys({ staffId: viewer.id, customerId: acct.customerId });
+    assert.equal(keys.length, 1);
+    assert.ok(!JSON.stringify(keys).includes(acct.key.split("_")[2]));
+    await assert.rejects(
+      auth.staffListKeys({ staffId: none.id, customerId: acct.customerId }),
+      /view clients/,
+    );
+    await assert.rejects(auth.staffRevokeKey({ staffId: viewer.id, keyId: acct.keyId }), /edit clients/);
+    await auth.staffRevokeKey({ staffId: editor.id, keyId: acct.keyId });
+    assert.equal((await api("GET", "/api/v1/", { key: acct.key })).status, 401);
+  });
+});
