@@ -9,7 +9,7 @@ describe("company-wide settings", () => {
   let ownerId = "";
   const get = async (path = "/api/v1/", k = key) => {
     const res = await fetch(s.stack.gatewayUrl + path, { headers: { authorization: `Bearer ${k}` } });
-    return { status: res.status, headers: res.headers, body: await res.json() };
+    return { status: res.status, headers: res.headers, body: (await res.json()) as { code: string } };
   };
 
   before(async () => {

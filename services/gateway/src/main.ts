@@ -1,4 +1,5 @@
 import http from "node:http";
+import net from "node:net";
 import { connectNats, connectRedis, createLogger, ensureStreams, onShutdown, runMain } from "@hb/platform";
 import { buildApp } from "./app.ts";
 import { createClients } from "./clients.ts";
@@ -23,6 +24,12 @@ runMain(log, async () => {
     requestLog: createRequestLogPublisher(nc, cfg.HB_NS, log),
   });
   const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
+  // While draining, every answer asks the client to close its keep-alive connection, so requests
+  // already on their way are served and no new ones arrive on old connections.
+  let draining = false;
+  server.on("request", (_req, res: http.ServerResponse) => {
+    if (draining) res.setHeader("Connection", "close");
+  });
   await new Promise<void>((resolve) => server.listen(cfg.PORT, cfg.HOST, resolve));
   log.info("gateway listening", { port: cfg.PORT });
 
@@ -31,8 +38,16 @@ runMain(log, async () => {
       "http",
       () =>
         new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
+          draining = true;
+          // http.Server.close() also drops idle keep-alive connections at once, racing requests
+          // already sent on them; stop listening only, and close idle connections a moment later.
+          net.Server.prototype.close.call(server, () => resolve());
+          const idle = setTimeout(() => server.closeIdleConnections(), 1000);
+          const force = setTimeout(() => server.closeAllConnections(), 10_000);
+          server.once("close", () => {
+            clearTimeout(idle);
+            clearTimeout(force);
+          });
         }),
     ],
     ["nats", () => nc.drain()],

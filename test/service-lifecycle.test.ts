@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { freePort } from "../scripts/stack.ts";
+import { newAccount } from "./helpers.ts";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+function run(entry: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, [path.join(root, entry)], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  child.stderr.on("data", (c: Buffer) => {
+    output += c.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, exited, output: () => output };
+}
+
+describe("service start-up and shutdown", () => {
+  it("refuses to start on a bad variable, naming it", async () => {
+    const p = run("services/auth/src/main.ts", { HB_NS: "Not Valid!", LOG_LEVEL: "info" });
+    assert.equal(await p.exited, 1);
+    assert.match(p.output(), /HB_NS/);
+    const q = run("services/gateway/src/main.ts", { PORT: "seventy", LOG_LEVEL: "info" });
+    assert.equal(await q.exited, 1);
+    assert.match(q.output(), /PORT/);
+  });
+
+  it("a gateway replica serves, then on SIGTERM stops accepting and exits cleanly", async () => {
+    const acct = await newAccount();
+    const port = await freePort();
+    const p = run("services/gateway/src/main.ts", { PORT: String(port), LOG_LEVEL: "info" });
+    const url = `http://127.0.0.1:${port}/api/v1/`;
+    let ok = false;
+    for (let i = 0; i < 100 && !ok; i++) {
+      // The body is read so the keep-alive connection is reused by the in-flight request below.
+      ok = await fetch(url, { headers: { authorization: `Bearer ${acct.key}` } }).then(
+        async (r) => (await r.text()) !== "" && r.status === 200,
+        () => false,
+      );
+      if (!ok) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(ok, "second gateway replica answered");
+    const inFlight = fetch(url, { headers: { authorization: `Bearer ${acct.key}` } });
+    await new Promise((r) => setTimeout(r, 20)); // let it reach the server
+    p.child.kill("SIGTERM");
+    const done = await inFlight.catch((e: unknown) => {
+      throw new Error(`in-flight failed: ${String(e)}\n${p.output()}`);
+    });
+    assert.equal(done.status, 200, "the in-flight request finished");
+    assert.equal(await p.exited, 0);
+    assert.match(p.output(), /shutting down/);
+    await assert.rejects(fetch(url));
+  });
+});
