@@ -2,8 +2,8 @@
  * `npm start`: checks PostgreSQL, Redis and NATS, starts the five services (each migrates its own
  * schema), seeds demo data, prints a working key and curl, and stops everything on Ctrl-C.
  */
-import net from "node:net";
 import { seedDemo } from "./admin/seed.ts";
+import { ensureDependencies } from "./deps.ts";
 import { SERVICES, startStack } from "./stack.ts";
 
 const env: Record<string, string> = {
@@ -23,39 +23,20 @@ const defaults: Record<string, string> = {
 for (const s of SERVICES) env[s.addrEnv] = process.env[s.addrEnv] ?? defaults[s.addrEnv];
 for (const [k, v] of Object.entries(env)) process.env[k] = v;
 
-function reachable(url: string, defaultPort: number): Promise<boolean> {
-  const u = new URL(url.split(",")[0]);
-  return new Promise((resolve) => {
-    const sock = net.connect({ host: u.hostname, port: Number(u.port || defaultPort), timeout: 2000 });
-    sock.once("connect", () => {
-      sock.destroy();
-      resolve(true);
-    });
-    sock.once("error", () => resolve(false));
-    sock.once("timeout", () => {
-      sock.destroy();
-      resolve(false);
-    });
-  });
-}
-
 async function main() {
-  const deps = [
-    ["PostgreSQL", env.DATABASE_URL, 5432, "DATABASE_URL"],
-    ["Redis", env.REDIS_URL, 6379, "REDIS_URL"],
-    ["NATS (JetStream)", env.NATS_URL, 4222, "NATS_URL"],
-  ] as const;
-  const missing = [];
-  for (const [name, url, port, variable] of deps) {
-    if (!(await reachable(url, port))) missing.push(`  ${name} is not reachable at ${url} (set ${variable})`);
-  }
-  if (missing.length) {
-    process.stderr.write(
-      `Cannot start: a required service is down.\n${missing.join("\n")}\n` +
-        "Start them (see README, 'Requirements'), or point the variables at running ones.\n",
-    );
+  let deps: Awaited<ReturnType<typeof ensureDependencies>>;
+  try {
+    deps = await ensureDependencies({
+      DATABASE_URL: env.DATABASE_URL,
+      REDIS_URL: env.REDIS_URL,
+      NATS_URL: env.NATS_URL,
+    });
+  } catch (err) {
+    process.stderr.write(`Cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   }
+  Object.assign(env, deps.urls);
+  for (const [k, v] of Object.entries(deps.urls)) process.env[k] = v;
 
   const stack = await startStack({ env, output: "inherit", gatewayPort: Number(env.PORT) });
   const demo = await seedDemo();
@@ -80,6 +61,7 @@ ${demo.keys.map((k) => `   ${k.label.padEnd(26)} ${k.key}`).join("\n")}
     stopping = true;
     process.stdout.write("Stopping all services...\n");
     await stack.stop();
+    await deps.stop();
     process.exit(0);
   };
   process.on("SIGINT", () => void shutdown());

@@ -7,7 +7,15 @@ import { spawn } from "node:child_process";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
+import { ensureDependencies } from "./deps.ts";
 import { stackEnv, startStack } from "./stack.ts";
+
+const deps = await ensureDependencies({
+  DATABASE_URL: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+  REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+  NATS_URL: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
+});
+Object.assign(process.env, deps.urls);
 
 const suffix = `${Date.now().toString(36)}${process.pid.toString(36)}`;
 const base = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
@@ -60,4 +68,5 @@ try {
 } catch (err) {
   process.stderr.write(`cleanup failed: ${String(err)}\n`);
 }
+await deps.stop();
 process.exit(code);
