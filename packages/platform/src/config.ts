@@ -25,6 +25,8 @@ export const commonConfig = {
     .string()
     .regex(/^[a-z][a-z0-9_]{0,30}$/, "lower-case letters, digits and _, starting with a letter")
     .default("hb"),
+  /** Connections per process; several stacks share one PostgreSQL in tests. */
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(8),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   RPC_TRANSPORT: z.enum(["grpc-js", "connect"]).default("grpc-js"),
   RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),

@@ -23,7 +23,7 @@ const log = createLogger("auth");
 
 runMain(log, async () => {
   const cfg = loadAuthConfig();
-  const sql = connectDb(cfg.DATABASE_URL, "auth", 20);
+  const sql = connectDb(cfg.DATABASE_URL, "auth", cfg.DB_POOL_MAX);
   await migrate(sql, "auth", path.join(import.meta.dirname, "db/migrations"), log);
   const redis = connectRedis(cfg.REDIS_URL);
   const nc = await connectNats(cfg.NATS_URL, "auth");
