@@ -15,6 +15,8 @@ describe("authentication at the gateway", () => {
     assert.equal(r.body.data.owner.customer_id, acct.customerId);
     assert.equal(r.body.data.key.label, "test");
     assert.deepEqual(r.body.data.key.scopes, ["read", "services"]);
+    assert.equal(r.body.data.label, "test");
+    assert.deepEqual(r.body.data.scopes, ["read", "services"]);
     assert.equal(r.body.data.rate_limit.limit, 1000);
     assert.ok(r.body.data.links.docs.endsWith("/api/v1/docs"));
   });

@@ -29,6 +29,8 @@ export function metaRoutes(all: () => RouteDef[], publicUrl: string): RouteDef[]
           name: z.string(),
           email: z.string(),
         }),
+        label: z.string(),
+        scopes: z.array(z.string()),
         key: z.object({ id: z.string(), label: z.string(), scopes: z.array(z.string()) }),
         rate_limit: z.object({ limit: z.number(), remaining: z.number(), reset: z.number() }),
         links: z.record(z.string(), z.string()),
@@ -42,6 +44,8 @@ export function metaRoutes(all: () => RouteDef[], publicUrl: string): RouteDef[]
             email: principal.personEmail,
             is_owner: principal.isOwner,
           },
+          label: principal.keyLabel,
+          scopes: principal.scopes,
           key: { id: principal.keyId, label: principal.keyLabel, scopes: principal.scopes },
           permissions: principal.permissions,
           rate_limit: {
