@@ -4,10 +4,11 @@
  */
 import { resolveError } from "@hb/platform";
 import { authCommands } from "./admin/auth.ts";
+import { billingCommands } from "./admin/billing.ts";
 import { type CommandGroup, type Flags, plain, UsageError } from "./admin/common.ts";
 import { seedCommands } from "./admin/seed.ts";
 
-const groups: CommandGroup[] = [authCommands, seedCommands];
+const groups: CommandGroup[] = [authCommands, billingCommands, seedCommands];
 
 function parse(argv: string[]): { words: string[]; flags: Flags } {
   const words: string[] = [];

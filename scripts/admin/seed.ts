@@ -1,4 +1,5 @@
 import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
 import { type CommandGroup, client, plain } from "./common.ts";
 
 export interface DemoAccount {
@@ -65,6 +66,7 @@ export async function seedDemo(): Promise<DemoAccount> {
     });
     keys.push({ label: w.label, key: r.secretKey, scopes: r.key!.scopes, personId: w.personId });
   }
+  await seedBilling({ customerId: customer.id, ownerPersonId: ownerId });
   for (const hook of seedHooks)
     await hook({ customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id });
   return { customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id, keys };
@@ -81,3 +83,79 @@ export const seedCommands: CommandGroup = {
     seed: async () => plain(await seedDemo()),
   },
 };
+
+export const DEMO_PRODUCTS: Array<{
+  name: string;
+  kind: string;
+  prices: Record<string, string>;
+  vcpus: number;
+  memoryMb: number;
+  diskGb: number;
+  location: string;
+  osImages: string[];
+}> = [
+  {
+    name: "VPS Small",
+    kind: "vps",
+    prices: { monthly: "5.0000", quarterly: "14.5000", annually: "55.0000" },
+    vcpus: 1,
+    memoryMb: 2048,
+    diskGb: 40,
+    location: "fra1",
+    osImages: ["ubuntu-24.04", "debian-12", "rocky-9"],
+  },
+  {
+    name: "VPS Medium",
+    kind: "vps",
+    prices: { monthly: "12.0000", annually: "130.0000" },
+    vcpus: 2,
+    memoryMb: 4096,
+    diskGb: 80,
+    location: "fra1",
+    osImages: ["ubuntu-24.04", "debian-12"],
+  },
+  {
+    name: "Dedicated E3",
+    kind: "dedicated",
+    prices: { monthly: "79.0000" },
+    vcpus: 8,
+    memoryMb: 32768,
+    diskGb: 960,
+    location: "ams1",
+    osImages: ["ubuntu-24.04", "debian-12"],
+  },
+  {
+    name: "Game Server",
+    kind: "game",
+    prices: { monthly: "12.0000" },
+    vcpus: 2,
+    memoryMb: 4096,
+    diskGb: 30,
+    location: "fra1",
+    osImages: [],
+  },
+];
+
+/** The catalogue once, and 500 EUR of credit for the demo owner the first time. */
+async function seedBilling(demo: { customerId: string; ownerPersonId: string }) {
+  const billing = client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
+  const existing = JSON.parse((await billing.listProducts({})).result?.json ?? "{}") as {
+    products?: { name: string }[];
+  };
+  for (const p of DEMO_PRODUCTS) {
+    if (existing.products?.some((e) => e.name === p.name)) continue;
+    await billing.adminCreateProduct({ ...p, currency: "EUR" });
+  }
+  const account = await billing.getAccount({
+    caller: { customerId: demo.customerId, personId: demo.ownerPersonId },
+  });
+  if (Number(account.balance) === 0) {
+    await billing.adminAdjustCredit({
+      personId: demo.ownerPersonId,
+      customerId: demo.customerId,
+      amount: "500",
+      currency: "EUR",
+      description: "Demo credit",
+    });
+  }
+}

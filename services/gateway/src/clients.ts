@@ -1,4 +1,6 @@
 import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
 import { rpcClient } from "@hb/platform";
 import type { GatewayConfig } from "./config.ts";
 
@@ -9,9 +11,13 @@ export function createClients(cfg: GatewayConfig) {
   const opts = { timeoutMs: cfg.RPC_TIMEOUT_MS };
   const handles = {
     auth: rpcClient(cfg.RPC_TRANSPORT, AuthService, cfg.AUTH_ADDR, opts),
+    billing: rpcClient(cfg.RPC_TRANSPORT, BillingService, cfg.BILLING_ADDR, opts),
+    compute: rpcClient(cfg.RPC_TRANSPORT, ComputeService, cfg.COMPUTE_ADDR, opts),
   };
   return {
     auth: handles.auth.client,
+    billing: handles.billing.client,
+    compute: handles.compute.client,
     close: () => {
       for (const h of Object.values(handles)) h.close();
     },

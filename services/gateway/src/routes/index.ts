@@ -1,5 +1,9 @@
 import type { RouteDef } from "../route.ts";
+import { accountRoutes } from "./account.ts";
+import { documentRoutesAll } from "./documents.ts";
 import { metaRoutes } from "./meta.ts";
+import { orderRoutes } from "./orders.ts";
+import { serviceRoutes } from "./services.ts";
 
 /**
  * The whole route table. Each route group lives in its own file and is added here.
@@ -7,5 +11,6 @@ import { metaRoutes } from "./meta.ts";
 export function allRoutes(publicUrl: string): RouteDef[] {
   const table: RouteDef[] = [];
   table.push(...metaRoutes(() => table, publicUrl));
+  table.push(...accountRoutes, ...serviceRoutes, ...orderRoutes, ...documentRoutesAll);
   return table;
 }

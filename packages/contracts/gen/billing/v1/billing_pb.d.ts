@@ -12,6 +12,955 @@ import type { Caller } from "../../platform/v1/error_pb.js";
 export declare const file_billing_v1_billing: GenFile;
 
 /**
+ * Results that the gateway passes through as the `data` of its answer are carried as a JSON
+ * document (`json`), already in the spec's wire shape. The record types above stay typed
+ * because other services read them.
+ *
+ * @generated from message billing.v1.JsonResult
+ */
+export declare type JsonResult = Message<"billing.v1.JsonResult"> & {
+  /**
+   * @generated from field: string json = 1;
+   */
+  json: string;
+};
+
+/**
+ * Describes the message billing.v1.JsonResult.
+ * Use `create(JsonResultSchema)` to create a new message.
+ */
+export declare const JsonResultSchema: GenMessage<JsonResult>;
+
+/**
+ * @generated from message billing.v1.GetAccountRequest
+ */
+export declare type GetAccountRequest = Message<"billing.v1.GetAccountRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+};
+
+/**
+ * Describes the message billing.v1.GetAccountRequest.
+ * Use `create(GetAccountRequestSchema)` to create a new message.
+ */
+export declare const GetAccountRequestSchema: GenMessage<GetAccountRequest>;
+
+/**
+ * @generated from message billing.v1.GetAccountResponse
+ */
+export declare type GetAccountResponse = Message<"billing.v1.GetAccountResponse"> & {
+  /**
+   * Decimal string.
+   *
+   * @generated from field: string balance = 1;
+   */
+  balance: string;
+
+  /**
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+};
+
+/**
+ * Describes the message billing.v1.GetAccountResponse.
+ * Use `create(GetAccountResponseSchema)` to create a new message.
+ */
+export declare const GetAccountResponseSchema: GenMessage<GetAccountResponse>;
+
+/**
+ * @generated from message billing.v1.GetUsageRequest
+ */
+export declare type GetUsageRequest = Message<"billing.v1.GetUsageRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+};
+
+/**
+ * Describes the message billing.v1.GetUsageRequest.
+ * Use `create(GetUsageRequestSchema)` to create a new message.
+ */
+export declare const GetUsageRequestSchema: GenMessage<GetUsageRequest>;
+
+/**
+ * @generated from message billing.v1.GetUsageResponse
+ */
+export declare type GetUsageResponse = Message<"billing.v1.GetUsageResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.GetUsageResponse.
+ * Use `create(GetUsageResponseSchema)` to create a new message.
+ */
+export declare const GetUsageResponseSchema: GenMessage<GetUsageResponse>;
+
+/**
+ * @generated from message billing.v1.ListTransactionsRequest
+ */
+export declare type ListTransactionsRequest = Message<"billing.v1.ListTransactionsRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: int32 page = 2;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message billing.v1.ListTransactionsRequest.
+ * Use `create(ListTransactionsRequestSchema)` to create a new message.
+ */
+export declare const ListTransactionsRequestSchema: GenMessage<ListTransactionsRequest>;
+
+/**
+ * @generated from message billing.v1.ListTransactionsResponse
+ */
+export declare type ListTransactionsResponse = Message<"billing.v1.ListTransactionsResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ListTransactionsResponse.
+ * Use `create(ListTransactionsResponseSchema)` to create a new message.
+ */
+export declare const ListTransactionsResponseSchema: GenMessage<ListTransactionsResponse>;
+
+/**
+ * @generated from message billing.v1.GetServiceRequest
+ */
+export declare type GetServiceRequest = Message<"billing.v1.GetServiceRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message billing.v1.GetServiceRequest.
+ * Use `create(GetServiceRequestSchema)` to create a new message.
+ */
+export declare const GetServiceRequestSchema: GenMessage<GetServiceRequest>;
+
+/**
+ * @generated from message billing.v1.GetServiceResponse
+ */
+export declare type GetServiceResponse = Message<"billing.v1.GetServiceResponse"> & {
+  /**
+   * @generated from field: billing.v1.ServiceSummary service = 1;
+   */
+  service?: ServiceSummary | undefined;
+
+  /**
+   * Active add-ons, order id and other billing detail, spec wire shape.
+   *
+   * @generated from field: billing.v1.JsonResult detail = 2;
+   */
+  detail?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.GetServiceResponse.
+ * Use `create(GetServiceResponseSchema)` to create a new message.
+ */
+export declare const GetServiceResponseSchema: GenMessage<GetServiceResponse>;
+
+/**
+ * @generated from message billing.v1.GetServiceStatsRequest
+ */
+export declare type GetServiceStatsRequest = Message<"billing.v1.GetServiceStatsRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string status = 2;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message billing.v1.GetServiceStatsRequest.
+ * Use `create(GetServiceStatsRequestSchema)` to create a new message.
+ */
+export declare const GetServiceStatsRequestSchema: GenMessage<GetServiceStatsRequest>;
+
+/**
+ * @generated from message billing.v1.GetServiceStatsResponse
+ */
+export declare type GetServiceStatsResponse = Message<"billing.v1.GetServiceStatsResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult stats = 1;
+   */
+  stats?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.GetServiceStatsResponse.
+ * Use `create(GetServiceStatsResponseSchema)` to create a new message.
+ */
+export declare const GetServiceStatsResponseSchema: GenMessage<GetServiceStatsResponse>;
+
+/**
+ * @generated from message billing.v1.CancelServiceRequest
+ */
+export declare type CancelServiceRequest = Message<"billing.v1.CancelServiceRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: bool immediate = 4;
+   */
+  immediate: boolean;
+};
+
+/**
+ * Describes the message billing.v1.CancelServiceRequest.
+ * Use `create(CancelServiceRequestSchema)` to create a new message.
+ */
+export declare const CancelServiceRequestSchema: GenMessage<CancelServiceRequest>;
+
+/**
+ * @generated from message billing.v1.CancelServiceResponse
+ */
+export declare type CancelServiceResponse = Message<"billing.v1.CancelServiceResponse"> & {
+  /**
+   * @generated from field: billing.v1.ServiceSummary service = 1;
+   */
+  service?: ServiceSummary | undefined;
+};
+
+/**
+ * Describes the message billing.v1.CancelServiceResponse.
+ * Use `create(CancelServiceResponseSchema)` to create a new message.
+ */
+export declare const CancelServiceResponseSchema: GenMessage<CancelServiceResponse>;
+
+/**
+ * @generated from message billing.v1.WithdrawCancellationRequest
+ */
+export declare type WithdrawCancellationRequest = Message<"billing.v1.WithdrawCancellationRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message billing.v1.WithdrawCancellationRequest.
+ * Use `create(WithdrawCancellationRequestSchema)` to create a new message.
+ */
+export declare const WithdrawCancellationRequestSchema: GenMessage<WithdrawCancellationRequest>;
+
+/**
+ * @generated from message billing.v1.WithdrawCancellationResponse
+ */
+export declare type WithdrawCancellationResponse = Message<"billing.v1.WithdrawCancellationResponse"> & {
+  /**
+   * @generated from field: billing.v1.ServiceSummary service = 1;
+   */
+  service?: ServiceSummary | undefined;
+};
+
+/**
+ * Describes the message billing.v1.WithdrawCancellationResponse.
+ * Use `create(WithdrawCancellationResponseSchema)` to create a new message.
+ */
+export declare const WithdrawCancellationResponseSchema: GenMessage<WithdrawCancellationResponse>;
+
+/**
+ * @generated from message billing.v1.RenewServiceRequest
+ */
+export declare type RenewServiceRequest = Message<"billing.v1.RenewServiceRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message billing.v1.RenewServiceRequest.
+ * Use `create(RenewServiceRequestSchema)` to create a new message.
+ */
+export declare const RenewServiceRequestSchema: GenMessage<RenewServiceRequest>;
+
+/**
+ * @generated from message billing.v1.RenewServiceResponse
+ */
+export declare type RenewServiceResponse = Message<"billing.v1.RenewServiceResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult invoice = 1;
+   */
+  invoice?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.RenewServiceResponse.
+ * Use `create(RenewServiceResponseSchema)` to create a new message.
+ */
+export declare const RenewServiceResponseSchema: GenMessage<RenewServiceResponse>;
+
+/**
+ * @generated from message billing.v1.ListProductsRequest
+ */
+export declare type ListProductsRequest = Message<"billing.v1.ListProductsRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ListProductsRequest.
+ * Use `create(ListProductsRequestSchema)` to create a new message.
+ */
+export declare const ListProductsRequestSchema: GenMessage<ListProductsRequest>;
+
+/**
+ * @generated from message billing.v1.ListProductsResponse
+ */
+export declare type ListProductsResponse = Message<"billing.v1.ListProductsResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ListProductsResponse.
+ * Use `create(ListProductsResponseSchema)` to create a new message.
+ */
+export declare const ListProductsResponseSchema: GenMessage<ListProductsResponse>;
+
+/**
+ * @generated from message billing.v1.GetProductRequest
+ */
+export declare type GetProductRequest = Message<"billing.v1.GetProductRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string product_id = 2;
+   */
+  productId: string;
+};
+
+/**
+ * Describes the message billing.v1.GetProductRequest.
+ * Use `create(GetProductRequestSchema)` to create a new message.
+ */
+export declare const GetProductRequestSchema: GenMessage<GetProductRequest>;
+
+/**
+ * @generated from message billing.v1.GetProductResponse
+ */
+export declare type GetProductResponse = Message<"billing.v1.GetProductResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.GetProductResponse.
+ * Use `create(GetProductResponseSchema)` to create a new message.
+ */
+export declare const GetProductResponseSchema: GenMessage<GetProductResponse>;
+
+/**
+ * @generated from message billing.v1.OrderItem
+ */
+export declare type OrderItem = Message<"billing.v1.OrderItem"> & {
+  /**
+   * @generated from field: string product_id = 1;
+   */
+  productId: string;
+
+  /**
+   * @generated from field: string billing_cycle = 2;
+   */
+  billingCycle: string;
+
+  /**
+   * @generated from field: string hostname = 3;
+   */
+  hostname: string;
+
+  /**
+   * @generated from field: string os_image_id = 4;
+   */
+  osImageId: string;
+};
+
+/**
+ * Describes the message billing.v1.OrderItem.
+ * Use `create(OrderItemSchema)` to create a new message.
+ */
+export declare const OrderItemSchema: GenMessage<OrderItem>;
+
+/**
+ * @generated from message billing.v1.CreateOrderRequest
+ */
+export declare type CreateOrderRequest = Message<"billing.v1.CreateOrderRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: repeated billing.v1.OrderItem items = 2;
+   */
+  items: OrderItem[];
+
+  /**
+   * @generated from field: string idempotency_key = 3;
+   */
+  idempotencyKey: string;
+
+  /**
+   * Hash of the request body, so a reused key with another body is refused.
+   *
+   * @generated from field: string request_hash = 4;
+   */
+  requestHash: string;
+};
+
+/**
+ * Describes the message billing.v1.CreateOrderRequest.
+ * Use `create(CreateOrderRequestSchema)` to create a new message.
+ */
+export declare const CreateOrderRequestSchema: GenMessage<CreateOrderRequest>;
+
+/**
+ * @generated from message billing.v1.CreateOrderResponse
+ */
+export declare type CreateOrderResponse = Message<"billing.v1.CreateOrderResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.CreateOrderResponse.
+ * Use `create(CreateOrderResponseSchema)` to create a new message.
+ */
+export declare const CreateOrderResponseSchema: GenMessage<CreateOrderResponse>;
+
+/**
+ * @generated from message billing.v1.ListOrdersRequest
+ */
+export declare type ListOrdersRequest = Message<"billing.v1.ListOrdersRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 page = 3;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 limit = 4;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message billing.v1.ListOrdersRequest.
+ * Use `create(ListOrdersRequestSchema)` to create a new message.
+ */
+export declare const ListOrdersRequestSchema: GenMessage<ListOrdersRequest>;
+
+/**
+ * @generated from message billing.v1.ListOrdersResponse
+ */
+export declare type ListOrdersResponse = Message<"billing.v1.ListOrdersResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ListOrdersResponse.
+ * Use `create(ListOrdersResponseSchema)` to create a new message.
+ */
+export declare const ListOrdersResponseSchema: GenMessage<ListOrdersResponse>;
+
+/**
+ * @generated from message billing.v1.GetOrderRequest
+ */
+export declare type GetOrderRequest = Message<"billing.v1.GetOrderRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string order_id = 2;
+   */
+  orderId: string;
+};
+
+/**
+ * Describes the message billing.v1.GetOrderRequest.
+ * Use `create(GetOrderRequestSchema)` to create a new message.
+ */
+export declare const GetOrderRequestSchema: GenMessage<GetOrderRequest>;
+
+/**
+ * @generated from message billing.v1.GetOrderResponse
+ */
+export declare type GetOrderResponse = Message<"billing.v1.GetOrderResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.GetOrderResponse.
+ * Use `create(GetOrderResponseSchema)` to create a new message.
+ */
+export declare const GetOrderResponseSchema: GenMessage<GetOrderResponse>;
+
+/**
+ * @generated from message billing.v1.ListDocumentsRequest
+ */
+export declare type ListDocumentsRequest = Message<"billing.v1.ListDocumentsRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * invoice or proforma
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 page = 4;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 limit = 5;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message billing.v1.ListDocumentsRequest.
+ * Use `create(ListDocumentsRequestSchema)` to create a new message.
+ */
+export declare const ListDocumentsRequestSchema: GenMessage<ListDocumentsRequest>;
+
+/**
+ * @generated from message billing.v1.ListDocumentsResponse
+ */
+export declare type ListDocumentsResponse = Message<"billing.v1.ListDocumentsResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ListDocumentsResponse.
+ * Use `create(ListDocumentsResponseSchema)` to create a new message.
+ */
+export declare const ListDocumentsResponseSchema: GenMessage<ListDocumentsResponse>;
+
+/**
+ * @generated from message billing.v1.GetDocumentRequest
+ */
+export declare type GetDocumentRequest = Message<"billing.v1.GetDocumentRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string document_id = 3;
+   */
+  documentId: string;
+};
+
+/**
+ * Describes the message billing.v1.GetDocumentRequest.
+ * Use `create(GetDocumentRequestSchema)` to create a new message.
+ */
+export declare const GetDocumentRequestSchema: GenMessage<GetDocumentRequest>;
+
+/**
+ * @generated from message billing.v1.GetDocumentResponse
+ */
+export declare type GetDocumentResponse = Message<"billing.v1.GetDocumentResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.GetDocumentResponse.
+ * Use `create(GetDocumentResponseSchema)` to create a new message.
+ */
+export declare const GetDocumentResponseSchema: GenMessage<GetDocumentResponse>;
+
+/**
+ * @generated from message billing.v1.PayDocumentRequest
+ */
+export declare type PayDocumentRequest = Message<"billing.v1.PayDocumentRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string document_id = 3;
+   */
+  documentId: string;
+
+  /**
+   * Decimal string; empty pays the full remaining amount.
+   *
+   * @generated from field: string amount = 4;
+   */
+  amount: string;
+
+  /**
+   * @generated from field: string idempotency_key = 5;
+   */
+  idempotencyKey: string;
+
+  /**
+   * @generated from field: string request_hash = 6;
+   */
+  requestHash: string;
+};
+
+/**
+ * Describes the message billing.v1.PayDocumentRequest.
+ * Use `create(PayDocumentRequestSchema)` to create a new message.
+ */
+export declare const PayDocumentRequestSchema: GenMessage<PayDocumentRequest>;
+
+/**
+ * @generated from message billing.v1.PayDocumentResponse
+ */
+export declare type PayDocumentResponse = Message<"billing.v1.PayDocumentResponse"> & {
+  /**
+   * @generated from field: string message = 1;
+   */
+  message: string;
+
+  /**
+   * @generated from field: billing.v1.JsonResult result = 2;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.PayDocumentResponse.
+ * Use `create(PayDocumentResponseSchema)` to create a new message.
+ */
+export declare const PayDocumentResponseSchema: GenMessage<PayDocumentResponse>;
+
+/**
+ * @generated from message billing.v1.AdminAdjustCreditRequest
+ */
+export declare type AdminAdjustCreditRequest = Message<"billing.v1.AdminAdjustCreditRequest"> & {
+  /**
+   * @generated from field: string person_id = 1;
+   */
+  personId: string;
+
+  /**
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * Signed decimal string.
+   *
+   * @generated from field: string amount = 3;
+   */
+  amount: string;
+
+  /**
+   * @generated from field: string currency = 4;
+   */
+  currency: string;
+
+  /**
+   * @generated from field: string description = 5;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message billing.v1.AdminAdjustCreditRequest.
+ * Use `create(AdminAdjustCreditRequestSchema)` to create a new message.
+ */
+export declare const AdminAdjustCreditRequestSchema: GenMessage<AdminAdjustCreditRequest>;
+
+/**
+ * @generated from message billing.v1.AdminAdjustCreditResponse
+ */
+export declare type AdminAdjustCreditResponse = Message<"billing.v1.AdminAdjustCreditResponse"> & {
+  /**
+   * @generated from field: string balance = 1;
+   */
+  balance: string;
+};
+
+/**
+ * Describes the message billing.v1.AdminAdjustCreditResponse.
+ * Use `create(AdminAdjustCreditResponseSchema)` to create a new message.
+ */
+export declare const AdminAdjustCreditResponseSchema: GenMessage<AdminAdjustCreditResponse>;
+
+/**
+ * @generated from message billing.v1.AdminCreateProductRequest
+ */
+export declare type AdminCreateProductRequest = Message<"billing.v1.AdminCreateProductRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * cycle → decimal price, e.g. {"monthly": "10.0000"}
+   *
+   * @generated from field: map<string, string> prices = 3;
+   */
+  prices: { [key: string]: string };
+
+  /**
+   * @generated from field: int32 vcpus = 4;
+   */
+  vcpus: number;
+
+  /**
+   * @generated from field: int32 memory_mb = 5;
+   */
+  memoryMb: number;
+
+  /**
+   * @generated from field: int32 disk_gb = 6;
+   */
+  diskGb: number;
+
+  /**
+   * @generated from field: string location = 7;
+   */
+  location: string;
+
+  /**
+   * @generated from field: repeated string os_images = 8;
+   */
+  osImages: string[];
+
+  /**
+   * @generated from field: string currency = 9;
+   */
+  currency: string;
+};
+
+/**
+ * Describes the message billing.v1.AdminCreateProductRequest.
+ * Use `create(AdminCreateProductRequestSchema)` to create a new message.
+ */
+export declare const AdminCreateProductRequestSchema: GenMessage<AdminCreateProductRequest>;
+
+/**
+ * @generated from message billing.v1.AdminCreateProductResponse
+ */
+export declare type AdminCreateProductResponse = Message<"billing.v1.AdminCreateProductResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult product = 1;
+   */
+  product?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.AdminCreateProductResponse.
+ * Use `create(AdminCreateProductResponseSchema)` to create a new message.
+ */
+export declare const AdminCreateProductResponseSchema: GenMessage<AdminCreateProductResponse>;
+
+/**
+ * @generated from message billing.v1.AdminCreateInvoiceRequest
+ */
+export declare type AdminCreateInvoiceRequest = Message<"billing.v1.AdminCreateInvoiceRequest"> & {
+  /**
+   * @generated from field: string service_id = 1;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string amount = 2;
+   */
+  amount: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * invoice or proforma
+   *
+   * @generated from field: string kind = 4;
+   */
+  kind: string;
+};
+
+/**
+ * Describes the message billing.v1.AdminCreateInvoiceRequest.
+ * Use `create(AdminCreateInvoiceRequestSchema)` to create a new message.
+ */
+export declare const AdminCreateInvoiceRequestSchema: GenMessage<AdminCreateInvoiceRequest>;
+
+/**
+ * @generated from message billing.v1.AdminCreateInvoiceResponse
+ */
+export declare type AdminCreateInvoiceResponse = Message<"billing.v1.AdminCreateInvoiceResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult document = 1;
+   */
+  document?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.AdminCreateInvoiceResponse.
+ * Use `create(AdminCreateInvoiceResponseSchema)` to create a new message.
+ */
+export declare const AdminCreateInvoiceResponseSchema: GenMessage<AdminCreateInvoiceResponse>;
+
+/**
+ * @generated from message billing.v1.AdminSetServiceStateRequest
+ */
+export declare type AdminSetServiceStateRequest = Message<"billing.v1.AdminSetServiceStateRequest"> & {
+  /**
+   * @generated from field: string service_id = 1;
+   */
+  serviceId: string;
+
+  /**
+   * suspend, unsuspend, terminate
+   *
+   * @generated from field: string action = 2;
+   */
+  action: string;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message billing.v1.AdminSetServiceStateRequest.
+ * Use `create(AdminSetServiceStateRequestSchema)` to create a new message.
+ */
+export declare const AdminSetServiceStateRequestSchema: GenMessage<AdminSetServiceStateRequest>;
+
+/**
+ * @generated from message billing.v1.AdminSetServiceStateResponse
+ */
+export declare type AdminSetServiceStateResponse = Message<"billing.v1.AdminSetServiceStateResponse"> & {
+  /**
+   * @generated from field: billing.v1.ServiceSummary service = 1;
+   */
+  service?: ServiceSummary | undefined;
+};
+
+/**
+ * Describes the message billing.v1.AdminSetServiceStateResponse.
+ * Use `create(AdminSetServiceStateResponseSchema)` to create a new message.
+ */
+export declare const AdminSetServiceStateResponseSchema: GenMessage<AdminSetServiceStateResponse>;
+
+/**
  * @generated from message billing.v1.ListServiceSummariesRequest
  */
 export declare type ListServiceSummariesRequest = Message<"billing.v1.ListServiceSummariesRequest"> & {
@@ -375,6 +1324,170 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof AdminCreateServiceRequestSchema;
     output: typeof AdminCreateServiceResponseSchema;
+  },
+  /**
+   * Customer-facing (all scoped by caller.customer_id; money moves from caller.person_id's credit).
+   *
+   * @generated from rpc billing.v1.BillingService.GetAccount
+   */
+  getAccount: {
+    methodKind: "unary";
+    input: typeof GetAccountRequestSchema;
+    output: typeof GetAccountResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.GetUsage
+   */
+  getUsage: {
+    methodKind: "unary";
+    input: typeof GetUsageRequestSchema;
+    output: typeof GetUsageResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.ListTransactions
+   */
+  listTransactions: {
+    methodKind: "unary";
+    input: typeof ListTransactionsRequestSchema;
+    output: typeof ListTransactionsResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.GetService
+   */
+  getService: {
+    methodKind: "unary";
+    input: typeof GetServiceRequestSchema;
+    output: typeof GetServiceResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.GetServiceStats
+   */
+  getServiceStats: {
+    methodKind: "unary";
+    input: typeof GetServiceStatsRequestSchema;
+    output: typeof GetServiceStatsResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.CancelService
+   */
+  cancelService: {
+    methodKind: "unary";
+    input: typeof CancelServiceRequestSchema;
+    output: typeof CancelServiceResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.WithdrawCancellation
+   */
+  withdrawCancellation: {
+    methodKind: "unary";
+    input: typeof WithdrawCancellationRequestSchema;
+    output: typeof WithdrawCancellationResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.RenewService
+   */
+  renewService: {
+    methodKind: "unary";
+    input: typeof RenewServiceRequestSchema;
+    output: typeof RenewServiceResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.ListProducts
+   */
+  listProducts: {
+    methodKind: "unary";
+    input: typeof ListProductsRequestSchema;
+    output: typeof ListProductsResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.GetProduct
+   */
+  getProduct: {
+    methodKind: "unary";
+    input: typeof GetProductRequestSchema;
+    output: typeof GetProductResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.CreateOrder
+   */
+  createOrder: {
+    methodKind: "unary";
+    input: typeof CreateOrderRequestSchema;
+    output: typeof CreateOrderResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.ListOrders
+   */
+  listOrders: {
+    methodKind: "unary";
+    input: typeof ListOrdersRequestSchema;
+    output: typeof ListOrdersResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.GetOrder
+   */
+  getOrder: {
+    methodKind: "unary";
+    input: typeof GetOrderRequestSchema;
+    output: typeof GetOrderResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.ListDocuments
+   */
+  listDocuments: {
+    methodKind: "unary";
+    input: typeof ListDocumentsRequestSchema;
+    output: typeof ListDocumentsResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.GetDocument
+   */
+  getDocument: {
+    methodKind: "unary";
+    input: typeof GetDocumentRequestSchema;
+    output: typeof GetDocumentResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.PayDocument
+   */
+  payDocument: {
+    methodKind: "unary";
+    input: typeof PayDocumentRequestSchema;
+    output: typeof PayDocumentResponseSchema;
+  },
+  /**
+   * Admin / staff.
+   *
+   * @generated from rpc billing.v1.BillingService.AdminAdjustCredit
+   */
+  adminAdjustCredit: {
+    methodKind: "unary";
+    input: typeof AdminAdjustCreditRequestSchema;
+    output: typeof AdminAdjustCreditResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.AdminCreateProduct
+   */
+  adminCreateProduct: {
+    methodKind: "unary";
+    input: typeof AdminCreateProductRequestSchema;
+    output: typeof AdminCreateProductResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.AdminCreateInvoice
+   */
+  adminCreateInvoice: {
+    methodKind: "unary";
+    input: typeof AdminCreateInvoiceRequestSchema;
+    output: typeof AdminCreateInvoiceResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.AdminSetServiceState
+   */
+  adminSetServiceState: {
+    methodKind: "unary";
+    input: typeof AdminSetServiceStateRequestSchema;
+    output: typeof AdminSetServiceStateResponseSchema;
   },
 }>;
 

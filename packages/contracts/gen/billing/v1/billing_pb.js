@@ -9,77 +9,371 @@ import { file_platform_v1_error } from "../../platform/v1/error_pb.js";
  * Describes the file billing/v1/billing.proto.
  */
 export const file_billing_v1_billing = /*@__PURE__*/
-  fileDesc("ChhiaWxsaW5nL3YxL2JpbGxpbmcucHJvdG8SCmJpbGxpbmcudjEifQobTGlzdFNlcnZpY2VTdW1tYXJpZXNSZXF1ZXN0EiMKBmNhbGxlchgBIAEoCzITLnBsYXRmb3JtLnYxLkNhbGxlchIMCgRraW5kGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIMCgRwYWdlGAQgASgFEg0KBWxpbWl0GAUgASgFIlsKHExpc3RTZXJ2aWNlU3VtbWFyaWVzUmVzcG9uc2USLAoIc2VydmljZXMYASADKAsyGi5iaWxsaW5nLnYxLlNlcnZpY2VTdW1tYXJ5Eg0KBXRvdGFsGAIgASgFIqoBChlBZG1pbkNyZWF0ZVNlcnZpY2VSZXF1ZXN0EhMKC2N1c3RvbWVyX2lkGAEgASgJEhIKCnByb2R1Y3RfaWQYAiABKAkSDAoEa2luZBgDIAEoCRIQCghob3N0bmFtZRgEIAEoCRIMCgRuYW1lGAUgASgJEg4KBnN0YXR1cxgGIAEoCRIRCglwcm92aXNpb24YByABKAgSEwoLb3NfaW1hZ2VfaWQYCCABKAkiSQoaQWRtaW5DcmVhdGVTZXJ2aWNlUmVzcG9uc2USKwoHc2VydmljZRgBIAEoCzIaLmJpbGxpbmcudjEuU2VydmljZVN1bW1hcnkiVgoaR2V0U2VydmljZVN1bW1hcmllc1JlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEhMKC3NlcnZpY2VfaWRzGAIgAygJIksKG0dldFNlcnZpY2VTdW1tYXJpZXNSZXNwb25zZRIsCghzZXJ2aWNlcxgBIAMoCzIaLmJpbGxpbmcudjEuU2VydmljZVN1bW1hcnkimgIKDlNlcnZpY2VTdW1tYXJ5EgoKAmlkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEAoIaG9zdG5hbWUYBCABKAkSDAoEa2luZBgFIAEoCRIOCgZzdGF0dXMYBiABKAkSJAoHcHJvZHVjdBgHIAEoCzITLmJpbGxpbmcudjEuUHJvZHVjdBIpCgdiaWxsaW5nGAggASgLMhguYmlsbGluZy52MS5CaWxsaW5nVGVybXMSMwoMY2FuY2VsbGF0aW9uGAkgASgLMhguYmlsbGluZy52MS5DYW5jZWxsYXRpb25IAIgBARISCgpjcmVhdGVkX2F0GAogASgJQg8KDV9jYW5jZWxsYXRpb24iIwoHUHJvZHVjdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIlYKDEJpbGxpbmdUZXJtcxINCgVjeWNsZRgBIAEoCRIOCgZhbW91bnQYAiABKAkSEAoIY3VycmVuY3kYAyABKAkSFQoNbmV4dF9kdWVfZGF0ZRgEIAEoCSJYCgxDYW5jZWxsYXRpb24SDAoEdHlwZRgBIAEoCRIOCgZyZWFzb24YAiABKAkSFAoMcmVxdWVzdGVkX2F0GAMgASgJEhQKDGVmZmVjdGl2ZV9hdBgEIAEoCTLIAgoOQmlsbGluZ1NlcnZpY2USZgoTR2V0U2VydmljZVN1bW1hcmllcxImLmJpbGxpbmcudjEuR2V0U2VydmljZVN1bW1hcmllc1JlcXVlc3QaJy5iaWxsaW5nLnYxLkdldFNlcnZpY2VTdW1tYXJpZXNSZXNwb25zZRJpChRMaXN0U2VydmljZVN1bW1hcmllcxInLmJpbGxpbmcudjEuTGlzdFNlcnZpY2VTdW1tYXJpZXNSZXF1ZXN0GiguYmlsbGluZy52MS5MaXN0U2VydmljZVN1bW1hcmllc1Jlc3BvbnNlEmMKEkFkbWluQ3JlYXRlU2VydmljZRIlLmJpbGxpbmcudjEuQWRtaW5DcmVhdGVTZXJ2aWNlUmVxdWVzdBomLmJpbGxpbmcudjEuQWRtaW5DcmVhdGVTZXJ2aWNlUmVzcG9uc2ViBnByb3RvMw", [file_platform_v1_error]);
+  fileDesc("ChhiaWxsaW5nL3YxL2JpbGxpbmcucHJvdG8SCmJpbGxpbmcudjEiGgoKSnNvblJlc3VsdBIMCgRqc29uGAEgASgJIjgKEUdldEFjY291bnRSZXF1ZXN0EiMKBmNhbGxlchgBIAEoCzITLnBsYXRmb3JtLnYxLkNhbGxlciI3ChJHZXRBY2NvdW50UmVzcG9uc2USDwoHYmFsYW5jZRgBIAEoCRIQCghjdXJyZW5jeRgCIAEoCSI2Cg9HZXRVc2FnZVJlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyIjoKEEdldFVzYWdlUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuYmlsbGluZy52MS5Kc29uUmVzdWx0IlsKF0xpc3RUcmFuc2FjdGlvbnNSZXF1ZXN0EiMKBmNhbGxlchgBIAEoCzITLnBsYXRmb3JtLnYxLkNhbGxlchIMCgRwYWdlGAIgASgFEg0KBWxpbWl0GAMgASgFIkIKGExpc3RUcmFuc2FjdGlvbnNSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5iaWxsaW5nLnYxLkpzb25SZXN1bHQiTAoRR2V0U2VydmljZVJlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkiaQoSR2V0U2VydmljZVJlc3BvbnNlEisKB3NlcnZpY2UYASABKAsyGi5iaWxsaW5nLnYxLlNlcnZpY2VTdW1tYXJ5EiYKBmRldGFpbBgCIAEoCzIWLmJpbGxpbmcudjEuSnNvblJlc3VsdCJNChZHZXRTZXJ2aWNlU3RhdHNSZXF1ZXN0EiMKBmNhbGxlchgBIAEoCzITLnBsYXRmb3JtLnYxLkNhbGxlchIOCgZzdGF0dXMYAiABKAkiQAoXR2V0U2VydmljZVN0YXRzUmVzcG9uc2USJQoFc3RhdHMYASABKAsyFi5iaWxsaW5nLnYxLkpzb25SZXN1bHQicgoUQ2FuY2VsU2VydmljZVJlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSDgoGcmVhc29uGAMgASgJEhEKCWltbWVkaWF0ZRgEIAEoCCJEChVDYW5jZWxTZXJ2aWNlUmVzcG9uc2USKwoHc2VydmljZRgBIAEoCzIaLmJpbGxpbmcudjEuU2VydmljZVN1bW1hcnkiVgobV2l0aGRyYXdDYW5jZWxsYXRpb25SZXF1ZXN0EiMKBmNhbGxlchgBIAEoCzITLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJIksKHFdpdGhkcmF3Q2FuY2VsbGF0aW9uUmVzcG9uc2USKwoHc2VydmljZRgBIAEoCzIaLmJpbGxpbmcudjEuU2VydmljZVN1bW1hcnkiTgoTUmVuZXdTZXJ2aWNlUmVxdWVzdBIjCgZjYWxsZXIYASABKAsyEy5wbGF0Zm9ybS52MS5DYWxsZXISEgoKc2VydmljZV9pZBgCIAEoCSI/ChRSZW5ld1NlcnZpY2VSZXNwb25zZRInCgdpbnZvaWNlGAEgASgLMhYuYmlsbGluZy52MS5Kc29uUmVzdWx0IjoKE0xpc3RQcm9kdWN0c1JlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyIj4KFExpc3RQcm9kdWN0c1Jlc3BvbnNlEiYKBnJlc3VsdBgBIAEoCzIWLmJpbGxpbmcudjEuSnNvblJlc3VsdCJMChFHZXRQcm9kdWN0UmVxdWVzdBIjCgZjYWxsZXIYASABKAsyEy5wbGF0Zm9ybS52MS5DYWxsZXISEgoKcHJvZHVjdF9pZBgCIAEoCSI8ChJHZXRQcm9kdWN0UmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuYmlsbGluZy52MS5Kc29uUmVzdWx0Il0KCU9yZGVySXRlbRISCgpwcm9kdWN0X2lkGAEgASgJEhUKDWJpbGxpbmdfY3ljbGUYAiABKAkSEAoIaG9zdG5hbWUYAyABKAkSEwoLb3NfaW1hZ2VfaWQYBCABKAkijgEKEkNyZWF0ZU9yZGVyUmVxdWVzdBIjCgZjYWxsZXIYASABKAsyEy5wbGF0Zm9ybS52MS5DYWxsZXISJAoFaXRlbXMYAiADKAsyFS5iaWxsaW5nLnYxLk9yZGVySXRlbRIXCg9pZGVtcG90ZW5jeV9rZXkYAyABKAkSFAoMcmVxdWVzdF9oYXNoGAQgASgJIj0KE0NyZWF0ZU9yZGVyUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuYmlsbGluZy52MS5Kc29uUmVzdWx0ImUKEUxpc3RPcmRlcnNSZXF1ZXN0EiMKBmNhbGxlchgBIAEoCzITLnBsYXRmb3JtLnYxLkNhbGxlchIOCgZzdGF0dXMYAiABKAkSDAoEcGFnZRgDIAEoBRINCgVsaW1pdBgEIAEoBSI8ChJMaXN0T3JkZXJzUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuYmlsbGluZy52MS5Kc29uUmVzdWx0IkgKD0dldE9yZGVyUmVxdWVzdBIjCgZjYWxsZXIYASABKAsyEy5wbGF0Zm9ybS52MS5DYWxsZXISEAoIb3JkZXJfaWQYAiABKAkiOgoQR2V0T3JkZXJSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5iaWxsaW5nLnYxLkpzb25SZXN1bHQidgoUTGlzdERvY3VtZW50c1JlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEgwKBGtpbmQYAiABKAkSDgoGc3RhdHVzGAMgASgJEgwKBHBhZ2UYBCABKAUSDQoFbGltaXQYBSABKAUiPwoVTGlzdERvY3VtZW50c1Jlc3BvbnNlEiYKBnJlc3VsdBgBIAEoCzIWLmJpbGxpbmcudjEuSnNvblJlc3VsdCJcChJHZXREb2N1bWVudFJlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEgwKBGtpbmQYAiABKAkSEwoLZG9jdW1lbnRfaWQYAyABKAkiPQoTR2V0RG9jdW1lbnRSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5iaWxsaW5nLnYxLkpzb25SZXN1bHQimwEKElBheURvY3VtZW50UmVxdWVzdBIjCgZjYWxsZXIYASABKAsyEy5wbGF0Zm9ybS52MS5DYWxsZXISDAoEa2luZBgCIAEoCRITCgtkb2N1bWVudF9pZBgDIAEoCRIOCgZhbW91bnQYBCABKAkSFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJEhQKDHJlcXVlc3RfaGFzaBgGIAEoCSJOChNQYXlEb2N1bWVudFJlc3BvbnNlEg8KB21lc3NhZ2UYASABKAkSJgoGcmVzdWx0GAIgASgLMhYuYmlsbGluZy52MS5Kc29uUmVzdWx0InkKGEFkbWluQWRqdXN0Q3JlZGl0UmVxdWVzdBIRCglwZXJzb25faWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDgoGYW1vdW50GAMgASgJEhAKCGN1cnJlbmN5GAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJIiwKGUFkbWluQWRqdXN0Q3JlZGl0UmVzcG9uc2USDwoHYmFsYW5jZRgBIAEoCSKTAgoZQWRtaW5DcmVhdGVQcm9kdWN0UmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBGtpbmQYAiABKAkSQQoGcHJpY2VzGAMgAygLMjEuYmlsbGluZy52MS5BZG1pbkNyZWF0ZVByb2R1Y3RSZXF1ZXN0LlByaWNlc0VudHJ5Eg0KBXZjcHVzGAQgASgFEhEKCW1lbW9yeV9tYhgFIAEoBRIPCgdkaXNrX2diGAYgASgFEhAKCGxvY2F0aW9uGAcgASgJEhEKCW9zX2ltYWdlcxgIIAMoCRIQCghjdXJyZW5jeRgJIAEoCRotCgtQcmljZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIkUKGkFkbWluQ3JlYXRlUHJvZHVjdFJlc3BvbnNlEicKB3Byb2R1Y3QYASABKAsyFi5iaWxsaW5nLnYxLkpzb25SZXN1bHQiYgoZQWRtaW5DcmVhdGVJbnZvaWNlUmVxdWVzdBISCgpzZXJ2aWNlX2lkGAEgASgJEg4KBmFtb3VudBgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIMCgRraW5kGAQgASgJIkYKGkFkbWluQ3JlYXRlSW52b2ljZVJlc3BvbnNlEigKCGRvY3VtZW50GAEgASgLMhYuYmlsbGluZy52MS5Kc29uUmVzdWx0IlEKG0FkbWluU2V0U2VydmljZVN0YXRlUmVxdWVzdBISCgpzZXJ2aWNlX2lkGAEgASgJEg4KBmFjdGlvbhgCIAEoCRIOCgZyZWFzb24YAyABKAkiSwocQWRtaW5TZXRTZXJ2aWNlU3RhdGVSZXNwb25zZRIrCgdzZXJ2aWNlGAEgASgLMhouYmlsbGluZy52MS5TZXJ2aWNlU3VtbWFyeSJ9ChtMaXN0U2VydmljZVN1bW1hcmllc1JlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEgwKBGtpbmQYAiABKAkSDgoGc3RhdHVzGAMgASgJEgwKBHBhZ2UYBCABKAUSDQoFbGltaXQYBSABKAUiWwocTGlzdFNlcnZpY2VTdW1tYXJpZXNSZXNwb25zZRIsCghzZXJ2aWNlcxgBIAMoCzIaLmJpbGxpbmcudjEuU2VydmljZVN1bW1hcnkSDQoFdG90YWwYAiABKAUiqgEKGUFkbWluQ3JlYXRlU2VydmljZVJlcXVlc3QSEwoLY3VzdG9tZXJfaWQYASABKAkSEgoKcHJvZHVjdF9pZBgCIAEoCRIMCgRraW5kGAMgASgJEhAKCGhvc3RuYW1lGAQgASgJEgwKBG5hbWUYBSABKAkSDgoGc3RhdHVzGAYgASgJEhEKCXByb3Zpc2lvbhgHIAEoCBITCgtvc19pbWFnZV9pZBgIIAEoCSJJChpBZG1pbkNyZWF0ZVNlcnZpY2VSZXNwb25zZRIrCgdzZXJ2aWNlGAEgASgLMhouYmlsbGluZy52MS5TZXJ2aWNlU3VtbWFyeSJWChpHZXRTZXJ2aWNlU3VtbWFyaWVzUmVxdWVzdBIjCgZjYWxsZXIYASABKAsyEy5wbGF0Zm9ybS52MS5DYWxsZXISEwoLc2VydmljZV9pZHMYAiADKAkiSwobR2V0U2VydmljZVN1bW1hcmllc1Jlc3BvbnNlEiwKCHNlcnZpY2VzGAEgAygLMhouYmlsbGluZy52MS5TZXJ2aWNlU3VtbWFyeSKaAgoOU2VydmljZVN1bW1hcnkSCgoCaWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIQCghob3N0bmFtZRgEIAEoCRIMCgRraW5kGAUgASgJEg4KBnN0YXR1cxgGIAEoCRIkCgdwcm9kdWN0GAcgASgLMhMuYmlsbGluZy52MS5Qcm9kdWN0EikKB2JpbGxpbmcYCCABKAsyGC5iaWxsaW5nLnYxLkJpbGxpbmdUZXJtcxIzCgxjYW5jZWxsYXRpb24YCSABKAsyGC5iaWxsaW5nLnYxLkNhbmNlbGxhdGlvbkgAiAEBEhIKCmNyZWF0ZWRfYXQYCiABKAlCDwoNX2NhbmNlbGxhdGlvbiIjCgdQcm9kdWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkiVgoMQmlsbGluZ1Rlcm1zEg0KBWN5Y2xlGAEgASgJEg4KBmFtb3VudBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRIVCg1uZXh0X2R1ZV9kYXRlGAQgASgJIlgKDENhbmNlbGxhdGlvbhIMCgR0eXBlGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIUCgxyZXF1ZXN0ZWRfYXQYAyABKAkSFAoMZWZmZWN0aXZlX2F0GAQgASgJMokQCg5CaWxsaW5nU2VydmljZRJmChNHZXRTZXJ2aWNlU3VtbWFyaWVzEiYuYmlsbGluZy52MS5HZXRTZXJ2aWNlU3VtbWFyaWVzUmVxdWVzdBonLmJpbGxpbmcudjEuR2V0U2VydmljZVN1bW1hcmllc1Jlc3BvbnNlEmkKFExpc3RTZXJ2aWNlU3VtbWFyaWVzEicuYmlsbGluZy52MS5MaXN0U2VydmljZVN1bW1hcmllc1JlcXVlc3QaKC5iaWxsaW5nLnYxLkxpc3RTZXJ2aWNlU3VtbWFyaWVzUmVzcG9uc2USYwoSQWRtaW5DcmVhdGVTZXJ2aWNlEiUuYmlsbGluZy52MS5BZG1pbkNyZWF0ZVNlcnZpY2VSZXF1ZXN0GiYuYmlsbGluZy52MS5BZG1pbkNyZWF0ZVNlcnZpY2VSZXNwb25zZRJLCgpHZXRBY2NvdW50Eh0uYmlsbGluZy52MS5HZXRBY2NvdW50UmVxdWVzdBoeLmJpbGxpbmcudjEuR2V0QWNjb3VudFJlc3BvbnNlEkUKCEdldFVzYWdlEhsuYmlsbGluZy52MS5HZXRVc2FnZVJlcXVlc3QaHC5iaWxsaW5nLnYxLkdldFVzYWdlUmVzcG9uc2USXQoQTGlzdFRyYW5zYWN0aW9ucxIjLmJpbGxpbmcudjEuTGlzdFRyYW5zYWN0aW9uc1JlcXVlc3QaJC5iaWxsaW5nLnYxLkxpc3RUcmFuc2FjdGlvbnNSZXNwb25zZRJLCgpHZXRTZXJ2aWNlEh0uYmlsbGluZy52MS5HZXRTZXJ2aWNlUmVxdWVzdBoeLmJpbGxpbmcudjEuR2V0U2VydmljZVJlc3BvbnNlEloKD0dldFNlcnZpY2VTdGF0cxIiLmJpbGxpbmcudjEuR2V0U2VydmljZVN0YXRzUmVxdWVzdBojLmJpbGxpbmcudjEuR2V0U2VydmljZVN0YXRzUmVzcG9uc2USVAoNQ2FuY2VsU2VydmljZRIgLmJpbGxpbmcudjEuQ2FuY2VsU2VydmljZVJlcXVlc3QaIS5iaWxsaW5nLnYxLkNhbmNlbFNlcnZpY2VSZXNwb25zZRJpChRXaXRoZHJhd0NhbmNlbGxhdGlvbhInLmJpbGxpbmcudjEuV2l0aGRyYXdDYW5jZWxsYXRpb25SZXF1ZXN0GiguYmlsbGluZy52MS5XaXRoZHJhd0NhbmNlbGxhdGlvblJlc3BvbnNlElEKDFJlbmV3U2VydmljZRIfLmJpbGxpbmcudjEuUmVuZXdTZXJ2aWNlUmVxdWVzdBogLmJpbGxpbmcudjEuUmVuZXdTZXJ2aWNlUmVzcG9uc2USUQoMTGlzdFByb2R1Y3RzEh8uYmlsbGluZy52MS5MaXN0UHJvZHVjdHNSZXF1ZXN0GiAuYmlsbGluZy52MS5MaXN0UHJvZHVjdHNSZXNwb25zZRJLCgpHZXRQcm9kdWN0Eh0uYmlsbGluZy52MS5HZXRQcm9kdWN0UmVxdWVzdBoeLmJpbGxpbmcudjEuR2V0UHJvZHVjdFJlc3BvbnNlEk4KC0NyZWF0ZU9yZGVyEh4uYmlsbGluZy52MS5DcmVhdGVPcmRlclJlcXVlc3QaHy5iaWxsaW5nLnYxLkNyZWF0ZU9yZGVyUmVzcG9uc2USSwoKTGlzdE9yZGVycxIdLmJpbGxpbmcudjEuTGlzdE9yZGVyc1JlcXVlc3QaHi5iaWxsaW5nLnYxLkxpc3RPcmRlcnNSZXNwb25zZRJFCghHZXRPcmRlchIbLmJpbGxpbmcudjEuR2V0T3JkZXJSZXF1ZXN0GhwuYmlsbGluZy52MS5HZXRPcmRlclJlc3BvbnNlElQKDUxpc3REb2N1bWVudHMSIC5iaWxsaW5nLnYxLkxpc3REb2N1bWVudHNSZXF1ZXN0GiEuYmlsbGluZy52MS5MaXN0RG9jdW1lbnRzUmVzcG9uc2USTgoLR2V0RG9jdW1lbnQSHi5iaWxsaW5nLnYxLkdldERvY3VtZW50UmVxdWVzdBofLmJpbGxpbmcudjEuR2V0RG9jdW1lbnRSZXNwb25zZRJOCgtQYXlEb2N1bWVudBIeLmJpbGxpbmcudjEuUGF5RG9jdW1lbnRSZXF1ZXN0Gh8uYmlsbGluZy52MS5QYXlEb2N1bWVudFJlc3BvbnNlEmAKEUFkbWluQWRqdXN0Q3JlZGl0EiQuYmlsbGluZy52MS5BZG1pbkFkanVzdENyZWRpdFJlcXVlc3QaJS5iaWxsaW5nLnYxLkFkbWluQWRqdXN0Q3JlZGl0UmVzcG9uc2USYwoSQWRtaW5DcmVhdGVQcm9kdWN0EiUuYmlsbGluZy52MS5BZG1pbkNyZWF0ZVByb2R1Y3RSZXF1ZXN0GiYuYmlsbGluZy52MS5BZG1pbkNyZWF0ZVByb2R1Y3RSZXNwb25zZRJjChJBZG1pbkNyZWF0ZUludm9pY2USJS5iaWxsaW5nLnYxLkFkbWluQ3JlYXRlSW52b2ljZVJlcXVlc3QaJi5iaWxsaW5nLnYxLkFkbWluQ3JlYXRlSW52b2ljZVJlc3BvbnNlEmkKFEFkbWluU2V0U2VydmljZVN0YXRlEicuYmlsbGluZy52MS5BZG1pblNldFNlcnZpY2VTdGF0ZVJlcXVlc3QaKC5iaWxsaW5nLnYxLkFkbWluU2V0U2VydmljZVN0YXRlUmVzcG9uc2ViBnByb3RvMw", [file_platform_v1_error]);
+
+/**
+ * Describes the message billing.v1.JsonResult.
+ * Use `create(JsonResultSchema)` to create a new message.
+ */
+export const JsonResultSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 0);
+
+/**
+ * Describes the message billing.v1.GetAccountRequest.
+ * Use `create(GetAccountRequestSchema)` to create a new message.
+ */
+export const GetAccountRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 1);
+
+/**
+ * Describes the message billing.v1.GetAccountResponse.
+ * Use `create(GetAccountResponseSchema)` to create a new message.
+ */
+export const GetAccountResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 2);
+
+/**
+ * Describes the message billing.v1.GetUsageRequest.
+ * Use `create(GetUsageRequestSchema)` to create a new message.
+ */
+export const GetUsageRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 3);
+
+/**
+ * Describes the message billing.v1.GetUsageResponse.
+ * Use `create(GetUsageResponseSchema)` to create a new message.
+ */
+export const GetUsageResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 4);
+
+/**
+ * Describes the message billing.v1.ListTransactionsRequest.
+ * Use `create(ListTransactionsRequestSchema)` to create a new message.
+ */
+export const ListTransactionsRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 5);
+
+/**
+ * Describes the message billing.v1.ListTransactionsResponse.
+ * Use `create(ListTransactionsResponseSchema)` to create a new message.
+ */
+export const ListTransactionsResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 6);
+
+/**
+ * Describes the message billing.v1.GetServiceRequest.
+ * Use `create(GetServiceRequestSchema)` to create a new message.
+ */
+export const GetServiceRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 7);
+
+/**
+ * Describes the message billing.v1.GetServiceResponse.
+ * Use `create(GetServiceResponseSchema)` to create a new message.
+ */
+export const GetServiceResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 8);
+
+/**
+ * Describes the message billing.v1.GetServiceStatsRequest.
+ * Use `create(GetServiceStatsRequestSchema)` to create a new message.
+ */
+export const GetServiceStatsRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 9);
+
+/**
+ * Describes the message billing.v1.GetServiceStatsResponse.
+ * Use `create(GetServiceStatsResponseSchema)` to create a new message.
+ */
+export const GetServiceStatsResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 10);
+
+/**
+ * Describes the message billing.v1.CancelServiceRequest.
+ * Use `create(CancelServiceRequestSchema)` to create a new message.
+ */
+export const CancelServiceRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 11);
+
+/**
+ * Describes the message billing.v1.CancelServiceResponse.
+ * Use `create(CancelServiceResponseSchema)` to create a new message.
+ */
+export const CancelServiceResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 12);
+
+/**
+ * Describes the message billing.v1.WithdrawCancellationRequest.
+ * Use `create(WithdrawCancellationRequestSchema)` to create a new message.
+ */
+export const WithdrawCancellationRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 13);
+
+/**
+ * Describes the message billing.v1.WithdrawCancellationResponse.
+ * Use `create(WithdrawCancellationResponseSchema)` to create a new message.
+ */
+export const WithdrawCancellationResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 14);
+
+/**
+ * Describes the message billing.v1.RenewServiceRequest.
+ * Use `create(RenewServiceRequestSchema)` to create a new message.
+ */
+export const RenewServiceRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 15);
+
+/**
+ * Describes the message billing.v1.RenewServiceResponse.
+ * Use `create(RenewServiceResponseSchema)` to create a new message.
+ */
+export const RenewServiceResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 16);
+
+/**
+ * Describes the message billing.v1.ListProductsRequest.
+ * Use `create(ListProductsRequestSchema)` to create a new message.
+ */
+export const ListProductsRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 17);
+
+/**
+ * Describes the message billing.v1.ListProductsResponse.
+ * Use `create(ListProductsResponseSchema)` to create a new message.
+ */
+export const ListProductsResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 18);
+
+/**
+ * Describes the message billing.v1.GetProductRequest.
+ * Use `create(GetProductRequestSchema)` to create a new message.
+ */
+export const GetProductRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 19);
+
+/**
+ * Describes the message billing.v1.GetProductResponse.
+ * Use `create(GetProductResponseSchema)` to create a new message.
+ */
+export const GetProductResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 20);
+
+/**
+ * Describes the message billing.v1.OrderItem.
+ * Use `create(OrderItemSchema)` to create a new message.
+ */
+export const OrderItemSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 21);
+
+/**
+ * Describes the message billing.v1.CreateOrderRequest.
+ * Use `create(CreateOrderRequestSchema)` to create a new message.
+ */
+export const CreateOrderRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 22);
+
+/**
+ * Describes the message billing.v1.CreateOrderResponse.
+ * Use `create(CreateOrderResponseSchema)` to create a new message.
+ */
+export const CreateOrderResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 23);
+
+/**
+ * Describes the message billing.v1.ListOrdersRequest.
+ * Use `create(ListOrdersRequestSchema)` to create a new message.
+ */
+export const ListOrdersRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 24);
+
+/**
+ * Describes the message billing.v1.ListOrdersResponse.
+ * Use `create(ListOrdersResponseSchema)` to create a new message.
+ */
+export const ListOrdersResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 25);
+
+/**
+ * Describes the message billing.v1.GetOrderRequest.
+ * Use `create(GetOrderRequestSchema)` to create a new message.
+ */
+export const GetOrderRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 26);
+
+/**
+ * Describes the message billing.v1.GetOrderResponse.
+ * Use `create(GetOrderResponseSchema)` to create a new message.
+ */
+export const GetOrderResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 27);
+
+/**
+ * Describes the message billing.v1.ListDocumentsRequest.
+ * Use `create(ListDocumentsRequestSchema)` to create a new message.
+ */
+export const ListDocumentsRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 28);
+
+/**
+ * Describes the message billing.v1.ListDocumentsResponse.
+ * Use `create(ListDocumentsResponseSchema)` to create a new message.
+ */
+export const ListDocumentsResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 29);
+
+/**
+ * Describes the message billing.v1.GetDocumentRequest.
+ * Use `create(GetDocumentRequestSchema)` to create a new message.
+ */
+export const GetDocumentRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 30);
+
+/**
+ * Describes the message billing.v1.GetDocumentResponse.
+ * Use `create(GetDocumentResponseSchema)` to create a new message.
+ */
+export const GetDocumentResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 31);
+
+/**
+ * Describes the message billing.v1.PayDocumentRequest.
+ * Use `create(PayDocumentRequestSchema)` to create a new message.
+ */
+export const PayDocumentRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 32);
+
+/**
+ * Describes the message billing.v1.PayDocumentResponse.
+ * Use `create(PayDocumentResponseSchema)` to create a new message.
+ */
+export const PayDocumentResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 33);
+
+/**
+ * Describes the message billing.v1.AdminAdjustCreditRequest.
+ * Use `create(AdminAdjustCreditRequestSchema)` to create a new message.
+ */
+export const AdminAdjustCreditRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 34);
+
+/**
+ * Describes the message billing.v1.AdminAdjustCreditResponse.
+ * Use `create(AdminAdjustCreditResponseSchema)` to create a new message.
+ */
+export const AdminAdjustCreditResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 35);
+
+/**
+ * Describes the message billing.v1.AdminCreateProductRequest.
+ * Use `create(AdminCreateProductRequestSchema)` to create a new message.
+ */
+export const AdminCreateProductRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 36);
+
+/**
+ * Describes the message billing.v1.AdminCreateProductResponse.
+ * Use `create(AdminCreateProductResponseSchema)` to create a new message.
+ */
+export const AdminCreateProductResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 37);
+
+/**
+ * Describes the message billing.v1.AdminCreateInvoiceRequest.
+ * Use `create(AdminCreateInvoiceRequestSchema)` to create a new message.
+ */
+export const AdminCreateInvoiceRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 38);
+
+/**
+ * Describes the message billing.v1.AdminCreateInvoiceResponse.
+ * Use `create(AdminCreateInvoiceResponseSchema)` to create a new message.
+ */
+export const AdminCreateInvoiceResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 39);
+
+/**
+ * Describes the message billing.v1.AdminSetServiceStateRequest.
+ * Use `create(AdminSetServiceStateRequestSchema)` to create a new message.
+ */
+export const AdminSetServiceStateRequestSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 40);
+
+/**
+ * Describes the message billing.v1.AdminSetServiceStateResponse.
+ * Use `create(AdminSetServiceStateResponseSchema)` to create a new message.
+ */
+export const AdminSetServiceStateResponseSchema = /*@__PURE__*/
+  messageDesc(file_billing_v1_billing, 41);
 
 /**
  * Describes the message billing.v1.ListServiceSummariesRequest.
  * Use `create(ListServiceSummariesRequestSchema)` to create a new message.
  */
 export const ListServiceSummariesRequestSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 0);
+  messageDesc(file_billing_v1_billing, 42);
 
 /**
  * Describes the message billing.v1.ListServiceSummariesResponse.
  * Use `create(ListServiceSummariesResponseSchema)` to create a new message.
  */
 export const ListServiceSummariesResponseSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 1);
+  messageDesc(file_billing_v1_billing, 43);
 
 /**
  * Describes the message billing.v1.AdminCreateServiceRequest.
  * Use `create(AdminCreateServiceRequestSchema)` to create a new message.
  */
 export const AdminCreateServiceRequestSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 2);
+  messageDesc(file_billing_v1_billing, 44);
 
 /**
  * Describes the message billing.v1.AdminCreateServiceResponse.
  * Use `create(AdminCreateServiceResponseSchema)` to create a new message.
  */
 export const AdminCreateServiceResponseSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 3);
+  messageDesc(file_billing_v1_billing, 45);
 
 /**
  * Describes the message billing.v1.GetServiceSummariesRequest.
  * Use `create(GetServiceSummariesRequestSchema)` to create a new message.
  */
 export const GetServiceSummariesRequestSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 4);
+  messageDesc(file_billing_v1_billing, 46);
 
 /**
  * Describes the message billing.v1.GetServiceSummariesResponse.
  * Use `create(GetServiceSummariesResponseSchema)` to create a new message.
  */
 export const GetServiceSummariesResponseSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 5);
+  messageDesc(file_billing_v1_billing, 47);
 
 /**
  * Describes the message billing.v1.ServiceSummary.
  * Use `create(ServiceSummarySchema)` to create a new message.
  */
 export const ServiceSummarySchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 6);
+  messageDesc(file_billing_v1_billing, 48);
 
 /**
  * Describes the message billing.v1.Product.
  * Use `create(ProductSchema)` to create a new message.
  */
 export const ProductSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 7);
+  messageDesc(file_billing_v1_billing, 49);
 
 /**
  * Describes the message billing.v1.BillingTerms.
  * Use `create(BillingTermsSchema)` to create a new message.
  */
 export const BillingTermsSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 8);
+  messageDesc(file_billing_v1_billing, 50);
 
 /**
  * Describes the message billing.v1.Cancellation.
  * Use `create(CancellationSchema)` to create a new message.
  */
 export const CancellationSchema = /*@__PURE__*/
-  messageDesc(file_billing_v1_billing, 9);
+  messageDesc(file_billing_v1_billing, 51);
 
 /**
  * Billing owns products, services as subscriptions, orders, invoices, proformas, the credit

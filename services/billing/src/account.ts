@@ -1,0 +1,105 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { badRequest, type Sql } from "@hb/platform";
+import { lockBalance, move } from "./ledger.ts";
+import { formatMoney, money, monthlyEquivalent, parseMoney, toNumber } from "./money.ts";
+import { callerOf, json, page, pagination, requireUuid } from "./shared.ts";
+
+export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingService>> {
+  const balanceRow = async (personId: string) =>
+    (
+      await sql<
+        { balance: string; currency: string }[]
+      >`select balance, currency from balances where person_id = ${personId}`
+    )[0];
+
+  return {
+    async getAccount(req) {
+      const caller = callerOf(req.caller);
+      const row = await balanceRow(caller.personId);
+      return { balance: formatMoney(money(row?.balance ?? "0")), currency: row?.currency ?? "" };
+    },
+
+    async getUsage(req) {
+      const caller = callerOf(req.caller);
+      const services = await sql<{ status: string; count: number }[]>`
+        select status, count(*)::int as count from services where customer_id = ${caller.customerId} group by status`;
+      const recurring = await sql<{ amount: string; cycle: string }[]>`
+        select amount::text, cycle from services where customer_id = ${caller.customerId} and status in ('active', 'suspended')`;
+      const [unpaid] = await sql<{ n: number; due: string }[]>`
+        select count(*)::int as n, coalesce(sum(total - amount_paid), 0)::text as due from documents
+        where customer_id = ${caller.customerId} and kind = 'invoice' and status = 'unpaid'`;
+      const [paid] = await sql<{ paid: string }[]>`
+        select coalesce(sum(-amount), 0)::text as paid from ledger
+        where customer_id = ${caller.customerId} and kind = 'payment' and created_at >= date_trunc('month', now())`;
+      const [hourly] = await sql<{ charged: string }[]>`
+        select coalesce(sum(-amount), 0)::text as charged from ledger
+        where customer_id = ${caller.customerId} and kind = 'hourly_charge' and created_at >= date_trunc('month', now())`;
+      const row = await balanceRow(caller.personId);
+      const monthly = recurring.reduce((sum, r) => sum + monthlyEquivalent(money(r.amount), r.cycle), 0n);
+      return json({
+        services: {
+          total: services.reduce((n, s) => n + s.count, 0),
+          by_status: Object.fromEntries(services.map((s) => [s.status, s.count])),
+        },
+        recurring_monthly_amount: toNumber(monthly),
+        unpaid_invoices: { count: unpaid.n, total: toNumber(money(unpaid.due)) },
+        paid_this_month: toNumber(money(paid.paid)),
+        hourly_charges_this_month: toNumber(money(hourly.charged)),
+        balance: toNumber(money(row?.balance ?? "0")),
+        currency: row?.currency ?? "",
+      });
+    },
+
+    async listTransactions(req) {
+      const caller = callerOf(req.caller);
+      const p = page(req.page, req.limit, 20);
+      const rows = await sql<
+        {
+          id: string;
+          amount: string;
+          balance_after: string;
+          kind: string;
+          description: string;
+          document_id: string | null;
+          created_at: Date;
+        }[]
+      >`select id::text, amount::text, balance_after::text, kind, description, document_id, created_at from ledger
+        where person_id = ${caller.personId} order by id desc limit ${p.limit} offset ${p.offset}`;
+      const [{ n }] = await sql<
+        { n: number }[]
+      >`select count(*)::int as n from ledger where person_id = ${caller.personId}`;
+      return json({
+        transactions: rows.map((r) => ({
+          id: r.id,
+          type: r.kind,
+          amount: toNumber(money(r.amount)),
+          balance_after: toNumber(money(r.balance_after)),
+          description: r.description,
+          document_id: r.document_id,
+          created_at: r.created_at.toISOString(),
+        })),
+        pagination: pagination(p, n),
+      });
+    },
+
+    async adminAdjustCredit(req) {
+      requireUuid("person_id", req.personId);
+      requireUuid("customer_id", req.customerId);
+      const amount = parseMoney(req.amount);
+      if (amount === undefined || amount === 0n)
+        throw badRequest("amount", "amount must be a non-zero decimal, e.g. 100 or -5.50");
+      const balance = await sql.begin(async (tx) => {
+        await lockBalance(tx, req.personId, req.customerId, req.currency || "EUR");
+        return move(tx, {
+          personId: req.personId,
+          customerId: req.customerId,
+          amount,
+          kind: amount > 0n ? "credit_added" : "credit_removed",
+          description: req.description || (amount > 0n ? "Credit added by staff" : "Credit removed by staff"),
+        });
+      });
+      return { balance: formatMoney(balance) };
+    },
+  };
+}

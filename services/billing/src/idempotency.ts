@@ -1,0 +1,45 @@
+import { apiError, type TxSql } from "@hb/platform";
+
+/**
+ * Idempotency-Key support for calls that move money: the first result for a key is stored in the
+ * same transaction as the money movement; a repeat with the same body returns it; a repeat with
+ * another body is refused. Keys are kept 24 hours.
+ */
+export async function replay(
+  tx: TxSql,
+  personId: string,
+  operation: string,
+  key: string,
+  requestHash: string,
+): Promise<string | undefined> {
+  if (!key) return undefined;
+  if (key.length > 255) throw apiError("BAD_REQUEST", "Idempotency-Key must be at most 255 characters");
+  // Serialise concurrent requests with the same key.
+  await tx`select pg_advisory_xact_lock(hashtext(${`${personId}:${operation}:${key}`}))`;
+  const [row] = await tx<{ request_hash: string; response: string }[]>`
+    select request_hash, response from idempotency
+    where person_id = ${personId} and operation = ${operation} and key = ${key}
+      and created_at > now() - interval '24 hours'`;
+  if (!row) return undefined;
+  if (row.request_hash !== requestHash) {
+    throw apiError("BAD_REQUEST", "This Idempotency-Key was already used with a different request body", {
+      violations: [{ field: "Idempotency-Key", message: "reused with a different body" }],
+    });
+  }
+  return row.response;
+}
+
+export async function remember(
+  tx: TxSql,
+  personId: string,
+  operation: string,
+  key: string,
+  requestHash: string,
+  response: string,
+) {
+  if (!key) return;
+  await tx`insert into idempotency (person_id, operation, key, request_hash, response)
+    values (${personId}, ${operation}, ${key}, ${requestHash}, ${response})
+    on conflict (person_id, operation, key) do update
+      set request_hash = excluded.request_hash, response = excluded.response, created_at = excluded.created_at`;
+}

@@ -1,0 +1,65 @@
+import path from "node:path";
+import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
+import {
+  bind,
+  connectDb,
+  connectNats,
+  createLogger,
+  ensureStreams,
+  listenPort,
+  migrate,
+  onShutdown,
+  rpcClient,
+  runMain,
+  serveRpc,
+  startOutboxRelay,
+} from "@hb/platform";
+import { createAccount } from "./account.ts";
+import { createCatalogue } from "./catalogue.ts";
+import { loadBillingConfig } from "./config.ts";
+import { createDocumentHandlers } from "./document-handlers.ts";
+import { createOrders } from "./orders.ts";
+import { startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
+import { createServiceHandlers } from "./service-handlers.ts";
+
+const log = createLogger("billing");
+
+runMain(log, async () => {
+  const cfg = loadBillingConfig();
+  const sql = connectDb(cfg.DATABASE_URL, "billing", cfg.DB_POOL_MAX);
+  await migrate(sql, "billing", path.join(import.meta.dirname, "db/migrations"), log);
+  const nc = await connectNats(cfg.NATS_URL, "billing");
+  await ensureStreams(nc, cfg.HB_NS);
+  const compute = rpcClient(cfg.RPC_TRANSPORT, ComputeService, cfg.COMPUTE_ADDR, {
+    timeoutMs: cfg.RPC_TIMEOUT_MS,
+  });
+
+  const impl = {
+    ...createAccount(sql),
+    ...createCatalogue(sql),
+    ...createServiceHandlers(sql, cfg.HB_NS),
+    ...createOrders(sql, cfg.HB_NS),
+    ...createDocumentHandlers(sql, cfg.HB_NS),
+  };
+  const server = await serveRpc(
+    cfg.RPC_TRANSPORT,
+    listenPort(cfg.BILLING_ADDR),
+    [bind(BillingService, impl)],
+    log,
+  );
+  const relay = startOutboxRelay(sql, nc, log);
+  const provisioner = startProvisioner(sql, compute.client, log, cfg.PROVISIONER_INTERVAL_MS);
+  const machines = await startMachineEventConsumer(sql, nc, cfg.HB_NS, log);
+  log.info("billing listening", { port: server.port, transport: cfg.RPC_TRANSPORT });
+
+  onShutdown(log, [
+    ["rpc", () => server.close()],
+    ["provisioner", () => provisioner.stop()],
+    ["machine-events", () => machines.stop()],
+    ["outbox", () => relay.stop()],
+    ["nats", () => nc.drain()],
+    ["compute-client", () => compute.close()],
+    ["db", () => sql.end({ timeout: 5 })],
+  ]);
+});

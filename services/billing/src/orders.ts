@@ -1,0 +1,249 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { BillingService, OrderItem } from "@hb/contracts/billing/v1/billing_pb";
+import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { createDocument, payFromCredit } from "./documents.ts";
+import { orderEvent } from "./events.ts";
+import { remember, replay } from "./idempotency.ts";
+import { balanceOf, lockBalance } from "./ledger.ts";
+import { addCycle, formatMoney, money, toNumber, type Units } from "./money.ts";
+import {
+  type DocumentRow,
+  documentJson,
+  type OrderRow,
+  orderJson,
+  selectServices,
+  serviceJson,
+} from "./records.ts";
+import { callerOf, json } from "./shared.ts";
+
+export const MAX_ORDER_ITEMS = 50;
+
+interface PricedItem {
+  item: OrderItem;
+  productId: string;
+  productName: string;
+  kind: string;
+  price: Units;
+  currency: string;
+}
+
+export interface OrderContext {
+  customerId: string;
+  personId: string;
+  partnerId?: string;
+  externalOrderId?: string;
+  externalCustomerId?: string;
+  /** credit: settle from the payer's balance when it covers the total; invoice: raise a document only. */
+  paymentMode: "credit" | "invoice";
+}
+
+/** Validates the items against the catalogue and prices them. */
+export async function priceItems(sql: Sql, items: OrderItem[]): Promise<PricedItem[]> {
+  if (items.length === 0) throw badRequest("items", "an order needs productId and billingCycle, or items");
+  if (items.length > MAX_ORDER_ITEMS) throw badRequest("items", `at most ${MAX_ORDER_ITEMS} items per order`);
+  const priced: PricedItem[] = [];
+  for (const [i, item] of items.entries()) {
+    const field = items.length === 1 ? "" : `items.${i}.`;
+    if (!isUuid(item.productId)) throw badRequest(`${field}productId`, "productId is not a valid identifier");
+    const [p] = await sql<
+      {
+        id: string;
+        name: string;
+        kind: string;
+        currency: string;
+        os_images: string[];
+        price: string | null;
+      }[]
+    >`
+      select p.id, p.name, p.kind, p.currency, p.os_images, pp.price
+      from products p left join product_prices pp on pp.product_id = p.id and pp.cycle = ${item.billingCycle}
+      where p.id = ${item.productId} and p.active`;
+    if (!p)
+      throw apiError("NOT_FOUND", "Product not found", {
+        violations: [{ field: `${field}productId`, message: "no such product" }],
+      });
+    if (p.price === null)
+      throw badRequest(
+        `${field}billingCycle`,
+        `billingCycle "${item.billingCycle}" is not offered for this product`,
+      );
+    if (item.osImageId && !p.os_images.includes(item.osImageId)) {
+      throw badRequest(
+        `${field}configOptions.os_image_id`,
+        `os_image_id "${item.osImageId}" is not offered for this product`,
+      );
+    }
+    priced.push({
+      item,
+      productId: p.id,
+      productName: p.name,
+      kind: p.kind,
+      price: money(p.price),
+      currency: p.currency,
+    });
+  }
+  const currencies = new Set(priced.map((p) => p.currency));
+  if (currencies.size > 1) throw badRequest("items", "all items of an order must be in one currency");
+  return priced;
+}
+
+/** Creates the order, its services (pending_payment) and its proforma, and settles from credit. */
+export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, priced: PricedItem[]) {
+  {
+    const currency = priced[0].currency;
+    const total = priced.reduce((s, p) => s + p.price, 0n);
+    const orderId = newId();
+    await tx`
+      insert into orders (id, order_number, customer_id, person_id, total, currency, partner_id, external_order_id,
+                          external_customer_id, payment_mode)
+      values (${orderId}, 'ORD-' || nextval('order_numbers'), ${ctx.customerId}, ${ctx.personId}, ${formatMoney(total)},
+              ${currency}, ${ctx.partnerId ?? null}, ${ctx.externalOrderId ?? null}, ${ctx.externalCustomerId ?? null},
+              ${ctx.paymentMode})`;
+    const serviceIds: string[] = [];
+    const now = new Date();
+    for (const p of priced) {
+      const id = newId();
+      serviceIds.push(id);
+      const hostname = p.item.hostname || `${p.kind}-${id.slice(-8)}`;
+      await tx`insert into services (id, customer_id, person_id, product_id, order_id, kind, name, hostname, status, cycle,
+                                     amount, currency, next_due_date, os_image_id, partner_id)
+        values (${id}, ${ctx.customerId}, ${ctx.personId}, ${p.productId}, ${orderId}, ${p.kind}, ${p.productName}, ${hostname},
+                'pending_payment', ${p.item.billingCycle}, ${formatMoney(p.price)}, ${currency},
+                ${addCycle(now, p.item.billingCycle)}, ${p.item.osImageId}, ${ctx.partnerId ?? null})`;
+    }
+    const proforma = await createDocument(tx, {
+      kind: "proforma",
+      customerId: ctx.customerId,
+      personId: ctx.personId,
+      currency,
+      purpose: "order",
+      orderId,
+      lines: priced.map((p, i) => ({
+        description: `${p.productName} (${p.item.billingCycle})`,
+        amount: p.price,
+        serviceId: serviceIds[i],
+      })),
+    });
+    let settled = false;
+    let invoice: DocumentRow | undefined;
+    let paymentError = "";
+    if (ctx.paymentMode === "credit") {
+      const balance = await lockBalance(tx, ctx.personId, ctx.customerId, currency);
+      if (balance >= total) {
+        const paid = await payFromCredit(
+          tx,
+          ns,
+          proforma.id,
+          { personId: ctx.personId, customerId: ctx.customerId },
+          undefined,
+        );
+        invoice = paid.invoice;
+        settled = true;
+      } else {
+        paymentError = `Insufficient credit: balance ${formatMoney(balance)} ${currency}, order total ${formatMoney(total)} ${currency}`;
+      }
+    }
+    const [finalOrder] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
+    if (!settled) {
+      if (ctx.partnerId && ctx.paymentMode === "credit") {
+        await tx`update orders set payment_error = ${paymentError} where id = ${orderId}`;
+        await orderEvent(tx, ns, "order.payment_failed", finalOrder, { paymentError });
+      } else {
+        await orderEvent(tx, ns, "order.invoiced", finalOrder, { invoiceId: proforma.id });
+      }
+    }
+    const [proformaNow] = await tx<DocumentRow[]>`select * from documents where id = ${proforma.id}`;
+    const services = await selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
+    const balance = await balanceOf(tx, ctx.personId);
+    const doc = invoice ?? proformaNow;
+    return {
+      order: { ...orderJson(finalOrder), payment_error: finalOrder.payment_error },
+      services: services.map((s) => ({
+        id: s.id,
+        status: s.status,
+        hostname: s.hostname,
+        product_id: s.product_id,
+      })),
+      proforma: documentJson(proformaNow),
+      invoice: invoice ? documentJson(invoice) : null,
+      document: {
+        type: doc.kind,
+        id: doc.id,
+        status: doc.status,
+        total: toNumber(money(doc.total)),
+        settled,
+      },
+      settled,
+      next_step: settled
+        ? "Paid from credit. Provisioning has started; poll GET /services/{id} until it is active."
+        : `Pay proforma ${proformaNow.number} with POST /api/v1/proformas/${proformaNow.id}/pay once your credit balance covers ${toNumber(total)} ${currency}.`,
+      credit_balance: toNumber(balance),
+    };
+  }
+}
+
+export function createOrders(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
+  return {
+    async createOrder(req) {
+      const caller = callerOf(req.caller);
+      const priced = await priceItems(sql, req.items);
+      const result = await sql.begin(async (tx) => {
+        const again = await replay(tx, caller.personId, "order", req.idempotencyKey, req.requestHash);
+        if (again) return again;
+        const ctx = {
+          customerId: caller.customerId,
+          personId: caller.personId,
+          paymentMode: "credit" as const,
+        };
+        const out = JSON.stringify(await placeOrder(tx, ns, ctx, priced));
+        await remember(tx, caller.personId, "order", req.idempotencyKey, req.requestHash, out);
+        return out;
+      });
+      return { result: { json: result } };
+    },
+
+    async listOrders(req) {
+      const caller = callerOf(req.caller);
+      const page = Math.max(1, req.page || 1);
+      const limit = Math.min(200, Math.max(1, req.limit || 20));
+      const status = req.status || null;
+      const rows = await sql<(OrderRow & { total_count: string })[]>`
+        select *, count(*) over () as total_count from orders
+        where customer_id = ${caller.customerId} and (${status}::text is null or status = ${status} or payment_status = ${status})
+        order by created_at desc, id desc limit ${limit} offset ${(page - 1) * limit}`;
+      const total = rows.length
+        ? Number(rows[0].total_count)
+        : await countOrders(sql, caller.customerId, status);
+      return json({
+        orders: rows.map(orderJson),
+        pagination: { page, limit, total, pages: Math.max(1, Math.ceil(total / limit)) },
+      });
+    },
+
+    async getOrder(req) {
+      const caller = callerOf(req.caller);
+      if (!isUuid(req.orderId)) throw badRequest("id", "id is not a valid identifier");
+      const [order] = await sql<
+        OrderRow[]
+      >`select * from orders where id = ${req.orderId} and customer_id = ${caller.customerId}`;
+      if (!order) throw notFound("Order");
+      const services = await selectServices(sql, "s.order_id = $1 order by s.created_at, s.id", [order.id]);
+      const docs = await sql<
+        DocumentRow[]
+      >`select * from documents where order_id = ${order.id} order by created_at`;
+      return json({
+        ...orderJson(order),
+        payment_error: order.payment_error,
+        services: services.map(serviceJson),
+        documents: docs.map((d) => documentJson(d)),
+      });
+    },
+  };
+}
+
+async function countOrders(sql: Sql, customerId: string, status: string | null) {
+  const [{ n }] = await sql<{ n: number }[]>`
+    select count(*)::int as n from orders where customer_id = ${customerId}
+      and (${status}::text is null or status = ${status} or payment_status = ${status})`;
+  return n;
+}

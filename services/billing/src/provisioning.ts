@@ -1,0 +1,119 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import type { Client } from "@connectrpc/connect";
+import type { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
+import { EventSchema } from "@hb/contracts/events/v1/events_pb";
+import {
+  type BatchConsumer,
+  consumeBatches,
+  ensureConsumer,
+  type Logger,
+  type NatsConnection,
+  type Sql,
+  streams,
+} from "@hb/platform";
+import { serviceEvent } from "./events.ts";
+import { type OrderRow, selectServices } from "./records.ts";
+
+/**
+ * Paid services wait in `pending`; this loop asks compute to build each one (Provision is
+ * idempotent on the service id, so a crash between the call and the update only repeats it)
+ * and moves it to `installing`. Nothing is provisioned before payment: only `pending` is picked.
+ */
+export function startProvisioner(
+  sql: Sql,
+  compute: Client<typeof ComputeService>,
+  log: Logger,
+  intervalMs = 300,
+) {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const rows = await sql<
+          {
+            id: string;
+            customer_id: string;
+            kind: string;
+            product_id: string;
+            hostname: string;
+            os_image_id: string;
+            vcpus: number;
+            memory_mb: number;
+            disk_gb: number;
+            location: string;
+          }[]
+        >`
+          select s.id, s.customer_id, s.kind, s.product_id, s.hostname, s.os_image_id, p.vcpus, p.memory_mb, p.disk_gb, p.location
+          from services s join products p on p.id = s.product_id
+          where s.status = 'pending' order by s.created_at limit 20`;
+        for (const r of rows) {
+          await compute.provision({
+            serviceId: r.id,
+            customerId: r.customer_id,
+            kind: r.kind,
+            productId: r.product_id,
+            hostname: r.hostname,
+            osImageId: r.os_image_id,
+            location: r.location,
+            vcpus: r.vcpus,
+            memoryMb: r.memory_mb,
+            diskGb: r.disk_gb,
+            plan: r.product_id,
+          });
+          await sql`update services set status = 'installing' where id = ${r.id} and status = 'pending'`;
+        }
+      } catch (err) {
+        log.warn("provisioning request failed, will retry", { err });
+      }
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+/** Follows compute's reports: installing → active or provisioning_failed, with the service event. */
+export async function startMachineEventConsumer(
+  sql: Sql,
+  nc: NatsConnection,
+  ns: string,
+  log: Logger,
+): Promise<BatchConsumer> {
+  const s = streams(ns);
+  const durable = "billing-machine-events";
+  await ensureConsumer(nc, s.events.name, durable, `${ns}.events.machine.>`);
+  return consumeBatches(nc, s.events.name, durable, log, async (msgs) => {
+    for (const m of msgs) {
+      const event = fromBinary(EventSchema, m.data);
+      if (event.payload.case !== "machine") continue;
+      const machine = event.payload.value;
+      await sql.begin(async (tx) => {
+        const fresh =
+          await tx`insert into processed_events (event_id) values (${event.id}) on conflict do nothing returning event_id`;
+        if (fresh.length === 0) return; // already applied
+        const [svc] = await selectServices(tx, "s.id = $1 for update of s", [machine.serviceId]);
+        if (!svc || !["installing", "pending"].includes(svc.status)) return;
+        const status = machine.success ? "active" : "provisioning_failed";
+        await tx`update services set status = ${status}, server_ip = ${machine.serverIp},
+          hostname = coalesce(nullif(${machine.hostname}, ''), hostname),
+          failure_reason = ${machine.success ? null : machine.error || "provisioning failed"} where id = ${svc.id}`;
+        const [updated] = await selectServices(tx, "s.id = $1", [svc.id]);
+        const [order] = svc.order_id
+          ? await tx<OrderRow[]>`select * from orders where id = ${svc.order_id}`
+          : [];
+        await serviceEvent(
+          tx,
+          ns,
+          machine.success ? "service.provisioned" : "service.provisioning_failed",
+          updated,
+          order,
+          machine.success ? "" : machine.error,
+        );
+      });
+    }
+  });
+}

@@ -1,0 +1,168 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ServiceSummarySchema } from "@hb/contracts/billing/v1/billing_pb";
+import type { Sql } from "@hb/platform";
+import { formatMoney, money, toNumber } from "./money.ts";
+
+export interface ServiceRow {
+  id: string;
+  customer_id: string;
+  person_id: string | null;
+  product_id: string;
+  product_name: string;
+  order_id: string | null;
+  kind: string;
+  name: string;
+  hostname: string;
+  status: string;
+  cycle: string;
+  amount: string;
+  currency: string;
+  next_due_date: Date;
+  cancellation: { type: string; reason: string; requested_at: string; effective_at: string } | null;
+  os_image_id: string;
+  server_ip: string;
+  failure_reason: string | null;
+  partner_id: string | null;
+  created_at: Date;
+}
+
+/** Services joined with their product name. */
+export const serviceSelect = `select s.*, p.name as product_name from services s join products p on p.id = s.product_id`;
+
+type Queryable = { unsafe: Sql["unsafe"] };
+/** Services matching a WHERE clause (with $1… parameters), joined with their product. */
+export const selectServices = (db: Queryable, where: string, params: unknown[]) =>
+  db.unsafe<ServiceRow[]>(`${serviceSelect} where ${where}`, params as never[]);
+
+export const summaryOut = (r: ServiceRow): MessageInitShape<typeof ServiceSummarySchema> => ({
+  id: r.id,
+  customerId: r.customer_id,
+  name: r.name,
+  hostname: r.hostname,
+  kind: r.kind,
+  status: r.status,
+  product: { id: r.product_id, name: r.product_name },
+  billing: {
+    cycle: r.cycle,
+    amount: formatMoney(money(r.amount)),
+    currency: r.currency,
+    nextDueDate: r.next_due_date.toISOString(),
+  },
+  cancellation: r.cancellation
+    ? {
+        type: r.cancellation.type,
+        reason: r.cancellation.reason,
+        requestedAt: r.cancellation.requested_at,
+        effectiveAt: r.cancellation.effective_at,
+      }
+    : undefined,
+  createdAt: r.created_at.toISOString(),
+});
+
+/** The service record of the customer API. */
+export const serviceJson = (r: ServiceRow) => ({
+  id: r.id,
+  name: r.name,
+  hostname: r.hostname,
+  kind: r.kind,
+  status: r.status,
+  product: { id: r.product_id, name: r.product_name },
+  billing: {
+    cycle: r.cycle,
+    amount: formatMoney(money(r.amount)),
+    currency: r.currency,
+    next_due_date: r.next_due_date.toISOString(),
+  },
+  cancellation: r.cancellation,
+  order_id: r.order_id,
+  failure_reason: r.failure_reason,
+  created_at: r.created_at.toISOString(),
+});
+
+export interface DocumentRow {
+  id: string;
+  kind: "invoice" | "proforma";
+  number: string;
+  customer_id: string;
+  person_id: string | null;
+  status: string;
+  total: string;
+  amount_paid: string;
+  currency: string;
+  purpose: string;
+  order_id: string | null;
+  service_id: string | null;
+  converted_to: string | null;
+  created_at: Date;
+  due_date: Date;
+  paid_at: Date | null;
+}
+
+export interface LineRow {
+  id: string;
+  document_id: string;
+  description: string;
+  amount: string;
+  service_id: string | null;
+}
+
+/** An invoice or proforma as the API shows it; money fields as 4-decimal strings and numbers. */
+export const documentJson = (d: DocumentRow, lines?: LineRow[]) => {
+  const total = money(d.total);
+  const paid = money(d.amount_paid);
+  return {
+    id: d.id,
+    type: d.kind,
+    [`${d.kind}_number`]: d.number,
+    number: d.number,
+    status: d.status,
+    total: toNumber(total),
+    amount_paid: toNumber(paid),
+    amount_due: toNumber(total - paid),
+    currency: d.currency,
+    purpose: d.purpose,
+    order_id: d.order_id,
+    service_id: d.service_id,
+    converted_invoice_id: d.converted_to,
+    created_at: d.created_at.toISOString(),
+    due_date: d.due_date.toISOString(),
+    paid_at: d.paid_at?.toISOString() ?? null,
+    ...(lines
+      ? {
+          items: lines.map((l) => ({
+            id: l.id,
+            description: l.description,
+            amount: formatMoney(money(l.amount)),
+            service_id: l.service_id,
+          })),
+        }
+      : {}),
+  };
+};
+
+export interface OrderRow {
+  id: string;
+  order_number: string;
+  customer_id: string;
+  person_id: string;
+  status: string;
+  payment_status: string;
+  total: string;
+  currency: string;
+  partner_id: string | null;
+  external_order_id: string | null;
+  external_customer_id: string | null;
+  payment_mode: string;
+  payment_error: string | null;
+  created_at: Date;
+}
+
+export const orderJson = (o: OrderRow) => ({
+  id: o.id,
+  order_number: o.order_number,
+  status: o.status,
+  payment_status: o.payment_status,
+  total: toNumber(money(o.total)),
+  currency: o.currency,
+  created_at: o.created_at.toISOString(),
+});

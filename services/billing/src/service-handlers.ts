@@ -1,0 +1,223 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { createDocument } from "./documents.ts";
+import { serviceEvent } from "./events.ts";
+import { addCycle, formatMoney, money, toNumber } from "./money.ts";
+import { documentJson, type ServiceRow, selectServices, serviceJson, summaryOut } from "./records.ts";
+import { callerOf, json, page, pagination, requireUuid } from "./shared.ts";
+
+export const SERVICE_STATUSES = [
+  "pending_payment",
+  "pending",
+  "installing",
+  "active",
+  "provisioning_failed",
+  "suspended",
+  "terminated",
+  "cancelled",
+];
+
+async function ownService(
+  db: Sql | TxSql,
+  customerId: string,
+  id: string,
+  lock = false,
+): Promise<ServiceRow> {
+  requireUuid("id", id);
+  const [s] = await selectServices(db, `s.id = $1 and s.customer_id = $2${lock ? " for update of s" : ""}`, [
+    id,
+    customerId,
+  ]);
+  if (!s) throw notFound("Service");
+  return s;
+}
+
+/** Changes a service's state as the supplier or a partner does, with its event. */
+export async function setServiceState(tx: TxSql, ns: string, s: ServiceRow, action: string, reason: string) {
+  const to = { suspend: "suspended", unsuspend: "active", terminate: "terminated" }[action];
+  if (!to) throw badRequest("action", "action must be suspend, unsuspend or terminate");
+  if (s.status === "terminated") throw apiError("CONFLICT", "The service is terminated");
+  if (action === "unsuspend" && s.status !== "suspended")
+    throw apiError("CONFLICT", "The service is not suspended");
+  if (action === "suspend" && s.status !== "active")
+    throw apiError("CONFLICT", "Only an active service can be suspended");
+  // Termination ends any scheduled cancellation with it.
+  if (action === "terminate")
+    await tx`update services set status = ${to}, cancellation = null where id = ${s.id}`;
+  else await tx`update services set status = ${to} where id = ${s.id}`;
+  const [updated] = await selectServices(tx, "s.id = $1", [s.id]);
+  const [order] = s.order_id ? await tx`select * from orders where id = ${s.order_id}` : [];
+  const type = (
+    {
+      suspend: "service.suspended",
+      unsuspend: "service.unsuspended",
+      terminate: "service.terminated",
+    } as const
+  )[action as "suspend" | "unsuspend" | "terminate"];
+  await serviceEvent(tx, ns, type, updated, order as never, reason);
+  return updated;
+}
+
+export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
+  return {
+    async getServiceSummaries(req) {
+      const caller = callerOf(req.caller);
+      const ids = req.serviceIds.filter(isUuid);
+      if (ids.length === 0) return { services: [] };
+      const rows = await selectServices(sql, "s.id = any($1::uuid[]) and s.customer_id = $2", [
+        ids,
+        caller.customerId,
+      ]);
+      return { services: rows.map(summaryOut) };
+    },
+
+    async listServiceSummaries(req) {
+      const caller = callerOf(req.caller);
+      const p = page(req.page, req.limit, 50);
+      const kind = req.kind || null;
+      const status = req.status || null;
+      const rows = await selectServices(
+        sql,
+        `s.customer_id = $1 and ($2::text is null or s.kind = $2) and ($3::text is null or s.status = $3)
+         order by s.created_at desc, s.id desc limit $4 offset $5`,
+        [caller.customerId, kind, status, p.limit, p.offset],
+      );
+      const [{ n }] = await sql<{ n: number }[]>`
+        select count(*)::int as n from services where customer_id = ${caller.customerId}
+          and (${kind}::text is null or kind = ${kind}) and (${status}::text is null or status = ${status})`;
+      return { services: rows.map(summaryOut), total: n };
+    },
+
+    async getServiceStats(req) {
+      const caller = callerOf(req.caller);
+      const rows = await sql<{ status: string; count: number; amount: string; currency: string }[]>`
+        select status, count(*)::int as count, coalesce(sum(amount), 0)::text as amount, min(currency) as currency
+        from services where customer_id = ${caller.customerId} group by status`;
+      const stats = {
+        total: rows.reduce((n, r) => n + r.count, 0),
+        by_status: Object.fromEntries(rows.map((r) => [r.status, r.count])),
+        amount_by_status: Object.fromEntries(rows.map((r) => [r.status, toNumber(money(r.amount))])),
+      };
+      return { stats: { json: JSON.stringify(stats) } };
+    },
+
+    async getService(req) {
+      const caller = callerOf(req.caller);
+      const s = await ownService(sql, caller.customerId, req.serviceId);
+      return { service: summaryOut(s), detail: { json: JSON.stringify(serviceJson(s)) } };
+    },
+
+    async cancelService(req) {
+      const caller = callerOf(req.caller);
+      return sql.begin(async (tx) => {
+        const s = await ownService(tx, caller.customerId, req.serviceId, true);
+        if (["terminated", "cancelled"].includes(s.status))
+          throw apiError("CONFLICT", `The service is already ${s.status}`);
+        if (req.immediate) {
+          return {
+            service: summaryOut(
+              await setServiceState(tx, ns, s, "terminate", req.reason || "Cancelled by the customer"),
+            ),
+          };
+        }
+        if (s.cancellation)
+          throw apiError("CONFLICT", "A cancellation is already scheduled for this service");
+        const cancellation = {
+          type: "end_of_term",
+          reason: req.reason,
+          requested_at: new Date().toISOString(),
+          effective_at: s.next_due_date.toISOString(),
+        };
+        await tx`update services set cancellation = ${tx.json(cancellation)} where id = ${s.id}`;
+        const [updated] = await selectServices(tx, "s.id = $1", [s.id]);
+        return { service: summaryOut(updated) };
+      });
+    },
+
+    async withdrawCancellation(req) {
+      const caller = callerOf(req.caller);
+      return sql.begin(async (tx) => {
+        const s = await ownService(tx, caller.customerId, req.serviceId, true);
+        if (!s.cancellation || s.status === "terminated") {
+          throw apiError("CONFLICT", "No pending cancellation to withdraw for this service");
+        }
+        await tx`update services set cancellation = null where id = ${s.id}`;
+        const [updated] = await selectServices(tx, "s.id = $1", [s.id]);
+        return { service: summaryOut(updated) };
+      });
+    },
+
+    async renewService(req) {
+      const caller = callerOf(req.caller);
+      return sql.begin(async (tx) => {
+        const s = await ownService(tx, caller.customerId, req.serviceId, true);
+        if (!["active", "suspended"].includes(s.status)) {
+          throw apiError("CONFLICT", `A ${s.status} service cannot be renewed`);
+        }
+        const [open] =
+          await tx`select id from documents where service_id = ${s.id} and status = 'unpaid' limit 1`;
+        if (open)
+          throw apiError("CONFLICT", "A billing document is already open on this service; pay it first");
+        const until = addCycle(s.next_due_date, s.cycle);
+        const invoice = await createDocument(tx, {
+          kind: "invoice",
+          customerId: s.customer_id,
+          personId: caller.personId,
+          currency: s.currency,
+          purpose: "renewal",
+          serviceId: s.id,
+          lines: [
+            {
+              description: `Renewal of ${s.name} (${s.cycle}) ${s.next_due_date.toISOString().slice(0, 10)} – ${until.toISOString().slice(0, 10)}`,
+              amount: money(s.amount),
+              serviceId: s.id,
+            },
+          ],
+        });
+        return { invoice: { json: JSON.stringify(documentJson(invoice)) } };
+      });
+    },
+
+    async adminCreateService(req) {
+      requireUuid("customer_id", req.customerId);
+      const kind = req.kind || "vps";
+      const [product] = req.productId
+        ? await sql<
+            { id: string; name: string; currency: string }[]
+          >`select id, name, currency from products where id = ${requireUuid("product_id", req.productId)}`
+        : await sql<
+            { id: string; name: string; currency: string }[]
+          >`select id, name, currency from products where kind = ${kind} order by created_at limit 1`;
+      if (!product) throw notFound("Product");
+      const [price] = await sql<{ cycle: string; price: string }[]>`
+        select cycle, price from product_prices where product_id = ${product.id} order by (cycle = 'monthly') desc limit 1`;
+      const status = req.status || (req.provision ? "pending" : "active");
+      if (!SERVICE_STATUSES.includes(status))
+        throw badRequest("status", `status must be one of ${SERVICE_STATUSES.join(", ")}`);
+      const [owner] = await sql<
+        { person_id: string }[]
+      >`select person_id from balances where customer_id = ${req.customerId} limit 1`;
+      const id = newId();
+      const cycle = price?.cycle ?? "monthly";
+      await sql`insert into services (id, customer_id, person_id, product_id, kind, name, hostname, status, cycle, amount, currency,
+                                      next_due_date, os_image_id)
+        values (${id}, ${req.customerId}, ${owner?.person_id ?? null}, ${product.id}, ${kind}, ${req.name || product.name},
+                ${req.hostname || `${kind}-${id.slice(-8)}`}, ${req.provision ? "pending" : status}, ${cycle},
+                ${formatMoney(money(price?.price ?? "0"))}, ${product.currency}, ${addCycle(new Date(), cycle)}, ${req.osImageId})`;
+      const [s] = await selectServices(sql, "s.id = $1", [id]);
+      return { service: summaryOut(s) };
+    },
+
+    async adminSetServiceState(req) {
+      requireUuid("service_id", req.serviceId);
+      return sql.begin(async (tx) => {
+        const [s] = await selectServices(tx, "s.id = $1 for update of s", [req.serviceId]);
+        if (!s) throw notFound("Service");
+        return { service: summaryOut(await setServiceState(tx, ns, s, req.action, req.reason)) };
+      });
+    },
+  };
+}
+
+export { json, pagination };

@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { fromJson } from "../json-result.ts";
+import { route } from "../route.ts";
+import { pageQuery } from "../schemas.ts";
+
+const viewBilling = ["view_billing"] as const;
+
+export const accountRoutes = [
+  route({
+    method: "get",
+    path: "/account",
+    tag: "Account",
+    summary: "Profile, company, country, currency, credit balance and permissions in force",
+    auth: { scope: "read", permissions: [...viewBilling] },
+    handler: async ({ clients, caller, principal }) => {
+      const [{ person, customer }, balance] = await Promise.all([
+        clients.auth.getPerson({ personId: principal.personId }),
+        clients.billing.getAccount({ caller }),
+      ]);
+      return {
+        data: {
+          id: customer!.id,
+          name: person!.name,
+          email: person!.email,
+          company: customer!.company,
+          country: customer!.country,
+          currency: customer!.currency,
+          status: customer!.status,
+          credit_balance: Number(balance.balance),
+          person: { id: person!.id, name: person!.name, email: person!.email, is_owner: person!.isOwner },
+          permissions: principal.permissions,
+        },
+      };
+    },
+  }),
+  route({
+    method: "get",
+    path: "/account/balance",
+    tag: "Account",
+    summary: "Credit balance and currency",
+    auth: { scope: "read", permissions: [...viewBilling] },
+    handler: async ({ clients, caller, principal }) => {
+      const [balance, { customer }] = await Promise.all([
+        clients.billing.getAccount({ caller }),
+        clients.auth.getPerson({ personId: principal.personId }),
+      ]);
+      return { data: { balance: Number(balance.balance), currency: balance.currency || customer!.currency } };
+    },
+  }),
+  route({
+    method: "get",
+    path: "/account/usage",
+    tag: "Account",
+    summary:
+      "Service counts, recurring monthly amount, unpaid invoices, paid and hourly charges this month, balance",
+    auth: { scope: "read", permissions: [...viewBilling] },
+    handler: async ({ clients, caller }) => ({
+      data: fromJson((await clients.billing.getUsage({ caller })).result),
+    }),
+  }),
+  route({
+    method: "get",
+    path: "/account/transactions",
+    tag: "Account",
+    summary: "Credit ledger, newest first (pagination inside data)",
+    auth: { scope: "read", permissions: [...viewBilling] },
+    query: pageQuery(20),
+    response: z.object({ transactions: z.array(z.unknown()), pagination: z.unknown() }),
+    handler: async ({ clients, caller, query }) => ({
+      data: fromJson(
+        (await clients.billing.listTransactions({ caller, page: query.page, limit: query.limit })).result,
+      ),
+    }),
+  }),
+];

@@ -1,0 +1,165 @@
+import { z } from "zod";
+import { fromJson } from "../json-result.ts";
+import { route } from "../route.ts";
+import { idParam, pageQuery, pagination } from "../schemas.ts";
+
+const SERVICE_STATUSES = [
+  "pending_payment",
+  "pending",
+  "installing",
+  "active",
+  "provisioning_failed",
+  "suspended",
+  "terminated",
+] as const;
+
+const serviceJson = (s: {
+  id: string;
+  name: string;
+  hostname: string;
+  kind: string;
+  status: string;
+  product?: { id: string; name: string };
+  billing?: { cycle: string; amount: string; currency: string; nextDueDate: string };
+  cancellation?: { type: string; reason: string; requestedAt: string; effectiveAt: string };
+  createdAt: string;
+}) => ({
+  id: s.id,
+  name: s.name,
+  hostname: s.hostname,
+  kind: s.kind,
+  status: s.status,
+  product: s.product ? { id: s.product.id, name: s.product.name } : null,
+  billing: s.billing
+    ? {
+        cycle: s.billing.cycle,
+        amount: s.billing.amount,
+        currency: s.billing.currency,
+        next_due_date: s.billing.nextDueDate,
+      }
+    : null,
+  cancellation: s.cancellation
+    ? {
+        type: s.cancellation.type,
+        reason: s.cancellation.reason,
+        requested_at: s.cancellation.requestedAt,
+        effective_at: s.cancellation.effectiveAt,
+      }
+    : null,
+  created_at: s.createdAt,
+});
+
+const id = z.object({ id: idParam });
+
+export const serviceRoutes = [
+  route({
+    method: "get",
+    path: "/services",
+    tag: "Services",
+    summary: "Every service the customer owns, all kinds (pagination and stats inside data)",
+    auth: { scope: "read", permissions: ["view_services"] },
+    query: pageQuery(20).extend({ status: z.enum(SERVICE_STATUSES).optional() }),
+    handler: async ({ clients, caller, query }) => {
+      const [list, stats] = await Promise.all([
+        clients.billing.listServiceSummaries({
+          caller,
+          status: query.status ?? "",
+          page: query.page,
+          limit: query.limit,
+        }),
+        clients.billing.getServiceStats({ caller }),
+      ]);
+      return {
+        data: {
+          services: list.services.map(serviceJson),
+          pagination: pagination(query.page, query.limit, list.total),
+          stats: fromJson(stats.stats),
+        },
+      };
+    },
+  }),
+  route({
+    method: "get",
+    path: "/services/:id",
+    tag: "Services",
+    summary: "One service with type-specific detail",
+    auth: { scope: "read", permissions: ["view_services"] },
+    params: id,
+    handler: async ({ clients, caller, params }) => {
+      const { service, detail } = await clients.billing.getService({ caller, serviceId: params.id });
+      // One batched call for the machine detail; a service without a machine has none.
+      const machines = await clients.compute
+        .describeMachines({ caller, serviceIds: [params.id] })
+        .catch(() => undefined);
+      const machine = machines?.machines[0];
+      return {
+        data: {
+          ...serviceJson(service!),
+          ...fromJson(detail),
+          machine: machine
+            ? {
+                provider: machine.provider,
+                primary_ip: machine.primaryIp,
+                location: machine.location,
+                state: machine.hasInstance ? machine.instanceState : null,
+              }
+            : null,
+        },
+      };
+    },
+  }),
+  route({
+    method: "post",
+    path: "/services/:id/cancel",
+    tag: "Services",
+    summary: "Cancel at the end of the term, or immediately (terminates now and destroys the disks)",
+    auth: { scope: "destructive", permissions: ["cancel_services"] },
+    params: id,
+    body: z.object({
+      reason: z.string({ error: "must be a string" }).max(1000).default(""),
+      immediate: z.boolean({ error: "must be true or false" }).default(false),
+    }),
+    cooldown: { rule: { action: "cancel", limit: 5, windowSeconds: 60 }, resource: (ctx) => ctx.params.id },
+    handler: async ({ clients, caller, params, body }) => {
+      const { service } = await clients.billing.cancelService({
+        caller,
+        serviceId: params.id,
+        reason: body.reason,
+        immediate: body.immediate,
+      });
+      return {
+        data: serviceJson(service!),
+        extra: {
+          message: body.immediate
+            ? "Service terminated"
+            : "Cancellation scheduled for the end of the billing term",
+        },
+      };
+    },
+  }),
+  route({
+    method: "delete",
+    path: "/services/:id/cancel",
+    tag: "Services",
+    summary: "Withdraw a scheduled cancellation",
+    auth: { scope: "services", permissions: ["manage_services"] },
+    params: id,
+    handler: async ({ clients, caller, params }) => {
+      const { service } = await clients.billing.withdrawCancellation({ caller, serviceId: params.id });
+      return { data: serviceJson(service!), extra: { message: "Cancellation withdrawn" } };
+    },
+  }),
+  route({
+    method: "post",
+    path: "/services/:id/renew",
+    tag: "Services",
+    summary: "Issue the next renewal invoice early (409 while any document is open on the service)",
+    auth: { scope: "billing", permissions: ["pay_invoices"] },
+    params: id,
+    cooldown: { rule: { action: "renew", limit: 1, windowSeconds: 600 }, resource: (ctx) => ctx.params.id },
+    handler: async ({ clients, caller, params }) => {
+      const { invoice } = await clients.billing.renewService({ caller, serviceId: params.id });
+      return { data: { invoice: fromJson(invoice) }, extra: { message: "Renewal invoice issued" } };
+    },
+  }),
+];
