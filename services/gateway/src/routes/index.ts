@@ -1,6 +1,7 @@
 import type { RouteDef } from "../route.ts";
 import { accountRoutes } from "./account.ts";
 import { documentRoutesAll } from "./documents.ts";
+import { controlRoutes, dedicatedRoutes, sshKeyRoutes, vpsRoutes } from "./machines.ts";
 import { metaRoutes } from "./meta.ts";
 import { orderRoutes } from "./orders.ts";
 import { serviceRoutes } from "./services.ts";
@@ -11,6 +12,7 @@ import { serviceRoutes } from "./services.ts";
 export function allRoutes(publicUrl: string): RouteDef[] {
   const table: RouteDef[] = [];
   table.push(...metaRoutes(() => table, publicUrl));
-  table.push(...accountRoutes, ...serviceRoutes, ...orderRoutes, ...documentRoutesAll);
+  table.push(...accountRoutes, ...serviceRoutes, ...controlRoutes, ...vpsRoutes, ...dedicatedRoutes);
+  table.push(...sshKeyRoutes, ...orderRoutes, ...documentRoutesAll);
   return table;
 }

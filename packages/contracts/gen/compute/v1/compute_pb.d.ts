@@ -12,6 +12,447 @@ import type { Caller } from "../../platform/v1/error_pb.js";
 export declare const file_compute_v1_compute: GenFile;
 
 /**
+ * @generated from message compute.v1.RunActionRequest
+ */
+export declare type RunActionRequest = Message<"compute.v1.RunActionRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * start, stop, shutdown, reboot, restart, poweroff, on, off, kill, status, stats, ...
+   *
+   * @generated from field: string action = 3;
+   */
+  action: string;
+
+  /**
+   * vps, dedicated, game, or empty for any kind (the generic service routes).
+   *
+   * @generated from field: string kind = 4;
+   */
+  kind: string;
+
+  /**
+   * The provider-level action surface: "power" (power routes) or "dispatch" (generic dispatcher).
+   *
+   * @generated from field: string surface = 5;
+   */
+  surface: string;
+
+  /**
+   * @generated from field: string params_json = 6;
+   */
+  paramsJson: string;
+};
+
+/**
+ * Describes the message compute.v1.RunActionRequest.
+ * Use `create(RunActionRequestSchema)` to create a new message.
+ */
+export declare const RunActionRequestSchema: GenMessage<RunActionRequest>;
+
+/**
+ * @generated from message compute.v1.RunActionResponse
+ */
+export declare type RunActionResponse = Message<"compute.v1.RunActionResponse"> & {
+  /**
+   * @generated from field: string json = 1;
+   */
+  json: string;
+};
+
+/**
+ * Describes the message compute.v1.RunActionResponse.
+ * Use `create(RunActionResponseSchema)` to create a new message.
+ */
+export declare const RunActionResponseSchema: GenMessage<RunActionResponse>;
+
+/**
+ * @generated from message compute.v1.ReinstallRequest
+ */
+export declare type ReinstallRequest = Message<"compute.v1.ReinstallRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string image_id = 4;
+   */
+  imageId: string;
+
+  /**
+   * @generated from field: string password = 5;
+   */
+  password: string;
+};
+
+/**
+ * Describes the message compute.v1.ReinstallRequest.
+ * Use `create(ReinstallRequestSchema)` to create a new message.
+ */
+export declare const ReinstallRequestSchema: GenMessage<ReinstallRequest>;
+
+/**
+ * @generated from message compute.v1.ReinstallResponse
+ */
+export declare type ReinstallResponse = Message<"compute.v1.ReinstallResponse"> & {
+  /**
+   * @generated from field: string json = 1;
+   */
+  json: string;
+};
+
+/**
+ * Describes the message compute.v1.ReinstallResponse.
+ * Use `create(ReinstallResponseSchema)` to create a new message.
+ */
+export declare const ReinstallResponseSchema: GenMessage<ReinstallResponse>;
+
+/**
+ * @generated from message compute.v1.ResetPasswordRequest
+ */
+export declare type ResetPasswordRequest = Message<"compute.v1.ResetPasswordRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string password = 4;
+   */
+  password: string;
+};
+
+/**
+ * Describes the message compute.v1.ResetPasswordRequest.
+ * Use `create(ResetPasswordRequestSchema)` to create a new message.
+ */
+export declare const ResetPasswordRequestSchema: GenMessage<ResetPasswordRequest>;
+
+/**
+ * @generated from message compute.v1.ResetPasswordResponse
+ */
+export declare type ResetPasswordResponse = Message<"compute.v1.ResetPasswordResponse"> & {
+  /**
+   * @generated from field: string json = 1;
+   */
+  json: string;
+};
+
+/**
+ * Describes the message compute.v1.ResetPasswordResponse.
+ * Use `create(ResetPasswordResponseSchema)` to create a new message.
+ */
+export declare const ResetPasswordResponseSchema: GenMessage<ResetPasswordResponse>;
+
+/**
+ * @generated from message compute.v1.GetMachineInfoRequest
+ */
+export declare type GetMachineInfoRequest = Message<"compute.v1.GetMachineInfoRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * ips, stats, os-images, actions, power-status, provision-status, traffic, game
+   *
+   * @generated from field: string what = 4;
+   */
+  what: string;
+};
+
+/**
+ * Describes the message compute.v1.GetMachineInfoRequest.
+ * Use `create(GetMachineInfoRequestSchema)` to create a new message.
+ */
+export declare const GetMachineInfoRequestSchema: GenMessage<GetMachineInfoRequest>;
+
+/**
+ * @generated from message compute.v1.GetMachineInfoResponse
+ */
+export declare type GetMachineInfoResponse = Message<"compute.v1.GetMachineInfoResponse"> & {
+  /**
+   * @generated from field: string json = 1;
+   */
+  json: string;
+};
+
+/**
+ * Describes the message compute.v1.GetMachineInfoResponse.
+ * Use `create(GetMachineInfoResponseSchema)` to create a new message.
+ */
+export declare const GetMachineInfoResponseSchema: GenMessage<GetMachineInfoResponse>;
+
+/**
+ * @generated from message compute.v1.GetJobRequest
+ */
+export declare type GetJobRequest = Message<"compute.v1.GetJobRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string job_id = 2;
+   */
+  jobId: string;
+};
+
+/**
+ * Describes the message compute.v1.GetJobRequest.
+ * Use `create(GetJobRequestSchema)` to create a new message.
+ */
+export declare const GetJobRequestSchema: GenMessage<GetJobRequest>;
+
+/**
+ * @generated from message compute.v1.GetJobResponse
+ */
+export declare type GetJobResponse = Message<"compute.v1.GetJobResponse"> & {
+  /**
+   * @generated from field: string json = 1;
+   */
+  json: string;
+};
+
+/**
+ * Describes the message compute.v1.GetJobResponse.
+ * Use `create(GetJobResponseSchema)` to create a new message.
+ */
+export declare const GetJobResponseSchema: GenMessage<GetJobResponse>;
+
+/**
+ * @generated from message compute.v1.ListSshKeysRequest
+ */
+export declare type ListSshKeysRequest = Message<"compute.v1.ListSshKeysRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+};
+
+/**
+ * Describes the message compute.v1.ListSshKeysRequest.
+ * Use `create(ListSshKeysRequestSchema)` to create a new message.
+ */
+export declare const ListSshKeysRequestSchema: GenMessage<ListSshKeysRequest>;
+
+/**
+ * @generated from message compute.v1.ListSshKeysResponse
+ */
+export declare type ListSshKeysResponse = Message<"compute.v1.ListSshKeysResponse"> & {
+  /**
+   * @generated from field: string json = 1;
+   */
+  json: string;
+};
+
+/**
+ * Describes the message compute.v1.ListSshKeysResponse.
+ * Use `create(ListSshKeysResponseSchema)` to create a new message.
+ */
+export declare const ListSshKeysResponseSchema: GenMessage<ListSshKeysResponse>;
+
+/**
+ * @generated from message compute.v1.CreateSshKeyRequest
+ */
+export declare type CreateSshKeyRequest = Message<"compute.v1.CreateSshKeyRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string public_key = 3;
+   */
+  publicKey: string;
+};
+
+/**
+ * Describes the message compute.v1.CreateSshKeyRequest.
+ * Use `create(CreateSshKeyRequestSchema)` to create a new message.
+ */
+export declare const CreateSshKeyRequestSchema: GenMessage<CreateSshKeyRequest>;
+
+/**
+ * @generated from message compute.v1.CreateSshKeyResponse
+ */
+export declare type CreateSshKeyResponse = Message<"compute.v1.CreateSshKeyResponse"> & {
+  /**
+   * @generated from field: string json = 1;
+   */
+  json: string;
+};
+
+/**
+ * Describes the message compute.v1.CreateSshKeyResponse.
+ * Use `create(CreateSshKeyResponseSchema)` to create a new message.
+ */
+export declare const CreateSshKeyResponseSchema: GenMessage<CreateSshKeyResponse>;
+
+/**
+ * @generated from message compute.v1.DeleteSshKeyRequest
+ */
+export declare type DeleteSshKeyRequest = Message<"compute.v1.DeleteSshKeyRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string ssh_key_id = 2;
+   */
+  sshKeyId: string;
+};
+
+/**
+ * Describes the message compute.v1.DeleteSshKeyRequest.
+ * Use `create(DeleteSshKeyRequestSchema)` to create a new message.
+ */
+export declare const DeleteSshKeyRequestSchema: GenMessage<DeleteSshKeyRequest>;
+
+/**
+ * @generated from message compute.v1.DeleteSshKeyResponse
+ */
+export declare type DeleteSshKeyResponse = Message<"compute.v1.DeleteSshKeyResponse"> & {
+};
+
+/**
+ * Describes the message compute.v1.DeleteSshKeyResponse.
+ * Use `create(DeleteSshKeyResponseSchema)` to create a new message.
+ */
+export declare const DeleteSshKeyResponseSchema: GenMessage<DeleteSshKeyResponse>;
+
+/**
+ * @generated from message compute.v1.AdminCreateMachineRequest
+ */
+export declare type AdminCreateMachineRequest = Message<"compute.v1.AdminCreateMachineRequest"> & {
+  /**
+   * @generated from field: string service_id = 1;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * @generated from field: string hostname = 4;
+   */
+  hostname: string;
+
+  /**
+   * creating, running, stopped, error (error: the build failed, no instance)
+   *
+   * @generated from field: string state = 5;
+   */
+  state: string;
+
+  /**
+   * @generated from field: bool fail_build = 6;
+   */
+  failBuild: boolean;
+
+  /**
+   * @generated from field: bool controller_fails = 7;
+   */
+  controllerFails: boolean;
+
+  /**
+   * Comma-separated controls switched off for this machine's plan (e.g. "reinstall,password").
+   *
+   * @generated from field: string disabled_controls = 8;
+   */
+  disabledControls: string;
+
+  /**
+   * @generated from field: int32 vcpus = 9;
+   */
+  vcpus: number;
+
+  /**
+   * @generated from field: int32 memory_mb = 10;
+   */
+  memoryMb: number;
+
+  /**
+   * @generated from field: int32 disk_gb = 11;
+   */
+  diskGb: number;
+};
+
+/**
+ * Describes the message compute.v1.AdminCreateMachineRequest.
+ * Use `create(AdminCreateMachineRequestSchema)` to create a new message.
+ */
+export declare const AdminCreateMachineRequestSchema: GenMessage<AdminCreateMachineRequest>;
+
+/**
+ * @generated from message compute.v1.AdminCreateMachineResponse
+ */
+export declare type AdminCreateMachineResponse = Message<"compute.v1.AdminCreateMachineResponse"> & {
+  /**
+   * @generated from field: string json = 1;
+   */
+  json: string;
+};
+
+/**
+ * Describes the message compute.v1.AdminCreateMachineResponse.
+ * Use `create(AdminCreateMachineResponseSchema)` to create a new message.
+ */
+export declare const AdminCreateMachineResponseSchema: GenMessage<AdminCreateMachineResponse>;
+
+/**
  * @generated from message compute.v1.ProvisionRequest
  */
 export declare type ProvisionRequest = Message<"compute.v1.ProvisionRequest"> & {
@@ -181,6 +622,13 @@ export declare type MachineSummary = Message<"compute.v1.MachineSummary"> & {
    * @generated from field: bool has_instance = 8;
    */
   hasInstance: boolean;
+
+  /**
+   * The machine part of the VPS record (ip_addresses, instance, capabilities) in wire shape.
+   *
+   * @generated from field: string json = 9;
+   */
+  json: string;
 };
 
 /**
@@ -220,6 +668,83 @@ export declare const ComputeService: GenService<{
     methodKind: "unary";
     input: typeof DescribeMachinesRequestSchema;
     output: typeof DescribeMachinesResponseSchema;
+  },
+  /**
+   * Customer-facing machine control. Results in the spec's wire shape travel as JSON (`json`).
+   *
+   * @generated from rpc compute.v1.ComputeService.RunAction
+   */
+  runAction: {
+    methodKind: "unary";
+    input: typeof RunActionRequestSchema;
+    output: typeof RunActionResponseSchema;
+  },
+  /**
+   * @generated from rpc compute.v1.ComputeService.Reinstall
+   */
+  reinstall: {
+    methodKind: "unary";
+    input: typeof ReinstallRequestSchema;
+    output: typeof ReinstallResponseSchema;
+  },
+  /**
+   * @generated from rpc compute.v1.ComputeService.ResetPassword
+   */
+  resetPassword: {
+    methodKind: "unary";
+    input: typeof ResetPasswordRequestSchema;
+    output: typeof ResetPasswordResponseSchema;
+  },
+  /**
+   * @generated from rpc compute.v1.ComputeService.GetMachineInfo
+   */
+  getMachineInfo: {
+    methodKind: "unary";
+    input: typeof GetMachineInfoRequestSchema;
+    output: typeof GetMachineInfoResponseSchema;
+  },
+  /**
+   * @generated from rpc compute.v1.ComputeService.GetJob
+   */
+  getJob: {
+    methodKind: "unary";
+    input: typeof GetJobRequestSchema;
+    output: typeof GetJobResponseSchema;
+  },
+  /**
+   * @generated from rpc compute.v1.ComputeService.ListSshKeys
+   */
+  listSshKeys: {
+    methodKind: "unary";
+    input: typeof ListSshKeysRequestSchema;
+    output: typeof ListSshKeysResponseSchema;
+  },
+  /**
+   * @generated from rpc compute.v1.ComputeService.CreateSshKey
+   */
+  createSshKey: {
+    methodKind: "unary";
+    input: typeof CreateSshKeyRequestSchema;
+    output: typeof CreateSshKeyResponseSchema;
+  },
+  /**
+   * @generated from rpc compute.v1.ComputeService.DeleteSshKey
+   */
+  deleteSshKey: {
+    methodKind: "unary";
+    input: typeof DeleteSshKeyRequestSchema;
+    output: typeof DeleteSshKeyResponseSchema;
+  },
+  /**
+   * Admin / seed / tests: a machine for a service without going through billing, with the
+   * simulator's failure injection.
+   *
+   * @generated from rpc compute.v1.ComputeService.AdminCreateMachine
+   */
+  adminCreateMachine: {
+    methodKind: "unary";
+    input: typeof AdminCreateMachineRequestSchema;
+    output: typeof AdminCreateMachineResponseSchema;
   },
 }>;
 

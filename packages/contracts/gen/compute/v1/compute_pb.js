@@ -9,42 +9,168 @@ import { file_platform_v1_error } from "../../platform/v1/error_pb.js";
  * Describes the file compute/v1/compute.proto.
  */
 export const file_compute_v1_compute = /*@__PURE__*/
-  fileDesc("Chhjb21wdXRlL3YxL2NvbXB1dGUucHJvdG8SCmNvbXB1dGUudjEi1wEKEFByb3Zpc2lvblJlcXVlc3QSEgoKc2VydmljZV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCRIMCgRraW5kGAMgASgJEhIKCnByb2R1Y3RfaWQYBCABKAkSEAoIaG9zdG5hbWUYBSABKAkSEwoLb3NfaW1hZ2VfaWQYBiABKAkSEAoIbG9jYXRpb24YByABKAkSDQoFdmNwdXMYCCABKAUSEQoJbWVtb3J5X21iGAkgASgFEg8KB2Rpc2tfZ2IYCiABKAUSDAoEcGxhbhgLIAEoCSIjChFQcm92aXNpb25SZXNwb25zZRIOCgZqb2JfaWQYASABKAkiUwoXRGVzY3JpYmVNYWNoaW5lc1JlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEhMKC3NlcnZpY2VfaWRzGAIgAygJIkgKGERlc2NyaWJlTWFjaGluZXNSZXNwb25zZRIsCghtYWNoaW5lcxgBIAMoCzIaLmNvbXB1dGUudjEuTWFjaGluZVN1bW1hcnkiqgEKDk1hY2hpbmVTdW1tYXJ5EhIKCnNlcnZpY2VfaWQYASABKAkSDAoEa2luZBgCIAEoCRIQCghwcm92aWRlchgDIAEoCRIQCghob3N0bmFtZRgEIAEoCRISCgpwcmltYXJ5X2lwGAUgASgJEhAKCGxvY2F0aW9uGAYgASgJEhYKDmluc3RhbmNlX3N0YXRlGAcgASgJEhQKDGhhc19pbnN0YW5jZRgIIAEoCDK5AQoOQ29tcHV0ZVNlcnZpY2USSAoJUHJvdmlzaW9uEhwuY29tcHV0ZS52MS5Qcm92aXNpb25SZXF1ZXN0Gh0uY29tcHV0ZS52MS5Qcm92aXNpb25SZXNwb25zZRJdChBEZXNjcmliZU1hY2hpbmVzEiMuY29tcHV0ZS52MS5EZXNjcmliZU1hY2hpbmVzUmVxdWVzdBokLmNvbXB1dGUudjEuRGVzY3JpYmVNYWNoaW5lc1Jlc3BvbnNlYgZwcm90bzM", [file_platform_v1_error]);
+  fileDesc("Chhjb21wdXRlL3YxL2NvbXB1dGUucHJvdG8SCmNvbXB1dGUudjEijwEKEFJ1bkFjdGlvblJlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSDgoGYWN0aW9uGAMgASgJEgwKBGtpbmQYBCABKAkSDwoHc3VyZmFjZRgFIAEoCRITCgtwYXJhbXNfanNvbhgGIAEoCSIhChFSdW5BY3Rpb25SZXNwb25zZRIMCgRqc29uGAEgASgJIn0KEFJlaW5zdGFsbFJlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSDAoEa2luZBgDIAEoCRIQCghpbWFnZV9pZBgEIAEoCRIQCghwYXNzd29yZBgFIAEoCSIhChFSZWluc3RhbGxSZXNwb25zZRIMCgRqc29uGAEgASgJIm8KFFJlc2V0UGFzc3dvcmRSZXF1ZXN0EiMKBmNhbGxlchgBIAEoCzITLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJEgwKBGtpbmQYAyABKAkSEAoIcGFzc3dvcmQYBCABKAkiJQoVUmVzZXRQYXNzd29yZFJlc3BvbnNlEgwKBGpzb24YASABKAkibAoVR2V0TWFjaGluZUluZm9SZXF1ZXN0EiMKBmNhbGxlchgBIAEoCzITLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJEgwKBGtpbmQYAyABKAkSDAoEd2hhdBgEIAEoCSImChZHZXRNYWNoaW5lSW5mb1Jlc3BvbnNlEgwKBGpzb24YASABKAkiRAoNR2V0Sm9iUmVxdWVzdBIjCgZjYWxsZXIYASABKAsyEy5wbGF0Zm9ybS52MS5DYWxsZXISDgoGam9iX2lkGAIgASgJIh4KDkdldEpvYlJlc3BvbnNlEgwKBGpzb24YASABKAkiOQoSTGlzdFNzaEtleXNSZXF1ZXN0EiMKBmNhbGxlchgBIAEoCzITLnBsYXRmb3JtLnYxLkNhbGxlciIjChNMaXN0U3NoS2V5c1Jlc3BvbnNlEgwKBGpzb24YASABKAkiXAoTQ3JlYXRlU3NoS2V5UmVxdWVzdBIjCgZjYWxsZXIYASABKAsyEy5wbGF0Zm9ybS52MS5DYWxsZXISDAoEbmFtZRgCIAEoCRISCgpwdWJsaWNfa2V5GAMgASgJIiQKFENyZWF0ZVNzaEtleVJlc3BvbnNlEgwKBGpzb24YASABKAkiTgoTRGVsZXRlU3NoS2V5UmVxdWVzdBIjCgZjYWxsZXIYASABKAsyEy5wbGF0Zm9ybS52MS5DYWxsZXISEgoKc3NoX2tleV9pZBgCIAEoCSIWChREZWxldGVTc2hLZXlSZXNwb25zZSLvAQoZQWRtaW5DcmVhdGVNYWNoaW5lUmVxdWVzdBISCgpzZXJ2aWNlX2lkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEgwKBGtpbmQYAyABKAkSEAoIaG9zdG5hbWUYBCABKAkSDQoFc3RhdGUYBSABKAkSEgoKZmFpbF9idWlsZBgGIAEoCBIYChBjb250cm9sbGVyX2ZhaWxzGAcgASgIEhkKEWRpc2FibGVkX2NvbnRyb2xzGAggASgJEg0KBXZjcHVzGAkgASgFEhEKCW1lbW9yeV9tYhgKIAEoBRIPCgdkaXNrX2diGAsgASgFIioKGkFkbWluQ3JlYXRlTWFjaGluZVJlc3BvbnNlEgwKBGpzb24YASABKAki1wEKEFByb3Zpc2lvblJlcXVlc3QSEgoKc2VydmljZV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCRIMCgRraW5kGAMgASgJEhIKCnByb2R1Y3RfaWQYBCABKAkSEAoIaG9zdG5hbWUYBSABKAkSEwoLb3NfaW1hZ2VfaWQYBiABKAkSEAoIbG9jYXRpb24YByABKAkSDQoFdmNwdXMYCCABKAUSEQoJbWVtb3J5X21iGAkgASgFEg8KB2Rpc2tfZ2IYCiABKAUSDAoEcGxhbhgLIAEoCSIjChFQcm92aXNpb25SZXNwb25zZRIOCgZqb2JfaWQYASABKAkiUwoXRGVzY3JpYmVNYWNoaW5lc1JlcXVlc3QSIwoGY2FsbGVyGAEgASgLMhMucGxhdGZvcm0udjEuQ2FsbGVyEhMKC3NlcnZpY2VfaWRzGAIgAygJIkgKGERlc2NyaWJlTWFjaGluZXNSZXNwb25zZRIsCghtYWNoaW5lcxgBIAMoCzIaLmNvbXB1dGUudjEuTWFjaGluZVN1bW1hcnkiuAEKDk1hY2hpbmVTdW1tYXJ5EhIKCnNlcnZpY2VfaWQYASABKAkSDAoEa2luZBgCIAEoCRIQCghwcm92aWRlchgDIAEoCRIQCghob3N0bmFtZRgEIAEoCRISCgpwcmltYXJ5X2lwGAUgASgJEhAKCGxvY2F0aW9uGAYgASgJEhYKDmluc3RhbmNlX3N0YXRlGAcgASgJEhQKDGhhc19pbnN0YW5jZRgIIAEoCBIMCgRqc29uGAkgASgJMpgHCg5Db21wdXRlU2VydmljZRJICglQcm92aXNpb24SHC5jb21wdXRlLnYxLlByb3Zpc2lvblJlcXVlc3QaHS5jb21wdXRlLnYxLlByb3Zpc2lvblJlc3BvbnNlEl0KEERlc2NyaWJlTWFjaGluZXMSIy5jb21wdXRlLnYxLkRlc2NyaWJlTWFjaGluZXNSZXF1ZXN0GiQuY29tcHV0ZS52MS5EZXNjcmliZU1hY2hpbmVzUmVzcG9uc2USSAoJUnVuQWN0aW9uEhwuY29tcHV0ZS52MS5SdW5BY3Rpb25SZXF1ZXN0Gh0uY29tcHV0ZS52MS5SdW5BY3Rpb25SZXNwb25zZRJICglSZWluc3RhbGwSHC5jb21wdXRlLnYxLlJlaW5zdGFsbFJlcXVlc3QaHS5jb21wdXRlLnYxLlJlaW5zdGFsbFJlc3BvbnNlElQKDVJlc2V0UGFzc3dvcmQSIC5jb21wdXRlLnYxLlJlc2V0UGFzc3dvcmRSZXF1ZXN0GiEuY29tcHV0ZS52MS5SZXNldFBhc3N3b3JkUmVzcG9uc2USVwoOR2V0TWFjaGluZUluZm8SIS5jb21wdXRlLnYxLkdldE1hY2hpbmVJbmZvUmVxdWVzdBoiLmNvbXB1dGUudjEuR2V0TWFjaGluZUluZm9SZXNwb25zZRI/CgZHZXRKb2ISGS5jb21wdXRlLnYxLkdldEpvYlJlcXVlc3QaGi5jb21wdXRlLnYxLkdldEpvYlJlc3BvbnNlEk4KC0xpc3RTc2hLZXlzEh4uY29tcHV0ZS52MS5MaXN0U3NoS2V5c1JlcXVlc3QaHy5jb21wdXRlLnYxLkxpc3RTc2hLZXlzUmVzcG9uc2USUQoMQ3JlYXRlU3NoS2V5Eh8uY29tcHV0ZS52MS5DcmVhdGVTc2hLZXlSZXF1ZXN0GiAuY29tcHV0ZS52MS5DcmVhdGVTc2hLZXlSZXNwb25zZRJRCgxEZWxldGVTc2hLZXkSHy5jb21wdXRlLnYxLkRlbGV0ZVNzaEtleVJlcXVlc3QaIC5jb21wdXRlLnYxLkRlbGV0ZVNzaEtleVJlc3BvbnNlEmMKEkFkbWluQ3JlYXRlTWFjaGluZRIlLmNvbXB1dGUudjEuQWRtaW5DcmVhdGVNYWNoaW5lUmVxdWVzdBomLmNvbXB1dGUudjEuQWRtaW5DcmVhdGVNYWNoaW5lUmVzcG9uc2ViBnByb3RvMw", [file_platform_v1_error]);
+
+/**
+ * Describes the message compute.v1.RunActionRequest.
+ * Use `create(RunActionRequestSchema)` to create a new message.
+ */
+export const RunActionRequestSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 0);
+
+/**
+ * Describes the message compute.v1.RunActionResponse.
+ * Use `create(RunActionResponseSchema)` to create a new message.
+ */
+export const RunActionResponseSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 1);
+
+/**
+ * Describes the message compute.v1.ReinstallRequest.
+ * Use `create(ReinstallRequestSchema)` to create a new message.
+ */
+export const ReinstallRequestSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 2);
+
+/**
+ * Describes the message compute.v1.ReinstallResponse.
+ * Use `create(ReinstallResponseSchema)` to create a new message.
+ */
+export const ReinstallResponseSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 3);
+
+/**
+ * Describes the message compute.v1.ResetPasswordRequest.
+ * Use `create(ResetPasswordRequestSchema)` to create a new message.
+ */
+export const ResetPasswordRequestSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 4);
+
+/**
+ * Describes the message compute.v1.ResetPasswordResponse.
+ * Use `create(ResetPasswordResponseSchema)` to create a new message.
+ */
+export const ResetPasswordResponseSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 5);
+
+/**
+ * Describes the message compute.v1.GetMachineInfoRequest.
+ * Use `create(GetMachineInfoRequestSchema)` to create a new message.
+ */
+export const GetMachineInfoRequestSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 6);
+
+/**
+ * Describes the message compute.v1.GetMachineInfoResponse.
+ * Use `create(GetMachineInfoResponseSchema)` to create a new message.
+ */
+export const GetMachineInfoResponseSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 7);
+
+/**
+ * Describes the message compute.v1.GetJobRequest.
+ * Use `create(GetJobRequestSchema)` to create a new message.
+ */
+export const GetJobRequestSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 8);
+
+/**
+ * Describes the message compute.v1.GetJobResponse.
+ * Use `create(GetJobResponseSchema)` to create a new message.
+ */
+export const GetJobResponseSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 9);
+
+/**
+ * Describes the message compute.v1.ListSshKeysRequest.
+ * Use `create(ListSshKeysRequestSchema)` to create a new message.
+ */
+export const ListSshKeysRequestSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 10);
+
+/**
+ * Describes the message compute.v1.ListSshKeysResponse.
+ * Use `create(ListSshKeysResponseSchema)` to create a new message.
+ */
+export const ListSshKeysResponseSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 11);
+
+/**
+ * Describes the message compute.v1.CreateSshKeyRequest.
+ * Use `create(CreateSshKeyRequestSchema)` to create a new message.
+ */
+export const CreateSshKeyRequestSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 12);
+
+/**
+ * Describes the message compute.v1.CreateSshKeyResponse.
+ * Use `create(CreateSshKeyResponseSchema)` to create a new message.
+ */
+export const CreateSshKeyResponseSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 13);
+
+/**
+ * Describes the message compute.v1.DeleteSshKeyRequest.
+ * Use `create(DeleteSshKeyRequestSchema)` to create a new message.
+ */
+export const DeleteSshKeyRequestSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 14);
+
+/**
+ * Describes the message compute.v1.DeleteSshKeyResponse.
+ * Use `create(DeleteSshKeyResponseSchema)` to create a new message.
+ */
+export const DeleteSshKeyResponseSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 15);
+
+/**
+ * Describes the message compute.v1.AdminCreateMachineRequest.
+ * Use `create(AdminCreateMachineRequestSchema)` to create a new message.
+ */
+export const AdminCreateMachineRequestSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 16);
+
+/**
+ * Describes the message compute.v1.AdminCreateMachineResponse.
+ * Use `create(AdminCreateMachineResponseSchema)` to create a new message.
+ */
+export const AdminCreateMachineResponseSchema = /*@__PURE__*/
+  messageDesc(file_compute_v1_compute, 17);
 
 /**
  * Describes the message compute.v1.ProvisionRequest.
  * Use `create(ProvisionRequestSchema)` to create a new message.
  */
 export const ProvisionRequestSchema = /*@__PURE__*/
-  messageDesc(file_compute_v1_compute, 0);
+  messageDesc(file_compute_v1_compute, 18);
 
 /**
  * Describes the message compute.v1.ProvisionResponse.
  * Use `create(ProvisionResponseSchema)` to create a new message.
  */
 export const ProvisionResponseSchema = /*@__PURE__*/
-  messageDesc(file_compute_v1_compute, 1);
+  messageDesc(file_compute_v1_compute, 19);
 
 /**
  * Describes the message compute.v1.DescribeMachinesRequest.
  * Use `create(DescribeMachinesRequestSchema)` to create a new message.
  */
 export const DescribeMachinesRequestSchema = /*@__PURE__*/
-  messageDesc(file_compute_v1_compute, 2);
+  messageDesc(file_compute_v1_compute, 20);
 
 /**
  * Describes the message compute.v1.DescribeMachinesResponse.
  * Use `create(DescribeMachinesResponseSchema)` to create a new message.
  */
 export const DescribeMachinesResponseSchema = /*@__PURE__*/
-  messageDesc(file_compute_v1_compute, 3);
+  messageDesc(file_compute_v1_compute, 21);
 
 /**
  * Describes the message compute.v1.MachineSummary.
  * Use `create(MachineSummarySchema)` to create a new message.
  */
 export const MachineSummarySchema = /*@__PURE__*/
-  messageDesc(file_compute_v1_compute, 4);
+  messageDesc(file_compute_v1_compute, 22);
 
 /**
  * Compute owns machines (VPS, dedicated, game) per billing service, provider drivers, jobs,

@@ -1,0 +1,117 @@
+import { createHash } from "node:crypto";
+import { apiError, badRequest, isUuid, notFound, type Sql, type TxSql } from "@hb/platform";
+
+export interface MachineRow {
+  service_id: string;
+  customer_id: string;
+  kind: string;
+  provider: string;
+  hostname: string;
+  location: string;
+  state: string;
+  has_instance: boolean;
+  vcpus: number;
+  memory_mb: number;
+  disk_gb: number;
+  os: string;
+  rescue_mode: boolean;
+  os_images: string[];
+  disabled_controls: string[];
+  fail_build: boolean;
+  controller_fails: boolean;
+  service_status: string;
+  created_at: Date;
+}
+
+export interface IpRow {
+  address: string;
+  version: number;
+  prefix_length: number;
+  purpose: string;
+}
+
+export const CONTROLS = ["power", "reinstall", "password", "snapshots", "backups", "rescue"] as const;
+
+/** Which controls the plan allows; a switched-off control is refused before the provider is asked. */
+export const capabilitiesOf = (m: MachineRow) =>
+  Object.fromEntries(
+    CONTROLS.map((c) => [c, !m.disabled_controls.includes(c) && (c !== "snapshots" || m.kind === "vps")]),
+  );
+
+/** Addresses from the documentation ranges, stable per service. */
+export function addressesFor(serviceId: string): IpRow[] {
+  const h = createHash("sha256").update(serviceId).digest();
+  return [
+    { address: `203.0.113.${1 + (h[0] % 250)}`, version: 4, prefix_length: 24, purpose: "primary" },
+    {
+      address: `2001:db8:${h[1].toString(16)}::${h[2].toString(16)}`,
+      version: 6,
+      prefix_length: 64,
+      purpose: "primary",
+    },
+  ];
+}
+
+export const instanceJson = (m: MachineRow) => ({
+  state: m.state,
+  vcpus: m.vcpus,
+  memory_mb: m.memory_mb,
+  disk_gb: m.disk_gb,
+  os: m.os,
+  rescue_mode: m.rescue_mode,
+});
+
+/** The machine part of the VPS record. `instance` is absent when not built or the build failed. */
+export function machineJson(m: MachineRow, ips: IpRow[]) {
+  const primary = ips.find((i) => i.version === 4) ?? ips[0];
+  return {
+    provider: m.provider,
+    location: m.location,
+    primary_ip: primary?.address ?? "",
+    ip_addresses: ips.map((i) => ({
+      address: i.address,
+      version: i.version,
+      prefix_length: i.prefix_length,
+      purpose: i.purpose,
+    })),
+    ...(m.has_instance ? { instance: instanceJson(m) } : {}),
+    capabilities: capabilitiesOf(m),
+  };
+}
+
+/** The caller's machine of a service; another customer's is indistinguishable from a missing one. */
+export async function ownMachine(
+  db: Sql | TxSql,
+  customerId: string,
+  serviceId: string,
+  kind: string,
+  lock = false,
+): Promise<MachineRow> {
+  if (!isUuid(serviceId)) throw badRequest("id", "id is not a valid identifier");
+  const rows = await db.unsafe<MachineRow[]>(
+    `select * from machines where service_id = $1 and customer_id = $2 and ($3 = '' or kind = $3)${lock ? " for update" : ""}`,
+    [serviceId, customerId, kind],
+  );
+  if (!rows[0])
+    throw notFound(kind === "vps" ? "VPS" : kind === "dedicated" ? "Dedicated server" : "Service");
+  return rows[0];
+}
+
+/** The rules every control shares, in order: service state, instance exists, not still building. */
+export function assertControllable(m: MachineRow, control: (typeof CONTROLS)[number]) {
+  if (m.service_status === "suspended" || m.service_status === "terminated") {
+    throw apiError("FORBIDDEN", `The service is ${m.service_status}`);
+  }
+  if (!m.has_instance && m.state !== "creating") {
+    throw apiError("NOT_FOUND", "The machine does not exist or its build failed");
+  }
+  if (m.state === "creating") throw apiError("CONFLICT", "The machine is still being built");
+  if (!capabilitiesOf(m)[control]) {
+    throw apiError("ACTION_NOT_ALLOWED", `The ${control} control is not available for this plan`);
+  }
+}
+
+export const ipsOf = async (db: Sql | TxSql, serviceId: string) =>
+  db<
+    IpRow[]
+  >`select address, version, prefix_length, purpose from ip_addresses where service_id = ${serviceId} order by version, address`;

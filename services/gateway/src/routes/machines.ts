@@ -1,0 +1,548 @@
+import type { ServiceSummary } from "@hb/contracts/billing/v1/billing_pb";
+import type { MachineSummary } from "@hb/contracts/compute/v1/compute_pb";
+import { apiError } from "@hb/platform";
+import { z } from "zod";
+import { fromJson } from "../json-result.ts";
+import { type Context, route } from "../route.ts";
+import { idParam, pageQuery, pagination, password } from "../schemas.ts";
+
+/** The spec's VPS billing states. */
+function vpsStatus(status: string): string {
+  if (status === "active" || status === "suspended") return status;
+  if (status === "terminated" || status === "cancelled") return "terminated";
+  return "pending";
+}
+
+/** One machine record: billing's service joined with compute's machine. */
+function machineRecord(kind: string, s: ServiceSummary, m: MachineSummary | undefined, detail: boolean) {
+  const part = m ? fromJson({ json: m.json }) : {};
+  const { capabilities, ...machine } = part as { capabilities?: unknown } & Record<string, unknown>;
+  return {
+    id: s.id,
+    name: s.name,
+    hostname: m?.hostname || s.hostname,
+    status: vpsStatus(s.status),
+    kind,
+    provider: m?.provider ?? "simulator",
+    product: s.product ? { id: s.product.id, name: s.product.name } : null,
+    billing: s.billing
+      ? {
+          cycle: s.billing.cycle,
+          amount: s.billing.amount,
+          currency: s.billing.currency,
+          next_due_date: s.billing.nextDueDate,
+        }
+      : null,
+    cancellation: s.cancellation
+      ? {
+          type: s.cancellation.type,
+          reason: s.cancellation.reason,
+          requested_at: s.cancellation.requestedAt,
+          effective_at: s.cancellation.effectiveAt,
+        }
+      : null,
+    location: (machine.location as string | undefined) ?? "",
+    primary_ip: (machine.primary_ip as string | undefined) ?? "",
+    ip_addresses: (machine.ip_addresses as unknown[] | undefined) ?? [],
+    ...(machine.instance ? { instance: machine.instance } : {}),
+    created_at: s.createdAt,
+    ...(detail ? { capabilities: capabilities ?? {} } : {}),
+  };
+}
+
+/** A page of machines of one kind: one billing call for the page, one compute call for its machines. */
+async function listMachines(ctx: Context<unknown, { page: number; limit: number }, unknown>, kind: string) {
+  const { services, total } = await ctx.clients.billing.listServiceSummaries({
+    caller: ctx.caller,
+    kind,
+    page: ctx.query.page,
+    limit: ctx.query.limit,
+  });
+  const { machines } = services.length
+    ? await ctx.clients.compute.describeMachines({
+        caller: ctx.caller,
+        serviceIds: services.map((s) => s.id),
+      })
+    : { machines: [] };
+  const byId = new Map(machines.map((m) => [m.serviceId, m]));
+  return {
+    data: services.map((s) => machineRecord(kind, s, byId.get(s.id), false)),
+    extra: { pagination: pagination(ctx.query.page, ctx.query.limit, total) },
+  };
+}
+
+async function getMachine(ctx: Context<{ id: string }, unknown, unknown>, kind: string) {
+  const [{ services }, { machines }] = await Promise.all([
+    ctx.clients.billing.getServiceSummaries({ caller: ctx.caller, serviceIds: [ctx.params.id] }),
+    ctx.clients.compute.describeMachines({ caller: ctx.caller, serviceIds: [ctx.params.id] }),
+  ]);
+  const s = services[0];
+  if (!s || s.kind !== kind) {
+    throw apiError("NOT_FOUND", `${kind === "vps" ? "VPS" : "Dedicated server"} not found`);
+  }
+  return { data: machineRecord(kind, s, machines[0], true) };
+}
+
+const id = z.object({ id: idParam });
+const viewServices = ["view_services"] as const;
+const powerPerms = ["manage_services", "power_services"] as const;
+const manage = ["manage_services"] as const;
+const powerCooldown = {
+  rule: { action: "power", limit: 10, windowSeconds: 60 },
+  resource: (c: { params: { id: string } }) => c.params.id,
+};
+const reinstallCooldown = {
+  rule: { action: "reinstall", limit: 1, windowSeconds: 300 },
+  resource: (c: { params: { id: string } }) => c.params.id,
+};
+const passwordCooldown = {
+  rule: { action: "password", limit: 1, windowSeconds: 600 },
+  resource: (c: { params: { id: string } }) => c.params.id,
+};
+
+const info = (kind: string, what: string) => async (ctx: Context<{ id: string }, unknown, unknown>) => ({
+  data: fromJson(
+    await ctx.clients.compute.getMachineInfo({ caller: ctx.caller, serviceId: ctx.params.id, kind, what }),
+  ),
+});
+
+const runAction =
+  (
+    kind: string,
+    surface: string,
+    action: (ctx: Context<{ id: string; action?: string }, unknown, unknown>) => string,
+  ) =>
+  async (ctx: Context<{ id: string; action?: string }, unknown, unknown>) => ({
+    data: fromJson(
+      await ctx.clients.compute.runAction({
+        caller: ctx.caller,
+        serviceId: ctx.params.id,
+        kind,
+        surface,
+        action: action(ctx),
+      }),
+    ),
+  });
+
+const VPS_ACTIONS = ["start", "stop", "shutdown", "reboot", "restart", "poweroff"] as const;
+
+export const vpsRoutes = [
+  route({
+    method: "get",
+    path: "/vps",
+    tag: "VPS",
+    summary: "VPS list (default limit 50), pagination beside data",
+    auth: { scope: "read", permissions: [...viewServices] },
+    query: pageQuery(50),
+    handler: (ctx) => listMachines(ctx, "vps"),
+  }),
+  route({
+    method: "get",
+    path: "/vps/:id",
+    tag: "VPS",
+    summary: "VPS detail including capabilities",
+    auth: { scope: "read", permissions: [...viewServices] },
+    params: id,
+    handler: (ctx) => getMachine(ctx, "vps"),
+  }),
+  route({
+    method: "get",
+    path: "/vps/:id/ips",
+    tag: "VPS",
+    summary: "Authoritative address list",
+    auth: { scope: "read", permissions: [...viewServices] },
+    params: id,
+    handler: info("vps", "ips"),
+  }),
+  route({
+    method: "get",
+    path: "/vps/:id/stats",
+    tag: "VPS",
+    summary: "Processor, memory, disk and network figures",
+    auth: { scope: "read", permissions: [...viewServices] },
+    params: id,
+    handler: info("vps", "stats"),
+  }),
+  route({
+    method: "get",
+    path: "/vps/:id/os-images",
+    tag: "VPS",
+    summary: "Exactly the images a reinstall accepts; empty means none enabled for the plan",
+    auth: { scope: "read", permissions: [...viewServices] },
+    params: id,
+    handler: info("vps", "os-images"),
+  }),
+  ...VPS_ACTIONS.map((action) =>
+    route({
+      method: "post",
+      path: `/vps/:id/${action}`,
+      tag: "VPS",
+      summary: `Power: ${action}${action === "stop" ? " (graceful shutdown, then forced power-off after a grace window)" : action === "restart" ? " (same as reboot)" : ""}`,
+      auth: { scope: "services", permissions: [...powerPerms] },
+      params: id,
+      cooldown: powerCooldown,
+      handler: runAction("vps", "power", () => action),
+    }),
+  ),
+  route({
+    method: "post",
+    path: "/vps/:id/power/:action",
+    tag: "VPS",
+    summary: "Power action by name: start, stop, restart, reboot, shutdown, poweroff",
+    auth: { scope: "services", permissions: [...powerPerms] },
+    params: z.object({
+      id: idParam,
+      action: z.enum(VPS_ACTIONS, { error: `must be one of ${VPS_ACTIONS.join(", ")}` }),
+    }),
+    cooldown: powerCooldown,
+    handler: runAction("vps", "power", (c) => c.params.action ?? ""),
+  }),
+  route({
+    method: "post",
+    path: "/vps/:id/reinstall",
+    tag: "VPS",
+    summary: "Reinstall from an image of /os-images; erases the disk",
+    auth: { scope: "services", permissions: [...manage] },
+    params: id,
+    body: z.object({
+      image_id: z.string({ error: "is required" }).min(1, { error: "is required" }),
+      password,
+    }),
+    cooldown: reinstallCooldown,
+    handler: async ({ clients, caller, params, body }) => ({
+      data: fromJson(
+        await clients.compute.reinstall({
+          caller,
+          serviceId: params.id,
+          kind: "vps",
+          imageId: body.image_id,
+          password: body.password,
+        }),
+      ),
+    }),
+  }),
+  route({
+    method: "post",
+    path: "/vps/:id/password",
+    tag: "VPS",
+    summary: "Reset the root password (minimum 8 characters); the machine must be running",
+    auth: { scope: "services", permissions: [...manage] },
+    params: id,
+    body: z.object({ password }),
+    cooldown: passwordCooldown,
+    handler: async ({ clients, caller, params, body }) => ({
+      data: fromJson(
+        await clients.compute.resetPassword({
+          caller,
+          serviceId: params.id,
+          kind: "vps",
+          password: body.password,
+        }),
+      ),
+    }),
+  }),
+];
+
+const DEDICATED_ACTIONS = ["on", "off", "restart"] as const;
+const dedicatedPower = {
+  // 5 a minute across all the customer's servers; failed attempts count.
+  rule: { action: "dedicated-power", limit: 5, windowSeconds: 60, keepOnFailure: true },
+  resource: () => "all",
+};
+const inventory = { scope: "read" as const, permissions: [...viewServices], module: "inventory" as const };
+
+export const dedicatedRoutes = [
+  route({
+    method: "get",
+    path: "/dedicated",
+    tag: "Dedicated servers",
+    summary: "Dedicated servers (default limit 50), pagination beside data",
+    auth: inventory,
+    query: pageQuery(50),
+    handler: (ctx) => listMachines(ctx, "dedicated"),
+  }),
+  route({
+    method: "get",
+    path: "/dedicated/:id",
+    tag: "Dedicated servers",
+    summary: "Hardware, location, provisioning and OS state",
+    auth: inventory,
+    params: id,
+    handler: (ctx) => getMachine(ctx, "dedicated"),
+  }),
+  ...(
+    [
+      ["ips", "Subnets and addresses"],
+      ["power-status", "Current power state"],
+      ["stats", "Hardware specification and live power state"],
+      ["traffic", "Bandwidth usage"],
+      ["provision-status", "Deployment or reinstall progress"],
+      ["os-images", "Images this server may be reinstalled onto"],
+    ] as const
+  ).map(([what, summary]) =>
+    route({
+      method: "get",
+      path: `/dedicated/:id/${what}`,
+      tag: "Dedicated servers",
+      summary,
+      auth: inventory,
+      params: id,
+      handler: info("dedicated", what),
+    }),
+  ),
+  route({
+    method: "post",
+    path: "/dedicated/:id/power",
+    tag: "Dedicated servers",
+    summary: "Power action in the body: on, off or restart",
+    auth: { scope: "services", permissions: [...powerPerms], module: "inventory" },
+    params: id,
+    body: z.object({ action: z.enum(DEDICATED_ACTIONS, { error: "must be one of on, off, restart" }) }),
+    cooldown: dedicatedPower,
+    handler: async ({ clients, caller, params, body }) => ({
+      data: fromJson(
+        await clients.compute.runAction({
+          caller,
+          serviceId: params.id,
+          kind: "dedicated",
+          surface: "power",
+          action: body.action,
+        }),
+      ),
+    }),
+  }),
+  route({
+    method: "post",
+    path: "/dedicated/:id/power/:action",
+    tag: "Dedicated servers",
+    summary: "Power action in the path: on, off or restart",
+    auth: { scope: "services", permissions: [...powerPerms], module: "inventory" },
+    params: z.object({
+      id: idParam,
+      action: z.enum(DEDICATED_ACTIONS, { error: "must be one of on, off, restart" }),
+    }),
+    cooldown: dedicatedPower,
+    handler: runAction("dedicated", "power", (c) => c.params.action ?? ""),
+  }),
+  route({
+    method: "post",
+    path: "/dedicated/:id/reinstall",
+    tag: "Dedicated servers",
+    summary: "Reinstall onto osImageId; erases all data",
+    auth: { scope: "services", permissions: [...manage], module: "inventory" },
+    params: id,
+    body: z.object({ osImageId: z.string({ error: "is required" }).min(1, { error: "is required" }) }),
+    cooldown: reinstallCooldown,
+    handler: async ({ clients, caller, params, body }) => ({
+      data: fromJson(
+        await clients.compute.reinstall({
+          caller,
+          serviceId: params.id,
+          kind: "dedicated",
+          imageId: body.osImageId,
+          password: "",
+        }),
+      ),
+    }),
+  }),
+  route({
+    method: "post",
+    path: "/dedicated/:id/password",
+    tag: "Dedicated servers",
+    summary: "New root password; platform-provisioned servers are rebuilt and get a generated password",
+    auth: { scope: "services", permissions: [...manage], module: "inventory" },
+    params: id,
+    body: z.object({ password: password.optional() }),
+    cooldown: passwordCooldown,
+    handler: async ({ clients, caller, params, body }) => ({
+      data: fromJson(
+        await clients.compute.resetPassword({
+          caller,
+          serviceId: params.id,
+          kind: "dedicated",
+          password: body.password ?? "",
+        }),
+      ),
+    }),
+  }),
+];
+
+const GAME_ACTIONS = ["start", "stop", "restart", "kill"] as const;
+
+/** Service control on any backend (the generic service routes). */
+export const controlRoutes = [
+  route({
+    method: "get",
+    path: "/services/:id/stats",
+    tag: "Service control",
+    summary: "Usage statistics",
+    auth: { scope: "read", permissions: [...viewServices] },
+    params: id,
+    handler: info("", "stats"),
+  }),
+  route({
+    method: "get",
+    path: "/services/:id/actions",
+    tag: "Service control",
+    summary: "Which actions the service accepts and which backend it is on",
+    auth: { scope: "read", permissions: [...viewServices] },
+    params: id,
+    handler: info("", "actions"),
+  }),
+  route({
+    method: "get",
+    path: "/services/:id/game",
+    tag: "Service control",
+    summary: "Game-server detail (game services only)",
+    auth: { scope: "read", permissions: [...viewServices] },
+    params: id,
+    handler: info("", "game"),
+  }),
+  route({
+    method: "post",
+    path: "/services/:id/actions/:action",
+    tag: "Service control",
+    summary:
+      "Generic dispatcher: start, stop, restart, status, stats, plus any provider action exposed to customers",
+    auth: { scope: "services", permissions: [...powerPerms] },
+    params: z.object({
+      id: idParam,
+      action: z.string().regex(/^[a-z][a-z0-9_-]{0,40}$/, { error: "is not a valid action name" }),
+    }),
+    body: z.object({ params: z.record(z.string(), z.unknown()).optional() }),
+    cooldown: powerCooldown,
+    handler: runAction("", "dispatch", (c) => c.params.action ?? ""),
+  }),
+  route({
+    method: "post",
+    path: "/services/:id/power/:action",
+    tag: "Service control",
+    summary: "Power action by name on any backend",
+    auth: { scope: "services", permissions: [...powerPerms] },
+    params: z.object({
+      id: idParam,
+      action: z.string().regex(/^[a-z]{1,20}$/, { error: "is not a valid action name" }),
+    }),
+    cooldown: powerCooldown,
+    handler: runAction("", "power", (c) => c.params.action ?? ""),
+  }),
+  route({
+    method: "post",
+    path: "/services/:id/game/power/:action",
+    tag: "Service control",
+    summary: "Game server power: start, stop, restart or kill",
+    auth: { scope: "services", permissions: [...powerPerms] },
+    params: z.object({
+      id: idParam,
+      action: z.enum(GAME_ACTIONS, { error: "must be one of start, stop, restart, kill" }),
+    }),
+    cooldown: powerCooldown,
+    handler: runAction("game", "power", (c) => c.params.action ?? ""),
+  }),
+  route({
+    method: "post",
+    path: "/services/:id/reinstall",
+    tag: "Service control",
+    summary: "Reinstall the OS; erases the disk",
+    auth: { scope: "services", permissions: [...manage] },
+    params: id,
+    body: z.object({
+      image_id: z.string().min(1).optional(),
+      osImageId: z.string().min(1).optional(),
+      password: password.optional(),
+    }),
+    cooldown: reinstallCooldown,
+    handler: async ({ clients, caller, params, body }) => {
+      const images = fromJson(
+        await clients.compute.getMachineInfo({ caller, serviceId: params.id, kind: "", what: "os-images" }),
+      ) as {
+        images: { id: string }[];
+      };
+      const imageId = body.image_id ?? body.osImageId ?? images.images[0]?.id ?? "";
+      return {
+        data: fromJson(
+          await clients.compute.reinstall({
+            caller,
+            serviceId: params.id,
+            kind: "",
+            imageId,
+            password: body.password ?? "",
+          }),
+        ),
+      };
+    },
+  }),
+  route({
+    method: "post",
+    path: "/services/:id/password",
+    tag: "Service control",
+    summary: "Set a new root password (minimum 8 characters)",
+    auth: { scope: "services", permissions: [...manage] },
+    params: id,
+    body: z.object({ password }),
+    cooldown: passwordCooldown,
+    handler: async ({ clients, caller, params, body }) => ({
+      data: fromJson(
+        await clients.compute.resetPassword({
+          caller,
+          serviceId: params.id,
+          kind: "",
+          password: body.password,
+        }),
+      ),
+    }),
+  }),
+];
+
+export const sshKeyRoutes = [
+  route({
+    method: "get",
+    path: "/ssh-keys",
+    tag: "SSH keys",
+    summary: "Stored public keys",
+    auth: { scope: "read", permissions: [...viewServices] },
+    handler: async ({ clients, caller }) => ({
+      data: fromJson(await clients.compute.listSshKeys({ caller })),
+    }),
+  }),
+  route({
+    method: "post",
+    path: "/ssh-keys",
+    tag: "SSH keys",
+    summary: "Store a public key line; the answer has the key and its fingerprint",
+    auth: { scope: "services", permissions: [...manage] },
+    body: z.object({
+      name: z.string({ error: "is required" }).trim().min(1, { error: "is required" }).max(100),
+      publicKey: z.string({ error: "is required" }).min(1, { error: "is required" }).max(16_384),
+    }),
+    successStatus: 201,
+    handler: async ({ clients, caller, body }) => ({
+      data: fromJson(
+        await clients.compute.createSshKey({ caller, name: body.name, publicKey: body.publicKey }),
+      ),
+    }),
+  }),
+  route({
+    method: "delete",
+    path: "/ssh-keys/:id",
+    tag: "SSH keys",
+    summary: "Remove one stored key",
+    auth: { scope: "services", permissions: [...manage] },
+    params: id,
+    handler: async ({ clients, caller, params }) => {
+      await clients.compute.deleteSshKey({ caller, sshKeyId: params.id });
+      return { data: { id: params.id, deleted: true } };
+    },
+  }),
+  route({
+    method: "get",
+    path: "/jobs/:id",
+    tag: "Jobs",
+    summary: "An accepted action's job: status (running, succeeded, failed), progress, times and any error",
+    auth: { scope: "read", permissions: [...viewServices] },
+    params: id,
+    handler: async ({ clients, caller, params }) => ({
+      data: fromJson(await clients.compute.getJob({ caller, jobId: params.id })),
+    }),
+  }),
+];
