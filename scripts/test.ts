@@ -23,6 +23,11 @@ base.pathname = `/hb_test_${suffix}`;
 const ns = `t${suffix}`;
 process.env.HB_NS = ns;
 process.env.LOG_LEVEL ??= "warn";
+// The simulator and the provisioner run fast in tests.
+process.env.SIM_BUILD_MS ??= "300";
+process.env.SIM_ACTION_MS ??= "200";
+process.env.SIM_REINSTALL_MS ??= "300";
+process.env.PROVISIONER_INTERVAL_MS ??= "100";
 
 const { env, gatewayPort } = await stackEnv({ databaseUrl: base.toString(), ns });
 const stack = await startStack({ env, output: "pipe", gatewayPort });

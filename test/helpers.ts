@@ -4,6 +4,8 @@
  */
 import type { DescService } from "@bufbuild/protobuf";
 import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
 import { rpcClient } from "@hb/platform";
 
 export const GATEWAY = process.env.GATEWAY_URL ?? "http://127.0.0.1:8080";
@@ -117,4 +119,67 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, stepMs));
   }
   throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
+}
+
+export const billing = grpc(BillingService, "BILLING_ADDR");
+export const compute = grpc(ComputeService, "COMPUTE_ADDR");
+
+/** A catalogue product of its own for a test (unique name). */
+export async function newProduct(
+  kind = "vps",
+  prices: Record<string, string> = { monthly: "10.0000", annually: "100.0000" },
+) {
+  const r = await billing.adminCreateProduct({
+    name: unique(`${kind} plan`),
+    kind,
+    prices,
+    vcpus: 2,
+    memoryMb: 2048,
+    diskGb: 40,
+    location: "fra1",
+    osImages: ["ubuntu-24.04", "debian-12"],
+    currency: "EUR",
+  });
+  return JSON.parse(r.product!.json) as { id: string; name: string };
+}
+
+export async function addCredit(acct: Account, amount: string) {
+  return billing.adminAdjustCredit({
+    personId: acct.ownerId,
+    customerId: acct.customerId,
+    amount,
+    currency: "EUR",
+    description: "test",
+  });
+}
+
+/** A service in billing and its machine in compute, in the state asked for. */
+export async function newMachine(
+  acct: Account,
+  opts: {
+    kind?: string;
+    state?: string;
+    failBuild?: boolean;
+    controllerFails?: boolean;
+    disabledControls?: string;
+  } = {},
+) {
+  const kind = opts.kind ?? "vps";
+  const product = await newProduct(kind);
+  const { service } = await billing.adminCreateService({
+    customerId: acct.customerId,
+    productId: product.id,
+    kind,
+    status: "active",
+  });
+  await compute.adminCreateMachine({
+    serviceId: service!.id,
+    customerId: acct.customerId,
+    kind,
+    state: opts.state ?? "running",
+    failBuild: opts.failBuild ?? false,
+    controllerFails: opts.controllerFails ?? false,
+    disabledControls: opts.disabledControls ?? "",
+  });
+  return service!.id;
 }
