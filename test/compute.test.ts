@@ -1,0 +1,410 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { ed25519Line } from "../services/compute/src/ssh-key-fixture.ts";
+import {
+  addCredit,
+  api,
+  auth,
+  billing,
+  eventually,
+  newAccount,
+  newMachine,
+  newMember,
+  newProduct,
+} from "./helpers.ts";
+
+const VPS_FIELDS = [
+  "id",
+  "name",
+  "hostname",
+  "status",
+  "kind",
+  "provider",
+  "product",
+  "billing",
+  "cancellation",
+  "location",
+  "primary_ip",
+  "ip_addresses",
+  "instance",
+  "created_at",
+];
+
+describe("VPS records", () => {
+  it("lists with default limit 50 and pagination beside data, in the spec's record shape", async () => {
+    const acct = await newAccount();
+    const running = await newMachine(acct);
+    const failed = await newMachine(acct, { state: "error" });
+    const r = await api("GET", "/api/v1/vps", { key: acct.key });
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.pagination, { page: 1, limit: 50, total: 2, pages: 1 });
+    const byId = new Map(r.body.data.map((v: { id: string }) => [v.id, v]));
+    const v = byId.get(running) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(v).sort(), [...VPS_FIELDS].sort());
+    assert.equal(v.kind, "vps");
+    assert.equal(v.status, "active");
+    assert.match((v.billing as { amount: string }).amount, /^\d+\.\d{4}$/);
+    assert.deepEqual(Object.keys(v.instance as object).sort(), [
+      "disk_gb",
+      "memory_mb",
+      "os",
+      "rescue_mode",
+      "state",
+      "vcpus",
+    ]);
+    assert.deepEqual(Object.keys((v.ip_addresses as object[])[0]).sort(), [
+      "address",
+      "prefix_length",
+      "purpose",
+      "version",
+    ]);
+    assert.equal("capabilities" in v, false, "capabilities only on the detail");
+    assert.equal("instance" in (byId.get(failed) as object), false, "no instance after a failed build");
+    const detail = await api("GET", `/api/v1/vps/${running}`, { key: acct.key });
+    assert.equal(typeof detail.body.data.capabilities.power, "boolean");
+    const paged = await api("GET", "/api/v1/vps?limit=1&page=2", { key: acct.key });
+    assert.equal(paged.body.data.length, 1);
+    assert.deepEqual(paged.body.pagination, { page: 2, limit: 1, total: 2, pages: 2 });
+  });
+
+  it("hides another customer's VPS behind 404 and refuses a malformed id with 400", async () => {
+    const owner = await newAccount();
+    const other = await newAccount();
+    const id = await newMachine(owner);
+    for (const path of [`/api/v1/vps/${id}`, `/api/v1/vps/${id}/ips`]) {
+      assert.equal((await api("GET", path, { key: other.key })).status, 404, path);
+    }
+    assert.equal((await api("POST", `/api/v1/vps/${id}/reboot`, { key: other.key })).status, 404);
+    assert.equal((await api("GET", "/api/v1/vps/42", { key: owner.key })).status, 400);
+  });
+});
+
+describe("power and machine control", () => {
+  it("accepts a power action with a job id and finishes it", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    const r = await api("POST", `/api/v1/vps/${id}/stop`, { key: acct.key });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.completed, false);
+    assert.equal(r.body.data.pending, true);
+    assert.ok(r.body.data.job_id);
+    const job = await eventually(async () => {
+      const j = await api("GET", `/api/v1/jobs/${r.body.data.job_id}`, { key: acct.key });
+      return j.body.data.status === "succeeded" ? j.body.data : undefined;
+    });
+    assert.equal(job.action, "stop");
+    assert.equal(job.resource.id, id);
+    assert.ok(job.finished_at);
+    const v = await api("GET", `/api/v1/vps/${id}`, { key: acct.key });
+    assert.equal(v.body.data.instance.state, "stopped");
+    const byName = await api("POST", `/api/v1/vps/${id}/power/start`, { key: acct.key });
+    assert.equal(byName.status, 200);
+    assert.equal((await api("POST", `/api/v1/vps/${id}/power/explode`, { key: acct.key })).status, 400);
+  });
+
+  it("answers 404 to power, reinstall and password on a VPS whose build failed, while the service reads fine", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct, { state: "error" });
+    assert.equal((await api("GET", `/api/v1/services/${id}`, { key: acct.key })).status, 200);
+    for (const [path, body] of [
+      [`/api/v1/vps/${id}/start`, undefined],
+      [`/api/v1/vps/${id}/reinstall`, { image_id: "debian-12", password: "correct horse" }],
+      [`/api/v1/vps/${id}/password`, { password: "correct horse" }],
+    ] as const) {
+      const r = await api("POST", path, { key: acct.key, body });
+      assert.equal(r.status, 404, `${path}: ${r.text}`);
+      assert.equal(r.body.code, "NOT_FOUND");
+    }
+  });
+
+  it("answers 409 while the machine is still being built, without consuming a cool-down", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct, { state: "creating" });
+    for (let i = 0; i < 12; i++) {
+      const r = await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key });
+      if (r.status !== 409) break; // the build may finish during the loop
+      assert.equal(r.body.code, "CONFLICT");
+    }
+  });
+
+  it("refuses a control switched off for the plan before the provider is asked", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct, { disabledControls: "reinstall" });
+    const r = await api("POST", `/api/v1/vps/${id}/reinstall`, {
+      key: acct.key,
+      body: { image_id: "debian-12", password: "correct horse" },
+    });
+    assert.equal(r.status, 403);
+    assert.equal(r.body.code, "ACTION_NOT_ALLOWED");
+    const detail = await api("GET", `/api/v1/vps/${id}`, { key: acct.key });
+    assert.equal(detail.body.data.capabilities.reinstall, false);
+  });
+
+  it("limits power actions to 10 a minute per service; the 11th is 429 ACTION_RATE_LIMITED", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    const other = await newMachine(acct);
+    for (let i = 0; i < 10; i++) {
+      const r = await api("POST", `/api/v1/services/${id}/power/restart`, { key: acct.key });
+      assert.equal(r.status, 200, r.text);
+    }
+    const r = await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key });
+    assert.equal(r.status, 429);
+    assert.equal(r.body.code, "ACTION_RATE_LIMITED");
+    assert.ok(r.body.retry_after_seconds >= 1 && r.body.retry_after_seconds <= 60);
+    assert.ok(Number(r.headers.get("retry-after")) >= 1);
+    assert.equal(
+      (await api("POST", `/api/v1/vps/${other}/reboot`, { key: acct.key })).status,
+      200,
+      "another service has its own window",
+    );
+  });
+
+  it("shares a cool-down window between two keys of one person", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    const second = (
+      await auth.createKey({
+        personId: acct.ownerId,
+        label: "2",
+        scopes: ["services"],
+        ipAllowlist: "",
+        expiresOn: "",
+      })
+    ).secretKey;
+    for (let i = 0; i < 5; i++) await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key });
+    for (let i = 0; i < 5; i++)
+      assert.equal((await api("POST", `/api/v1/vps/${id}/reboot`, { key: second })).status, 200);
+    assert.equal((await api("POST", `/api/v1/vps/${id}/reboot`, { key: second })).status, 429);
+  });
+
+  it("reinstalls only from the offered images, once per 5 minutes; a refused call consumes nothing", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    const images = await api("GET", `/api/v1/vps/${id}/os-images`, { key: acct.key });
+    assert.deepEqual(
+      images.body.data.images.map((i: { id: string }) => i.id),
+      ["ubuntu-24.04", "debian-12", "rocky-9"],
+    );
+    const wrong = await api("POST", `/api/v1/vps/${id}/reinstall`, {
+      key: acct.key,
+      body: { image_id: "windows-xp", password: "correct horse" },
+    });
+    assert.equal(wrong.status, 400);
+    assert.equal(wrong.body.details[0].field, "image_id");
+    const short = await api("POST", `/api/v1/vps/${id}/reinstall`, {
+      key: acct.key,
+      body: { image_id: "debian-12", password: "short" },
+    });
+    assert.equal(short.status, 400);
+    const ok = await api("POST", `/api/v1/vps/${id}/reinstall`, {
+      key: acct.key,
+      body: { image_id: "debian-12", password: "correct horse" },
+    });
+    assert.equal(ok.status, 200, ok.text);
+    assert.ok(ok.body.data.job_id);
+    const again = await api("POST", `/api/v1/vps/${id}/reinstall`, {
+      key: acct.key,
+      body: { image_id: "debian-12", password: "correct horse" },
+    });
+    assert.equal(again.status, 429);
+    await eventually(
+      async () =>
+        (await api("GET", `/api/v1/vps/${id}`, { key: acct.key })).body.data.instance?.os === "debian-12",
+    );
+  });
+
+  it("resets a password only on a running machine, with at least 8 characters", async () => {
+    const acct = await newAccount();
+    const stopped = await newMachine(acct, { state: "stopped" });
+    const running = await newMachine(acct);
+    assert.equal(
+      (await api("POST", `/api/v1/vps/${running}/password`, { key: acct.key, body: { password: "1234567" } }))
+        .status,
+      400,
+    );
+    assert.equal(
+      (await api("POST", `/api/v1/vps/${running}/password`, { key: acct.key, body: {} })).status,
+      400,
+    );
+    const conflict = await api("POST", `/api/v1/vps/${stopped}/password`, {
+      key: acct.key,
+      body: { password: "12345678" },
+    });
+    assert.equal(conflict.status, 409);
+    const ok = await api("POST", `/api/v1/vps/${running}/password`, {
+      key: acct.key,
+      body: { password: "12345678" },
+    });
+    assert.equal(ok.status, 200, ok.text);
+  });
+
+  it("answers 403 ACTION_NOT_ALLOWED for an action the provider does not expose, and runs status", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    const r = await api("POST", `/api/v1/services/${id}/actions/mine-bitcoin`, {
+      key: acct.key,
+      body: { params: {} },
+    });
+    assert.equal(r.status, 403);
+    assert.equal(r.body.code, "ACTION_NOT_ALLOWED");
+    const status = await api("POST", `/api/v1/services/${id}/actions/status`, { key: acct.key, body: {} });
+    assert.equal(status.status, 200);
+    assert.equal(status.body.data.completed, true);
+    assert.equal(status.body.data.state, "running");
+    const actions = await api("GET", `/api/v1/services/${id}/actions`, { key: acct.key });
+    assert.equal(actions.body.data.backend, "simulator");
+  });
+
+  it("refuses control of a suspended service with 403 FORBIDDEN", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    await billing.adminSetServiceState({ serviceId: id, action: "suspend", reason: "abuse" });
+    await eventually(
+      async () => (await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key })).status === 403,
+    );
+    const r = await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key });
+    assert.equal(r.body.code, "FORBIDDEN");
+  });
+
+  it("needs the services scope and a power permission in a shared account", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    const viewer = await newMember(acct.customerId, ["view_services"]);
+    const r = await api("POST", `/api/v1/vps/${id}/start`, { key: viewer.key });
+    assert.equal(r.status, 403);
+    assert.equal(r.body.code, "SCOPE_REQUIRED");
+    assert.equal(r.body.scope, "services");
+    const powerer = await newMember(acct.customerId, ["view_services", "power_services"], ["services"]);
+    assert.equal((await api("POST", `/api/v1/vps/${id}/start`, { key: powerer.key })).status, 200);
+    assert.equal(
+      (
+        await api("POST", `/api/v1/vps/${id}/reinstall`, {
+          key: powerer.key,
+          body: { image_id: "debian-12", password: "correct horse" },
+        })
+      ).status,
+      403,
+      "reinstall needs Manage Services",
+    );
+  });
+});
+
+describe("dedicated servers", () => {
+  it("answers 424 PROVIDER_ERROR when the controller fails, and counts failed attempts in the 5 a minute window", async () => {
+    const acct = await newAccount();
+    const broken = await newMachine(acct, { kind: "dedicated", controllerFails: true });
+    const fine = await newMachine(acct, { kind: "dedicated" });
+    for (let i = 0; i < 5; i++) {
+      const r = await api("POST", `/api/v1/dedicated/${broken}/power`, {
+        key: acct.key,
+        body: { action: "restart" },
+      });
+      assert.equal(r.status, 424, r.text);
+      assert.equal(r.body.code, "PROVIDER_ERROR");
+    }
+    const r = await api("POST", `/api/v1/dedicated/${fine}/power/on`, { key: acct.key });
+    assert.equal(r.status, 429, "the window spans all the customer's servers");
+    const bad = await api("POST", `/api/v1/dedicated/${fine}/power`, {
+      key: acct.key,
+      body: { action: "reboot" },
+    });
+    assert.equal(bad.status, 400);
+  });
+
+  it("lists and reads dedicated servers with their status", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct, { kind: "dedicated" });
+    const list = await api("GET", "/api/v1/dedicated", { key: acct.key });
+    assert.equal(list.body.pagination.limit, 50);
+    assert.equal(list.body.data[0].id, id);
+    const ps = await api("GET", `/api/v1/dedicated/${id}/power-status`, { key: acct.key });
+    assert.equal(ps.body.data.power, "on");
+    assert.equal(
+      (await api("GET", `/api/v1/vps/${id}`, { key: acct.key })).status,
+      404,
+      "a dedicated server is not a VPS",
+    );
+  });
+});
+
+describe("SSH keys", () => {
+  it("stores a key with its fingerprint, lists and removes it", async () => {
+    const acct = await newAccount();
+    const line = ed25519Line("laptop");
+    const r = await api("POST", "/api/v1/ssh-keys", {
+      key: acct.key,
+      body: { name: "laptop", publicKey: line },
+    });
+    assert.equal(r.status, 201, r.text);
+    assert.match(r.body.data.fingerprint, /^SHA256:/);
+    const list = await api("GET", "/api/v1/ssh-keys", { key: acct.key });
+    assert.equal(list.body.data.ssh_keys.length, 1);
+    assert.equal(
+      (await api("POST", "/api/v1/ssh-keys", { key: acct.key, body: { name: "dup", publicKey: line } }))
+        .status,
+      409,
+    );
+    assert.equal((await api("DELETE", `/api/v1/ssh-keys/${r.body.data.id}`, { key: acct.key })).status, 200);
+    assert.equal((await api("DELETE", `/api/v1/ssh-keys/${r.body.data.id}`, { key: acct.key })).status, 404);
+  });
+
+  it("refuses a line that is not an OpenSSH public key, naming the field", async () => {
+    const acct = await newAccount();
+    for (const body of [
+      { name: "x", publicKey: "not a key" },
+      { name: "x" },
+      { name: "", publicKey: ed25519Line() },
+      { name: "x", publicKey: 12 },
+    ]) {
+      const r = await api("POST", "/api/v1/ssh-keys", { key: acct.key, body });
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.ok(["publicKey", "name"].includes(r.body.details[0].field));
+    }
+  });
+});
+
+describe("buying a VPS end to end", () => {
+  it("goes from pending to active and answers power actions once built", async () => {
+    const acct = await newAccount();
+    await addCredit(acct, "50");
+    const product = await newProduct("vps");
+    const order = await api("POST", "/api/v1/orders", {
+      key: acct.key,
+      body: {
+        productId: product.id,
+        billingCycle: "monthly",
+        hostname: "e2e",
+        configOptions: { os_image_id: "debian-12" },
+      },
+    });
+    assert.equal(order.status, 201, order.text);
+    const id = order.body.data.services[0].id;
+    const vps = await eventually(async () => {
+      const v = await api("GET", `/api/v1/vps/${id}`, { key: acct.key });
+      return v.body.data?.status === "active" && v.body.data.instance ? v.body.data : undefined;
+    });
+    assert.equal(vps.instance.os, "debian-12");
+    assert.ok(vps.primary_ip);
+    assert.equal((await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key })).status, 200);
+  });
+
+  it("a failed build leaves the service provisioning_failed with no instance", async () => {
+    const acct = await newAccount();
+    await addCredit(acct, "50");
+    const product = await newProduct("vps");
+    const order = await api("POST", "/api/v1/orders", {
+      key: acct.key,
+      body: { productId: product.id, billingCycle: "monthly", hostname: "will-fail" },
+    });
+    const id = order.body.data.services[0].id;
+    await eventually(
+      async () =>
+        (await api("GET", `/api/v1/services/${id}`, { key: acct.key })).body.data.status ===
+        "provisioning_failed",
+    );
+    const v = await api("GET", `/api/v1/vps/${id}`, { key: acct.key });
+    assert.equal("instance" in v.body.data, false);
+    assert.equal((await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key })).status, 404);
+  });
+});
