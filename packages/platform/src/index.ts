@@ -13,3 +13,4 @@ export * from "./redis.ts";
 export * from "./request-log.ts";
 export * from "./rpc.ts";
 export * from "./shutdown.ts";
+export * from "./webhook-signature.ts";

@@ -12,7 +12,8 @@ export type Permission = keyof typeof PERMISSIONS;
 export const ALL_PERMISSIONS = Object.keys(PERMISSIONS) as Permission[];
 export const isPermission = (p: string): p is Permission => p in PERMISSIONS;
 
-export const SCOPES = ["read", "services", "orders", "billing", "destructive"] as const;
+/** `account` is the reseller scope: only a reseller partner's keys may hold it. */
+export const SCOPES = ["read", "services", "orders", "billing", "destructive", "account"] as const;
 export type Scope = (typeof SCOPES)[number];
 export const isScope = (s: string): s is Scope => (SCOPES as readonly string[]).includes(s);
 
@@ -23,6 +24,7 @@ export const SCOPE_NEEDS: Record<Scope, Permission[]> = {
   orders: ["manage_services"],
   billing: ["pay_invoices"],
   destructive: ["cancel_services"],
+  account: ["manage_services"],
 };
 
 export const STAFF_PERMISSIONS = ["view_clients", "edit_clients"] as const;

@@ -106,6 +106,10 @@ export function createApiKeys(sql: Sql, pepper: string): Partial<ServiceImpl<typ
           );
         }
       }
+      if (scopes.includes("account")) {
+        const [partner] = await sql`select 1 from partners where customer_id = ${p.customer_id}`;
+        if (!partner) throw apiError("FORBIDDEN", "The account scope is only for reseller partners");
+      }
       const values = {
         label: label(req.label),
         allowlist: allowlist(req.ipAllowlist),

@@ -16,6 +16,7 @@ import {
 import { createAccounts } from "./accounts.ts";
 import { createApiKeys } from "./api-keys.ts";
 import { loadAuthConfig } from "./config.ts";
+import { createPartners } from "./partners.ts";
 import { startRequestLogConsumer, startRequestLogPurge } from "./request-log.ts";
 import { createVerify } from "./verify.ts";
 
@@ -34,6 +35,7 @@ runMain(log, async () => {
     verify: (req: Parameters<typeof verify>[0]) => verify(req),
     ...createAccounts(sql),
     ...createApiKeys(sql, cfg.KEY_PEPPER),
+    ...createPartners(sql),
   };
   const server = await serveRpc(cfg.RPC_TRANSPORT, listenPort(cfg.AUTH_ADDR), [bind(AuthService, impl)], log);
   const consumer = await startRequestLogConsumer(sql, nc, cfg.HB_NS, log);

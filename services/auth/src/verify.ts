@@ -8,6 +8,7 @@ import {
   parseKey,
   type Redis,
   type Sql,
+  verifySignedRequest,
   type WindowCount,
 } from "@hb/platform";
 import { allowlistPermits } from "./allowlist.ts";
@@ -33,6 +34,8 @@ interface KeyRow {
   person_name: string;
   person_email: string;
   account_status: string;
+  partner_status: string | null;
+  signing_secret: string | null;
 }
 
 const refuse = (code: string, message: string, extra: { scope?: string } = {}) => ({
@@ -55,11 +58,13 @@ export function createVerify(sql: Sql, redis: Redis, ns: string, pepper: string)
              k.revoked_at is not null as revoked,
              coalesce(k.expires_on < (now() at time zone 'utc')::date, false) as expired,
              p.id as person_id, p.customer_id, p.is_owner, p.permissions, p.name as person_name,
-             p.email as person_email, c.status as account_status
+             p.email as person_email, c.status as account_status,
+             pa.status as partner_status, pa.signing_secret
       from settings s
       left join api_keys k on k.prefix = ${parsed?.prefix ?? ""}
       left join people p on p.id = k.person_id
-      left join customers c on c.id = k.customer_id`;
+      left join customers c on c.id = k.customer_id
+      left join partners pa on pa.customer_id = k.customer_id`;
 
     const authenticated = !!(
       parsed &&
@@ -118,8 +123,15 @@ function check(row: KeyRow, req: VerifyRequest, window: WindowCount, permissions
   if (req.module === "vps" && !row.vps_module) {
     return refuse("FEATURE_DISABLED", "VPS snapshots are not available (VPS module is off)");
   }
+  if (req.scope === "account" && !row.partner_status) {
+    return refuse("FORBIDDEN", "Reseller routes are only for reseller partners");
+  }
   if (req.scope && !row.scopes.includes(req.scope)) {
     return refuse("SCOPE_REQUIRED", `This API key lacks the ${req.scope} scope`, { scope: req.scope });
+  }
+  if (req.scope === "account") {
+    const problem = checkResellerSignature(row.signing_secret, req);
+    if (problem) return refuse("UNAUTHORIZED", problem);
   }
   if (!holdsAny(permissions, req.permissionsAny)) {
     return refuse("FORBIDDEN", "Your account permissions do not allow this action");
@@ -128,6 +140,20 @@ function check(row: KeyRow, req: VerifyRequest, window: WindowCount, permissions
     return refuse("ACCOUNT_SUSPENDED", "The account is suspended: read access only");
   }
   return undefined;
+}
+
+/** Accepted clock skew for signed reseller requests; an older request cannot be replayed. */
+export const SIGNATURE_MAX_SKEW_SECONDS = 300;
+
+function checkResellerSignature(secret: string | null, req: VerifyRequest): string | undefined {
+  if (!secret) return "No signing secret is configured for this partner";
+  if (!/^\d{9,11}$/.test(req.resellerTimestamp))
+    return "Missing or malformed X-Reseller-Timestamp (Unix seconds)";
+  const skew = Math.abs(Date.now() / 1000 - Number(req.resellerTimestamp));
+  if (skew > SIGNATURE_MAX_SKEW_SECONDS) return "X-Reseller-Timestamp is too far from the current time";
+  return verifySignedRequest(secret, req.resellerTimestamp, req.rawBody, req.resellerSignature)
+    ? undefined
+    : "Invalid X-Reseller-Signature";
 }
 
 const retryAfter = (w: WindowCount) => Math.max(1, w.reset - Math.floor(Date.now() / 1000));

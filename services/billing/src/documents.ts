@@ -122,7 +122,8 @@ async function onPaid(tx: TxSql, ns: string, doc: DocumentRow): Promise<Document
       update orders set payment_status = 'paid', status = 'active', payment_error = null where id = ${doc.order_id} returning *`;
     // Provisioning starts only now: the provisioner picks up services in `pending`.
     await tx`update services set status = 'pending' where order_id = ${doc.order_id} and status = 'pending_payment'`;
-    await orderEvent(tx, ns, "order.paid", order, { invoiceId: invoice.id });
+    // A partner learns of the payment once the services are built (see provisioning.ts).
+    if (!order.partner_id) await orderEvent(tx, ns, "order.paid", order, { invoiceId: invoice.id });
   }
   if (doc.purpose === "renewal" && doc.service_id) {
     const [s] = await tx<

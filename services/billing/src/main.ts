@@ -21,6 +21,7 @@ import { loadBillingConfig } from "./config.ts";
 import { createDocumentHandlers } from "./document-handlers.ts";
 import { createOrders } from "./orders.ts";
 import { startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
+import { createReseller } from "./reseller.ts";
 import { createServiceHandlers } from "./service-handlers.ts";
 
 const log = createLogger("billing");
@@ -41,6 +42,7 @@ runMain(log, async () => {
     ...createServiceHandlers(sql, cfg.HB_NS),
     ...createOrders(sql, cfg.HB_NS),
     ...createDocumentHandlers(sql, cfg.HB_NS),
+    ...createReseller(sql, cfg.HB_NS),
   };
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,

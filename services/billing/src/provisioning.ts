@@ -10,8 +10,9 @@ import {
   type NatsConnection,
   type Sql,
   streams,
+  type TxSql,
 } from "@hb/platform";
-import { serviceEvent } from "./events.ts";
+import { orderEvent, serviceEvent } from "./events.ts";
 import { type OrderRow, selectServices } from "./records.ts";
 
 /**
@@ -113,7 +114,23 @@ export async function startMachineEventConsumer(
           order,
           machine.success ? "" : machine.error,
         );
+        if (order?.partner_id && machine.success) await partnerOrderPaidWhenBuilt(tx, ns, order);
       });
     }
   });
+}
+
+/** order.paid for a partner order: once, when it is paid and every service is active. */
+async function partnerOrderPaidWhenBuilt(tx: TxSql, ns: string, order: OrderRow) {
+  const [o] = await tx<
+    (OrderRow & { paid_event_at: Date | null })[]
+  >`select * from orders where id = ${order.id} for update`;
+  if (o.paid_event_at || o.payment_status !== "paid") return;
+  const [{ waiting }] = await tx<{ waiting: number }[]>`
+    select count(*)::int as waiting from services where order_id = ${o.id} and status <> 'active'`;
+  if (waiting > 0) return;
+  const [invoice] = await tx<{ id: string }[]>`
+    select id from documents where order_id = ${o.id} and kind = 'invoice' and status = 'paid' order by created_at desc limit 1`;
+  await tx`update orders set paid_event_at = clock_timestamp() where id = ${o.id}`;
+  await orderEvent(tx, ns, "order.paid", o, { invoiceId: invoice?.id });
 }

@@ -30,6 +30,8 @@ export interface AppDeps {
 
 export const API_PREFIX = "/api/v1";
 
+type RawBodyRequest = Request & { rawBody?: Buffer };
+
 function setRateLimitHeaders(res: Response, rl: RateLimit): void {
   const secondsLeft = Math.max(0, Number(rl.reset) - Math.floor(Date.now() / 1000));
   res.setHeader("X-RateLimit-Limit", String(rl.limit));
@@ -52,7 +54,17 @@ export function buildApp(deps: AppDeps): express.Express {
   app.set("query parser", "simple");
 
   // Any body is read as JSON whatever its content type, so `curl -d '{...}'` works as written.
-  app.use(express.json({ limit: cfg.BODY_LIMIT, type: () => true, strict: false }));
+  // The raw bytes are kept for reseller request signatures, which cover the exact body.
+  app.use(
+    express.json({
+      limit: cfg.BODY_LIMIT,
+      type: () => true,
+      strict: false,
+      verify: (req, _res, buf) => {
+        (req as RawBodyRequest).rawBody = buf;
+      },
+    }),
+  );
 
   app.get("/healthz", (_req, res) => {
     res.json({ success: true, data: { status: "ok" } });
@@ -120,6 +132,13 @@ export function buildApp(deps: AppDeps): express.Express {
           permissionsAny: def.auth.permissions ?? [],
           isWrite: def.auth.write ?? def.method !== "get",
           module: def.auth.module ?? "",
+          ...(def.auth.signed
+            ? {
+                resellerTimestamp: req.get("x-reseller-timestamp") ?? "",
+                resellerSignature: req.get("x-reseller-signature") ?? "",
+                rawBody: (req as RawBodyRequest).rawBody ?? new Uint8Array(),
+              }
+            : {}),
         });
         if (verdict.rateLimit) setRateLimitHeaders(res, verdict.rateLimit);
         principal = verdict.principal;

@@ -1,6 +1,7 @@
 import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
 import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
+import { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
 import { rpcClient } from "@hb/platform";
 import type { GatewayConfig } from "./config.ts";
 
@@ -13,11 +14,13 @@ export function createClients(cfg: GatewayConfig) {
     auth: rpcClient(cfg.RPC_TRANSPORT, AuthService, cfg.AUTH_ADDR, opts),
     billing: rpcClient(cfg.RPC_TRANSPORT, BillingService, cfg.BILLING_ADDR, opts),
     compute: rpcClient(cfg.RPC_TRANSPORT, ComputeService, cfg.COMPUTE_ADDR, opts),
+    webhooks: rpcClient(cfg.RPC_TRANSPORT, WebhooksService, cfg.WEBHOOKS_ADDR, opts),
   };
   return {
     auth: handles.auth.client,
     billing: handles.billing.client,
     compute: handles.compute.client,
+    webhooks: handles.webhooks.client,
     close: () => {
       for (const h of Object.values(handles)) h.close();
     },

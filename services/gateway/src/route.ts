@@ -17,6 +17,8 @@ export interface KeyedAuth {
   write?: boolean;
   /** The route's module must be on, else 403 FEATURE_DISABLED. */
   module?: "inventory" | "vps";
+  /** Reseller routes: the request must carry X-Reseller-Timestamp and X-Reseller-Signature. */
+  signed?: boolean;
 }
 
 export interface Reply {

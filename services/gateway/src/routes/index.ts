@@ -4,6 +4,7 @@ import { documentRoutesAll } from "./documents.ts";
 import { controlRoutes, dedicatedRoutes, sshKeyRoutes, vpsRoutes } from "./machines.ts";
 import { metaRoutes } from "./meta.ts";
 import { orderRoutes } from "./orders.ts";
+import { resellerRoutes } from "./reseller.ts";
 import { serviceRoutes } from "./services.ts";
 
 /**
@@ -13,6 +14,6 @@ export function allRoutes(publicUrl: string): RouteDef[] {
   const table: RouteDef[] = [];
   table.push(...metaRoutes(() => table, publicUrl));
   table.push(...accountRoutes, ...serviceRoutes, ...controlRoutes, ...vpsRoutes, ...dedicatedRoutes);
-  table.push(...sshKeyRoutes, ...orderRoutes, ...documentRoutesAll);
+  table.push(...sshKeyRoutes, ...orderRoutes, ...documentRoutesAll, ...resellerRoutes);
   return table;
 }

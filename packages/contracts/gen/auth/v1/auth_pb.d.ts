@@ -51,6 +51,23 @@ export declare type VerifyRequest = Message<"auth.v1.VerifyRequest"> & {
    * @generated from field: string module = 6;
    */
   module: string;
+
+  /**
+   * Reseller routes (scope "account"): the request signature headers and the exact raw body.
+   *
+   * @generated from field: string reseller_timestamp = 7;
+   */
+  resellerTimestamp: string;
+
+  /**
+   * @generated from field: string reseller_signature = 8;
+   */
+  resellerSignature: string;
+
+  /**
+   * @generated from field: bytes raw_body = 9;
+   */
+  rawBody: Uint8Array;
 };
 
 /**
@@ -1278,6 +1295,227 @@ export declare type UpdateSettingsResponse = Message<"auth.v1.UpdateSettingsResp
 export declare const UpdateSettingsResponseSchema: GenMessage<UpdateSettingsResponse>;
 
 /**
+ * @generated from message auth.v1.Partner
+ */
+export declare type Partner = Message<"auth.v1.Partner"> & {
+  /**
+   * @generated from field: string customer_id = 1;
+   */
+  customerId: string;
+
+  /**
+   * pending, active, suspended
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * @generated from field: bool has_secret = 3;
+   */
+  hasSecret: boolean;
+
+  /**
+   * @generated from field: string secret_rotated_at = 4;
+   */
+  secretRotatedAt: string;
+
+  /**
+   * @generated from field: string created_at = 5;
+   */
+  createdAt: string;
+};
+
+/**
+ * Describes the message auth.v1.Partner.
+ * Use `create(PartnerSchema)` to create a new message.
+ */
+export declare const PartnerSchema: GenMessage<Partner>;
+
+/**
+ * @generated from message auth.v1.CreatePartnerRequest
+ */
+export declare type CreatePartnerRequest = Message<"auth.v1.CreatePartnerRequest"> & {
+  /**
+   * @generated from field: string customer_id = 1;
+   */
+  customerId: string;
+
+  /**
+   * @generated from field: string status = 2;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message auth.v1.CreatePartnerRequest.
+ * Use `create(CreatePartnerRequestSchema)` to create a new message.
+ */
+export declare const CreatePartnerRequestSchema: GenMessage<CreatePartnerRequest>;
+
+/**
+ * @generated from message auth.v1.CreatePartnerResponse
+ */
+export declare type CreatePartnerResponse = Message<"auth.v1.CreatePartnerResponse"> & {
+  /**
+   * @generated from field: auth.v1.Partner partner = 1;
+   */
+  partner?: Partner | undefined;
+
+  /**
+   * Shown once.
+   *
+   * @generated from field: string signing_secret = 2;
+   */
+  signingSecret: string;
+};
+
+/**
+ * Describes the message auth.v1.CreatePartnerResponse.
+ * Use `create(CreatePartnerResponseSchema)` to create a new message.
+ */
+export declare const CreatePartnerResponseSchema: GenMessage<CreatePartnerResponse>;
+
+/**
+ * @generated from message auth.v1.SetPartnerStatusRequest
+ */
+export declare type SetPartnerStatusRequest = Message<"auth.v1.SetPartnerStatusRequest"> & {
+  /**
+   * @generated from field: string customer_id = 1;
+   */
+  customerId: string;
+
+  /**
+   * @generated from field: string status = 2;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message auth.v1.SetPartnerStatusRequest.
+ * Use `create(SetPartnerStatusRequestSchema)` to create a new message.
+ */
+export declare const SetPartnerStatusRequestSchema: GenMessage<SetPartnerStatusRequest>;
+
+/**
+ * @generated from message auth.v1.SetPartnerStatusResponse
+ */
+export declare type SetPartnerStatusResponse = Message<"auth.v1.SetPartnerStatusResponse"> & {
+  /**
+   * @generated from field: auth.v1.Partner partner = 1;
+   */
+  partner?: Partner | undefined;
+};
+
+/**
+ * Describes the message auth.v1.SetPartnerStatusResponse.
+ * Use `create(SetPartnerStatusResponseSchema)` to create a new message.
+ */
+export declare const SetPartnerStatusResponseSchema: GenMessage<SetPartnerStatusResponse>;
+
+/**
+ * @generated from message auth.v1.RotatePartnerSecretRequest
+ */
+export declare type RotatePartnerSecretRequest = Message<"auth.v1.RotatePartnerSecretRequest"> & {
+  /**
+   * @generated from field: string customer_id = 1;
+   */
+  customerId: string;
+
+  /**
+   * Empty: remove the secret (deliveries then fail with "webhook secret not configured").
+   *
+   * @generated from field: bool clear = 2;
+   */
+  clear: boolean;
+};
+
+/**
+ * Describes the message auth.v1.RotatePartnerSecretRequest.
+ * Use `create(RotatePartnerSecretRequestSchema)` to create a new message.
+ */
+export declare const RotatePartnerSecretRequestSchema: GenMessage<RotatePartnerSecretRequest>;
+
+/**
+ * @generated from message auth.v1.RotatePartnerSecretResponse
+ */
+export declare type RotatePartnerSecretResponse = Message<"auth.v1.RotatePartnerSecretResponse"> & {
+  /**
+   * @generated from field: auth.v1.Partner partner = 1;
+   */
+  partner?: Partner | undefined;
+
+  /**
+   * @generated from field: string signing_secret = 2;
+   */
+  signingSecret: string;
+};
+
+/**
+ * Describes the message auth.v1.RotatePartnerSecretResponse.
+ * Use `create(RotatePartnerSecretResponseSchema)` to create a new message.
+ */
+export declare const RotatePartnerSecretResponseSchema: GenMessage<RotatePartnerSecretResponse>;
+
+/**
+ * @generated from message auth.v1.GetPartnerForDeliveryRequest
+ */
+export declare type GetPartnerForDeliveryRequest = Message<"auth.v1.GetPartnerForDeliveryRequest"> & {
+  /**
+   * @generated from field: repeated string customer_ids = 1;
+   */
+  customerIds: string[];
+};
+
+/**
+ * Describes the message auth.v1.GetPartnerForDeliveryRequest.
+ * Use `create(GetPartnerForDeliveryRequestSchema)` to create a new message.
+ */
+export declare const GetPartnerForDeliveryRequestSchema: GenMessage<GetPartnerForDeliveryRequest>;
+
+/**
+ * @generated from message auth.v1.GetPartnerForDeliveryResponse
+ */
+export declare type GetPartnerForDeliveryResponse = Message<"auth.v1.GetPartnerForDeliveryResponse"> & {
+  /**
+   * @generated from field: repeated auth.v1.PartnerSecret partners = 1;
+   */
+  partners: PartnerSecret[];
+};
+
+/**
+ * Describes the message auth.v1.GetPartnerForDeliveryResponse.
+ * Use `create(GetPartnerForDeliveryResponseSchema)` to create a new message.
+ */
+export declare const GetPartnerForDeliveryResponseSchema: GenMessage<GetPartnerForDeliveryResponse>;
+
+/**
+ * @generated from message auth.v1.PartnerSecret
+ */
+export declare type PartnerSecret = Message<"auth.v1.PartnerSecret"> & {
+  /**
+   * @generated from field: string customer_id = 1;
+   */
+  customerId: string;
+
+  /**
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * @generated from field: string signing_secret = 3;
+   */
+  signingSecret: string;
+};
+
+/**
+ * Describes the message auth.v1.PartnerSecret.
+ * Use `create(PartnerSecretSchema)` to create a new message.
+ */
+export declare const PartnerSecretSchema: GenMessage<PartnerSecret>;
+
+/**
  * Auth owns customer accounts, the people in them, staff users, API keys, the key request log
  * and the company settings. Verify is on the hot path of every keyed request.
  *
@@ -1428,6 +1666,43 @@ export declare const AuthService: GenService<{
     methodKind: "unary";
     input: typeof StaffRevokeKeyRequestSchema;
     output: typeof StaffRevokeKeyResponseSchema;
+  },
+  /**
+   * Reseller partner profiles. The signing secret signs webhook deliveries and the partner's own
+   * reseller requests; it exists from the moment of application and is shown once per rotation.
+   *
+   * @generated from rpc auth.v1.AuthService.CreatePartner
+   */
+  createPartner: {
+    methodKind: "unary";
+    input: typeof CreatePartnerRequestSchema;
+    output: typeof CreatePartnerResponseSchema;
+  },
+  /**
+   * @generated from rpc auth.v1.AuthService.SetPartnerStatus
+   */
+  setPartnerStatus: {
+    methodKind: "unary";
+    input: typeof SetPartnerStatusRequestSchema;
+    output: typeof SetPartnerStatusResponseSchema;
+  },
+  /**
+   * @generated from rpc auth.v1.AuthService.RotatePartnerSecret
+   */
+  rotatePartnerSecret: {
+    methodKind: "unary";
+    input: typeof RotatePartnerSecretRequestSchema;
+    output: typeof RotatePartnerSecretResponseSchema;
+  },
+  /**
+   * For the webhooks service only: status and secret to sign a delivery with.
+   *
+   * @generated from rpc auth.v1.AuthService.GetPartnerForDelivery
+   */
+  getPartnerForDelivery: {
+    methodKind: "unary";
+    input: typeof GetPartnerForDeliveryRequestSchema;
+    output: typeof GetPartnerForDeliveryResponseSchema;
   },
   /**
    * @generated from rpc auth.v1.AuthService.GetSettings

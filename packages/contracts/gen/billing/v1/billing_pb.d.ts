@@ -1284,6 +1284,260 @@ export declare type Cancellation = Message<"billing.v1.Cancellation"> & {
 export declare const CancellationSchema: GenMessage<Cancellation>;
 
 /**
+ * @generated from message billing.v1.CreateResellerOrderRequest
+ */
+export declare type CreateResellerOrderRequest = Message<"billing.v1.CreateResellerOrderRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string external_order_id = 2;
+   */
+  externalOrderId: string;
+
+  /**
+   * @generated from field: string external_customer_id = 3;
+   */
+  externalCustomerId: string;
+
+  /**
+   * credit: charge the partner's credit now; invoice: raise a document.
+   *
+   * @generated from field: string payment_mode = 4;
+   */
+  paymentMode: string;
+
+  /**
+   * @generated from field: repeated billing.v1.OrderItem items = 5;
+   */
+  items: OrderItem[];
+
+  /**
+   * @generated from field: string idempotency_key = 6;
+   */
+  idempotencyKey: string;
+
+  /**
+   * @generated from field: string request_hash = 7;
+   */
+  requestHash: string;
+};
+
+/**
+ * Describes the message billing.v1.CreateResellerOrderRequest.
+ * Use `create(CreateResellerOrderRequestSchema)` to create a new message.
+ */
+export declare const CreateResellerOrderRequestSchema: GenMessage<CreateResellerOrderRequest>;
+
+/**
+ * @generated from message billing.v1.CreateResellerOrderResponse
+ */
+export declare type CreateResellerOrderResponse = Message<"billing.v1.CreateResellerOrderResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.CreateResellerOrderResponse.
+ * Use `create(CreateResellerOrderResponseSchema)` to create a new message.
+ */
+export declare const CreateResellerOrderResponseSchema: GenMessage<CreateResellerOrderResponse>;
+
+/**
+ * @generated from message billing.v1.RetryResellerPaymentRequest
+ */
+export declare type RetryResellerPaymentRequest = Message<"billing.v1.RetryResellerPaymentRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string order_id = 2;
+   */
+  orderId: string;
+};
+
+/**
+ * Describes the message billing.v1.RetryResellerPaymentRequest.
+ * Use `create(RetryResellerPaymentRequestSchema)` to create a new message.
+ */
+export declare const RetryResellerPaymentRequestSchema: GenMessage<RetryResellerPaymentRequest>;
+
+/**
+ * @generated from message billing.v1.RetryResellerPaymentResponse
+ */
+export declare type RetryResellerPaymentResponse = Message<"billing.v1.RetryResellerPaymentResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.RetryResellerPaymentResponse.
+ * Use `create(RetryResellerPaymentResponseSchema)` to create a new message.
+ */
+export declare const RetryResellerPaymentResponseSchema: GenMessage<RetryResellerPaymentResponse>;
+
+/**
+ * @generated from message billing.v1.ListResellerOrdersRequest
+ */
+export declare type ListResellerOrdersRequest = Message<"billing.v1.ListResellerOrdersRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string external_order_id = 2;
+   */
+  externalOrderId: string;
+};
+
+/**
+ * Describes the message billing.v1.ListResellerOrdersRequest.
+ * Use `create(ListResellerOrdersRequestSchema)` to create a new message.
+ */
+export declare const ListResellerOrdersRequestSchema: GenMessage<ListResellerOrdersRequest>;
+
+/**
+ * @generated from message billing.v1.ListResellerOrdersResponse
+ */
+export declare type ListResellerOrdersResponse = Message<"billing.v1.ListResellerOrdersResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ListResellerOrdersResponse.
+ * Use `create(ListResellerOrdersResponseSchema)` to create a new message.
+ */
+export declare const ListResellerOrdersResponseSchema: GenMessage<ListResellerOrdersResponse>;
+
+/**
+ * @generated from message billing.v1.GetResellerOrderRequest
+ */
+export declare type GetResellerOrderRequest = Message<"billing.v1.GetResellerOrderRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string order_id = 2;
+   */
+  orderId: string;
+};
+
+/**
+ * Describes the message billing.v1.GetResellerOrderRequest.
+ * Use `create(GetResellerOrderRequestSchema)` to create a new message.
+ */
+export declare const GetResellerOrderRequestSchema: GenMessage<GetResellerOrderRequest>;
+
+/**
+ * @generated from message billing.v1.GetResellerOrderResponse
+ */
+export declare type GetResellerOrderResponse = Message<"billing.v1.GetResellerOrderResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.GetResellerOrderResponse.
+ * Use `create(GetResellerOrderResponseSchema)` to create a new message.
+ */
+export declare const GetResellerOrderResponseSchema: GenMessage<GetResellerOrderResponse>;
+
+/**
+ * @generated from message billing.v1.ListResellerServicesRequest
+ */
+export declare type ListResellerServicesRequest = Message<"billing.v1.ListResellerServicesRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ListResellerServicesRequest.
+ * Use `create(ListResellerServicesRequestSchema)` to create a new message.
+ */
+export declare const ListResellerServicesRequestSchema: GenMessage<ListResellerServicesRequest>;
+
+/**
+ * @generated from message billing.v1.ListResellerServicesResponse
+ */
+export declare type ListResellerServicesResponse = Message<"billing.v1.ListResellerServicesResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ListResellerServicesResponse.
+ * Use `create(ListResellerServicesResponseSchema)` to create a new message.
+ */
+export declare const ListResellerServicesResponseSchema: GenMessage<ListResellerServicesResponse>;
+
+/**
+ * @generated from message billing.v1.ResellerSetServiceStateRequest
+ */
+export declare type ResellerSetServiceStateRequest = Message<"billing.v1.ResellerSetServiceStateRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string action = 3;
+   */
+  action: string;
+
+  /**
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message billing.v1.ResellerSetServiceStateRequest.
+ * Use `create(ResellerSetServiceStateRequestSchema)` to create a new message.
+ */
+export declare const ResellerSetServiceStateRequestSchema: GenMessage<ResellerSetServiceStateRequest>;
+
+/**
+ * @generated from message billing.v1.ResellerSetServiceStateResponse
+ */
+export declare type ResellerSetServiceStateResponse = Message<"billing.v1.ResellerSetServiceStateResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ResellerSetServiceStateResponse.
+ * Use `create(ResellerSetServiceStateResponseSchema)` to create a new message.
+ */
+export declare const ResellerSetServiceStateResponseSchema: GenMessage<ResellerSetServiceStateResponse>;
+
+/**
  * Billing owns products, services as subscriptions, orders, invoices, proformas, the credit
  * ledger, add-ons, upgrades, hourly charging and renewals.
  *
@@ -1454,6 +1708,56 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof PayDocumentRequestSchema;
     output: typeof PayDocumentResponseSchema;
+  },
+  /**
+   * Reseller programme (caller = the partner's key owner; orders carry the partner's own ids).
+   *
+   * @generated from rpc billing.v1.BillingService.CreateResellerOrder
+   */
+  createResellerOrder: {
+    methodKind: "unary";
+    input: typeof CreateResellerOrderRequestSchema;
+    output: typeof CreateResellerOrderResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.RetryResellerPayment
+   */
+  retryResellerPayment: {
+    methodKind: "unary";
+    input: typeof RetryResellerPaymentRequestSchema;
+    output: typeof RetryResellerPaymentResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.ListResellerOrders
+   */
+  listResellerOrders: {
+    methodKind: "unary";
+    input: typeof ListResellerOrdersRequestSchema;
+    output: typeof ListResellerOrdersResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.GetResellerOrder
+   */
+  getResellerOrder: {
+    methodKind: "unary";
+    input: typeof GetResellerOrderRequestSchema;
+    output: typeof GetResellerOrderResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.ListResellerServices
+   */
+  listResellerServices: {
+    methodKind: "unary";
+    input: typeof ListResellerServicesRequestSchema;
+    output: typeof ListResellerServicesResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.ResellerSetServiceState
+   */
+  resellerSetServiceState: {
+    methodKind: "unary";
+    input: typeof ResellerSetServiceStateRequestSchema;
+    output: typeof ResellerSetServiceStateResponseSchema;
   },
   /**
    * Admin / staff.

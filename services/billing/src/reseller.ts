@@ -1,0 +1,203 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { apiError, badRequest, notFound, type Sql } from "@hb/platform";
+import { payFromCredit } from "./documents.ts";
+import { orderEvent } from "./events.ts";
+import { remember, replay } from "./idempotency.ts";
+import { balanceOf, lockBalance } from "./ledger.ts";
+import { formatMoney, money, toNumber } from "./money.ts";
+import { placeOrder, priceItems } from "./orders.ts";
+import { type DocumentRow, type OrderRow, type ServiceRow, selectServices } from "./records.ts";
+import { setServiceState } from "./service-handlers.ts";
+import { callerOf, json, requireUuid } from "./shared.ts";
+
+const provisioningStatus = (services: ServiceRow[]) => {
+  if (services.some((s) => s.status === "provisioning_failed")) return "failed";
+  if (services.length > 0 && services.every((s) => ["active", "suspended", "terminated"].includes(s.status)))
+    return "completed";
+  if (services.some((s) => ["pending", "installing"].includes(s.status))) return "in_progress";
+  return "not_started";
+};
+
+/** A reseller order row with its services (status, hostname, address). */
+function resellerOrderJson(o: OrderRow, services: ServiceRow[]) {
+  const failed = services.find((s) => s.status === "provisioning_failed");
+  return {
+    id: o.id,
+    order_number: o.order_number,
+    external_order_id: o.external_order_id,
+    external_customer_id: o.external_customer_id,
+    status: o.status,
+    payment_status: o.payment_status,
+    payment_mode: o.payment_mode,
+    provisioning_status: provisioningStatus(services),
+    failure_reason: o.payment_error ?? failed?.failure_reason ?? null,
+    total: toNumber(money(o.total)),
+    currency: o.currency,
+    created_at: o.created_at.toISOString(),
+    services: services.map((s) => ({
+      id: s.id,
+      status: s.status,
+      hostname: s.hostname,
+      address: s.server_ip || null,
+      product: { id: s.product_id, name: s.product_name },
+    })),
+  };
+}
+
+export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
+  const ordersWithServices = async (orders: OrderRow[]) => {
+    if (orders.length === 0) return [];
+    const services = await selectServices(sql, "s.order_id = any($1::uuid[]) order by s.created_at, s.id", [
+      orders.map((o) => o.id),
+    ]);
+    return orders.map((o) =>
+      resellerOrderJson(
+        o,
+        services.filter((s) => s.order_id === o.id),
+      ),
+    );
+  };
+  const ownOrder = async (partnerId: string, orderId: string) => {
+    const [o] = await sql<
+      OrderRow[]
+    >`select * from orders where id = ${requireUuid("orderId", orderId)} and partner_id = ${partnerId}`;
+    if (!o) throw notFound("Order");
+    return o;
+  };
+
+  return {
+    async createResellerOrder(req) {
+      const caller = callerOf(req.caller);
+      if (!req.externalOrderId) throw badRequest("externalOrderId", "externalOrderId is required");
+      if (req.paymentMode !== "credit" && req.paymentMode !== "invoice") {
+        throw badRequest("paymentMode", "paymentMode must be credit or invoice");
+      }
+      const priced = await priceItems(sql, req.items);
+      const out = await sql.begin(async (tx) => {
+        const again = await replay(
+          tx,
+          caller.personId,
+          "reseller-order",
+          req.idempotencyKey,
+          req.requestHash,
+        );
+        if (again) return again;
+        const [dup] =
+          await tx`select id from orders where partner_id = ${caller.customerId} and external_order_id = ${req.externalOrderId}`;
+        if (dup)
+          throw apiError("CONFLICT", `An order with externalOrderId "${req.externalOrderId}" already exists`);
+        const result = await placeOrder(
+          tx,
+          ns,
+          {
+            customerId: caller.customerId,
+            personId: caller.personId,
+            partnerId: caller.customerId,
+            externalOrderId: req.externalOrderId,
+            externalCustomerId: req.externalCustomerId,
+            paymentMode: req.paymentMode as "credit" | "invoice",
+          },
+          priced,
+        );
+        const [o] = await tx<OrderRow[]>`select * from orders where id = ${result.order.id}`;
+        const services = await selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [o.id]);
+        const text = JSON.stringify({
+          ...resellerOrderJson(o, services),
+          settled: result.settled,
+          document: result.document,
+        });
+        await remember(tx, caller.personId, "reseller-order", req.idempotencyKey, req.requestHash, text);
+        return text;
+      });
+      return { result: { json: out } };
+    },
+
+    async retryResellerPayment(req) {
+      const caller = callerOf(req.caller);
+      const order = await ownOrder(caller.customerId, req.orderId);
+      if (order.payment_status === "paid") throw apiError("CONFLICT", "The order is already paid");
+      await sql.begin(async (tx) => {
+        const [doc] = await tx<DocumentRow[]>`
+          select * from documents where order_id = ${order.id} and status = 'unpaid' order by created_at limit 1`;
+        if (!doc) throw apiError("CONFLICT", "The order has no open document");
+        const due = money(doc.total) - money(doc.amount_paid);
+        const balance = await lockBalance(tx, caller.personId, caller.customerId, doc.currency);
+        if (balance < due) {
+          const paymentError = `Insufficient credit: balance ${formatMoney(balance)} ${doc.currency}, due ${formatMoney(due)} ${doc.currency}`;
+          const [o] = await tx<
+            OrderRow[]
+          >`update orders set payment_error = ${paymentError} where id = ${order.id} returning *`;
+          await orderEvent(tx, ns, "order.payment_failed", o, { paymentError });
+          return;
+        }
+        await payFromCredit(tx, ns, doc.id, caller, undefined);
+      });
+      const [o] = await sql<OrderRow[]>`select * from orders where id = ${order.id}`;
+      const [result] = await ordersWithServices([o]);
+      return {
+        result: {
+          json: JSON.stringify({
+            ...result,
+            credit_balance: toNumber(await sql.begin((tx) => balanceOf(tx, caller.personId))),
+          }),
+        },
+      };
+    },
+
+    async listResellerOrders(req) {
+      const caller = callerOf(req.caller);
+      const ext = req.externalOrderId || null;
+      const orders = await sql<OrderRow[]>`
+        select * from orders where partner_id = ${caller.customerId} and (${ext}::text is null or external_order_id = ${ext})
+        order by created_at desc limit 200`;
+      return json({ orders: await ordersWithServices(orders) });
+    },
+
+    async getResellerOrder(req) {
+      const caller = callerOf(req.caller);
+      const [result] = await ordersWithServices([await ownOrder(caller.customerId, req.orderId)]);
+      return json(result);
+    },
+
+    async listResellerServices(req) {
+      const caller = callerOf(req.caller);
+      const rows = await selectServices(sql, "s.partner_id = $1 order by s.created_at desc", [
+        caller.customerId,
+      ]);
+      const orders = await sql<OrderRow[]>`select * from orders where partner_id = ${caller.customerId}`;
+      const byId = new Map(orders.map((o) => [o.id, o]));
+      return json({
+        services: rows.map((s) => ({
+          id: s.id,
+          order_id: s.order_id,
+          external_order_id: s.order_id ? (byId.get(s.order_id)?.external_order_id ?? null) : null,
+          external_customer_id: s.order_id ? (byId.get(s.order_id)?.external_customer_id ?? null) : null,
+          status: s.status,
+          hostname: s.hostname,
+          address: s.server_ip || null,
+          product: { id: s.product_id, name: s.product_name },
+          failure_reason: s.failure_reason,
+        })),
+      });
+    },
+
+    async resellerSetServiceState(req) {
+      const caller = callerOf(req.caller);
+      const updated = await sql.begin(async (tx) => {
+        const [s] = await selectServices(tx, "s.id = $1 and s.partner_id = $2 for update of s", [
+          requireUuid("serviceId", req.serviceId),
+          caller.customerId,
+        ]);
+        if (!s) throw notFound("Service");
+        return setServiceState(tx, ns, s, req.action, req.reason || `By the partner (${req.action})`);
+      });
+      return json({
+        id: updated.id,
+        status: updated.status,
+        hostname: updated.hostname,
+        address: updated.server_ip || null,
+      });
+    },
+  };
+}

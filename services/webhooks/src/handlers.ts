@@ -1,0 +1,113 @@
+import type { Client, ServiceImpl } from "@connectrpc/connect";
+import type { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import type { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
+import { apiError, badRequest, isUuid, type Logger, newId, type Sql } from "@hb/platform";
+import { checkWebhookUrl } from "./endpoint.ts";
+import { type PassOptions, runPass } from "./pass.ts";
+
+const requirePartner = (id: string) => {
+  if (!isUuid(id)) throw badRequest("partner_id", "partner_id is not a valid identifier");
+  return id;
+};
+
+interface DeliveryRow {
+  id: string;
+  partner_id: string;
+  event: string;
+  status: string;
+  attempts: number;
+  response_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  delivered_at: Date | null;
+  next_attempt_at: Date;
+}
+
+export function createHandlers(
+  sql: Sql,
+  auth: Client<typeof AuthService>,
+  log: Logger,
+  opts: PassOptions,
+): Partial<ServiceImpl<typeof WebhooksService>> {
+  return {
+    async setWebhookUrl(req) {
+      const partnerId = requirePartner(req.partnerId);
+      if (req.url.trim() === "") {
+        await sql`delete from partner_webhooks where partner_id = ${partnerId}`;
+        return { url: "" };
+      }
+      const url = await checkWebhookUrl(req.url, opts.allowLoopback);
+      await sql`insert into partner_webhooks (partner_id, url) values (${partnerId}, ${url})
+        on conflict (partner_id) do update set url = excluded.url, updated_at = clock_timestamp()`;
+      return { url };
+    },
+
+    async getWebhook(req) {
+      const [row] = await sql<
+        { url: string }[]
+      >`select url from partner_webhooks where partner_id = ${requirePartner(req.partnerId)}`;
+      return { url: row?.url ?? "" };
+    },
+
+    async queueTest(req) {
+      const partnerId = requirePartner(req.partnerId);
+      const [row] = await sql`select 1 from partner_webhooks where partner_id = ${partnerId}`;
+      if (!row)
+        throw apiError(
+          "CONFLICT",
+          "No webhook URL is on file; set one with PUT /api/v1/reseller/account/webhook",
+        );
+      const id = newId();
+      await sql`insert into deliveries (id, partner_id, event_id, event, data)
+        values (${id}, ${partnerId}, ${newId()}, 'webhook.test',
+                ${sql.json({ message: "This is a test event from the reseller programme.", partnerId } as never)})`;
+      return { deliveryId: id };
+    },
+
+    async listDeliveries(req) {
+      const limit = Math.min(Math.max(req.limit || 100, 1), 1000);
+      const rows = await sql<DeliveryRow[]>`
+        select * from deliveries where partner_id = ${requirePartner(req.partnerId)} order by created_at desc limit ${limit}`;
+      return {
+        deliveries: rows.map((d) => ({
+          id: d.id,
+          partnerId: d.partner_id,
+          event: d.event,
+          status: d.status,
+          attempts: d.attempts,
+          responseCode: d.response_code ?? 0,
+          lastError: d.last_error ?? "",
+          createdAt: d.created_at.toISOString(),
+          deliveredAt: d.delivered_at?.toISOString() ?? "",
+          nextAttemptAt: d.status === "pending" ? d.next_attempt_at.toISOString() : "",
+        })),
+      };
+    },
+
+    async getProgrammeSettings() {
+      const [s] = await sql<
+        { max_attempts: number; base_delay_seconds: number }[]
+      >`select * from programme_settings`;
+      return { settings: { maxAttempts: s.max_attempts, baseDelaySeconds: s.base_delay_seconds } };
+    },
+
+    async updateProgrammeSettings(req) {
+      if (req.maxAttempts !== undefined && (req.maxAttempts < 1 || req.maxAttempts > 10)) {
+        throw badRequest("max_attempts", "Max Retry Attempts must be an integer from 1 to 10");
+      }
+      if (req.baseDelaySeconds !== undefined && (req.baseDelaySeconds < 10 || req.baseDelaySeconds > 3600)) {
+        throw badRequest("base_delay_seconds", "Base Retry Delay must be an integer from 10 to 3600 seconds");
+      }
+      const [s] = await sql<{ max_attempts: number; base_delay_seconds: number }[]>`
+        update programme_settings set
+          max_attempts = coalesce(${req.maxAttempts ?? null}::int, max_attempts),
+          base_delay_seconds = coalesce(${req.baseDelaySeconds ?? null}::int, base_delay_seconds)
+        returning *`;
+      return { settings: { maxAttempts: s.max_attempts, baseDelaySeconds: s.base_delay_seconds } };
+    },
+
+    async runPass() {
+      return { attempted: await runPass(sql, auth, log, opts) };
+    },
+  };
+}

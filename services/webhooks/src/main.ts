@@ -1,0 +1,69 @@
+import path from "node:path";
+import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
+import {
+  bind,
+  commonConfig,
+  connectDb,
+  connectNats,
+  createLogger,
+  ensureStreams,
+  listenPort,
+  loadConfig,
+  migrate,
+  onShutdown,
+  rpcClient,
+  runMain,
+  serveRpc,
+} from "@hb/platform";
+import { z } from "zod";
+import { startEventsConsumer } from "./events-consumer.ts";
+import { createHandlers } from "./handlers.ts";
+import { startPassLoop } from "./pass.ts";
+
+const log = createLogger("webhooks");
+
+runMain(log, async () => {
+  const cfg = loadConfig({
+    ...commonConfig,
+    /** How often the delivery pass runs: once a minute. */
+    WEBHOOK_PASS_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000),
+    /** Success means a 2xx within this deadline. */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+    /** Tests only: lets deliveries reach a receiver on loopback. Off by default. */
+    WEBHOOK_ALLOW_LOOPBACK: z.enum(["true", "false"]).default("false"),
+    WEBHOOK_PASS_BATCH: z.coerce.number().int().min(1).default(5000),
+    WEBHOOK_PER_PARTNER: z.coerce.number().int().min(1).default(100),
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(64),
+  });
+  const sql = connectDb(cfg.DATABASE_URL, "webhooks", cfg.DB_POOL_MAX);
+  await migrate(sql, "webhooks", path.join(import.meta.dirname, "db/migrations"), log);
+  const nc = await connectNats(cfg.NATS_URL, "webhooks");
+  await ensureStreams(nc, cfg.HB_NS);
+  const auth = rpcClient(cfg.RPC_TRANSPORT, AuthService, cfg.AUTH_ADDR, { timeoutMs: cfg.RPC_TIMEOUT_MS });
+  const opts = {
+    timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
+    allowLoopback: cfg.WEBHOOK_ALLOW_LOOPBACK === "true",
+    perPartner: cfg.WEBHOOK_PER_PARTNER,
+    batch: cfg.WEBHOOK_PASS_BATCH,
+    concurrency: cfg.WEBHOOK_CONCURRENCY,
+  };
+  const server = await serveRpc(
+    cfg.RPC_TRANSPORT,
+    listenPort(cfg.WEBHOOKS_ADDR),
+    [bind(WebhooksService, createHandlers(sql, auth.client, log, opts))],
+    log,
+  );
+  const consumer = await startEventsConsumer(sql, nc, cfg.HB_NS, log);
+  const pass = startPassLoop(sql, auth.client, log, cfg.WEBHOOK_PASS_INTERVAL_MS, opts);
+  log.info("webhooks listening", { port: server.port, transport: cfg.RPC_TRANSPORT });
+
+  onShutdown(log, [
+    ["rpc", () => server.close()],
+    ["pass", () => pass.stop()],
+    ["events", () => consumer.stop()],
+    ["nats", () => nc.drain()],
+    ["auth-client", () => auth.close()],
+    ["db", () => sql.end({ timeout: 5 })],
+  ]);
+});

@@ -1,0 +1,174 @@
+import type { Client } from "@connectrpc/connect";
+import type { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { type Logger, type Sql, signBody } from "@hb/platform";
+import { type AttemptResult, attemptDelivery, USER_AGENT } from "./attempt.ts";
+import { backoffSeconds } from "./backoff.ts";
+
+export interface PassOptions {
+  timeoutMs: number;
+  allowLoopback: boolean;
+  perPartner: number;
+  batch: number;
+  concurrency: number;
+}
+
+interface DeliveryRow {
+  id: string;
+  partner_id: string;
+  event: string;
+  data: unknown;
+  attempts: number;
+}
+
+/**
+ * One delivery pass. Claims due deliveries with a lease (FOR UPDATE SKIP LOCKED, so replicas
+ * never take the same one), at most `perPartner` per partner so one busy partner cannot crowd out
+ * the rest, then works through each partner's deliveries in creation order, stopping that
+ * partner's queue at its first failure. Partners are served concurrently, so one endpoint that
+ * hangs delays nobody else.
+ */
+export async function runPass(
+  sql: Sql,
+  auth: Client<typeof AuthService>,
+  log: Logger,
+  opts: PassOptions,
+): Promise<number> {
+  const claimed = await sql<DeliveryRow[]>`
+    update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${Math.ceil(opts.timeoutMs / 1000) * opts.perPartner + 60})
+    where id in (
+      select id from deliveries where id in (
+        select id from (
+          select id, row_number() over (partition by partner_id order by created_at, id) as rn from deliveries
+          where status = 'pending' and next_attempt_at <= clock_timestamp()
+            and (lease_until is null or lease_until < clock_timestamp())
+        ) due where rn <= ${opts.perPartner}
+      ) order by created_at, id limit ${opts.batch} for update skip locked
+    )
+    returning id, partner_id, event, data, attempts`;
+  if (claimed.length === 0) return 0;
+
+  const byPartner = new Map<string, DeliveryRow[]>();
+  for (const d of claimed.sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    byPartner.set(d.partner_id, [...(byPartner.get(d.partner_id) ?? []), d]);
+  }
+  const [settings] = await sql<
+    { max_attempts: number; base_delay_seconds: number }[]
+  >`select * from programme_settings`;
+  const urls = new Map(
+    (
+      await sql<
+        { partner_id: string; url: string }[]
+      >`select partner_id, url from partner_webhooks where partner_id in ${sql([...byPartner.keys()])}`
+    ).map((r) => [r.partner_id, r.url]),
+  );
+  const partners = new Map(
+    (await auth.getPartnerForDelivery({ customerIds: [...byPartner.keys()] })).partners.map((p) => [
+      p.customerId,
+      p,
+    ]),
+  );
+
+  let attempted = 0;
+  const release = (ids: string[]) =>
+    ids.length ? sql`update deliveries set lease_until = null where id in ${sql(ids)}` : undefined;
+
+  const servePartner = async (partnerId: string, queue: DeliveryRow[]) => {
+    const partner = partners.get(partnerId);
+    const url = urls.get(partnerId);
+    if (partner?.status !== "active") {
+      // Nothing goes out while the profile is pending or suspended; the deliveries wait.
+      await release(queue.map((d) => d.id));
+      return;
+    }
+    if (!url) {
+      await sql`update deliveries set status = 'cancelled', lease_until = null, last_error = 'No webhook URL on file'
+        where id in ${sql(queue.map((d) => d.id))}`;
+      return;
+    }
+    for (const [i, d] of queue.entries()) {
+      attempted++;
+      const timestamp = new Date().toISOString();
+      const body = JSON.stringify({ event: d.event, timestamp, data: d.data });
+      let result: AttemptResult;
+      if (!partner.signingSecret) result = { ok: false, error: "webhook secret not configured" };
+      else {
+        result = await attemptDelivery(
+          url,
+          body,
+          {
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            "X-Webhook-Event": d.event,
+            "X-Webhook-Id": d.id,
+            "X-Webhook-Timestamp": timestamp,
+            "X-Webhook-Signature": signBody(partner.signingSecret, body),
+          },
+          { timeoutMs: opts.timeoutMs, allowLoopback: opts.allowLoopback },
+        );
+      }
+      const attempts = d.attempts + 1;
+      if (result.ok) {
+        await sql`update deliveries set status = 'delivered', attempts = ${attempts}, response_code = ${result.status ?? null},
+          last_error = null, delivered_at = clock_timestamp(), lease_until = null where id = ${d.id}`;
+        continue;
+      }
+      const final = attempts >= settings.max_attempts;
+      await sql`update deliveries set attempts = ${attempts}, response_code = ${result.status ?? null},
+        last_error = ${result.error ?? null}, lease_until = null,
+        status = ${final ? "failed" : "pending"},
+        next_attempt_at = clock_timestamp() + make_interval(secs => ${backoffSeconds(settings.base_delay_seconds, attempts)})
+        where id = ${d.id}`;
+      // The partner's queue stops at a failing delivery within this pass.
+      await release(queue.slice(i + 1).map((x) => x.id));
+      return;
+    }
+  };
+
+  const entries = [...byPartner.entries()];
+  let next = 0;
+  const workers = Array.from({ length: Math.min(opts.concurrency, entries.length) }, async () => {
+    while (next < entries.length) {
+      const [partnerId, queue] = entries[next++];
+      try {
+        await servePartner(partnerId, queue);
+      } catch (err) {
+        log.warn("partner delivery failed", { partnerId, err });
+        await release(queue.map((d) => d.id))?.catch(() => {});
+      }
+    }
+  });
+  await Promise.all(workers);
+  return attempted;
+}
+
+/** Runs a pass every interval (once a minute by default) and purges records older than 30 days hourly. */
+export function startPassLoop(
+  sql: Sql,
+  auth: Client<typeof AuthService>,
+  log: Logger,
+  intervalMs: number,
+  opts: PassOptions,
+) {
+  let stopped = false;
+  let lastPurge = 0;
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        await runPass(sql, auth, log, opts);
+        if (Date.now() - lastPurge > 3600_000) {
+          lastPurge = Date.now();
+          await sql`delete from deliveries where created_at < now() - interval '30 days'`;
+        }
+      } catch (err) {
+        log.warn("delivery pass failed", { err });
+      }
+      await new Promise((r) => setTimeout(r, intervalMs));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
