@@ -408,3 +408,82 @@ describe("buying a VPS end to end", () => {
     assert.equal((await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key })).status, 404);
   });
 });
+
+describe("snapshots, backups and cancelling a VPS", () => {
+  it("creates, lists, reverts and deletes snapshots as jobs", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    const created = await api("POST", `/api/v1/vps/${id}/snapshots`, {
+      key: acct.key,
+      body: { name: "before-upgrade" },
+    });
+    assert.equal(created.status, 200, created.text);
+    assert.ok(created.body.data.job_id);
+    const snap = await eventually(async () => {
+      const l = await api("GET", `/api/v1/vps/${id}/snapshots`, { key: acct.key });
+      return l.body.data.snapshots[0]?.status === "available" ? l.body.data.snapshots[0] : undefined;
+    });
+    assert.equal(snap.name, "before-upgrade");
+    const revert = await api("POST", `/api/v1/vps/${id}/snapshots/${snap.id}/revert`, { key: acct.key });
+    assert.equal(revert.status, 200);
+    await eventually(
+      async () =>
+        (await api("GET", `/api/v1/vps/${id}`, { key: acct.key })).body.data.instance.state === "running",
+    );
+    assert.equal(
+      (await api("DELETE", `/api/v1/vps/${id}/snapshots/${snap.id}`, { key: acct.key })).status,
+      200,
+    );
+    assert.equal(
+      (await api("DELETE", `/api/v1/vps/${id}/snapshots/${snap.id}`, { key: acct.key })).status,
+      404,
+    );
+    const off = await newMachine(acct, { disabledControls: "snapshots" });
+    const refused = await api("POST", `/api/v1/vps/${off}/snapshots`, { key: acct.key, body: {} });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.code, "ACTION_NOT_ALLOWED");
+  });
+
+  it("limits backup create and restore to 2 per 10 minutes per service", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    const first = await api("POST", `/api/v1/services/${id}/backups`, { key: acct.key, body: {} });
+    assert.equal(first.status, 200, first.text);
+    const backup = await eventually(async () => {
+      const l = await api("GET", `/api/v1/services/${id}/backups`, { key: acct.key });
+      return l.body.data.backups[0]?.status === "available" ? l.body.data.backups[0] : undefined;
+    });
+    assert.equal(
+      (await api("POST", `/api/v1/services/${id}/backups/${backup.id}/restore`, { key: acct.key })).status,
+      200,
+    );
+    const third = await api("POST", `/api/v1/services/${id}/backups`, { key: acct.key, body: {} });
+    assert.equal(third.status, 429);
+    assert.equal(third.body.code, "ACTION_RATE_LIMITED");
+  });
+
+  it("DELETE /vps/{id} needs destructive and terminates at once when immediate", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    const noScope = (
+      await auth.createKey({
+        personId: acct.ownerId,
+        label: "s",
+        scopes: ["services"],
+        ipAllowlist: "",
+        expiresOn: "",
+      })
+    ).secretKey;
+    const refused = await api("DELETE", `/api/v1/vps/${id}`, { key: noScope, body: { immediate: true } });
+    assert.equal(refused.body.code, "SCOPE_REQUIRED");
+    const r = await api("DELETE", `/api/v1/vps/${id}`, {
+      key: acct.key,
+      body: { immediate: true, reason: "done" },
+    });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.status, "terminated");
+    await eventually(
+      async () => (await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key })).status === 403,
+    );
+  });
+});

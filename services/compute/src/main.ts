@@ -16,6 +16,7 @@ import {
   startOutboxRelay,
 } from "@hb/platform";
 import { z } from "zod";
+import { createCopies } from "./copies.ts";
 import { createHandlers } from "./handlers.ts";
 import { startServiceEventConsumer } from "./service-events.ts";
 import { startSimulator } from "./simulator.ts";
@@ -38,7 +39,7 @@ runMain(log, async () => {
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.COMPUTE_ADDR),
-    [bind(ComputeService, createHandlers(sql, sim))],
+    [bind(ComputeService, { ...createHandlers(sql, sim), ...createCopies(sql, sim) })],
     log,
   );
   const relay = startOutboxRelay(sql, nc, log);

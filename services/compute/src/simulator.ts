@@ -27,6 +27,7 @@ interface JobRow {
   service_id: string;
   action: string;
   target_state: string;
+  copy_id: string | null;
 }
 
 /**
@@ -38,7 +39,7 @@ export function startSimulator(sql: Sql, ns: string, log: Logger, tickMs = 100) 
   const tick = async () => {
     await sql.begin(async (tx) => {
       const due = await tx<JobRow[]>`
-        select id, service_id, action, target_state from jobs where status = 'running' and due_at <= clock_timestamp()
+        select id, service_id, action, target_state, copy_id from jobs where status = 'running' and due_at <= clock_timestamp()
         order by due_at limit 50 for update skip locked`;
       for (const job of due) await finish(tx, ns, job);
     });
@@ -78,6 +79,10 @@ async function finish(tx: TxSql, ns: string, job: JobRow) {
     }
     await tx`update machines set state = 'running', has_instance = true where service_id = ${m.service_id}`;
     if (job.action === "build") await machineEvent(tx, ns, m, true, "");
+  } else if (job.copy_id) {
+    // Creating a copy leaves the machine as it was; reverting or restoring brings it back up.
+    await tx`update copies set status = 'available' where id = ${job.copy_id}`;
+    await tx`update machines set state = ${job.target_state} where service_id = ${m.service_id}`;
   } else if (job.action !== "password") {
     await tx`update machines set state = ${job.target_state} where service_id = ${m.service_id}`;
   }

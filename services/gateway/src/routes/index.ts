@@ -1,7 +1,7 @@
 import type { RouteDef } from "../route.ts";
 import { accountRoutes } from "./account.ts";
 import { documentRoutesAll } from "./documents.ts";
-import { controlRoutes, dedicatedRoutes, sshKeyRoutes, vpsRoutes } from "./machines.ts";
+import { controlRoutes, copyRoutes, dedicatedRoutes, sshKeyRoutes, vpsRoutes } from "./machines.ts";
 import { metaRoutes } from "./meta.ts";
 import { orderRoutes } from "./orders.ts";
 import { resellerRoutes } from "./reseller.ts";
@@ -13,7 +13,14 @@ import { serviceRoutes } from "./services.ts";
 export function allRoutes(publicUrl: string): RouteDef[] {
   const table: RouteDef[] = [];
   table.push(...metaRoutes(() => table, publicUrl));
-  table.push(...accountRoutes, ...serviceRoutes, ...controlRoutes, ...vpsRoutes, ...dedicatedRoutes);
+  table.push(
+    ...accountRoutes,
+    ...serviceRoutes,
+    ...controlRoutes,
+    ...vpsRoutes,
+    ...copyRoutes,
+    ...dedicatedRoutes,
+  );
   table.push(...sshKeyRoutes, ...orderRoutes, ...documentRoutesAll, ...resellerRoutes);
   return table;
 }

@@ -546,3 +546,135 @@ export const sshKeyRoutes = [
     }),
   }),
 ];
+
+const copies =
+  (kind: string, collection: "snapshot" | "backup", op: string) =>
+  async (ctx: Context<{ id: string; copyId?: string }, unknown, unknown>) => ({
+    data: fromJson(
+      await ctx.clients.compute.manageCopies({
+        caller: ctx.caller,
+        serviceId: ctx.params.id,
+        kind,
+        collection,
+        op,
+        copyId: ctx.params.copyId ?? "",
+        name: (ctx.body as { name?: string } | undefined)?.name ?? "",
+      }),
+    ),
+  });
+
+const snapshotAuth = (scope: "read" | "services") =>
+  ({ scope, permissions: scope === "read" ? [...viewServices] : [...manage], module: "vps" }) as const;
+const withCopy = z.object({ id: idParam, copyId: idParam });
+const backupCooldown = {
+  // Creating and restoring share one window: 2 per 10 minutes per service.
+  rule: { action: "backup", limit: 2, windowSeconds: 600 },
+  resource: (c: { params: { id: string } }) => c.params.id,
+};
+
+export const copyRoutes = [
+  route({
+    method: "get",
+    path: "/vps/:id/snapshots",
+    tag: "VPS",
+    summary: "Snapshots",
+    auth: snapshotAuth("read"),
+    params: id,
+    handler: copies("vps", "snapshot", "list"),
+  }),
+  route({
+    method: "post",
+    path: "/vps/:id/snapshots",
+    tag: "VPS",
+    summary: "Create a snapshot (body: optional name)",
+    auth: snapshotAuth("services"),
+    params: id,
+    body: z.object({ name: z.string().max(100).optional() }),
+    handler: copies("vps", "snapshot", "create"),
+  }),
+  route({
+    method: "post",
+    path: "/vps/:id/snapshots/:copyId/revert",
+    tag: "VPS",
+    summary: "Revert the VPS to a snapshot",
+    auth: snapshotAuth("services"),
+    params: withCopy,
+    handler: copies("vps", "snapshot", "revert"),
+  }),
+  route({
+    method: "delete",
+    path: "/vps/:id/snapshots/:copyId",
+    tag: "VPS",
+    summary: "Delete a snapshot",
+    auth: snapshotAuth("services"),
+    params: withCopy,
+    handler: copies("vps", "snapshot", "delete"),
+  }),
+  route({
+    method: "delete",
+    path: "/vps/:id",
+    tag: "VPS",
+    summary: "Cancel the VPS: at the end of the term, or with immediate = true destroy the disks at once",
+    auth: { scope: "destructive", permissions: ["cancel_services"] },
+    params: id,
+    body: z.object({
+      reason: z.string().max(1000).default(""),
+      immediate: z.boolean({ error: "must be true or false" }).default(false),
+    }),
+    cooldown: { rule: { action: "cancel", limit: 5, windowSeconds: 60 }, resource: (c) => c.params.id },
+    handler: async ({ clients, caller, params, body }) => {
+      const [{ services }] = await Promise.all([
+        clients.billing.getServiceSummaries({ caller, serviceIds: [params.id] }),
+      ]);
+      if (services[0]?.kind !== "vps") throw apiError("NOT_FOUND", "VPS not found");
+      const { service } = await clients.billing.cancelService({
+        caller,
+        serviceId: params.id,
+        reason: body.reason,
+        immediate: body.immediate,
+      });
+      return {
+        data: {
+          id: service!.id,
+          status: vpsStatus(service!.status),
+          cancellation: service!.cancellation ?? null,
+        },
+        extra: {
+          message: body.immediate
+            ? "VPS terminated; its disks are destroyed"
+            : "Cancellation scheduled for the end of the term",
+        },
+      };
+    },
+  }),
+  route({
+    method: "get",
+    path: "/services/:id/backups",
+    tag: "Service control",
+    summary: "Provider backups",
+    auth: { scope: "read", permissions: [...viewServices] },
+    params: id,
+    handler: copies("", "backup", "list"),
+  }),
+  route({
+    method: "post",
+    path: "/services/:id/backups",
+    tag: "Service control",
+    summary: "Create a provider backup (2 per 10 minutes with restores)",
+    auth: { scope: "services", permissions: [...manage] },
+    params: id,
+    body: z.object({ name: z.string().max(100).optional() }),
+    cooldown: backupCooldown,
+    handler: copies("", "backup", "create"),
+  }),
+  route({
+    method: "post",
+    path: "/services/:id/backups/:copyId/restore",
+    tag: "Service control",
+    summary: "Restore a backup",
+    auth: { scope: "services", permissions: [...manage] },
+    params: withCopy,
+    cooldown: backupCooldown,
+    handler: copies("", "backup", "restore"),
+  }),
+];

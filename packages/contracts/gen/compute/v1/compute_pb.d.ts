@@ -223,6 +223,72 @@ export declare type GetMachineInfoResponse = Message<"compute.v1.GetMachineInfoR
 export declare const GetMachineInfoResponseSchema: GenMessage<GetMachineInfoResponse>;
 
 /**
+ * @generated from message compute.v1.ManageCopiesRequest
+ */
+export declare type ManageCopiesRequest = Message<"compute.v1.ManageCopiesRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * snapshot or backup
+   *
+   * @generated from field: string collection = 4;
+   */
+  collection: string;
+
+  /**
+   * list, create, revert (snapshots), restore (backups), delete
+   *
+   * @generated from field: string op = 5;
+   */
+  op: string;
+
+  /**
+   * @generated from field: string copy_id = 6;
+   */
+  copyId: string;
+
+  /**
+   * @generated from field: string name = 7;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message compute.v1.ManageCopiesRequest.
+ * Use `create(ManageCopiesRequestSchema)` to create a new message.
+ */
+export declare const ManageCopiesRequestSchema: GenMessage<ManageCopiesRequest>;
+
+/**
+ * @generated from message compute.v1.ManageCopiesResponse
+ */
+export declare type ManageCopiesResponse = Message<"compute.v1.ManageCopiesResponse"> & {
+  /**
+   * @generated from field: string json = 1;
+   */
+  json: string;
+};
+
+/**
+ * Describes the message compute.v1.ManageCopiesResponse.
+ * Use `create(ManageCopiesResponseSchema)` to create a new message.
+ */
+export declare const ManageCopiesResponseSchema: GenMessage<ManageCopiesResponse>;
+
+/**
  * @generated from message compute.v1.GetJobRequest
  */
 export declare type GetJobRequest = Message<"compute.v1.GetJobRequest"> & {
@@ -710,6 +776,16 @@ export declare const ComputeService: GenService<{
     methodKind: "unary";
     input: typeof GetJobRequestSchema;
     output: typeof GetJobResponseSchema;
+  },
+  /**
+   * Snapshots (VPS) and provider backups (any machine): list, create, revert/restore, delete.
+   *
+   * @generated from rpc compute.v1.ComputeService.ManageCopies
+   */
+  manageCopies: {
+    methodKind: "unary";
+    input: typeof ManageCopiesRequestSchema;
+    output: typeof ManageCopiesResponseSchema;
   },
   /**
    * @generated from rpc compute.v1.ComputeService.ListSshKeys
