@@ -91,3 +91,16 @@ export const billingCommands: CommandGroup = {
       ),
   },
 };
+
+billingCommands.usage.push("product option --product ID --name N [--monthly 2.50] [--one-time 10]");
+billingCommands.commands["product option"] = async (_p, f) =>
+  parsed(
+    (
+      await billing().adminAddProductOption({
+        productId: need(f, "product"),
+        name: need(f, "name"),
+        recurringPrice: opt(f, "monthly") ?? "",
+        oneTimePrice: opt(f, "one-time") ?? "",
+      })
+    ).option,
+  );

@@ -144,7 +144,26 @@ async function seedBilling(demo: { customerId: string; ownerPersonId: string }) 
   };
   for (const p of DEMO_PRODUCTS) {
     if (existing.products?.some((e) => e.name === p.name)) continue;
-    await billing.adminCreateProduct({ ...p, currency: "EUR" });
+    const created = JSON.parse(
+      (await billing.adminCreateProduct({ ...p, currency: "EUR" })).product!.json,
+    ) as { id: string };
+    if (p.kind === "vps") {
+      await billing.adminAddProductOption({
+        productId: created.id,
+        name: "Extra IPv4 address",
+        recurringPrice: "2.0000",
+      });
+      await billing.adminAddProductOption({
+        productId: created.id,
+        name: "Daily backups",
+        recurringPrice: "1.5000",
+      });
+      await billing.adminAddProductOption({
+        productId: created.id,
+        name: "Setup assistance",
+        oneTimePrice: "25.0000",
+      });
+    }
   }
   const account = await billing.getAccount({
     caller: { customerId: demo.customerId, personId: demo.ownerPersonId },

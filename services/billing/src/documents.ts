@@ -1,4 +1,5 @@
 import { apiError, newId, type TxSql } from "@hb/platform";
+import { onAddonOrUpgradePaid } from "./addons-upgrades.ts";
 import { orderEvent } from "./events.ts";
 import { lockBalance, move } from "./ledger.ts";
 import { addCycle, formatMoney, money, toNumber, type Units } from "./money.ts";
@@ -125,6 +126,7 @@ async function onPaid(tx: TxSql, ns: string, doc: DocumentRow): Promise<Document
     // A partner learns of the payment once the services are built (see provisioning.ts).
     if (!order.partner_id) await orderEvent(tx, ns, "order.paid", order, { invoiceId: invoice.id });
   }
+  if (doc.purpose === "addon" || doc.purpose === "upgrade") await onAddonOrUpgradePaid(tx, doc);
   if (doc.purpose === "renewal" && doc.service_id) {
     const [s] = await tx<
       { next_due_date: Date; cycle: string }[]

@@ -16,6 +16,7 @@ import {
   startOutboxRelay,
 } from "@hb/platform";
 import { createAccount } from "./account.ts";
+import { createAddonsUpgrades } from "./addons-upgrades.ts";
 import { createCatalogue } from "./catalogue.ts";
 import { loadBillingConfig } from "./config.ts";
 import { createDocumentHandlers } from "./document-handlers.ts";
@@ -43,6 +44,7 @@ runMain(log, async () => {
     ...createOrders(sql, cfg.HB_NS),
     ...createDocumentHandlers(sql, cfg.HB_NS),
     ...createReseller(sql, cfg.HB_NS),
+    ...createAddonsUpgrades(sql, cfg.HB_NS),
   };
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,

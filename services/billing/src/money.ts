@@ -46,7 +46,11 @@ export const isCycle = (c: string) => c in CYCLE_MONTHS;
 
 /** The next due date one cycle after `from`, clamped to the end of a shorter month. */
 export function addCycle(from: Date, cycle: string): Date {
-  const months = CYCLE_MONTHS[cycle] ?? 1;
+  return shiftMonths(from, CYCLE_MONTHS[cycle] ?? 1);
+}
+
+/** The same day `months` later (or earlier), clamped to the end of a shorter month. */
+export function shiftMonths(from: Date, months: number): Date {
   const d = new Date(from.getTime());
   const day = d.getUTCDate();
   d.setUTCDate(1);

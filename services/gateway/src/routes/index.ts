@@ -1,5 +1,6 @@
 import type { RouteDef } from "../route.ts";
 import { accountRoutes } from "./account.ts";
+import { addonUpgradeRoutes } from "./addons-upgrades.ts";
 import { documentRoutesAll } from "./documents.ts";
 import { controlRoutes, copyRoutes, dedicatedRoutes, sshKeyRoutes, vpsRoutes } from "./machines.ts";
 import { metaRoutes } from "./meta.ts";
@@ -21,6 +22,6 @@ export function allRoutes(publicUrl: string): RouteDef[] {
     ...copyRoutes,
     ...dedicatedRoutes,
   );
-  table.push(...sshKeyRoutes, ...orderRoutes, ...documentRoutesAll, ...resellerRoutes);
+  table.push(...addonUpgradeRoutes, ...sshKeyRoutes, ...orderRoutes, ...documentRoutesAll, ...resellerRoutes);
   return table;
 }

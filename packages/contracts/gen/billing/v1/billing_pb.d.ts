@@ -1538,6 +1538,385 @@ export declare type ResellerSetServiceStateResponse = Message<"billing.v1.Resell
 export declare const ResellerSetServiceStateResponseSchema: GenMessage<ResellerSetServiceStateResponse>;
 
 /**
+ * @generated from message billing.v1.ListAddonsRequest
+ */
+export declare type ListAddonsRequest = Message<"billing.v1.ListAddonsRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * false: the active add-ons; true: what the product offers, held ones marked.
+   *
+   * @generated from field: bool available = 3;
+   */
+  available: boolean;
+};
+
+/**
+ * Describes the message billing.v1.ListAddonsRequest.
+ * Use `create(ListAddonsRequestSchema)` to create a new message.
+ */
+export declare const ListAddonsRequestSchema: GenMessage<ListAddonsRequest>;
+
+/**
+ * @generated from message billing.v1.ListAddonsResponse
+ */
+export declare type ListAddonsResponse = Message<"billing.v1.ListAddonsResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ListAddonsResponse.
+ * Use `create(ListAddonsResponseSchema)` to create a new message.
+ */
+export declare const ListAddonsResponseSchema: GenMessage<ListAddonsResponse>;
+
+/**
+ * @generated from message billing.v1.BuyAddonRequest
+ */
+export declare type BuyAddonRequest = Message<"billing.v1.BuyAddonRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string option_id = 3;
+   */
+  optionId: string;
+
+  /**
+   * one_time or recurring
+   *
+   * @generated from field: string billing_type = 4;
+   */
+  billingType: string;
+
+  /**
+   * @generated from field: string billing_cycle = 5;
+   */
+  billingCycle: string;
+
+  /**
+   * @generated from field: int32 quantity = 6;
+   */
+  quantity: number;
+
+  /**
+   * @generated from field: string idempotency_key = 7;
+   */
+  idempotencyKey: string;
+
+  /**
+   * @generated from field: string request_hash = 8;
+   */
+  requestHash: string;
+};
+
+/**
+ * Describes the message billing.v1.BuyAddonRequest.
+ * Use `create(BuyAddonRequestSchema)` to create a new message.
+ */
+export declare const BuyAddonRequestSchema: GenMessage<BuyAddonRequest>;
+
+/**
+ * @generated from message billing.v1.BuyAddonResponse
+ */
+export declare type BuyAddonResponse = Message<"billing.v1.BuyAddonResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.BuyAddonResponse.
+ * Use `create(BuyAddonResponseSchema)` to create a new message.
+ */
+export declare const BuyAddonResponseSchema: GenMessage<BuyAddonResponse>;
+
+/**
+ * @generated from message billing.v1.CancelAddonRequest
+ */
+export declare type CancelAddonRequest = Message<"billing.v1.CancelAddonRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string option_id = 3;
+   */
+  optionId: string;
+};
+
+/**
+ * Describes the message billing.v1.CancelAddonRequest.
+ * Use `create(CancelAddonRequestSchema)` to create a new message.
+ */
+export declare const CancelAddonRequestSchema: GenMessage<CancelAddonRequest>;
+
+/**
+ * @generated from message billing.v1.CancelAddonResponse
+ */
+export declare type CancelAddonResponse = Message<"billing.v1.CancelAddonResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.CancelAddonResponse.
+ * Use `create(CancelAddonResponseSchema)` to create a new message.
+ */
+export declare const CancelAddonResponseSchema: GenMessage<CancelAddonResponse>;
+
+/**
+ * @generated from message billing.v1.ListUpgradePathsRequest
+ */
+export declare type ListUpgradePathsRequest = Message<"billing.v1.ListUpgradePathsRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message billing.v1.ListUpgradePathsRequest.
+ * Use `create(ListUpgradePathsRequestSchema)` to create a new message.
+ */
+export declare const ListUpgradePathsRequestSchema: GenMessage<ListUpgradePathsRequest>;
+
+/**
+ * @generated from message billing.v1.ListUpgradePathsResponse
+ */
+export declare type ListUpgradePathsResponse = Message<"billing.v1.ListUpgradePathsResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.ListUpgradePathsResponse.
+ * Use `create(ListUpgradePathsResponseSchema)` to create a new message.
+ */
+export declare const ListUpgradePathsResponseSchema: GenMessage<ListUpgradePathsResponse>;
+
+/**
+ * @generated from message billing.v1.RequestUpgradeRequest
+ */
+export declare type RequestUpgradeRequest = Message<"billing.v1.RequestUpgradeRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * Product upgrade, or option changes (add/remove, must not overlap).
+   *
+   * @generated from field: string to_product_id = 3;
+   */
+  toProductId: string;
+
+  /**
+   * @generated from field: repeated string add_options = 4;
+   */
+  addOptions: string[];
+
+  /**
+   * @generated from field: repeated string remove_options = 5;
+   */
+  removeOptions: string[];
+
+  /**
+   * @generated from field: string idempotency_key = 6;
+   */
+  idempotencyKey: string;
+
+  /**
+   * @generated from field: string request_hash = 7;
+   */
+  requestHash: string;
+};
+
+/**
+ * Describes the message billing.v1.RequestUpgradeRequest.
+ * Use `create(RequestUpgradeRequestSchema)` to create a new message.
+ */
+export declare const RequestUpgradeRequestSchema: GenMessage<RequestUpgradeRequest>;
+
+/**
+ * @generated from message billing.v1.RequestUpgradeResponse
+ */
+export declare type RequestUpgradeResponse = Message<"billing.v1.RequestUpgradeResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.RequestUpgradeResponse.
+ * Use `create(RequestUpgradeResponseSchema)` to create a new message.
+ */
+export declare const RequestUpgradeResponseSchema: GenMessage<RequestUpgradeResponse>;
+
+/**
+ * @generated from message billing.v1.GetUpgradeRequest
+ */
+export declare type GetUpgradeRequest = Message<"billing.v1.GetUpgradeRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string upgrade_id = 2;
+   */
+  upgradeId: string;
+};
+
+/**
+ * Describes the message billing.v1.GetUpgradeRequest.
+ * Use `create(GetUpgradeRequestSchema)` to create a new message.
+ */
+export declare const GetUpgradeRequestSchema: GenMessage<GetUpgradeRequest>;
+
+/**
+ * @generated from message billing.v1.GetUpgradeResponse
+ */
+export declare type GetUpgradeResponse = Message<"billing.v1.GetUpgradeResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.GetUpgradeResponse.
+ * Use `create(GetUpgradeResponseSchema)` to create a new message.
+ */
+export declare const GetUpgradeResponseSchema: GenMessage<GetUpgradeResponse>;
+
+/**
+ * @generated from message billing.v1.CancelUpgradeRequest
+ */
+export declare type CancelUpgradeRequest = Message<"billing.v1.CancelUpgradeRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string upgrade_id = 2;
+   */
+  upgradeId: string;
+};
+
+/**
+ * Describes the message billing.v1.CancelUpgradeRequest.
+ * Use `create(CancelUpgradeRequestSchema)` to create a new message.
+ */
+export declare const CancelUpgradeRequestSchema: GenMessage<CancelUpgradeRequest>;
+
+/**
+ * @generated from message billing.v1.CancelUpgradeResponse
+ */
+export declare type CancelUpgradeResponse = Message<"billing.v1.CancelUpgradeResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult result = 1;
+   */
+  result?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.CancelUpgradeResponse.
+ * Use `create(CancelUpgradeResponseSchema)` to create a new message.
+ */
+export declare const CancelUpgradeResponseSchema: GenMessage<CancelUpgradeResponse>;
+
+/**
+ * @generated from message billing.v1.AdminAddProductOptionRequest
+ */
+export declare type AdminAddProductOptionRequest = Message<"billing.v1.AdminAddProductOptionRequest"> & {
+  /**
+   * @generated from field: string product_id = 1;
+   */
+  productId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Decimal strings; empty when not offered that way.
+   *
+   * @generated from field: string recurring_price = 3;
+   */
+  recurringPrice: string;
+
+  /**
+   * @generated from field: string one_time_price = 4;
+   */
+  oneTimePrice: string;
+};
+
+/**
+ * Describes the message billing.v1.AdminAddProductOptionRequest.
+ * Use `create(AdminAddProductOptionRequestSchema)` to create a new message.
+ */
+export declare const AdminAddProductOptionRequestSchema: GenMessage<AdminAddProductOptionRequest>;
+
+/**
+ * @generated from message billing.v1.AdminAddProductOptionResponse
+ */
+export declare type AdminAddProductOptionResponse = Message<"billing.v1.AdminAddProductOptionResponse"> & {
+  /**
+   * @generated from field: billing.v1.JsonResult option = 1;
+   */
+  option?: JsonResult | undefined;
+};
+
+/**
+ * Describes the message billing.v1.AdminAddProductOptionResponse.
+ * Use `create(AdminAddProductOptionResponseSchema)` to create a new message.
+ */
+export declare const AdminAddProductOptionResponseSchema: GenMessage<AdminAddProductOptionResponse>;
+
+/**
  * Billing owns products, services as subscriptions, orders, invoices, proformas, the credit
  * ledger, add-ons, upgrades, hourly charging and renewals.
  *
@@ -1708,6 +2087,72 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof PayDocumentRequestSchema;
     output: typeof PayDocumentResponseSchema;
+  },
+  /**
+   * Add-ons and upgrades.
+   *
+   * @generated from rpc billing.v1.BillingService.ListAddons
+   */
+  listAddons: {
+    methodKind: "unary";
+    input: typeof ListAddonsRequestSchema;
+    output: typeof ListAddonsResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.BuyAddon
+   */
+  buyAddon: {
+    methodKind: "unary";
+    input: typeof BuyAddonRequestSchema;
+    output: typeof BuyAddonResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.CancelAddon
+   */
+  cancelAddon: {
+    methodKind: "unary";
+    input: typeof CancelAddonRequestSchema;
+    output: typeof CancelAddonResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.ListUpgradePaths
+   */
+  listUpgradePaths: {
+    methodKind: "unary";
+    input: typeof ListUpgradePathsRequestSchema;
+    output: typeof ListUpgradePathsResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.RequestUpgrade
+   */
+  requestUpgrade: {
+    methodKind: "unary";
+    input: typeof RequestUpgradeRequestSchema;
+    output: typeof RequestUpgradeResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.GetUpgrade
+   */
+  getUpgrade: {
+    methodKind: "unary";
+    input: typeof GetUpgradeRequestSchema;
+    output: typeof GetUpgradeResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.CancelUpgrade
+   */
+  cancelUpgrade: {
+    methodKind: "unary";
+    input: typeof CancelUpgradeRequestSchema;
+    output: typeof CancelUpgradeResponseSchema;
+  },
+  /**
+   * @generated from rpc billing.v1.BillingService.AdminAddProductOption
+   */
+  adminAddProductOption: {
+    methodKind: "unary";
+    input: typeof AdminAddProductOptionRequestSchema;
+    output: typeof AdminAddProductOptionResponseSchema;
   },
   /**
    * Reseller programme (caller = the partner's key owner; orders carry the partner's own ids).
