@@ -1,10 +1,32 @@
 import type { Redis } from "ioredis";
+import { reserveScript } from "./cooldown-script.ts";
 
 // INCR and EXPIRE in one script: atomic, so a crash can never leave a counter without expiry.
 const hourlyScript = `
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return n`;
+
+type WithScripts = Redis & {
+  hbHourly(key: string, ttl: number): Promise<number>;
+  hbReserve(
+    key: string,
+    now: number,
+    window: number,
+    limit: number,
+    member: string,
+  ): Promise<[number, number]>;
+};
+
+/** Registers the Lua scripts once per client; ioredis then calls them by SHA (EVALSHA). */
+export function scripts(redis: Redis): WithScripts {
+  const r = redis as WithScripts;
+  if (typeof r.hbHourly !== "function") {
+    redis.defineCommand("hbHourly", { numberOfKeys: 1, lua: hourlyScript });
+    redis.defineCommand("hbReserve", { numberOfKeys: 1, lua: reserveScript });
+  }
+  return r;
+}
 
 export interface WindowCount {
   limit: number;
@@ -25,6 +47,6 @@ export async function countHourly(
   const windowStart = Math.floor(nowMs / 3_600_000) * 3600;
   const reset = windowStart + 3600;
   const ttl = reset - Math.floor(nowMs / 1000) + 60;
-  const count = Number(await redis.eval(hourlyScript, 1, `${ns}:rl:${id}:${windowStart}`, ttl));
+  const count = Number(await scripts(redis).hbHourly(`${ns}:rl:${id}:${windowStart}`, ttl));
   return { limit, count, remaining: Math.max(0, limit - count), reset };
 }

@@ -27,7 +27,9 @@ export async function startRequestLogConsumer(
     const records: RequestLogRecord[] = [];
     for (const m of msgs) {
       try {
-        records.push(m.json<RequestLogRecord>());
+        // The gateway publishes batches (arrays); a single entry is accepted too.
+        const value = m.json<RequestLogRecord | RequestLogRecord[]>();
+        records.push(...(Array.isArray(value) ? value : [value]));
       } catch {
         log.warn("dropping unreadable request-log message");
       }

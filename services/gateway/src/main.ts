@@ -15,13 +15,14 @@ runMain(log, async () => {
   const redis = connectRedis(cfg.REDIS_URL);
   const nc = await connectNats(cfg.NATS_URL, "gateway");
   await ensureStreams(nc, cfg.HB_NS);
+  const requestLog = createRequestLogPublisher(nc, cfg.HB_NS, log);
   const app = buildApp({
     cfg,
     clients,
     redis,
     log,
     routes: allRoutes(cfg.PUBLIC_URL),
-    requestLog: createRequestLogPublisher(nc, cfg.HB_NS, log),
+    requestLog,
   });
   const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
   // While draining, every answer asks the client to close its keep-alive connection, so requests
@@ -50,6 +51,7 @@ runMain(log, async () => {
           });
         }),
     ],
+    ["request-log", () => requestLog.flush()],
     ["nats", () => nc.drain()],
     ["redis", () => redis.quit()],
     ["clients", () => clients.close()],
