@@ -66,7 +66,8 @@ export async function ensureConsumer(
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       filter_subject: filterSubject,
-      ack_wait: nanos(30_000),
+      // A batch is committed within milliseconds; after a crash its messages come back in 10 s.
+      ack_wait: nanos(10_000),
       max_ack_pending: 10_000,
     });
   }

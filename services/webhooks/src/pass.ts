@@ -12,6 +12,9 @@ export interface PassOptions {
   concurrency: number;
 }
 
+/** How long a claim holds: one attempt's deadline plus a margin. */
+const leaseSeconds = (opts: PassOptions) => Math.ceil(opts.timeoutMs / 1000) + 15;
+
 interface DeliveryRow {
   id: string;
   partner_id: string;
@@ -34,7 +37,7 @@ export async function runPass(
   opts: PassOptions,
 ): Promise<number> {
   const claimed = await sql<DeliveryRow[]>`
-    update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${Math.ceil(opts.timeoutMs / 1000) * opts.perPartner + 60})
+    update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
     where id in (
       select id from deliveries where id in (
         select id from (
@@ -87,6 +90,10 @@ export async function runPass(
     }
     for (const [i, d] of queue.entries()) {
       attempted++;
+      // The lease covers one attempt at a time, so after a crash the rest come back quickly.
+      if (i > 0)
+        await sql`update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
+        where id = any(${queue.slice(i).map((x) => x.id)}::uuid[])`;
       const timestamp = new Date().toISOString();
       const body = JSON.stringify({ event: d.event, timestamp, data: d.data });
       let result: AttemptResult;

@@ -1,0 +1,127 @@
+import assert from "node:assert/strict";
+import http from "node:http";
+import { after, before, describe, it } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { EventSchema } from "@hb/contracts/events/v1/events_pb";
+import { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
+import { newId, rpcClient } from "@hb/platform";
+import { jetstream } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { eventually } from "./helpers.ts";
+import { type OwnStack, ownStack } from "./own-stack.ts";
+
+// Kills the webhooks service mid-burst: every event still reaches the receiver at least once, and
+// a duplicate always carries the same X-Webhook-Id. Runs on a private stack.
+describe("webhook delivery survives a crash", () => {
+  let s: OwnStack;
+  const seen = new Map<string, Set<string>>(); // serviceId → X-Webhook-Ids
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { data: { serviceId?: string } };
+      const id = body.data.serviceId ?? "";
+      seen.set(id, (seen.get(id) ?? new Set()).add(req.headers["x-webhook-id"] as string));
+      res.writeHead(200).end();
+    });
+  });
+
+  before(async () => {
+    s = await ownStack("faults");
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  });
+  after(async () => {
+    receiver.close();
+    await s?.close();
+  });
+
+  it("SIGKILL of the webhooks service in the middle of a burst loses nothing", async () => {
+    const { customer } = await s.auth.createCustomer({ name: "P", email: "p@example.test", currency: "EUR" });
+    const partnerId = customer!.id;
+    await s.auth.createPartner({ customerId: partnerId, status: "active" });
+    const webhooks = rpcClient("grpc-js", WebhooksService, s.stack.env.WEBHOOKS_ADDR, { timeoutMs: 5000 });
+    await webhooks.client.setWebhookUrl({
+      partnerId,
+      url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/`,
+    });
+    webhooks.close();
+
+    const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+    const js = jetstream(nc);
+    const ns = s.stack.env.HB_NS;
+    const ids: string[] = [];
+    const burst = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const serviceId = newId();
+        ids.push(serviceId);
+        const event = create(EventSchema, {
+          id: newId(),
+          type: "service.suspended",
+          occurredAt: new Date().toISOString(),
+          partnerId,
+          payload: { case: "service", value: { serviceId, status: "suspended", hostname: "h" } },
+        });
+        await js.publish(`${ns}.events.service.suspended`, toBinary(EventSchema, event), { msgID: event.id });
+      }
+    };
+    await burst(150);
+    await s.stack.restart("webhooks", "SIGKILL");
+    await burst(150);
+    await s.stack.restart("webhooks", "SIGKILL");
+    await nc.close();
+
+    await eventually(async () => ids.every((id) => seen.has(id)), 60_000, 200);
+    for (const id of ids) assert.equal(seen.get(id)!.size, 1, "a duplicate carries the same X-Webhook-Id");
+  });
+
+  // Restarting the machine's NATS disturbs every other test running at the same time, so this one
+  // runs only when asked: FAULT_NATS_RESTART=1 npm test -- test/webhook-faults.test.ts
+  it("a NATS restart in the middle of a burst loses nothing", {
+    skip: process.env.FAULT_NATS_RESTART !== "1",
+  }, async () => {
+    const { execSync } = await import("node:child_process");
+    const { customer } = await s.auth.createCustomer({ name: "Q", email: "q@example.test", currency: "EUR" });
+    const partnerId = customer!.id;
+    await s.auth.createPartner({ customerId: partnerId, status: "active" });
+    const webhooks = rpcClient("grpc-js", WebhooksService, s.stack.env.WEBHOOKS_ADDR, { timeoutMs: 5000 });
+    await webhooks.client.setWebhookUrl({
+      partnerId,
+      url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/`,
+    });
+    webhooks.close();
+    const ns = s.stack.env.HB_NS;
+    const ids: string[] = [];
+    const publishBurst = async (n: number) => {
+      const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+      const js = jetstream(nc);
+      for (let i = 0; i < n; i++) {
+        const serviceId = newId();
+        ids.push(serviceId);
+        const event = create(EventSchema, {
+          id: newId(),
+          type: "service.unsuspended",
+          occurredAt: new Date().toISOString(),
+          partnerId,
+          payload: { case: "service", value: { serviceId, status: "active", hostname: "h" } },
+        });
+        await js.publish(`${ns}.events.service.unsuspended`, toBinary(EventSchema, event), {
+          msgID: event.id,
+        });
+      }
+      await nc.close();
+    };
+    await publishBurst(100);
+    execSync("start-stop-daemon --stop --oknodo --retry 5 --exec /usr/sbin/nats-server");
+    execSync(
+      "start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log",
+    );
+    await eventually(async () => {
+      const nc = await connect({ servers: "nats://127.0.0.1:4222" });
+      await nc.close();
+      return true;
+    }, 15_000);
+    await publishBurst(100);
+    await eventually(async () => ids.every((id) => seen.has(id)), 60_000, 200);
+    for (const id of ids) assert.equal(seen.get(id)!.size, 1);
+  });
+});
