@@ -127,7 +127,9 @@ async function seedVps(env: Record<string, string>, customerId: string, n: numbe
     select service_id, '203.0.113.' || (1 + (abs(hashtext(service_id::text)) % 250)), 4, 24, 'primary' from compute.machines
     where customer_id = ${customerId} on conflict do nothing`;
   // As autovacuum would have done by the time a customer has thousands of machines.
-  await sql.unsafe("vacuum analyze billing.services; vacuum analyze compute.machines; vacuum analyze compute.ip_addresses");
+  await sql.unsafe(
+    "vacuum analyze billing.services; vacuum analyze compute.machines; vacuum analyze compute.ip_addresses",
+  );
   await sql.end();
 }
 

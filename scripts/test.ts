@@ -28,6 +28,7 @@ process.env.SIM_BUILD_MS ??= "300";
 process.env.SIM_ACTION_MS ??= "200";
 process.env.SIM_REINSTALL_MS ??= "300";
 process.env.PROVISIONER_INTERVAL_MS ??= "100";
+process.env.HOURLY_CHARGE_INTERVAL_MS ??= "200";
 // Webhooks: a fast pass, a short deadline, and a receiver on loopback (off outside tests).
 process.env.WEBHOOK_PASS_INTERVAL_MS ??= "300";
 process.env.WEBHOOK_TIMEOUT_MS ??= "1500";

@@ -469,3 +469,54 @@ describe("outbox", () => {
     }
   });
 });
+
+describe("hourly products", () => {
+  it("need a minimum credit, are charged each hour from credit without a document, and suspend when credit runs out", async () => {
+    const acct = await newAccount();
+    const r = await billing.adminCreateProduct({
+      name: `hourly ${Date.now()}`,
+      kind: "vps",
+      prices: { hourly: "0.5000" },
+      currency: "EUR",
+      minCredit: "1.0000",
+      osImages: ["debian-12"],
+    });
+    const product = JSON.parse(r.product!.json) as { id: string; hourly: { minimum_credit: number } };
+    assert.equal(product.hourly.minimum_credit, 1);
+    const poor = await api("POST", "/api/v1/orders", {
+      key: acct.key,
+      body: { productId: product.id, billingCycle: "hourly" },
+    });
+    assert.equal(poor.status, 400, poor.text);
+    await addCredit(acct, "1.2");
+    const ok = await api("POST", "/api/v1/orders", {
+      key: acct.key,
+      body: { productId: product.id, billingCycle: "hourly" },
+    });
+    assert.equal(ok.status, 201, ok.text);
+    assert.equal(ok.body.data.document, null, "no document");
+    assert.equal(ok.body.data.settled, true);
+    assert.equal(ok.body.data.credit_balance, 0.7, "first hour charged");
+    const serviceId = ok.body.data.services[0].id;
+    await eventually(
+      async () =>
+        (await api("GET", `/api/v1/services/${serviceId}`, { key: acct.key })).body.data.status === "active",
+    );
+    const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    try {
+      await sql`update billing.services set charged_until = now() - interval '1 minute' where id = ${serviceId}`;
+      await eventually(async () => (await ledgerSum(acct.ownerId)).balance === "0.2000");
+      await sql`update billing.services set charged_until = now() - interval '1 minute' where id = ${serviceId}`;
+      await eventually(
+        async () =>
+          (await api("GET", `/api/v1/services/${serviceId}`, { key: acct.key })).body.data.status ===
+          "suspended",
+      );
+    } finally {
+      await sql.end();
+    }
+    assert.equal((await ledgerSum(acct.ownerId)).balance, "0.2000", "never below zero");
+    const invoices = await api("GET", "/api/v1/invoices", { key: acct.key });
+    assert.equal(invoices.body.data.pagination.total, 0);
+  });
+});

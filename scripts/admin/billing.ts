@@ -17,7 +17,7 @@ function prices(text: string): Record<string, string> {
 export const billingCommands: CommandGroup = {
   usage: [
     "credit add --person ID --customer ID --amount 100 [--currency EUR] [--description D]   (negative removes)",
-    "product create --name N --kind vps|dedicated|game --prices monthly=10,annually=100 [--vcpus 2 --memory 2048 --disk 40 --location fra1 --os ubuntu-24.04,debian-12 --currency EUR]",
+    "product create --name N --kind vps|dedicated|game --prices monthly=10,annually=100 [--vcpus 2 --memory 2048 --disk 40 --location fra1 --os ubuntu-24.04,debian-12 --currency EUR] [--min-credit 10]   (hourly=0.02 in --prices for an hourly product)",
     "product list",
     "service create --customer ID [--product ID] [--kind vps] [--hostname H] [--status active] [--provision]",
     "service suspend|unsuspend|terminate <serviceId> [--reason R]",
@@ -45,6 +45,7 @@ export const billingCommands: CommandGroup = {
             location: opt(f, "location") ?? "",
             osImages: list(opt(f, "os")),
             currency: opt(f, "currency") ?? "EUR",
+            minCredit: opt(f, "min-credit") ?? "",
           })
         ).product,
       ),

@@ -15,6 +15,7 @@ interface ProductRow {
   disk_gb: number;
   location: string;
   os_images: string[];
+  min_credit: string;
   prices: { cycle: string; price: string }[];
 }
 
@@ -30,6 +31,9 @@ const productJson = (p: ProductRow, detail: boolean) => ({
     price: formatMoney(money(c.price)),
     amount: toNumber(money(c.price)),
   })),
+  ...(p.prices.some((c) => c.cycle === "hourly")
+    ? { hourly: { minimum_credit: toNumber(money(p.min_credit)) } }
+    : {}),
   ...(detail ? { os_images: p.os_images.map((id) => ({ id, name: id })), options: [] } : {}),
 });
 
@@ -63,9 +67,9 @@ export function createCatalogue(sql: Sql): Partial<ServiceImpl<typeof BillingSer
       }
       const id = newId();
       await sql.begin(async (tx) => {
-        await tx`insert into products (id, name, kind, currency, vcpus, memory_mb, disk_gb, location, os_images)
+        await tx`insert into products (id, name, kind, currency, vcpus, memory_mb, disk_gb, location, os_images, min_credit)
           values (${id}, ${req.name.trim()}, ${req.kind || "vps"}, ${req.currency || "EUR"}, ${req.vcpus}, ${req.memoryMb},
-                  ${req.diskGb}, ${req.location}, ${req.osImages})`;
+                  ${req.diskGb}, ${req.location}, ${req.osImages}, ${formatMoney(parseMoney(req.minCredit || "0") ?? 0n)})`;
         for (const [cycle, price] of entries) {
           await tx`insert into product_prices (product_id, cycle, price) values (${id}, ${cycle}, ${formatMoney(money(price))})`;
         }

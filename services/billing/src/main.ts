@@ -20,6 +20,7 @@ import { createAddonsUpgrades } from "./addons-upgrades.ts";
 import { createCatalogue } from "./catalogue.ts";
 import { loadBillingConfig } from "./config.ts";
 import { createDocumentHandlers } from "./document-handlers.ts";
+import { startHourlyCharger } from "./hourly.ts";
 import { createOrders } from "./orders.ts";
 import { startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
 import { createReseller } from "./reseller.ts";
@@ -55,11 +56,13 @@ runMain(log, async () => {
   const relay = startOutboxRelay(sql, nc, log);
   const provisioner = startProvisioner(sql, compute.client, log, cfg.PROVISIONER_INTERVAL_MS);
   const machines = await startMachineEventConsumer(sql, nc, cfg.HB_NS, log);
+  const hourly = startHourlyCharger(sql, cfg.HB_NS, log, cfg.HOURLY_CHARGE_INTERVAL_MS);
   log.info("billing listening", { port: server.port, transport: cfg.RPC_TRANSPORT });
 
   onShutdown(log, [
     ["rpc", () => server.close()],
     ["provisioner", () => provisioner.stop()],
+    ["hourly", () => hourly.stop()],
     ["machine-events", () => machines.stop()],
     ["outbox", () => relay.stop()],
     ["nats", () => nc.drain()],

@@ -42,10 +42,13 @@ export const CYCLE_MONTHS: Record<string, number> = {
   annually: 12,
   biennially: 24,
 };
-export const isCycle = (c: string) => c in CYCLE_MONTHS;
+/** Hourly products are charged from credit each hour, without a document. */
+export const HOURLY = "hourly";
+export const isCycle = (c: string) => c in CYCLE_MONTHS || c === HOURLY;
 
 /** The next due date one cycle after `from`, clamped to the end of a shorter month. */
 export function addCycle(from: Date, cycle: string): Date {
+  if (cycle === HOURLY) return new Date(from.getTime() + 3_600_000);
   return shiftMonths(from, CYCLE_MONTHS[cycle] ?? 1);
 }
 
@@ -62,6 +65,7 @@ export function shiftMonths(from: Date, months: number): Date {
 
 /** Monthly-equivalent of a recurring amount (for usage), rounded to 4 decimals. */
 export function monthlyEquivalent(amount: Units, cycle: string): Units {
+  if (cycle === HOURLY) return amount * 730n; // hours in an average month
   const months = BigInt(CYCLE_MONTHS[cycle] ?? 1);
   return (amount + months / 2n) / months;
 }

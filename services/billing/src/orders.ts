@@ -4,8 +4,8 @@ import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } f
 import { createDocument, payFromCredit } from "./documents.ts";
 import { orderEvent } from "./events.ts";
 import { remember, replay } from "./idempotency.ts";
-import { balanceOf, lockBalance } from "./ledger.ts";
-import { addCycle, formatMoney, money, toNumber, type Units } from "./money.ts";
+import { balanceOf, lockBalance, move } from "./ledger.ts";
+import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
 import {
   type DocumentRow,
   documentJson,
@@ -25,6 +25,7 @@ interface PricedItem {
   kind: string;
   price: Units;
   currency: string;
+  minCredit: Units;
 }
 
 export interface OrderContext {
@@ -53,9 +54,10 @@ export async function priceItems(sql: Sql, items: OrderItem[]): Promise<PricedIt
         currency: string;
         os_images: string[];
         price: string | null;
+        min_credit: string;
       }[]
     >`
-      select p.id, p.name, p.kind, p.currency, p.os_images, pp.price
+      select p.id, p.name, p.kind, p.currency, p.os_images, pp.price, p.min_credit::text
       from products p left join product_prices pp on pp.product_id = p.id and pp.cycle = ${item.billingCycle}
       where p.id = ${item.productId} and p.active`;
     if (!p)
@@ -80,6 +82,7 @@ export async function priceItems(sql: Sql, items: OrderItem[]): Promise<PricedIt
       kind: p.kind,
       price: money(p.price),
       currency: p.currency,
+      minCredit: money(p.min_credit),
     });
   }
   const currencies = new Set(priced.map((p) => p.currency));
@@ -91,7 +94,29 @@ export async function priceItems(sql: Sql, items: OrderItem[]): Promise<PricedIt
 export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, priced: PricedItem[]) {
   {
     const currency = priced[0].currency;
-    const total = priced.reduce((s, p) => s + p.price, 0n);
+    // Hourly items are charged from credit each hour, without a document, once the balance
+    // reaches their minimum; the document covers the other items only.
+    const hourly = priced.filter((p) => p.item.billingCycle === HOURLY);
+    const billed = priced.filter((p) => p.item.billingCycle !== HOURLY);
+    if (hourly.length > 0) {
+      const needed = hourly.reduce((s, p) => s + p.minCredit, 0n);
+      const balance = await lockBalance(tx, ctx.personId, ctx.customerId, currency);
+      if (balance < needed || balance === 0n) {
+        throw apiError(
+          "BAD_REQUEST",
+          `Hourly products need a minimum credit balance of ${formatMoney(needed)} ${currency}`,
+          {
+            violations: [
+              {
+                field: "billingCycle",
+                message: `hourly needs a credit balance of at least ${toNumber(needed)}`,
+              },
+            ],
+          },
+        );
+      }
+    }
+    const total = billed.reduce((s, p) => s + p.price, 0n);
     const orderId = newId();
     await tx`
       insert into orders (id, order_number, customer_id, person_id, total, currency, partner_id, external_order_id,
@@ -108,8 +133,42 @@ export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, price
       await tx`insert into services (id, customer_id, person_id, product_id, order_id, kind, name, hostname, status, cycle,
                                      amount, currency, next_due_date, os_image_id, partner_id)
         values (${id}, ${ctx.customerId}, ${ctx.personId}, ${p.productId}, ${orderId}, ${p.kind}, ${p.productName}, ${hostname},
-                'pending_payment', ${p.item.billingCycle}, ${formatMoney(p.price)}, ${currency},
+                ${p.item.billingCycle === HOURLY ? "pending" : "pending_payment"}, ${p.item.billingCycle}, ${formatMoney(p.price)}, ${currency},
                 ${addCycle(now, p.item.billingCycle)}, ${p.item.osImageId}, ${ctx.partnerId ?? null})`;
+    }
+    // Hourly services are charged their first hour now; the charger takes each following hour.
+    for (const [i, p] of priced.entries()) {
+      if (p.item.billingCycle !== HOURLY) continue;
+      await move(tx, {
+        personId: ctx.personId,
+        customerId: ctx.customerId,
+        amount: -p.price,
+        kind: "hourly_charge",
+        description: `${p.productName}: first hour`,
+      });
+      await tx`update services set charged_until = clock_timestamp() + interval '1 hour' where id = ${serviceIds[i]}`;
+    }
+    if (billed.length === 0) {
+      await tx`update orders set payment_status = 'paid', status = 'active' where id = ${orderId}`;
+      const [paidOrder] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
+      if (!ctx.partnerId) await orderEvent(tx, ns, "order.paid", paidOrder, {});
+      const services = await selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
+      return {
+        order: { ...orderJson(paidOrder), payment_error: null },
+        services: services.map((s) => ({
+          id: s.id,
+          status: s.status,
+          hostname: s.hostname,
+          product_id: s.product_id,
+        })),
+        proforma: null,
+        invoice: null,
+        document: null,
+        settled: true,
+        next_step:
+          "Hourly services are charged from your credit each hour, without a document. Provisioning has started.",
+        credit_balance: toNumber(await balanceOf(tx, ctx.personId)),
+      };
     }
     const proforma = await createDocument(tx, {
       kind: "proforma",
@@ -118,11 +177,14 @@ export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, price
       currency,
       purpose: "order",
       orderId,
-      lines: priced.map((p, i) => ({
-        description: `${p.productName} (${p.item.billingCycle})`,
-        amount: p.price,
-        serviceId: serviceIds[i],
-      })),
+      lines: priced
+        .map((p, i) => ({ p, serviceId: serviceIds[i] }))
+        .filter(({ p }) => p.item.billingCycle !== HOURLY)
+        .map(({ p, serviceId }) => ({
+          description: `${p.productName} (${p.item.billingCycle})`,
+          amount: p.price,
+          serviceId,
+        })),
     });
     let settled = false;
     let invoice: DocumentRow | undefined;

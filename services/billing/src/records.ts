@@ -23,6 +23,7 @@ export interface ServiceRow {
   server_ip: string;
   failure_reason: string | null;
   partner_id: string | null;
+  charged_until: Date | null;
   created_at: Date;
 }
 

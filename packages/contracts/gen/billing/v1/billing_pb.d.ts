@@ -843,6 +843,13 @@ export declare type AdminCreateProductRequest = Message<"billing.v1.AdminCreateP
    * @generated from field: string currency = 9;
    */
   currency: string;
+
+  /**
+   * For hourly products: the credit balance an order needs (decimal string).
+   *
+   * @generated from field: string min_credit = 10;
+   */
+  minCredit: string;
 };
 
 /**
