@@ -1,5 +1,6 @@
 import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
 import { type CommandGroup, client, plain } from "./common.ts";
 
 export interface DemoAccount {
@@ -168,6 +169,7 @@ async function seedBilling(demo: { customerId: string; ownerPersonId: string }) 
   const account = await billing.getAccount({
     caller: { customerId: demo.customerId, personId: demo.ownerPersonId },
   });
+  await seedMachines(billing, demo);
   if (Number(account.balance) === 0) {
     await billing.adminAdjustCredit({
       personId: demo.ownerPersonId,
@@ -175,6 +177,38 @@ async function seedBilling(demo: { customerId: string; ownerPersonId: string }) 
       amount: "500",
       currency: "EUR",
       description: "Demo credit",
+    });
+  }
+}
+
+/** Machines in several states, the first time: running, stopped, a failed build, a dedicated server. */
+async function seedMachines(
+  billing: ReturnType<typeof client<typeof BillingService>>,
+  demo: { customerId: string; ownerPersonId: string },
+) {
+  const caller = { customerId: demo.customerId, personId: demo.ownerPersonId };
+  if ((await billing.listServiceSummaries({ caller, page: 1, limit: 1 })).total > 0) return;
+  const compute = client(ComputeService, "COMPUTE_ADDR", "127.0.0.1:50052");
+  const machines = [
+    { kind: "vps", hostname: "web-1.demo", state: "running" },
+    { kind: "vps", hostname: "db-1.demo", state: "stopped" },
+    { kind: "vps", hostname: "broken-1.demo", state: "error" },
+    { kind: "dedicated", hostname: "metal-1.demo", state: "running" },
+    { kind: "game", hostname: "mc-1.demo", state: "running" },
+  ];
+  for (const m of machines) {
+    const { service } = await billing.adminCreateService({
+      customerId: demo.customerId,
+      kind: m.kind,
+      hostname: m.hostname,
+      status: "active",
+    });
+    await compute.adminCreateMachine({
+      serviceId: service!.id,
+      customerId: demo.customerId,
+      kind: m.kind,
+      hostname: m.hostname,
+      state: m.state,
     });
   }
 }
