@@ -11,8 +11,9 @@ export interface Logger {
 // Anything that looks like an API key or a signing secret is masked before it is written, so a
 // careless log line cannot leak one.
 const keyPattern = /\b([a-z]{2,8})_([A-Za-z0-9]{8})_[A-Za-z0-9]{20,}/g;
+const signingSecretPattern = /\bwhsec_[A-Za-z0-9_-]{20,}/g;
 export function redact(text: string): string {
-  return text.replace(keyPattern, "$1_$2_[redacted]");
+  return text.replace(keyPattern, "$1_$2_[redacted]").replace(signingSecretPattern, "whsec_[redacted]");
 }
 
 function serialise(value: unknown): unknown {
