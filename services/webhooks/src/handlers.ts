@@ -107,7 +107,8 @@ export function createHandlers(
     },
 
     async runPass() {
-      return { attempted: await runPass(sql, auth, log, opts) };
+      const { done } = await runPass(sql, auth, log, opts);
+      return { attempted: await done };
     },
   };
 }

@@ -35,7 +35,7 @@ export async function runPass(
   auth: Client<typeof AuthService>,
   log: Logger,
   opts: PassOptions,
-): Promise<number> {
+): Promise<{ claimed: number; done: Promise<number> }> {
   const claimed = await sql<DeliveryRow[]>`
     update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
     where id in (
@@ -44,11 +44,14 @@ export async function runPass(
           select id, row_number() over (partition by partner_id order by created_at, id) as rn from deliveries
           where status = 'pending' and next_attempt_at <= clock_timestamp()
             and (lease_until is null or lease_until < clock_timestamp())
+            -- a partner still being served by an earlier pass keeps its order: skip it
+            and partner_id not in (select partner_id from deliveries
+              where status = 'pending' and lease_until >= clock_timestamp())
         ) due where rn <= ${opts.perPartner}
       ) order by created_at, id limit ${opts.batch} for update skip locked
     )
     returning id, partner_id, event, data, attempts`;
-  if (claimed.length === 0) return 0;
+  if (claimed.length === 0) return { claimed: 0, done: Promise.resolve(0) };
 
   const byPartner = new Map<string, DeliveryRow[]>();
   for (const d of claimed.sort((a, b) => (a.id < b.id ? -1 : 1))) {
@@ -144,8 +147,8 @@ export async function runPass(
       }
     }
   });
-  await Promise.all(workers);
-  return attempted;
+  const done = Promise.all(workers).then(() => attempted);
+  return { claimed: claimed.length, done };
 }
 
 /** Runs a pass every interval (once a minute by default) and purges records older than 30 days hourly. */
@@ -159,9 +162,14 @@ export function startPassLoop(
   let stopped = false;
   let lastPurge = 0;
   const loop = (async () => {
+    const inFlight = new Set<Promise<number>>();
     while (!stopped) {
       try {
-        await runPass(sql, auth, log, opts);
+        // A pass does not wait for slow partners: their deliveries stay leased while the next
+        // pass serves everyone else, so one hanging endpoint delays nobody.
+        const { done } = await runPass(sql, auth, log, opts);
+        inFlight.add(done);
+        void done.finally(() => inFlight.delete(done));
         if (Date.now() - lastPurge > 3600_000) {
           lastPurge = Date.now();
           await sql`delete from deliveries where created_at < now() - interval '30 days'`;
@@ -171,6 +179,7 @@ export function startPassLoop(
       }
       await new Promise((r) => setTimeout(r, intervalMs));
     }
+    await Promise.allSettled([...inFlight]);
   })();
   return {
     stop: async () => {
