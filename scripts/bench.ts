@@ -80,7 +80,10 @@ async function withStack<T>(
     return await fn(stack, env);
   } finally {
     await stack.stop();
-    for (const k of Object.keys(extraEnv)) process.env[k] = saved[k];
+    for (const k of Object.keys(extraEnv)) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
     const admin = new URL(db);
     admin.pathname = "/postgres";
     const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
@@ -133,9 +136,9 @@ async function seedVps(env: Record<string, string>, customerId: string, n: numbe
     select service_id, '203.0.113.' || (1 + (abs(hashtext(service_id::text)) % 250)), 4, 24, 'primary' from compute.machines
     where customer_id = ${customerId} on conflict do nothing`;
   // As autovacuum would have done by the time a customer has thousands of machines.
-  await sql.unsafe(
-    "vacuum analyze billing.services; vacuum analyze compute.machines; vacuum analyze compute.ip_addresses",
-  );
+  for (const table of ["billing.services", "compute.machines", "compute.ip_addresses"]) {
+    await sql.unsafe(`vacuum analyze ${table}`).simple();
+  }
   await sql.end();
 }
 
@@ -158,7 +161,7 @@ async function main() {
   Object.assign(process.env, deps.urls);
   const results: Result[] = [];
   const money: Result[] = [];
-  const webhookReport = "";
+  let webhookReport = "";
   let keyedBody = "{}";
 
   await withStack("grpc-js", async (stack, env) => {
@@ -206,7 +209,45 @@ async function main() {
         vpsPids,
       ),
     );
+    // A power action spread over the 5,000 machines (each has its own 10-a-minute cool-down).
+    const sql = postgres(env.DATABASE_URL, { max: 1, onnotice: () => {} });
+    const vpsIds = (
+      await sql<
+        { service_id: string }[]
+      >`select service_id from compute.machines where customer_id = ${acct.customerId}`
+    ).map((r) => r.service_id);
+    await sql.end();
+    let next = 0;
+    results.push(
+      await measure(
+        "keyed POST /api/v1/vps/{id}/reboot (accepted, job queued)",
+        `${stack.gatewayUrl}/api/v1/`,
+        headers,
+        { gateway: pids.gateway, auth: pids.auth, compute: vpsPids.compute },
+        {
+          requests: [
+            {
+              method: "POST",
+              setupRequest: (req: autocannon.Request) => ({
+                ...req,
+                path: `/api/v1/vps/${vpsIds[next++ % vpsIds.length]}/reboot`,
+              }),
+            },
+          ],
+        },
+        false,
+      ),
+    );
+    money.push(...(await moneyBench(stack, env, pids, vpsPids)));
   });
+
+  await withStack(
+    "grpc-js",
+    async (stack, env) => {
+      webhookReport = await webhookBench(stack, env);
+    },
+    { WEBHOOK_PASS_INTERVAL_MS: "1000", WEBHOOK_ALLOW_LOOPBACK: "true", LOG_LEVEL: "error" },
+  );
 
   await withStack("connect", async (stack, env) => {
     const acct = await account(env);
@@ -281,7 +322,10 @@ ${webhookReport}
   (${keyed.p50 - guide.p50 <= 0.5 ? "met" : "not met"}). autocannon reports latency in whole milliseconds, so
   differences below 1 ms are at the edge of what it resolves.
 - No errors: ${results.every((r) => r.errors + r.non2xx === 0) ? "met" : "not met"}.
-- VPS page flat in the number of VPS: 50 VPS vs 5,000 VPS in the table above (same page size).
+- VPS page flat in the number of VPS: 50 VPS vs 5,000 VPS in the table above (same page size);
+  VPS page ≥ 3% of bare and p99 < 40 ms: see the table (not met; see below).
+- Webhook pipeline: ≥ 1,000 deliveries/s sustained and p99 event → first attempt < 2 s with the
+  pass at 1 s; a hanging partner delaying no one: see "Webhook pipeline" above.
 
 ## Transport
 
@@ -395,7 +439,7 @@ async function moneyBench(
   const sql = postgres(env.DATABASE_URL, { max: 1, onnotice: () => {} });
   const invoices = await sql<{ id: string; customer_id: string }[]>`
     insert into billing.documents (id, kind, number, customer_id, person_id, total, currency, purpose)
-    select gen_random_uuid(), 'invoice', 'INV-BENCH-' || g, c.customer_id, c.person_id, 1, 'EUR', 'manual'
+    select gen_random_uuid(), 'invoice', 'INV-BENCH-' || gen_random_uuid(), c.customer_id, c.person_id, 1, 'EUR', 'manual'
     from generate_series(1, 200) g cross join (select distinct person_id, customer_id from billing.balances where balance > 100000) c
     returning id, customer_id`;
   const keyOf = new Map(people.map((p) => [p.customerId, p.key]));
