@@ -93,10 +93,6 @@ export async function runPass(
     }
     for (const [i, d] of queue.entries()) {
       attempted++;
-      // The lease covers one attempt at a time, so after a crash the rest come back quickly.
-      if (i > 0)
-        await sql`update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
-        where id = any(${queue.slice(i).map((x) => x.id)}::uuid[])`;
       const timestamp = new Date().toISOString();
       const body = JSON.stringify({ event: d.event, timestamp, data: d.data });
       let result: AttemptResult;
@@ -117,6 +113,13 @@ export async function runPass(
         );
       }
       const attempts = d.attempts + 1;
+      // Renew the next delivery's lease before this one's ends: while a lease holds, other passes
+      // skip this partner, so the rest of its queue stays in order even if their claims lapse.
+      const following = queue[i + 1];
+      if (result.ok && following) {
+        await sql`update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
+          where id = ${following.id}`;
+      }
       if (result.ok) {
         await sql`update deliveries set status = 'delivered', attempts = ${attempts}, response_code = ${result.status ?? null},
           last_error = null, delivered_at = clock_timestamp(), lease_until = null where id = ${d.id}`;
