@@ -124,6 +124,25 @@ const runAction =
     ),
   });
 
+/** Root password reset: the same rules on the VPS and the generic service routes. */
+function passwordRoute(path: string, tag: string, kind: string, summary: string) {
+  return route({
+    method: "post",
+    path,
+    tag,
+    summary,
+    auth: { scope: "services", permissions: [...manage] },
+    params: id,
+    body: z.object({ password }),
+    cooldown: passwordCooldown,
+    handler: async ({ clients, caller, params, body }) => ({
+      data: fromJson(
+        await clients.compute.resetPassword({ caller, serviceId: params.id, kind, password: body.password }),
+      ),
+    }),
+  });
+}
+
 const VPS_ACTIONS = ["start", "stop", "shutdown", "reboot", "restart", "poweroff"] as const;
 
 export const vpsRoutes = [
@@ -221,26 +240,12 @@ export const vpsRoutes = [
       ),
     }),
   }),
-  route({
-    method: "post",
-    path: "/vps/:id/password",
-    tag: "VPS",
-    summary: "Reset the root password (minimum 8 characters); the machine must be running",
-    auth: { scope: "services", permissions: [...manage] },
-    params: id,
-    body: z.object({ password }),
-    cooldown: passwordCooldown,
-    handler: async ({ clients, caller, params, body }) => ({
-      data: fromJson(
-        await clients.compute.resetPassword({
-          caller,
-          serviceId: params.id,
-          kind: "vps",
-          password: body.password,
-        }),
-      ),
-    }),
-  }),
+  passwordRoute(
+    "/vps/:id/password",
+    "VPS",
+    "vps",
+    "Reset the root password (minimum 8 characters); the machine must be running",
+  ),
 ];
 
 const DEDICATED_ACTIONS = ["on", "off", "restart"] as const;
@@ -472,26 +477,12 @@ export const controlRoutes = [
       };
     },
   }),
-  route({
-    method: "post",
-    path: "/services/:id/password",
-    tag: "Service control",
-    summary: "Set a new root password (minimum 8 characters)",
-    auth: { scope: "services", permissions: [...manage] },
-    params: id,
-    body: z.object({ password }),
-    cooldown: passwordCooldown,
-    handler: async ({ clients, caller, params, body }) => ({
-      data: fromJson(
-        await clients.compute.resetPassword({
-          caller,
-          serviceId: params.id,
-          kind: "",
-          password: body.password,
-        }),
-      ),
-    }),
-  }),
+  passwordRoute(
+    "/services/:id/password",
+    "Service control",
+    "",
+    "Set a new root password (minimum 8 characters)",
+  ),
 ];
 
 export const sshKeyRoutes = [
