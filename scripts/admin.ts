@@ -6,10 +6,17 @@ import { resolveError } from "@hb/platform";
 import { authCommands } from "./admin/auth.ts";
 import { billingCommands } from "./admin/billing.ts";
 import { type CommandGroup, type Flags, plain, UsageError } from "./admin/common.ts";
+import { computeCommands } from "./admin/compute.ts";
 import { seedCommands } from "./admin/seed.ts";
 import { webhookCommands } from "./admin/webhooks.ts";
 
-const groups: CommandGroup[] = [authCommands, billingCommands, webhookCommands, seedCommands];
+const groups: CommandGroup[] = [
+  authCommands,
+  billingCommands,
+  computeCommands,
+  webhookCommands,
+  seedCommands,
+];
 
 function parse(argv: string[]): { words: string[]; flags: Flags } {
   const words: string[] = [];
