@@ -290,6 +290,32 @@ describe("deliveries", () => {
     assert.match(d.lastError, /blocked/);
   });
 
+  it("blocks a name that resolved to an allowed address when saved and to a private one at delivery", async () => {
+    const { readFileSync, writeFileSync } = await import("node:fs");
+    const host = `rebind-${process.pid}.hb-test`;
+    const original = readFileSync("/etc/hosts", "utf8");
+    const withEntry = (ip: string) => writeFileSync("/etc/hosts", `${original.trimEnd()}\n${ip} ${host}\n`);
+    const p = await newPartner();
+    try {
+      withEntry("127.0.0.1"); // allowed in tests, like a public address in production
+      const port = new URL(url).port;
+      const saved = await signed(p, "PUT", "/api/v1/reseller/account/webhook", {
+        webhookUrl: `http://${host}:${port}/hook`,
+      });
+      assert.equal(saved.status, 200, saved.text);
+      withEntry("10.20.30.40"); // the name now points into a private network
+      await signed(p, "POST", "/api/v1/reseller/webhooks/test");
+      const [d] = await eventually(async () => {
+        const list = await deliveries(p);
+        return list[0]?.attempts === 1 ? list : undefined;
+      });
+      assert.match(d.lastError, /blocked/);
+      assert.equal(rx.got.filter((r) => r.body.data.partnerId === p.customerId).length, 0);
+    } finally {
+      writeFileSync("/etc/hosts", original);
+    }
+  });
+
   it("fails each attempt of a partner with no signing secret with 'webhook secret not configured'", async () => {
     const p = await newPartner();
     await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl: url });
