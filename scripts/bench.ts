@@ -493,7 +493,7 @@ async function moneyBench(
 }
 
 /** 10,000 events across 100 partners through JetStream, the webhooks service and a local receiver. */
-async function webhookBench(stack: Stack, env: Record<string, string>): Promise<string> {
+async function webhookBench(_stack: Stack, env: Record<string, string>): Promise<string> {
   const { create, toBinary } = await import("@bufbuild/protobuf");
   const { EventSchema } = await import("@hb/contracts/events/v1/events_pb");
   const { WebhooksService } = await import("@hb/contracts/webhooks/v1/webhooks_pb");

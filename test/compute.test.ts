@@ -120,10 +120,22 @@ describe("power and machine control", () => {
   it("answers 409 while the machine is still being built, without consuming a cool-down", async () => {
     const acct = await newAccount();
     const id = await newMachine(acct, { state: "creating" });
+    let conflicts = 0;
     for (let i = 0; i < 12; i++) {
       const r = await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key });
       if (r.status !== 409) break; // the build may finish during the loop
       assert.equal(r.body.code, "CONFLICT");
+      conflicts++;
+    }
+    assert.ok(conflicts >= 1, "the first call lands while the machine is being built");
+    await eventually(
+      async () =>
+        (await api("GET", `/api/v1/vps/${id}`, { key: acct.key })).body.data.instance?.state === "running",
+    );
+    // Had the refused calls consumed the window, some of these ten would be 429.
+    for (let i = 0; i < 10; i++) {
+      const r = await api("POST", `/api/v1/services/${id}/power/restart`, { key: acct.key });
+      assert.equal(r.status, 200, `restart ${i + 1} after ${conflicts} refused calls: ${r.text}`);
     }
   });
 

@@ -6,6 +6,7 @@ import {
   addressesFor,
   assertControllable,
   capabilitiesOf,
+  type IpRow,
   ipsOf,
   type MachineRow,
   machineJson,
@@ -110,17 +111,25 @@ export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceI
       const customerId = callerIds(req.caller);
       const ids = req.serviceIds.filter(isUuid);
       if (ids.length === 0) return { machines: [] };
-      const rows = await sql<
-        MachineRow[]
-      >`select * from machines where service_id in ${sql(ids)} and customer_id = ${customerId}`;
-      const ips = await sql<
-        { service_id: string; address: string; version: number; prefix_length: number; purpose: string }[]
-      >`
-        select * from ip_addresses where service_id in ${sql(ids)} order by version, address`;
+      // Both reads need only the ids, so they run concurrently (one round trip of latency). The
+      // addresses of another customer's services are fetched but never matched to a returned row.
+      const [rows, ips] = await Promise.all([
+        sql<
+          MachineRow[]
+        >`select * from machines where service_id in ${sql(ids)} and customer_id = ${customerId}`,
+        sql<
+          { service_id: string; address: string; version: number; prefix_length: number; purpose: string }[]
+        >`select * from ip_addresses where service_id in ${sql(ids)} order by version, address`,
+      ]);
+      const ipsByService = new Map<string, IpRow[]>();
+      for (const ip of ips) {
+        const list = ipsByService.get(ip.service_id);
+        if (list) list.push(ip);
+        else ipsByService.set(ip.service_id, [ip]);
+      }
       return {
         machines: rows.map((m) => {
-          const mine = ips.filter((i) => i.service_id === m.service_id);
-          const j = machineJson(m, mine);
+          const j = machineJson(m, ipsByService.get(m.service_id) ?? []);
           return {
             serviceId: m.service_id,
             kind: m.kind,
@@ -148,7 +157,11 @@ export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceI
         assertControllable(m, "reinstall");
         if (!m.os_images.includes(req.imageId)) {
           throw apiError("BAD_REQUEST", `image_id "${req.imageId}" is not one of this machine's OS images`, {
-            violations: [{ field: "image_id", message: "must be one of GET /vps/{id}/os-images" }],
+            violations: [
+              m.kind === "dedicated"
+                ? { field: "osImageId", message: "must be one of GET /dedicated/{id}/os-images" }
+                : { field: "image_id", message: "must be one of GET /vps/{id}/os-images" },
+            ],
           });
         }
         await tx`update machines set state = 'creating', os = ${req.imageId} where service_id = ${m.service_id}`;

@@ -19,7 +19,7 @@ import { z } from "zod";
 import { createCopies } from "./copies.ts";
 import { createHandlers } from "./handlers.ts";
 import { startServiceEventConsumer } from "./service-events.ts";
-import { startSimulator } from "./simulator.ts";
+import { startJobPurge, startSimulator } from "./simulator.ts";
 
 const log = createLogger("compute");
 
@@ -45,11 +45,13 @@ runMain(log, async () => {
   const relay = startOutboxRelay(sql, nc, log);
   const simulator = startSimulator(sql, cfg.HB_NS, log);
   const events = await startServiceEventConsumer(sql, nc, cfg.HB_NS, log);
+  const purge = startJobPurge(sql, log);
   log.info("compute listening", { port: server.port, transport: cfg.RPC_TRANSPORT });
 
   onShutdown(log, [
     ["rpc", () => server.close()],
     ["simulator", () => simulator.stop()],
+    ["job-purge", () => purge.stop()],
     ["service-events", () => events.stop()],
     ["outbox", () => relay.stop()],
     ["nats", () => nc.drain()],

@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { type OwnStack, ownStack } from "./own-stack.ts";
+
+// The Inventory and VPS modules are company-wide switches, so this file runs its own stack.
+describe("compute routes behind modules", () => {
+  let s: OwnStack;
+  let key = "";
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${s.stack.gatewayUrl}/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { code?: string } };
+  };
+
+  before(async () => {
+    s = await ownStack("modules");
+    const { owner } = await s.auth.createCustomer({ name: "M", email: "m@example.test", currency: "EUR" });
+    key = (
+      await s.auth.createKey({
+        personId: owner!.id,
+        label: "k",
+        scopes: ["services"],
+        ipAllowlist: "",
+        expiresOn: "",
+      })
+    ).secretKey;
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  it("refuses dedicated routes without Inventory and snapshots without VPS with 403 FEATURE_DISABLED", async () => {
+    const id = randomUUID();
+    await s.auth.updateSettings({ inventoryModule: false, vpsModule: false });
+    try {
+      for (const [method, path, body] of [
+        ["GET", "/dedicated", undefined],
+        ["GET", `/dedicated/${id}/power-status`, undefined],
+        ["POST", `/dedicated/${id}/power`, { action: "on" }],
+        ["POST", `/dedicated/${id}/reinstall`, { osImageId: "debian-12" }],
+        ["GET", `/vps/${id}/snapshots`, undefined],
+        ["POST", `/vps/${id}/snapshots`, {}],
+      ] as const) {
+        const r = await call(method, path, body);
+        assert.equal(r.status, 403, `${method} ${path}`);
+        assert.equal(r.body.code, "FEATURE_DISABLED", `${method} ${path}`);
+      }
+      const vps = await call("GET", `/vps/${id}`);
+      assert.equal(vps.status, 404, "the VPS record itself needs no module");
+    } finally {
+      await s.auth.updateSettings({ inventoryModule: true, vpsModule: true });
+    }
+    assert.equal((await call("GET", `/dedicated/${id}/power-status`)).status, 404);
+    assert.equal((await call("GET", `/vps/${id}/snapshots`)).status, 404);
+  });
+});
