@@ -115,3 +115,69 @@ describe("documentation routes (no key needed)", () => {
     assert.match(await res.text(), /Authorization: Bearer/);
   });
 });
+
+describe("bad-input corpus on real routes", () => {
+  it("answers wrong types, odd ids and odd query strings with 4xx and the envelope, never 5xx", async () => {
+    const acct = await newAccount();
+    const uuid = "01a2070d-89b7-7094-b1d2-cc98e6753b5b";
+    const odd = [
+      "0",
+      "-1",
+      "null",
+      "undefined",
+      "%00",
+      "' or 1=1 --",
+      "x".repeat(300),
+      "../../etc",
+      "😀",
+      uuid.toUpperCase().replace(/-/g, ""),
+    ];
+    const paths = [
+      "/api/v1/vps/",
+      "/api/v1/services/",
+      "/api/v1/invoices/",
+      "/api/v1/orders/",
+      "/api/v1/jobs/",
+      "/api/v1/upgrades/",
+    ];
+    for (const base of paths) {
+      for (const id of odd) {
+        const r = await api("GET", base + encodeURIComponent(id), { key: acct.key });
+        assert.ok(r.status === 400 || r.status === 404, `${base}${id.slice(0, 20)} → ${r.status}`);
+        assert.equal(r.body?.success, false);
+      }
+    }
+    const bodies: Array<[string, string, unknown]> = [
+      ["POST", "/api/v1/orders", { productId: 42, billingCycle: ["monthly"] }],
+      ["POST", "/api/v1/orders", { items: "all of them" }],
+      ["POST", "/api/v1/orders", { items: [null, 1, "x"] }],
+      ["POST", `/api/v1/invoices/${uuid}/pay`, { amount: "lots" }],
+      ["POST", `/api/v1/invoices/${uuid}/pay`, { amount: 1e308 }],
+      ["POST", `/api/v1/vps/${uuid}/password`, { password: 12345678 }],
+      ["POST", `/api/v1/vps/${uuid}/reinstall`, { image_id: { $ne: "" }, password: true }],
+      ["POST", "/api/v1/ssh-keys", { name: ["a"], publicKey: null }],
+      ["POST", `/api/v1/services/${uuid}/cancel`, { immediate: "yes please" }],
+      [
+        "POST",
+        `/api/v1/services/${uuid}/options`,
+        { optionId: uuid, billingType: "recurring", quantity: -5 },
+      ],
+      ["POST", `/api/v1/services/${uuid}/upgrades/options`, { addOptions: "x", removeOptions: {} }],
+      ["GET", "/api/v1/services?limit=abc&page=-1", undefined],
+      ["GET", "/api/v1/vps?limit=1e3&page=1.5", undefined],
+      ["GET", "/api/v1/invoices?status=maybe", undefined],
+    ];
+    for (const [method, path, body] of bodies) {
+      const r = await api(method, path, { key: acct.key, body });
+      assert.ok(
+        r.status >= 400 && r.status < 500,
+        `${method} ${path} ${JSON.stringify(body)} → ${r.status} ${r.text.slice(0, 120)}`,
+      );
+      assert.equal(r.body?.success, false);
+      assert.equal(typeof r.body?.code, "string");
+    }
+    const big = await api("GET", "/api/v1/services?limit=999999", { key: acct.key });
+    assert.equal(big.status, 200);
+    assert.equal(big.body.data.pagination.limit, 200);
+  });
+});
