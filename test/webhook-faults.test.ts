@@ -7,6 +7,7 @@ import { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
 import { newId, rpcClient } from "@hb/platform";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import postgres from "postgres";
 import { eventually } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 
@@ -72,6 +73,50 @@ describe("webhook delivery survives a crash", () => {
 
     await eventually(async () => ids.every((id) => seen.has(id)), 60_000, 200);
     for (const id of ids) assert.equal(seen.get(id)!.size, 1, "a duplicate carries the same X-Webhook-Id");
+  });
+
+  it("removes delivery records and reseller request logs older than 30 days (at start, then hourly), keeps younger ones", async () => {
+    const db = postgres(s.stack.env.DATABASE_URL, {
+      max: 1,
+      onnotice: () => {},
+      connection: { search_path: "webhooks" },
+    });
+    try {
+      const partnerId = newId();
+      const oldId = newId();
+      const youngId = newId();
+      for (const [id, days] of [
+        [oldId, 31],
+        [youngId, 29],
+      ] as const) {
+        await db`
+          insert into deliveries (id, partner_id, event_id, event, data, status, attempts, created_at)
+          values (${id}, ${partnerId}, ${newId()}, 'webhook.test', '{}'::jsonb, 'delivered', 1,
+                  now() - make_interval(days => ${days}))`;
+      }
+      // Reseller request logs live in auth's request log, purged on the same 30-day rule.
+      const logged = await db`
+        insert into auth.request_log (key_id, customer_id, method, endpoint, status_code, source_ip, duration_ms, at)
+        values (${newId()}, ${partnerId}, 'GET', '/api/v1/reseller/services', 200, '127.0.0.1', 3, now() - interval '31 days'),
+               (${newId()}, ${partnerId}, 'GET', '/api/v1/reseller/services', 200, '127.0.0.1', 3, now() - interval '29 days')
+        returning id`;
+      await s.stack.restart("webhooks", "SIGTERM");
+      await s.stack.restart("auth", "SIGTERM");
+      await eventually(
+        async () => (await db`select 1 from deliveries where id = ${oldId}`).length === 0,
+        20_000,
+        200,
+      );
+      assert.equal((await db`select 1 from deliveries where id = ${youngId}`).length, 1);
+      await eventually(
+        async () => (await db`select 1 from auth.request_log where id = ${logged[0].id}`).length === 0,
+        20_000,
+        200,
+      );
+      assert.equal((await db`select 1 from auth.request_log where id = ${logged[1].id}`).length, 1);
+    } finally {
+      await db.end({ timeout: 5 });
+    }
   });
 
   // Restarting the machine's NATS disturbs every other test running at the same time, so this one

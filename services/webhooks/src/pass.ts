@@ -115,13 +115,14 @@ export async function runPass(
       const attempts = d.attempts + 1;
       // Renew the next delivery's lease before this one's ends: while a lease holds, other passes
       // skip this partner, so the rest of its queue stays in order even if their claims lapse.
+      // Both in one statement: one round trip per delivery, and no moment without a lease.
       const following = queue[i + 1];
-      if (result.ok && following) {
-        await sql`update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
-          where id = ${following.id}`;
-      }
       if (result.ok) {
-        await sql`update deliveries set status = 'delivered', attempts = ${attempts}, response_code = ${result.status ?? null},
+        await sql`with renewed as (
+            update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
+            where id = ${following?.id ?? null}::uuid
+          )
+          update deliveries set status = 'delivered', attempts = ${attempts}, response_code = ${result.status ?? null},
           last_error = null, delivered_at = clock_timestamp(), lease_until = null where id = ${d.id}`;
         continue;
       }
