@@ -12,6 +12,9 @@ export interface PassOptions {
   concurrency: number;
 }
 
+/** Successful attempts recorded per statement. */
+const FLUSH_EVERY = 20;
+
 /** How long a claim holds: one attempt's deadline plus a margin. */
 const leaseSeconds = (opts: PassOptions) => Math.ceil(opts.timeoutMs / 1000) + 15;
 
@@ -91,7 +94,27 @@ export async function runPass(
         where id in ${sql(queue.map((d) => d.id))}`;
       return;
     }
+    // Successful attempts are recorded in batches (one statement per FLUSH_EVERY deliveries): a
+    // crash can then repeat at most that many deliveries, with the same X-Webhook-Id, which
+    // at-least-once delivery allows. The rest of the queue's claim is renewed as it goes, so other
+    // passes keep skipping this partner and its order holds.
+    const delivered: { id: string; code: number | null }[] = [];
+    const flush = async () => {
+      if (delivered.length === 0) return;
+      const ids = delivered.map((x) => x.id);
+      const codes = delivered.map((x) => x.code);
+      delivered.length = 0;
+      await sql`update deliveries d set status = 'delivered', attempts = d.attempts + 1, response_code = v.code,
+          last_error = null, delivered_at = clock_timestamp(), lease_until = null
+        from unnest(${ids}::uuid[], ${codes}::int[]) as v(id, code) where d.id = v.id`;
+    };
+    let renewedAt = Date.now();
     for (const [i, d] of queue.entries()) {
+      if (Date.now() - renewedAt > (leaseSeconds(opts) * 1000) / 3) {
+        renewedAt = Date.now();
+        await sql`update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
+          where id = any(${queue.slice(i).map((x) => x.id)}::uuid[])`;
+      }
       attempted++;
       const timestamp = new Date().toISOString();
       const body = JSON.stringify({ event: d.event, timestamp, data: d.data });
@@ -112,20 +135,13 @@ export async function runPass(
           { timeoutMs: opts.timeoutMs, allowLoopback: opts.allowLoopback },
         );
       }
-      const attempts = d.attempts + 1;
-      // Renew the next delivery's lease before this one's ends: while a lease holds, other passes
-      // skip this partner, so the rest of its queue stays in order even if their claims lapse.
-      // Both in one statement: one round trip per delivery, and no moment without a lease.
-      const following = queue[i + 1];
       if (result.ok) {
-        await sql`with renewed as (
-            update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
-            where id = ${following?.id ?? null}::uuid
-          )
-          update deliveries set status = 'delivered', attempts = ${attempts}, response_code = ${result.status ?? null},
-          last_error = null, delivered_at = clock_timestamp(), lease_until = null where id = ${d.id}`;
+        delivered.push({ id: d.id, code: result.status ?? null });
+        if (delivered.length >= FLUSH_EVERY) await flush();
         continue;
       }
+      await flush();
+      const attempts = d.attempts + 1;
       const final = attempts >= settings.max_attempts;
       await sql`update deliveries set attempts = ${attempts}, response_code = ${result.status ?? null},
         last_error = ${result.error ?? null}, lease_until = null,
@@ -136,6 +152,7 @@ export async function runPass(
       await release(queue.slice(i + 1).map((x) => x.id));
       return;
     }
+    await flush();
   };
 
   const entries = [...byPartner.entries()];
