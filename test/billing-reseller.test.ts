@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import { fromBinary } from "@bufbuild/protobuf";
+import { type Event, EventSchema } from "@hb/contracts/events/v1/events_pb";
+import postgres from "postgres";
+import { type Account, addCredit, billing, eventually, newAccount, newProduct } from "./helpers.ts";
+
+// The billing side of the reseller programme, driven through the RPCs the gateway's reseller
+// routes call, with the events checked in billing's outbox (what the webhooks service consumes).
+
+const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+after(() => sql.end());
+
+const callerOf = (a: Account) => ({ customerId: a.customerId, personId: a.ownerId, isOwner: true });
+
+async function outboxEvents(type: string): Promise<Event[]> {
+  const rows = await sql<{ payload: Buffer }[]>`
+    select payload from billing.outbox where subject = ${`${process.env.HB_NS}.events.${type}`}`;
+  return rows.map((r) => fromBinary(EventSchema, new Uint8Array(r.payload)));
+}
+
+async function rpcCode(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return "OK";
+  } catch (err) {
+    return String((err as { code?: unknown }).code ?? err);
+  }
+}
+
+describe("reseller orders (billing side)", () => {
+  it("invoice mode raises a document and order.invoiced with the partner's ids; credit is untouched", async () => {
+    const p = await newAccount();
+    await addCredit(p, "100");
+    const product = await newProduct("vps", { monthly: "15.0000" });
+    const ext = `ext-${Date.now()}`;
+    const r = await billing.createResellerOrder({
+      caller: callerOf(p),
+      externalOrderId: ext,
+      externalCustomerId: "cust-42",
+      paymentMode: "invoice",
+      items: [{ productId: product.id, billingCycle: "monthly", hostname: "r1" }],
+    });
+    const d = JSON.parse(r.result!.json);
+    assert.equal(d.settled, false);
+    const ev = await eventually(async () =>
+      (await outboxEvents("order.invoiced")).find(
+        (e) => e.payload.case === "order" && e.payload.value.externalOrderId === ext,
+      ),
+    );
+    assert.equal(ev.partnerId, p.customerId);
+    assert.equal(ev.payload.case, "order");
+    if (ev.payload.case === "order") {
+      assert.equal(ev.payload.value.externalCustomerId, "cust-42");
+      assert.ok(ev.payload.value.invoiceId);
+    }
+    const [bal] = await sql<
+      { balance: string }[]
+    >`select balance::text from billing.balances where person_id = ${p.ownerId}`;
+    assert.equal(bal.balance, "100.0000");
+    // The same external id twice is a conflict, an unknown payment mode a bad request.
+    assert.notEqual(
+      await rpcCode(
+        billing.createResellerOrder({
+          caller: callerOf(p),
+          externalOrderId: ext,
+          paymentMode: "invoice",
+          items: [{ productId: product.id, billingCycle: "monthly" }],
+        }),
+      ),
+      "OK",
+    );
+    assert.notEqual(
+      await rpcCode(
+        billing.createResellerOrder({
+          caller: callerOf(p),
+          externalOrderId: `${ext}-b`,
+          paymentMode: "cash",
+          items: [{ productId: product.id, billingCycle: "monthly" }],
+        }),
+      ),
+      "OK",
+    );
+    // Another partner cannot see the order.
+    const other = await newAccount();
+    const list = JSON.parse(
+      (await billing.listResellerOrders({ caller: callerOf(other), externalOrderId: ext })).result!.json,
+    );
+    assert.equal(list.orders.length, 0);
+  });
+
+  it("suspends, unsuspends and terminates a partner's service with events carrying partnerId; others get not found", async () => {
+    const p = await newAccount();
+    await addCredit(p, "100");
+    const product = await newProduct("vps", { monthly: "10.0000" });
+    const ext = `ext-s-${Date.now()}`;
+    const r = await billing.createResellerOrder({
+      caller: callerOf(p),
+      externalOrderId: ext,
+      externalCustomerId: "c-1",
+      paymentMode: "credit",
+      items: [{ productId: product.id, billingCycle: "monthly", hostname: "s1" }],
+    });
+    const orderId: string = JSON.parse(r.result!.json).id;
+    assert.ok(orderId, r.result!.json);
+    const svc = await eventually(async () => {
+      const o = JSON.parse((await billing.getResellerOrder({ caller: callerOf(p), orderId })).result!.json);
+      const s = o.services?.[0];
+      return s?.status === "active" ? s : undefined;
+    }, 20_000);
+    const other = await newAccount();
+    assert.notEqual(
+      await rpcCode(
+        billing.resellerSetServiceState({ caller: callerOf(other), serviceId: svc.id, action: "suspend" }),
+      ),
+      "OK",
+    );
+    for (const [action, status, type] of [
+      ["suspend", "suspended", "service.suspended"],
+      ["unsuspend", "active", "service.unsuspended"],
+      ["terminate", "terminated", "service.terminated"],
+    ] as const) {
+      const res = JSON.parse(
+        (
+          await billing.resellerSetServiceState({
+            caller: callerOf(p),
+            serviceId: svc.id,
+            action,
+            reason: "test",
+          })
+        ).result!.json,
+      );
+      assert.equal(res.status, status);
+      const ev = await eventually(async () =>
+        (await outboxEvents(type)).find(
+          (e) => e.payload.case === "service" && e.payload.value.serviceId === svc.id,
+        ),
+      );
+      assert.equal(ev.partnerId, p.customerId);
+      if (ev.payload.case === "service") assert.equal(ev.payload.value.externalOrderId, ext);
+    }
+    const services = JSON.parse((await billing.listResellerServices({ caller: callerOf(p) })).result!.json);
+    assert.equal(services.services.find((s: { id: string }) => s.id === svc.id)?.status, "terminated");
+  });
+});
