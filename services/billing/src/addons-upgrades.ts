@@ -16,6 +16,7 @@ import {
 } from "./money.ts";
 import { prorate, remainingShare } from "./proration.ts";
 import { type DocumentRow, documentJson, type ServiceRow, selectServices } from "./records.ts";
+import { ownService } from "./service-handlers.ts";
 import { callerOf, json, requireUuid } from "./shared.ts";
 
 interface OptionRow {
@@ -68,20 +69,6 @@ const addonJson = (a: AddonRow) => ({
 
 /** Price of `cycle` for an option priced per month. */
 const cyclePrice = (monthly: Units, cycle: string) => monthly * BigInt(CYCLE_MONTHS[cycle] ?? 1);
-
-async function ownService(
-  db: Sql | TxSql,
-  customerId: string,
-  id: string,
-  lock = false,
-): Promise<ServiceRow> {
-  const [s] = await selectServices(db, `s.id = $1 and s.customer_id = $2${lock ? " for update of s" : ""}`, [
-    requireUuid("id", id),
-    customerId,
-  ]);
-  if (!s) throw notFound("Service");
-  return s;
-}
 
 function assertChangeable(s: ServiceRow) {
   if (s.status !== "active")

@@ -5,7 +5,7 @@ import { createDocument } from "./documents.ts";
 import { serviceEvent } from "./events.ts";
 import { addCycle, formatMoney, money, toNumber } from "./money.ts";
 import { documentJson, type ServiceRow, selectServices, serviceJson, summaryOut } from "./records.ts";
-import { callerOf, json, page, pagination, requireUuid } from "./shared.ts";
+import { callerOf, page, requireUuid } from "./shared.ts";
 
 export const SERVICE_STATUSES = [
   "pending_payment",
@@ -18,7 +18,8 @@ export const SERVICE_STATUSES = [
   "cancelled",
 ];
 
-async function ownService(
+/** The caller's service (locked when asked); another customer's is NOT_FOUND. */
+export async function ownService(
   db: Sql | TxSql,
   customerId: string,
   id: string,
@@ -221,5 +222,3 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
     },
   };
 }
-
-export { json, pagination };

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { fromJson } from "../json-result.ts";
 import { type Context, route } from "../route.ts";
 import { idParam, pageQuery, pagination, password } from "../schemas.ts";
+import { serviceSummaryJson } from "../service-summary.ts";
 
 /** The spec's VPS billing states. */
 function vpsStatus(status: string): string {
@@ -17,30 +18,17 @@ function vpsStatus(status: string): string {
 function machineRecord(kind: string, s: ServiceSummary, m: MachineSummary | undefined, detail: boolean) {
   const part = m ? fromJson({ json: m.json }) : {};
   const { capabilities, ...machine } = part as { capabilities?: unknown } & Record<string, unknown>;
+  const { id, name, product, billing, cancellation } = serviceSummaryJson(s);
   return {
-    id: s.id,
-    name: s.name,
+    id,
+    name,
     hostname: m?.hostname || s.hostname,
     status: vpsStatus(s.status),
     kind,
     provider: m?.provider ?? "simulator",
-    product: s.product ? { id: s.product.id, name: s.product.name } : null,
-    billing: s.billing
-      ? {
-          cycle: s.billing.cycle,
-          amount: s.billing.amount,
-          currency: s.billing.currency,
-          next_due_date: s.billing.nextDueDate,
-        }
-      : null,
-    cancellation: s.cancellation
-      ? {
-          type: s.cancellation.type,
-          reason: s.cancellation.reason,
-          requested_at: s.cancellation.requestedAt,
-          effective_at: s.cancellation.effectiveAt,
-        }
-      : null,
+    product,
+    billing,
+    cancellation,
     location: (machine.location as string | undefined) ?? "",
     primary_ip: (machine.primary_ip as string | undefined) ?? "",
     ip_addresses: (machine.ip_addresses as unknown[] | undefined) ?? [],

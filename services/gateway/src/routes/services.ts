@@ -2,6 +2,7 @@ import { z } from "zod";
 import { fromJson } from "../json-result.ts";
 import { route } from "../route.ts";
 import { idParam, pageQuery, pagination } from "../schemas.ts";
+import { serviceSummaryJson } from "../service-summary.ts";
 
 const SERVICE_STATUSES = [
   "pending_payment",
@@ -12,42 +13,6 @@ const SERVICE_STATUSES = [
   "suspended",
   "terminated",
 ] as const;
-
-const serviceJson = (s: {
-  id: string;
-  name: string;
-  hostname: string;
-  kind: string;
-  status: string;
-  product?: { id: string; name: string };
-  billing?: { cycle: string; amount: string; currency: string; nextDueDate: string };
-  cancellation?: { type: string; reason: string; requestedAt: string; effectiveAt: string };
-  createdAt: string;
-}) => ({
-  id: s.id,
-  name: s.name,
-  hostname: s.hostname,
-  kind: s.kind,
-  status: s.status,
-  product: s.product ? { id: s.product.id, name: s.product.name } : null,
-  billing: s.billing
-    ? {
-        cycle: s.billing.cycle,
-        amount: s.billing.amount,
-        currency: s.billing.currency,
-        next_due_date: s.billing.nextDueDate,
-      }
-    : null,
-  cancellation: s.cancellation
-    ? {
-        type: s.cancellation.type,
-        reason: s.cancellation.reason,
-        requested_at: s.cancellation.requestedAt,
-        effective_at: s.cancellation.effectiveAt,
-      }
-    : null,
-  created_at: s.createdAt,
-});
 
 const id = z.object({ id: idParam });
 
@@ -71,7 +36,7 @@ export const serviceRoutes = [
       ]);
       return {
         data: {
-          services: list.services.map(serviceJson),
+          services: list.services.map(serviceSummaryJson),
           pagination: pagination(query.page, query.limit, list.total),
           stats: fromJson(stats.stats),
         },
@@ -94,7 +59,7 @@ export const serviceRoutes = [
       const machine = machines?.machines[0];
       return {
         data: {
-          ...serviceJson(service!),
+          ...serviceSummaryJson(service!),
           ...fromJson(detail),
           machine: machine
             ? {
@@ -128,7 +93,7 @@ export const serviceRoutes = [
         immediate: body.immediate,
       });
       return {
-        data: serviceJson(service!),
+        data: serviceSummaryJson(service!),
         extra: {
           message: body.immediate
             ? "Service terminated"
@@ -146,7 +111,7 @@ export const serviceRoutes = [
     params: id,
     handler: async ({ clients, caller, params }) => {
       const { service } = await clients.billing.withdrawCancellation({ caller, serviceId: params.id });
-      return { data: serviceJson(service!), extra: { message: "Cancellation withdrawn" } };
+      return { data: serviceSummaryJson(service!), extra: { message: "Cancellation withdrawn" } };
     },
   }),
   route({
