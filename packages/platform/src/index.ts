@@ -11,6 +11,7 @@ export * from "./permissions.ts";
 export * from "./rate-window.ts";
 export * from "./redis.ts";
 export * from "./request-log.ts";
+export * from "./retention.ts";
 export * from "./rpc.ts";
 export * from "./shutdown.ts";
 export * from "./webhook-signature.ts";

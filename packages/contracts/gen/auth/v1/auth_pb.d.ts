@@ -15,7 +15,9 @@ export declare const file_auth_v1_auth: GenFile;
  */
 export declare type VerifyRequest = Message<"auth.v1.VerifyRequest"> & {
   /**
-   * The full key as presented (already checked for shape and checksum by the gateway).
+   * The full key as presented (already checked for shape and checksum by the gateway), or empty
+   * when the request carries no well-formed key: the answer is then FEATURE_DISABLED while the
+   * Customer API is switched off, else UNAUTHORIZED.
    *
    * @generated from field: string key = 1;
    */
@@ -157,6 +159,13 @@ export declare type Principal = Message<"auth.v1.Principal"> & {
    * @generated from field: string person_email = 10;
    */
   personEmail: string;
+
+  /**
+   * The account's currency (ISO 4217).
+   *
+   * @generated from field: string currency = 11;
+   */
+  currency: string;
 };
 
 /**

@@ -12,6 +12,42 @@ import type { Caller } from "../../platform/v1/error_pb.js";
 export declare const file_billing_v1_billing: GenFile;
 
 /**
+ * @generated from message billing.v1.AdminAdvanceClockRequest
+ */
+export declare type AdminAdvanceClockRequest = Message<"billing.v1.AdminAdvanceClockRequest"> & {
+  /**
+   * Seconds to move forward (0 only runs the due work).
+   *
+   * @generated from field: int64 seconds = 1;
+   */
+  seconds: bigint;
+};
+
+/**
+ * Describes the message billing.v1.AdminAdvanceClockRequest.
+ * Use `create(AdminAdvanceClockRequestSchema)` to create a new message.
+ */
+export declare const AdminAdvanceClockRequestSchema: GenMessage<AdminAdvanceClockRequest>;
+
+/**
+ * @generated from message billing.v1.AdminAdvanceClockResponse
+ */
+export declare type AdminAdvanceClockResponse = Message<"billing.v1.AdminAdvanceClockResponse"> & {
+  /**
+   * Billing's time after the move, ISO 8601.
+   *
+   * @generated from field: string now = 1;
+   */
+  now: string;
+};
+
+/**
+ * Describes the message billing.v1.AdminAdvanceClockResponse.
+ * Use `create(AdminAdvanceClockResponseSchema)` to create a new message.
+ */
+export declare const AdminAdvanceClockResponseSchema: GenMessage<AdminAdvanceClockResponse>;
+
+/**
  * Results that the gateway passes through as the `data` of its answer are carried as a JSON
  * document (`json`), already in the spec's wire shape. The record types above stay typed
  * because other services read them.
@@ -2244,6 +2280,18 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof AdminSetServiceStateRequestSchema;
     output: typeof AdminSetServiceStateResponseSchema;
+  },
+  /**
+   * Tests only (refused unless billing runs with BILLING_CLOCK_CONTROL=true): moves billing's
+   * clock forward and, before answering, runs the work that falls due (hourly charges,
+   * end-of-term cancellations).
+   *
+   * @generated from rpc billing.v1.BillingService.AdminAdvanceClock
+   */
+  adminAdvanceClock: {
+    methodKind: "unary";
+    input: typeof AdminAdvanceClockRequestSchema;
+    output: typeof AdminAdvanceClockResponseSchema;
   },
 }>;
 

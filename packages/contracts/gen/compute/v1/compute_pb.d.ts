@@ -2,9 +2,10 @@
 // @generated from file compute/v1/compute.proto (package compute.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Caller } from "../../platform/v1/error_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file compute/v1/compute.proto.
@@ -314,9 +315,17 @@ export declare const GetJobRequestSchema: GenMessage<GetJobRequest>;
  */
 export declare type GetJobResponse = Message<"compute.v1.GetJobResponse"> & {
   /**
-   * @generated from field: string json = 1;
+   * Superseded by `job`; left empty.
+   *
+   * @generated from field: string json = 1 [deprecated = true];
+   * @deprecated
    */
   json: string;
+
+  /**
+   * @generated from field: compute.v1.Job job = 2;
+   */
+  job?: Job | undefined;
 };
 
 /**
@@ -324,6 +333,163 @@ export declare type GetJobResponse = Message<"compute.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export declare const GetJobResponseSchema: GenMessage<GetJobResponse>;
+
+/**
+ * An accepted action carried out by the machine's provider driver.
+ *
+ * @generated from message compute.v1.Job
+ */
+export declare type Job = Message<"compute.v1.Job"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The billing service whose machine the job acts on.
+   *
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * build, reinstall, password, a power action, snapshot_create, backup_restore, ...
+   *
+   * @generated from field: string action = 3;
+   */
+  action: string;
+
+  /**
+   * @generated from field: compute.v1.JobStatus status = 4;
+   */
+  status: JobStatus;
+
+  /**
+   * 0-100: how far the job is between its start and the time its driver expects it done; 100 once
+   * it has finished, succeeded or failed.
+   *
+   * @generated from field: int32 progress = 5;
+   */
+  progress: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp started_at = 6;
+   */
+  startedAt?: Timestamp | undefined;
+
+  /**
+   * Unset while the job runs.
+   *
+   * @generated from field: google.protobuf.Timestamp finished_at = 7;
+   */
+  finishedAt?: Timestamp | undefined;
+
+  /**
+   * Set only when the job failed.
+   *
+   * @generated from field: compute.v1.JobError error = 8;
+   */
+  error?: JobError | undefined;
+};
+
+/**
+ * Describes the message compute.v1.Job.
+ * Use `create(JobSchema)` to create a new message.
+ */
+export declare const JobSchema: GenMessage<Job>;
+
+/**
+ * @generated from message compute.v1.JobError
+ */
+export declare type JobError = Message<"compute.v1.JobError"> & {
+  /**
+   * The spec's machine code (BUILD_FAILED, PROVIDER_ERROR, ...).
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message compute.v1.JobError.
+ * Use `create(JobErrorSchema)` to create a new message.
+ */
+export declare const JobErrorSchema: GenMessage<JobError>;
+
+/**
+ * @generated from message compute.v1.ListJobsRequest
+ */
+export declare type ListJobsRequest = Message<"compute.v1.ListJobsRequest"> & {
+  /**
+   * @generated from field: platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * Unspecified: every status.
+   *
+   * @generated from field: compute.v1.JobStatus status = 2;
+   */
+  status: JobStatus;
+
+  /**
+   * Empty: jobs of every service.
+   *
+   * @generated from field: string service_id = 3;
+   */
+  serviceId: string;
+
+  /**
+   * Empty: every action.
+   *
+   * @generated from field: string action = 4;
+   */
+  action: string;
+
+  /**
+   * @generated from field: int32 page = 5;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 limit = 6;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message compute.v1.ListJobsRequest.
+ * Use `create(ListJobsRequestSchema)` to create a new message.
+ */
+export declare const ListJobsRequestSchema: GenMessage<ListJobsRequest>;
+
+/**
+ * @generated from message compute.v1.ListJobsResponse
+ */
+export declare type ListJobsResponse = Message<"compute.v1.ListJobsResponse"> & {
+  /**
+   * @generated from field: repeated compute.v1.Job jobs = 1;
+   */
+  jobs: Job[];
+
+  /**
+   * Jobs matching the filters on every page.
+   *
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+};
+
+/**
+ * Describes the message compute.v1.ListJobsResponse.
+ * Use `create(ListJobsResponseSchema)` to create a new message.
+ */
+export declare const ListJobsResponseSchema: GenMessage<ListJobsResponse>;
 
 /**
  * @generated from message compute.v1.ListSshKeysRequest
@@ -464,6 +630,9 @@ export declare type AdminCreateMachineRequest = Message<"compute.v1.AdminCreateM
   state: string;
 
   /**
+   * Failure injection for the simulator driver (every rebuild fails; the dedicated controller
+   * refuses power actions). Compute hands the request to the driver and never reads these itself.
+   *
    * @generated from field: bool fail_build = 6;
    */
   failBuild: boolean;
@@ -678,7 +847,8 @@ export declare type MachineSummary = Message<"compute.v1.MachineSummary"> & {
   location: string;
 
   /**
-   * Empty when the machine has not been built or the build failed.
+   * "creating" while the machine is being built; empty when there is no instance (no build
+   * started, the build failed, or the machine was destroyed).
    *
    * @generated from field: string instance_state = 7;
    */
@@ -702,6 +872,36 @@ export declare type MachineSummary = Message<"compute.v1.MachineSummary"> & {
  * Use `create(MachineSummarySchema)` to create a new message.
  */
 export declare const MachineSummarySchema: GenMessage<MachineSummary>;
+
+/**
+ * @generated from enum compute.v1.JobStatus
+ */
+export enum JobStatus {
+  /**
+   * @generated from enum value: JOB_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: JOB_STATUS_RUNNING = 1;
+   */
+  RUNNING = 1,
+
+  /**
+   * @generated from enum value: JOB_STATUS_SUCCEEDED = 2;
+   */
+  SUCCEEDED = 2,
+
+  /**
+   * @generated from enum value: JOB_STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+}
+
+/**
+ * Describes the enum compute.v1.JobStatus.
+ */
+export declare const JobStatusSchema: GenEnum<JobStatus>;
 
 /**
  * Compute owns machines (VPS, dedicated, game) per billing service, provider drivers, jobs,
@@ -776,6 +976,16 @@ export declare const ComputeService: GenService<{
     methodKind: "unary";
     input: typeof GetJobRequestSchema;
     output: typeof GetJobResponseSchema;
+  },
+  /**
+   * The caller's jobs, newest first, narrowed by status, service and action; one page at a time.
+   *
+   * @generated from rpc compute.v1.ComputeService.ListJobs
+   */
+  listJobs: {
+    methodKind: "unary";
+    input: typeof ListJobsRequestSchema;
+    output: typeof ListJobsResponseSchema;
   },
   /**
    * Snapshots (VPS) and provider backups (any machine): list, create, revert/restore, delete.

@@ -102,6 +102,13 @@ export declare type Caller = Message<"platform.v1.Caller"> & {
    * @generated from field: bool is_owner = 5;
    */
   isOwner: boolean;
+
+  /**
+   * The account's currency (ISO 4217): money never crosses currencies.
+   *
+   * @generated from field: string currency = 6;
+   */
+  currency: string;
 };
 
 /**

@@ -228,6 +228,16 @@ export declare type ProgrammeSettings = Message<"webhooks.v1.ProgrammeSettings">
    * @generated from field: int32 base_delay_seconds = 2;
    */
   baseDelaySeconds: number;
+
+  /**
+   * Exact "host:port" destinations a webhook URL may name although its host is not public (a
+   * development receiver on loopback): host lower case, no trailing dot, IPv6 in brackets; the
+   * port explicit. A URL matches by its host as written and its port (explicit or the scheme's).
+   * Checked when a URL is saved and at every delivery attempt.
+   *
+   * @generated from field: repeated string allowed_destinations = 3;
+   */
+  allowedDestinations: string[];
 };
 
 /**
@@ -277,6 +287,24 @@ export declare type UpdateProgrammeSettingsRequest = Message<"webhooks.v1.Update
    * @generated from field: optional int32 base_delay_seconds = 2;
    */
   baseDelaySeconds?: number | undefined;
+
+  /**
+   * Changes to the allowed destinations, applied in this order in one statement (so concurrent
+   * changes never lose each other): empty the list, remove these entries, add these entries.
+   *
+   * @generated from field: bool clear_allowed_destinations = 3;
+   */
+  clearAllowedDestinations: boolean;
+
+  /**
+   * @generated from field: repeated string remove_allowed_destinations = 4;
+   */
+  removeAllowedDestinations: string[];
+
+  /**
+   * @generated from field: repeated string add_allowed_destinations = 5;
+   */
+  addAllowedDestinations: string[];
 };
 
 /**
