@@ -1,9 +1,10 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
 import { badRequest, type Sql } from "@hb/platform";
+import { clock } from "./clock.ts";
 import { lockBalance, move } from "./ledger.ts";
 import { formatMoney, money, monthlyEquivalent, parseMoney, toNumber } from "./money.ts";
-import { callerOf, json, page, pagination, requireUuid } from "./shared.ts";
+import { callerOf, json, page, pagination, requireUuid, transact } from "./shared.ts";
 
 export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingService>> {
   const balanceRow = async (personId: string) =>
@@ -31,10 +32,10 @@ export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingServi
         where customer_id = ${caller.customerId} and kind = 'invoice' and status = 'unpaid'`;
       const [paid] = await sql<{ paid: string }[]>`
         select coalesce(sum(-amount), 0)::text as paid from ledger
-        where customer_id = ${caller.customerId} and kind = 'payment' and created_at >= date_trunc('month', now())`;
+        where customer_id = ${caller.customerId} and kind = 'payment' and created_at >= date_trunc('month', ${clock.now()}::timestamptz)`;
       const [hourly] = await sql<{ charged: string }[]>`
         select coalesce(sum(-amount), 0)::text as charged from ledger
-        where customer_id = ${caller.customerId} and kind = 'hourly_charge' and created_at >= date_trunc('month', now())`;
+        where customer_id = ${caller.customerId} and kind = 'hourly_charge' and created_at >= date_trunc('month', ${clock.now()}::timestamptz)`;
       const row = await balanceRow(caller.personId);
       const monthly = recurring.reduce((sum, r) => sum + monthlyEquivalent(money(r.amount), r.cycle), 0n);
       return json({
@@ -65,7 +66,7 @@ export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingServi
           created_at: Date;
         }[]
       >`select id::text, amount::text, balance_after::text, kind, description, document_id, created_at from ledger
-        where person_id = ${caller.personId} order by id desc limit ${p.limit} offset ${p.offset}`;
+        where person_id = ${caller.personId} order by ledger.id desc limit ${p.limit} offset ${p.offset}`;
       const [{ n }] = await sql<
         { n: number }[]
       >`select count(*)::int as n from ledger where person_id = ${caller.personId}`;
@@ -89,8 +90,18 @@ export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingServi
       const amount = parseMoney(req.amount);
       if (amount === undefined || amount === 0n)
         throw badRequest("amount", "amount must be a non-zero decimal, e.g. 100 or -5.50");
-      const balance = await sql.begin(async (tx) => {
-        await lockBalance(tx, req.personId, req.customerId, req.currency || "EUR");
+      const balance = await transact(sql, async (tx) => {
+        // Credit is in the account's currency; a balance that exists already says which that is.
+        const [held] = await tx<
+          { currency: string }[]
+        >`select currency from balances where person_id = ${req.personId}`;
+        const currency = (req.currency || held?.currency || "").toUpperCase();
+        if (!/^[A-Z]{3}$/.test(currency))
+          throw badRequest(
+            "currency",
+            "currency is required for a person's first credit (ISO 4217, e.g. EUR)",
+          );
+        await lockBalance(tx, req.personId, req.customerId, currency);
         return move(tx, {
           personId: req.personId,
           customerId: req.customerId,

@@ -1,9 +1,10 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
-import { createDocument, payFromCredit } from "./documents.ts";
+import { clock } from "./clock.ts";
+import { createDocument, extendPaidTerm, payFromCredit } from "./documents.ts";
 import { remember, replay } from "./idempotency.ts";
-import { balanceOf, lockBalance, move } from "./ledger.ts";
+import { balanceOf, currencyMismatch, lockBalance, refundPayments } from "./ledger.ts";
 import {
   addCycle,
   CYCLE_MONTHS,
@@ -16,8 +17,16 @@ import {
 } from "./money.ts";
 import { prorate, remainingShare } from "./proration.ts";
 import { type DocumentRow, documentJson, type ServiceRow, selectServices } from "./records.ts";
+import {
+  type AddonRow,
+  addonSelect,
+  addonValue,
+  cancelDocument,
+  endAddons,
+  serviceDocuments,
+} from "./refunds.ts";
 import { ownService } from "./service-handlers.ts";
-import { callerOf, json, requireUuid } from "./shared.ts";
+import { callerOf, json, requireUuid, transact } from "./shared.ts";
 
 interface OptionRow {
   id: string;
@@ -25,18 +34,6 @@ interface OptionRow {
   name: string;
   recurring_price: string | null;
   one_time_price: string | null;
-}
-interface AddonRow {
-  id: string;
-  option_id: string;
-  name: string;
-  billing_type: string;
-  cycle: string;
-  quantity: number;
-  amount: string;
-  status: string;
-  started_at: Date;
-  next_due_date: Date | null;
 }
 interface UpgradeRow {
   id: string;
@@ -50,6 +47,8 @@ interface UpgradeRow {
   status: string;
   document_id: string | null;
   order_id: string | null;
+  priced_until: Date | null;
+  credit: string;
   created_at: Date;
   completed_at: Date | null;
 }
@@ -62,6 +61,7 @@ const addonJson = (a: AddonRow) => ({
   billing_cycle: a.cycle,
   quantity: a.quantity,
   amount: formatMoney(money(a.amount)),
+  paid_amount: formatMoney(money(a.paid_amount)),
   status: a.status,
   started_at: a.started_at.toISOString(),
   next_due_date: a.next_due_date?.toISOString() ?? null,
@@ -70,9 +70,10 @@ const addonJson = (a: AddonRow) => ({
 /** Price of `cycle` for an option priced per month. */
 const cyclePrice = (monthly: Units, cycle: string) => monthly * BigInt(CYCLE_MONTHS[cycle] ?? 1);
 
-function assertChangeable(s: ServiceRow) {
+function assertChangeable(s: ServiceRow, caller: { currency: string }) {
   if (s.status !== "active")
     throw apiError("CONFLICT", `Add-ons and upgrades need an active service (this one is ${s.status})`);
+  if (caller.currency && caller.currency !== s.currency) throw currencyMismatch(s.currency, caller.currency);
 }
 
 export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
@@ -90,6 +91,8 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
       add_options: u.add_options,
       remove_options: u.remove_options,
       amount: toNumber(money(u.amount)),
+      credit: toNumber(money(u.credit)),
+      priced_until: u.priced_until?.toISOString() ?? null,
       document: doc ? documentJson(doc) : null,
       order_id: u.order_id,
       created_at: u.created_at.toISOString(),
@@ -101,9 +104,10 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
     async listAddons(req) {
       const caller = callerOf(req.caller);
       const s = await ownService(sql, caller.customerId, req.serviceId);
-      const active = await sql<AddonRow[]>`
-        select a.*, o.name from service_addons a join product_options o on o.id = a.option_id
-        where a.service_id = ${s.id} and a.status <> 'cancelled' order by a.started_at`;
+      const active = await sql.unsafe<AddonRow[]>(
+        `${addonSelect} where a.service_id = $1 and a.status <> 'cancelled' order by a.started_at`,
+        [s.id],
+      );
       if (!req.available) return json({ options: active.map(addonJson) });
       const offered = await sql<
         OptionRow[]
@@ -138,7 +142,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         throw badRequest("billingCycle", `unknown billingCycle "${cycle}"`);
       const quantity = req.quantity || 1;
       if (quantity < 1 || quantity > 100) throw badRequest("quantity", "quantity must be from 1 to 100");
-      const out = await sql.begin(async (tx) => {
+      const out = await transact(sql, async (tx) => {
         const again = await replay(
           tx,
           caller.personId,
@@ -148,7 +152,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         );
         if (again) return again;
         const s = await ownService(tx, caller.customerId, req.serviceId, true);
-        assertChangeable(s);
+        assertChangeable(s, caller);
         const [o] = await tx<
           OptionRow[]
         >`select * from product_options where id = ${req.optionId} and product_id = ${s.product_id}`;
@@ -174,16 +178,14 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         const addonId = newId();
         await tx`insert into service_addons (id, service_id, option_id, billing_type, cycle, quantity, amount, status, document_id, next_due_date)
           values (${addonId}, ${s.id}, ${o.id}, ${req.billingType}, ${cycle}, ${quantity}, ${formatMoney(amount)}, 'pending_payment',
-                  ${invoice.id}, ${req.billingType === "recurring" ? addCycle(new Date(), cycle) : null})`;
+                  ${invoice.id}, null)`;
         const balance = await lockBalance(tx, caller.personId, caller.customerId, s.currency);
         let settled = false;
         if (balance >= amount) {
           await payFromCredit(tx, ns, invoice.id, caller, undefined);
           settled = true;
         }
-        const [addon] = await tx<
-          AddonRow[]
-        >`select a.*, o.name from service_addons a join product_options o on o.id = a.option_id where a.id = ${addonId}`;
+        const [addon] = await tx.unsafe<AddonRow[]>(`${addonSelect} where a.id = $1`, [addonId]);
         const [doc] = await tx<DocumentRow[]>`select * from documents where id = ${invoice.id}`;
         const result = JSON.stringify({
           addon: addonJson(addon),
@@ -207,21 +209,32 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
     async cancelAddon(req) {
       const caller = callerOf(req.caller);
       if (!isUuid(req.optionId)) throw badRequest("optionId", "optionId is not a valid identifier");
-      const s = await ownService(sql, caller.customerId, req.serviceId);
-      const rows = await sql<{ id: string }[]>`
-        update service_addons set status = 'cancelled', cancelled_at = clock_timestamp()
-        where service_id = ${s.id} and option_id = ${req.optionId} and status <> 'cancelled' returning id`;
-      if (rows.length === 0) throw notFound("Active add-on");
-      return json({ option_id: req.optionId, status: "cancelled", cancelled: rows.length });
+      const out = await transact(sql, async (tx) => {
+        const s = await ownService(tx, caller.customerId, req.serviceId, true);
+        const rows = await tx.unsafe<AddonRow[]>(
+          `${addonSelect} where a.service_id = $1 and a.option_id = $2 and a.status <> 'cancelled' for update of a`,
+          [s.id, req.optionId],
+        );
+        if (rows.length === 0) throw notFound("Active add-on");
+        // The unused share of what was paid for it goes back to whoever paid (nothing for one-time).
+        const credit = await endAddons(tx, rows, clock.now(), { refund: true, why: "add-on cancelled" });
+        return {
+          option_id: req.optionId,
+          status: "cancelled",
+          cancelled: rows.length,
+          credit: toNumber(credit),
+        };
+      });
+      return json(out);
     },
 
     async listUpgradePaths(req) {
       const caller = callerOf(req.caller);
       const s = await ownService(sql, caller.customerId, req.serviceId);
-      const share = remainingShare(s.next_due_date, s.cycle, new Date());
+      const share = remainingShare(s.next_due_date, s.cycle, clock.now());
       const targets = await sql<{ id: string; name: string; price: string }[]>`
         select p.id, p.name, pp.price from products p join product_prices pp on pp.product_id = p.id and pp.cycle = ${s.cycle}
-        where p.kind = ${s.kind} and p.active and p.id <> ${s.product_id} order by pp.price`;
+        where p.kind = ${s.kind} and p.active and p.id <> ${s.product_id} and p.currency = ${s.currency} order by pp.price`;
       const [pending] = await sql<
         UpgradeRow[]
       >`select * from upgrades where service_id = ${s.id} and status in ('awaiting_payment', 'executing')`;
@@ -240,6 +253,8 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
             price: formatMoney(money(t.price)),
             cycle: s.cycle,
             prorated_amount: toNumber(due),
+            // The prorated amount covers the time from now to the date the service is paid up to.
+            paid_until: s.next_due_date.toISOString(),
             next_due_date: s.next_due_date.toISOString(),
           };
         }),
@@ -261,7 +276,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         const bad = [...req.addOptions, ...req.removeOptions].find((o) => !isUuid(o));
         if (bad) throw badRequest("addOptions", `"${bad}" is not a valid option identifier`);
       }
-      const out = await sql.begin(async (tx) => {
+      const out = await transact(sql, async (tx) => {
         const again = await replay(
           tx,
           caller.personId,
@@ -271,60 +286,97 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         );
         if (again) return again;
         const s = await ownService(tx, caller.customerId, req.serviceId, true);
-        assertChangeable(s);
-        const [pending] =
-          await tx`select 1 from upgrades where service_id = ${s.id} and status = 'awaiting_payment'`;
-        if (pending)
+        assertChangeable(s, caller);
+        if (await upgradeAwaitingPayment(tx, s.id))
           throw apiError(
             "CONFLICT",
             "An upgrade is already awaiting payment for this service; pay or cancel it first",
           );
-        const share = remainingShare(s.next_due_date, s.cycle, new Date());
-        let amount: Units;
+        const now = clock.now();
+        // Priced from now to the date the service is paid up to, whatever documents are open.
+        const share = remainingShare(s.next_due_date, s.cycle, now);
+        const until = s.next_due_date.toISOString().slice(0, 10);
+        const id = newId();
+        let charge: Units; // what the invoice asks for (0: nothing to pay)
+        let credit = 0n; // what giving things up is worth now
         let description: string;
+        let removed: AddonRow[] = [];
         if (byProduct) {
-          const [t] = await tx<{ id: string; name: string; kind: string; price: string | null }[]>`
-            select p.id, p.name, p.kind, pp.price from products p
+          const [t] = await tx<
+            { id: string; name: string; kind: string; currency: string; price: string | null }[]
+          >`
+            select p.id, p.name, p.kind, p.currency, pp.price from products p
             left join product_prices pp on pp.product_id = p.id and pp.cycle = ${s.cycle} where p.id = ${req.toProductId} and p.active`;
           if (!t)
             throw apiError("NOT_FOUND", "Product not found", {
               violations: [{ field: "toProductId", message: "no such product" }],
             });
+          if (t.currency !== s.currency) throw currencyMismatch(t.currency, s.currency, "toProductId");
           if (t.kind !== s.kind || t.id === s.product_id || t.price === null) {
             throw badRequest("toProductId", "this product is not an upgrade path for the service");
           }
-          amount = prorate(money(s.amount), money(t.price), share);
-          description = `Upgrade ${s.product_name} → ${t.name} until ${s.next_due_date.toISOString().slice(0, 10)}`;
+          const diff = prorate(money(s.amount), money(t.price), share);
+          charge = diff > 0n ? diff : 0n;
+          credit = diff < 0n ? -diff : 0n;
+          description = `Upgrade ${s.product_name} → ${t.name} until ${until}`;
         } else {
           const options = await tx<
             OptionRow[]
           >`select * from product_options where product_id = ${s.product_id}
             and id in ${tx([...req.addOptions, ...req.removeOptions])}`;
-          const find = (id: string) => options.find((o) => o.id === id);
-          const missing = [...req.addOptions, ...req.removeOptions].find((id) => !find(id));
+          const find = (optionId: string) => options.find((o) => o.id === optionId);
+          const missing = [...req.addOptions, ...req.removeOptions].find((o) => !find(o));
           if (missing) throw apiError("NOT_FOUND", `Option ${missing} is not offered for this product`);
-          const held = await tx<
-            { option_id: string }[]
-          >`select option_id from service_addons where service_id = ${s.id} and status = 'active'`;
-          const heldIds = held.map((h) => h.option_id);
-          const already = req.addOptions.find((id) => heldIds.includes(id));
+          const held = await tx.unsafe<AddonRow[]>(
+            `${addonSelect} where a.service_id = $1 and a.status <> 'cancelled' order by a.started_at for update of a`,
+            [s.id],
+          );
+          const already = req.addOptions.find((o) => held.some((h) => h.option_id === o));
           if (already) throw badRequest("addOptions", `option ${already} is already held`);
-          const notHeld = req.removeOptions.find((id) => !heldIds.includes(id));
+          const notHeld = req.removeOptions.find((o) => !held.some((h) => h.option_id === o));
           if (notHeld) throw badRequest("removeOptions", `option ${notHeld} is not held`);
-          const monthly = (ids: string[]) =>
-            ids.reduce((sum, id) => sum + cyclePrice(money(find(id)!.recurring_price ?? "0"), s.cycle), 0n);
-          // Prorated and aligned to the service's next due date.
-          amount = prorate(monthly(req.removeOptions), monthly(req.addOptions), share);
-          description = `Option changes on ${s.name} until ${s.next_due_date.toISOString().slice(0, 10)}`;
+          const notRecurring = req.addOptions.find((o) => find(o)!.recurring_price === null);
+          if (notRecurring)
+            throw badRequest("addOptions", `option ${notRecurring} is not offered as a recurring add-on`);
+          removed = held.filter((h) => req.removeOptions.includes(h.option_id));
+          // Each addition is prorated to the service's paid-up date at the service's cycle price;
+          // each removal is worth the unused share of what was actually paid for it.
+          charge = req.addOptions.reduce(
+            (sum, o) => sum + prorate(0n, cyclePrice(money(find(o)!.recurring_price!), s.cycle), share),
+            0n,
+          );
+          credit = removed.reduce((sum, a) => sum + addonValue(a, now), 0n);
+          description = `Option changes on ${s.name} until ${until}`;
         }
-        const id = newId();
-        const status = amount <= 0n ? "executing" : "awaiting_payment";
+        const amount = charge - credit;
+        // Nets to zero or a credit: completed at once, no document.
+        const atOnce = amount <= 0n;
         let documentId: string | null = null;
         let orderId: string | null = null;
-        if (amount > 0n) {
+        if (!byProduct) {
+          // Removals take effect now; their credit goes back to whoever paid for them, less what
+          // the additions cost when the change is settled at once (the additions are then paid
+          // for by what was given up).
+          await endAddons(tx, removed, now, { refund: false, why: "option removed" });
+          const funding = [...new Set(removed.flatMap((a) => a.funding_documents))];
+          const back = atOnce ? credit - charge : credit;
+          if (back > 0n) await refundPayments(tx, funding, back, `${description}: removed options returned`);
+          if (atOnce && charge > 0n) {
+            await addOptions(tx, s, req.addOptions, share, now, funding);
+          }
+        } else if (atOnce && credit > 0n) {
+          // A downgrade returns the unused difference to whoever paid for the service's time.
+          await refundPayments(
+            tx,
+            await serviceDocuments(tx, s.id),
+            credit,
+            `${description}: difference returned`,
+          );
+        }
+        if (!atOnce) {
           orderId = newId();
           await tx`insert into orders (id, order_number, customer_id, person_id, total, currency, payment_mode)
-            values (${orderId}, 'ORD-' || nextval('order_numbers'), ${caller.customerId}, ${caller.personId}, ${formatMoney(amount)}, ${s.currency}, 'credit')`;
+            values (${orderId}, 'ORD-' || nextval('order_numbers'), ${caller.customerId}, ${caller.personId}, ${formatMoney(charge)}, ${s.currency}, 'credit')`;
           // Credit is never applied to an upgrade automatically: the invoice waits for a payment.
           const invoice = await createDocument(tx, {
             kind: "invoice",
@@ -334,29 +386,18 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
             purpose: "upgrade",
             serviceId: s.id,
             orderId,
-            lines: [{ description, amount, serviceId: s.id }],
+            lines: [{ description, amount: charge, serviceId: s.id }],
           });
           documentId = invoice.id;
         }
         await tx`insert into upgrades (id, service_id, customer_id, person_id, kind, from_product_id, to_product_id, add_options,
-                                       remove_options, amount, status, document_id, order_id)
+                                       remove_options, amount, credit, status, document_id, order_id, priced_until)
           values (${id}, ${s.id}, ${caller.customerId}, ${caller.personId}, ${byProduct ? "product" : "options"}, ${s.product_id},
-                  ${byProduct ? req.toProductId : null}, ${req.addOptions}, ${req.removeOptions}, ${formatMoney(amount)}, ${status},
-                  ${documentId}, ${orderId})`;
-        const [u] = await tx<UpgradeRow[]>`select * from upgrades where id = ${id}`;
-        if (amount <= 0n) {
-          // Nets to zero or a credit: completed at once, no document; a credit goes to the balance.
-          if (amount < 0n) {
-            await lockBalance(tx, caller.personId, caller.customerId, s.currency);
-            await move(tx, {
-              personId: caller.personId,
-              customerId: caller.customerId,
-              amount: -amount,
-              kind: "upgrade_credit",
-              description,
-            });
-          }
-          await applyUpgrade(tx, u);
+                  ${byProduct ? req.toProductId : null}, ${req.addOptions}, ${req.removeOptions}, ${formatMoney(amount)},
+                  ${formatMoney(credit)}, ${atOnce ? "executing" : "awaiting_payment"}, ${documentId}, ${orderId}, ${s.next_due_date})`;
+        if (atOnce) {
+          const [u] = await tx<UpgradeRow[]>`select * from upgrades where id = ${id}`;
+          await applyUpgrade(tx, u, { optionsDone: true });
         }
         const [final] = await tx<UpgradeRow[]>`select * from upgrades where id = ${id}`;
         const result = JSON.stringify(await upgradeJson(tx, final));
@@ -388,17 +429,19 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
 
     async cancelUpgrade(req) {
       const caller = callerOf(req.caller);
-      return sql.begin(async (tx) => {
-        const [u] = await tx<
+      const upgradeId = requireUuid("id", req.upgradeId);
+      return transact(sql, async (tx) => {
+        const [peek] = await tx<
           UpgradeRow[]
-        >`select * from upgrades where id = ${requireUuid("id", req.upgradeId)}
-          and customer_id = ${caller.customerId} for update`;
-        if (!u) throw notFound("Upgrade");
+        >`select * from upgrades where id = ${upgradeId} and customer_id = ${caller.customerId}`;
+        if (!peek) throw notFound("Upgrade");
+        // Same lock order as paying its invoice (document, then upgrade), so the two cannot deadlock.
+        if (peek.document_id) await tx`select 1 from documents where id = ${peek.document_id} for update`;
+        const [u] = await tx<UpgradeRow[]>`select * from upgrades where id = ${upgradeId} for update`;
         if (u.status !== "awaiting_payment")
           throw apiError("CONFLICT", `The upgrade is ${u.status} and can no longer be cancelled`);
         await tx`update upgrades set status = 'cancelled' where id = ${u.id}`;
-        if (u.document_id)
-          await tx`update documents set status = 'cancelled' where id = ${u.document_id} and status = 'unpaid'`;
+        if (u.document_id) await cancelDocument(tx, u.document_id, "upgrade cancelled");
         if (u.order_id) await tx`update orders set status = 'cancelled' where id = ${u.order_id}`;
         const [final] = await tx<UpgradeRow[]>`select * from upgrades where id = ${u.id}`;
         return json(await upgradeJson(tx, final));
@@ -422,42 +465,96 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
   };
 }
 
+/** Whether an upgrade of the service still waits for its invoice to be paid. */
+export async function upgradeAwaitingPayment(tx: TxSql, serviceId: string): Promise<boolean> {
+  const rows =
+    await tx`select 1 from upgrades where service_id = ${serviceId} and status = 'awaiting_payment'`;
+  return rows.length > 0;
+}
+
 /** A paid add-on or upgrade invoice puts its change into effect (called from documents.onPaid). */
 export async function onAddonOrUpgradePaid(tx: TxSql, doc: DocumentRow) {
+  const now = clock.now();
   if (doc.purpose === "addon") {
-    await tx`update service_addons set status = 'active' where document_id = ${doc.id} and status = 'pending_payment'`;
+    // The add-on's own cycle starts when it is paid; what was paid is what it can give back.
+    const rows = await tx<{ id: string; cycle: string; billing_type: string }[]>`
+      select id, cycle, billing_type from service_addons where document_id = ${doc.id} and status = 'pending_payment' for update`;
+    for (const a of rows) {
+      await tx`update service_addons set status = 'active', paid_amount = amount, period_start = ${now}, started_at = ${now},
+        next_due_date = ${a.billing_type === "recurring" ? addCycle(now, a.cycle) : null}, funding_documents = ${[doc.id]}
+        where id = ${a.id}`;
+    }
   }
   if (doc.purpose === "upgrade") {
     const [u] = await tx<
       UpgradeRow[]
     >`select * from upgrades where document_id = ${doc.id} and status = 'awaiting_payment' for update`;
     if (!u) return;
-    await applyUpgrade(tx, u);
+    await applyUpgrade(tx, u, { optionsDone: false, fundedBy: doc.id });
     if (u.order_id)
       await tx`update orders set payment_status = 'paid', status = 'active' where id = ${u.order_id}`;
   }
 }
 
-/** Puts an upgrade into effect: awaiting_payment → executing → completed. */
-async function applyUpgrade(tx: TxSql, u: UpgradeRow) {
+/** Adds recurring options to a service, paid up to the service's paid-up date. */
+async function addOptions(
+  tx: TxSql,
+  s: ServiceRow,
+  optionIds: string[],
+  share: bigint,
+  now: Date,
+  funding: string[],
+) {
+  for (const optionId of optionIds) {
+    const [o] = await tx<OptionRow[]>`select * from product_options where id = ${optionId}`;
+    const price = cyclePrice(money(o.recurring_price ?? "0"), s.cycle);
+    await tx`insert into service_addons (id, service_id, option_id, billing_type, cycle, quantity, amount, status, next_due_date,
+                                         paid_amount, period_start, started_at, funding_documents)
+      values (${newId()}, ${s.id}, ${optionId}, 'recurring', ${s.cycle}, 1, ${formatMoney(price)}, 'active', ${s.next_due_date},
+              ${formatMoney(prorate(0n, price, share))}, ${now}, ${now}, ${funding})`;
+  }
+}
+
+/**
+ * Puts an upgrade into effect: awaiting_payment → executing → completed. A new product price also
+ * re-prices a renewal invoice still open on the service, so paying it charges the new price.
+ */
+async function applyUpgrade(tx: TxSql, u: UpgradeRow, o: { optionsDone: boolean; fundedBy?: string }) {
   await tx`update upgrades set status = 'executing' where id = ${u.id}`;
-  const [s] = await selectServices(tx, "s.id = $1", [u.service_id]);
+  const [s] = await selectServices(tx, "s.id = $1 for update of s", [u.service_id]);
+  const now = clock.now();
   if (u.kind === "product" && u.to_product_id) {
     const [price] = await tx<
       { price: string }[]
     >`select price from product_prices where product_id = ${u.to_product_id} and cycle = ${s.cycle}`;
     await tx`update services set product_id = ${u.to_product_id}, amount = ${price.price} where id = ${u.service_id}`;
-  } else {
-    if (u.remove_options.length) {
-      await tx`update service_addons set status = 'cancelled', cancelled_at = clock_timestamp()
-        where service_id = ${u.service_id} and option_id in ${tx(u.remove_options)} and status = 'active'`;
+    await repriceOpenRenewals(tx, s.id, money(price.price));
+  } else if (!o.optionsDone) {
+    // Removals already took effect when the upgrade was requested; the additions start now.
+    const share = remainingShare(s.next_due_date, s.cycle, now);
+    // Each is worth its price for the time left from now: never more than the invoice asked.
+    await addOptions(tx, s, u.add_options, share, now, o.fundedBy ? [o.fundedBy] : []);
+  }
+  await tx`update upgrades set status = 'completed', completed_at = ${now} where id = ${u.id}`;
+}
+
+/** Open renewal invoices of a service follow its current price. */
+async function repriceOpenRenewals(tx: TxSql, serviceId: string, price: Units) {
+  const open = await tx<DocumentRow[]>`
+    select * from documents where service_id = ${serviceId} and purpose = 'renewal' and status = 'unpaid' for update`;
+  for (const d of open) {
+    const paid = money(d.amount_paid);
+    const total = price > paid ? price : paid;
+    await tx`update document_lines set amount = ${formatMoney(price)} where document_id = ${d.id}`;
+    await tx`update documents set total = ${formatMoney(total)} where id = ${d.id}`;
+    if (paid > price) {
+      // Already part-paid beyond the new price: the renewal is settled and the excess goes back.
+      await refundPayments(tx, [d.id], paid - price, `Renewal ${d.number} re-priced after a downgrade`);
+      await tx`update documents set total = ${formatMoney(price)}, amount_paid = ${formatMoney(price)} where id = ${d.id}`;
     }
-    for (const optionId of u.add_options) {
-      const [o] = await tx<OptionRow[]>`select * from product_options where id = ${optionId}`;
-      await tx`insert into service_addons (id, service_id, option_id, billing_type, cycle, quantity, amount, status, next_due_date)
-        values (${newId()}, ${u.service_id}, ${optionId}, 'recurring', ${s.cycle}, 1,
-                ${formatMoney(cyclePrice(money(o.recurring_price ?? "0"), s.cycle))}, 'active', ${s.next_due_date})`;
+    if (paid >= price) {
+      await tx`update documents set status = 'paid', paid_at = ${clock.now()} where id = ${d.id}`;
+      await extendPaidTerm(tx, serviceId);
     }
   }
-  await tx`update upgrades set status = 'completed', completed_at = clock_timestamp() where id = ${u.id}`;
 }

@@ -2,7 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
 import { badRequest, newId, notFound, type Sql } from "@hb/platform";
 import { formatMoney, isCycle, money, parseMoney, toNumber } from "./money.ts";
-import { json, requireUuid } from "./shared.ts";
+import { json, requireUuid, transact } from "./shared.ts";
 
 interface ProductRow {
   id: string;
@@ -17,6 +17,7 @@ interface ProductRow {
   os_images: string[];
   min_credit: string;
   prices: { cycle: string; price: string }[];
+  options: { id: string; name: string; recurring_price: string | null; one_time_price: string | null }[];
 }
 
 const productJson = (p: ProductRow, detail: boolean) => ({
@@ -34,11 +35,25 @@ const productJson = (p: ProductRow, detail: boolean) => ({
   ...(p.prices.some((c) => c.cycle === "hourly")
     ? { hourly: { minimum_credit: toNumber(money(p.min_credit)) } }
     : {}),
-  ...(detail ? { os_images: p.os_images.map((id) => ({ id, name: id })), options: [] } : {}),
+  ...(detail
+    ? {
+        os_images: p.os_images.map((id) => ({ id, name: id })),
+        options: p.options.map((o) => ({
+          id: o.id,
+          name: o.name,
+          // Recurring add-ons are priced per month; a cycle costs that times its months.
+          recurring_monthly: o.recurring_price === null ? null : toNumber(money(o.recurring_price)),
+          one_time: o.one_time_price === null ? null : toNumber(money(o.one_time_price)),
+        })),
+      }
+    : {}),
 });
 
 const productSelect = `select p.*, coalesce((select json_agg(json_build_object('cycle', cycle, 'price', price::text) order by price)
-  from product_prices where product_id = p.id), '[]') as prices from products p`;
+  from product_prices where product_id = p.id), '[]') as prices,
+  coalesce((select json_agg(json_build_object('id', o.id, 'name', o.name, 'recurring_price', o.recurring_price::text,
+    'one_time_price', o.one_time_price::text) order by o.name, o.id) from product_options o where o.product_id = p.id), '[]') as options
+  from products p`;
 
 export function createCatalogue(sql: Sql): Partial<ServiceImpl<typeof BillingService>> {
   return {
@@ -66,7 +81,7 @@ export function createCatalogue(sql: Sql): Partial<ServiceImpl<typeof BillingSer
         if (v === undefined || v < 0n) throw badRequest("prices", `bad price "${price}" for ${cycle}`);
       }
       const id = newId();
-      await sql.begin(async (tx) => {
+      await transact(sql, async (tx) => {
         await tx`insert into products (id, name, kind, currency, vcpus, memory_mb, disk_gb, location, os_images, min_credit)
           values (${id}, ${req.name.trim()}, ${req.kind || "vps"}, ${req.currency || "EUR"}, ${req.vcpus}, ${req.memoryMb},
                   ${req.diskGb}, ${req.location}, ${req.osImages}, ${formatMoney(parseMoney(req.minCredit || "0") ?? 0n)})`;

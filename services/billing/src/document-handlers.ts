@@ -5,7 +5,7 @@ import { createDocument, payFromCredit } from "./documents.ts";
 import { remember, replay } from "./idempotency.ts";
 import { money, parseMoney, toNumber } from "./money.ts";
 import { type DocumentRow, documentJson, type LineRow, selectServices } from "./records.ts";
-import { callerOf, json, page, pagination, requireUuid } from "./shared.ts";
+import { callerOf, json, page, pagination, requireUuid, transact } from "./shared.ts";
 
 const kindOf = (k: string): "invoice" | "proforma" => {
   if (k !== "invoice" && k !== "proforma") throw badRequest("kind", "kind must be invoice or proforma");
@@ -65,7 +65,7 @@ export function createDocumentHandlers(sql: Sql, ns: string): Partial<ServiceImp
           throw badRequest("amount", "amount must be a number with at most 4 decimals");
       }
       const op = `pay:${req.documentId}`;
-      const out = await sql.begin(async (tx) => {
+      const out = await transact(sql, async (tx) => {
         const again = await replay(tx, caller.personId, op, req.idempotencyKey, req.requestHash);
         if (again) return again;
         const [d] = await tx<DocumentRow[]>`
@@ -99,7 +99,7 @@ export function createDocumentHandlers(sql: Sql, ns: string): Partial<ServiceImp
       const amount = req.amount ? parseMoney(req.amount) : money(s.amount);
       if (amount === undefined || amount <= 0n)
         throw badRequest("amount", "amount must be a positive decimal");
-      const d = await sql.begin((tx) =>
+      const d = await transact(sql, (tx) =>
         createDocument(tx, {
           kind: req.kind === "proforma" ? "proforma" : "invoice",
           customerId: s.customer_id,

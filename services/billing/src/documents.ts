@@ -1,5 +1,6 @@
 import { apiError, newId, type TxSql } from "@hb/platform";
-import { onAddonOrUpgradePaid } from "./addons-upgrades.ts";
+import { onAddonOrUpgradePaid, upgradeAwaitingPayment } from "./addons-upgrades.ts";
+import { clock } from "./clock.ts";
 import { orderEvent } from "./events.ts";
 import { lockBalance, move } from "./ledger.ts";
 import { addCycle, formatMoney, money, toNumber, type Units } from "./money.ts";
@@ -22,7 +23,7 @@ export async function createDocument(tx: TxSql, d: NewDocument): Promise<Documen
   const prefix = d.kind === "invoice" ? "INV" : "PRO";
   const [row] = await tx<DocumentRow[]>`
     insert into documents (id, kind, number, customer_id, person_id, total, currency, purpose, order_id, service_id)
-    values (${id}, ${d.kind}, ${`${prefix}-${new Date().getUTCFullYear()}-`} || nextval('document_numbers'),
+    values (${id}, ${d.kind}, ${`${prefix}-${clock.now().getUTCFullYear()}-`} || nextval('document_numbers'),
             ${d.customerId}, ${d.personId}, ${formatMoney(total)}, ${d.currency}, ${d.purpose},
             ${d.orderId ?? null}, ${d.serviceId ?? null})
     returning *`;
@@ -58,6 +59,14 @@ export async function payFromCredit(
   await lockBalance(tx, payer.personId, payer.customerId, peek.currency);
   const [doc] = await tx<DocumentRow[]>`select * from documents where id = ${documentId} for update`;
   if (doc.status !== "unpaid") throw apiError("CONFLICT", `This ${doc.kind} is already ${doc.status}`);
+  if (doc.purpose === "renewal" && doc.service_id) {
+    // The renewal is priced at the current plan; an upgrade still waiting would change that price.
+    if (await upgradeAwaitingPayment(tx, doc.service_id))
+      throw apiError(
+        "CONFLICT",
+        "An upgrade of this service awaits payment; pay or cancel it before the renewal",
+      );
+  }
   const remaining = money(doc.total) - money(doc.amount_paid);
   const amount = requested ?? remaining;
   if (amount <= 0n)
@@ -80,7 +89,7 @@ export async function payFromCredit(
   const fullyPaid = amount === remaining;
   const [updated] = await tx<DocumentRow[]>`
     update documents set amount_paid = amount_paid + ${formatMoney(amount)},
-      status = ${fullyPaid ? "paid" : "unpaid"}, paid_at = ${fullyPaid ? new Date() : null}
+      status = ${fullyPaid ? "paid" : "unpaid"}, paid_at = ${fullyPaid ? clock.now() : null}
     where id = ${doc.id} returning *`;
   let invoice: DocumentRow | undefined = doc.kind === "invoice" ? updated : undefined;
   if (fullyPaid) invoice = await onPaid(tx, ns, updated);
@@ -92,6 +101,17 @@ export async function payFromCredit(
     invoice,
     fullyPaid,
   };
+}
+
+/**
+ * Marks a document whose part-payments now cover its (reduced) total as paid, and sets in motion
+ * what paying it does.
+ */
+export async function completeCoveredDocument(tx: TxSql, ns: string, documentId: string) {
+  const [doc] = await tx<DocumentRow[]>`
+    update documents set status = 'paid', paid_at = ${clock.now()} where id = ${documentId} and status = 'unpaid'
+      and amount_paid >= total returning *`;
+  if (doc) await onPaid(tx, ns, doc);
 }
 
 /** What a fully paid document sets in motion. Returns the invoice that records the payment. */
@@ -115,23 +135,32 @@ async function onPaid(tx: TxSql, ns: string, doc: DocumentRow): Promise<Document
       })),
     });
     [invoice] = await tx<DocumentRow[]>`
-      update documents set status = 'paid', amount_paid = total, paid_at = clock_timestamp() where id = ${invoice.id} returning *`;
+      update documents set status = 'paid', amount_paid = total, paid_at = ${clock.now()} where id = ${invoice.id} returning *`;
     await tx`update documents set converted_to = ${invoice.id} where id = ${doc.id}`;
   }
   if (doc.purpose === "order" && doc.order_id) {
     const [order] = await tx<OrderRow[]>`
       update orders set payment_status = 'paid', status = 'active', payment_error = null where id = ${doc.order_id} returning *`;
-    // Provisioning starts only now: the provisioner picks up services in `pending`.
-    await tx`update services set status = 'pending' where order_id = ${doc.order_id} and status = 'pending_payment'`;
+    // Provisioning starts only now (the provisioner picks up services in `pending`), and so does
+    // the paid term: a proforma paid a week after the order still buys a whole cycle.
+    const now = clock.now();
+    const waiting = await tx<{ id: string; cycle: string }[]>`
+      select id, cycle from services where order_id = ${doc.order_id} and status = 'pending_payment'`;
+    for (const s of waiting) {
+      await tx`update services set status = 'pending', next_due_date = ${addCycle(now, s.cycle)} where id = ${s.id}`;
+    }
     // A partner learns of the payment once the services are built (see provisioning.ts).
     if (!order.partner_id) await orderEvent(tx, ns, "order.paid", order, { invoiceId: invoice.id });
   }
   if (doc.purpose === "addon" || doc.purpose === "upgrade") await onAddonOrUpgradePaid(tx, doc);
-  if (doc.purpose === "renewal" && doc.service_id) {
-    const [s] = await tx<
-      { next_due_date: Date; cycle: string }[]
-    >`select next_due_date, cycle from services where id = ${doc.service_id}`;
-    await tx`update services set next_due_date = ${addCycle(s.next_due_date, s.cycle)} where id = ${doc.service_id}`;
-  }
+  if (doc.purpose === "renewal" && doc.service_id) await extendPaidTerm(tx, doc.service_id);
   return invoice;
+}
+
+/** A paid renewal moves the date the service is paid up to one cycle further. */
+export async function extendPaidTerm(tx: TxSql, serviceId: string) {
+  const [s] = await tx<
+    { next_due_date: Date; cycle: string }[]
+  >`select next_due_date, cycle from services where id = ${serviceId}`;
+  await tx`update services set next_due_date = ${addCycle(s.next_due_date, s.cycle)} where id = ${serviceId}`;
 }

@@ -1,29 +1,36 @@
-import type { Logger, Sql } from "@hb/platform";
+import type { Sql } from "@hb/platform";
+import { clock } from "./clock.ts";
 import { lockBalance, move } from "./ledger.ts";
 import { money } from "./money.ts";
 import { selectServices } from "./records.ts";
 import { setServiceState } from "./service-handlers.ts";
+import { transact } from "./shared.ts";
 
 /**
  * Charges hourly services from their owner's credit, one hour at a time, without a document.
  * A service whose owner cannot pay the next hour is suspended (service.suspended). Rows are
- * claimed with SKIP LOCKED, so replicas never charge one hour twice.
+ * claimed with SKIP LOCKED, so replicas never charge one hour twice. Returns how many services it
+ * charged or suspended: a due service it can do nothing about (no payer, or one still being built
+ * whose owner is short) does not count, so callers that repeat until nothing changes always stop.
  */
 export async function chargeDueHours(sql: Sql, ns: string): Promise<number> {
-  return sql.begin(async (tx) => {
+  return transact(sql, async (tx) => {
     const due = await selectServices(
       tx,
-      `s.cycle = 'hourly' and s.status in ('pending', 'installing', 'active') and s.charged_until <= clock_timestamp()
+      `s.cycle = 'hourly' and s.status in ('pending', 'installing', 'active') and s.charged_until <= $1
        order by s.charged_until limit 100 for update of s skip locked`,
-      [],
+      [clock.now()],
     );
+    let changed = 0;
     for (const s of due) {
       if (!s.person_id) continue;
       const balance = await lockBalance(tx, s.person_id, s.customer_id, s.currency);
       const price = money(s.amount);
       if (balance < price) {
-        if (s.status === "active")
-          await setServiceState(tx, ns, s, "suspend", "Insufficient credit for hourly charges");
+        if (s.status === "active") {
+          await setServiceState(tx, ns, s, "suspend", "Insufficient credit for hourly charges", "billing");
+          changed++;
+        }
         continue;
       }
       await move(tx, {
@@ -34,15 +41,8 @@ export async function chargeDueHours(sql: Sql, ns: string): Promise<number> {
         description: `${s.name}: hour from ${s.charged_until?.toISOString()}`,
       });
       await tx`update services set charged_until = charged_until + interval '1 hour' where id = ${s.id}`;
+      changed++;
     }
-    return due.length;
+    return changed;
   });
-}
-
-export function startHourlyCharger(sql: Sql, ns: string, log: Logger, intervalMs: number) {
-  const timer = setInterval(() => {
-    chargeDueHours(sql, ns).catch((err: unknown) => log.warn("hourly charging failed", { err }));
-  }, intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
 }

@@ -1,10 +1,12 @@
 import { apiError, type TxSql } from "@hb/platform";
-import { formatMoney, money, type Units } from "./money.ts";
+import { clock } from "./clock.ts";
+import { formatMoney, min, money, type Units } from "./money.ts";
 
 /**
  * Locks the person's balance row for the rest of the transaction (creating it at zero when
  * missing). Every movement of a person's money goes through here, so concurrent payments are
- * serialised on that row and a balance can never be spent twice.
+ * serialised on that row and a balance can never be spent twice. A balance holds one currency:
+ * money in any other currency is refused here, whatever path it came by.
  */
 export async function lockBalance(
   tx: TxSql,
@@ -15,36 +17,86 @@ export async function lockBalance(
   await tx`insert into balances (person_id, customer_id, currency) values (${personId}, ${customerId}, ${currency})
     on conflict (person_id) do nothing`;
   const [row] = await tx<
-    { balance: string }[]
-  >`select balance from balances where person_id = ${personId} for update`;
+    { balance: string; currency: string }[]
+  >`select balance, currency from balances where person_id = ${personId} for update`;
+  if (row.currency !== currency) throw currencyMismatch(currency, row.currency);
   return money(row.balance);
 }
+
+export const currencyMismatch = (asked: string, account: string, field = "currency") =>
+  apiError("BAD_REQUEST", `This is priced in ${asked}; your account pays in ${account}`, {
+    violations: [{ field, message: `not available in ${account} (priced in ${asked})` }],
+  });
 
 export interface Movement {
   personId: string;
   customerId: string;
   amount: Units;
-  kind: string;
+  kind: "credit_added" | "credit_removed" | "payment" | "refund" | "hourly_charge";
   description: string;
   documentId?: string;
 }
 
 /** Appends a ledger entry and moves the balance; refuses to go below zero. Call after lockBalance. */
 export async function move(tx: TxSql, m: Movement): Promise<Units> {
-  const [row] = await tx<{ balance: string }[]>`select balance from balances where person_id = ${m.personId}`;
+  const [row] = await tx<
+    { balance: string; currency: string }[]
+  >`select balance, currency from balances where person_id = ${m.personId}`;
   const after = money(row.balance) + m.amount;
   if (after < 0n)
     throw apiError("BAD_REQUEST", "Insufficient credit balance", {
       violations: [{ field: "amount", message: "exceeds the credit balance" }],
     });
   await tx`update balances set balance = ${formatMoney(after)} where person_id = ${m.personId}`;
-  await tx`insert into ledger (person_id, customer_id, amount, balance_after, kind, description, document_id)
+  await tx`insert into ledger (person_id, customer_id, amount, balance_after, kind, description, document_id, currency, created_at)
     values (${m.personId}, ${m.customerId}, ${formatMoney(m.amount)}, ${formatMoney(after)}, ${m.kind},
-            ${m.description}, ${m.documentId ?? null})`;
+            ${m.description}, ${m.documentId ?? null}, ${row.currency}, ${clock.now()})`;
   return after;
 }
 
 export async function balanceOf(tx: TxSql, personId: string): Promise<Units> {
   const [row] = await tx<{ balance: string }[]>`select balance from balances where person_id = ${personId}`;
   return row ? money(row.balance) : 0n;
+}
+
+/**
+ * Gives back up to `amount` of what was paid on `documentIds` (earlier ids first), to the people
+ * who paid them: never more than a person paid on a document minus what was already given back to
+ * them on it. Credit therefore only ever returns to the balance it came from. Returns the amount
+ * actually refunded (less than asked when less was paid).
+ */
+export async function refundPayments(
+  tx: TxSql,
+  documentIds: string[],
+  amount: Units,
+  description: string,
+): Promise<Units> {
+  if (amount <= 0n || documentIds.length === 0) return 0n;
+  const rows = await tx<
+    { document_id: string; person_id: string; customer_id: string; currency: string; refundable: string }[]
+  >`
+    select document_id, person_id, customer_id, currency, refundable::text from (
+      select document_id, person_id, min(customer_id::text) as customer_id, min(currency) as currency,
+             -coalesce(sum(amount) filter (where kind = 'payment'), 0)
+               - coalesce(sum(amount) filter (where kind = 'refund'), 0) as refundable
+      from ledger where document_id = any(${documentIds}::uuid[]) and kind in ('payment', 'refund')
+      group by document_id, person_id) r
+    order by array_position(${documentIds}::uuid[], document_id), r.refundable desc, person_id`;
+  let left = amount;
+  for (const r of rows) {
+    const take = min(left, money(r.refundable));
+    if (take <= 0n) continue;
+    await lockBalance(tx, r.person_id, r.customer_id, r.currency);
+    await move(tx, {
+      personId: r.person_id,
+      customerId: r.customer_id,
+      amount: take,
+      kind: "refund",
+      description,
+      documentId: r.document_id,
+    });
+    left -= take;
+    if (left === 0n) break;
+  }
+  return amount - left;
 }

@@ -14,13 +14,15 @@ import {
   runMain,
   serveRpc,
   startOutboxRelay,
+  startRetention,
 } from "@hb/platform";
 import { createAccount } from "./account.ts";
 import { createAddonsUpgrades } from "./addons-upgrades.ts";
 import { createCatalogue } from "./catalogue.ts";
+import { enableClockControl } from "./clock.ts";
 import { loadBillingConfig } from "./config.ts";
 import { createDocumentHandlers } from "./document-handlers.ts";
-import { startHourlyCharger } from "./hourly.ts";
+import { createClockAdmin, startDueWork } from "./due.ts";
 import { createOrders } from "./orders.ts";
 import { startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
 import { createReseller } from "./reseller.ts";
@@ -30,6 +32,7 @@ const log = createLogger("billing");
 
 runMain(log, async () => {
   const cfg = loadBillingConfig();
+  enableClockControl(cfg.BILLING_CLOCK_CONTROL);
   const sql = connectDb(cfg.DATABASE_URL, "billing", cfg.DB_POOL_MAX);
   await migrate(sql, "billing", path.join(import.meta.dirname, "db/migrations"), log);
   const nc = await connectNats(cfg.NATS_URL, "billing");
@@ -46,6 +49,7 @@ runMain(log, async () => {
     ...createDocumentHandlers(sql, cfg.HB_NS),
     ...createReseller(sql, cfg.HB_NS),
     ...createAddonsUpgrades(sql, cfg.HB_NS),
+    ...createClockAdmin(sql, cfg.HB_NS),
   };
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
@@ -56,13 +60,24 @@ runMain(log, async () => {
   const relay = startOutboxRelay(sql, nc, log);
   const provisioner = startProvisioner(sql, compute.client, log, cfg.PROVISIONER_INTERVAL_MS);
   const machines = await startMachineEventConsumer(sql, nc, cfg.HB_NS, log);
-  const hourly = startHourlyCharger(sql, cfg.HB_NS, log, cfg.HOURLY_CHARGE_INTERVAL_MS);
+  const due = startDueWork(sql, cfg.HB_NS, log, cfg.HOURLY_CHARGE_INTERVAL_MS);
+  // Tables that only grow keep 30 days, like every other record.
+  const retention = startRetention(
+    sql,
+    [
+      { table: "processed_events", column: "processed_at" },
+      { table: "idempotency", column: "created_at" },
+      { table: "outbox", column: "published_at" },
+    ],
+    log,
+  );
   log.info("billing listening", { port: server.port, transport: cfg.RPC_TRANSPORT });
 
   onShutdown(log, [
     ["rpc", () => server.close()],
     ["provisioner", () => provisioner.stop()],
-    ["hourly", () => hourly.stop()],
+    ["due-work", () => due.stop()],
+    ["retention", () => retention.stop()],
     ["machine-events", () => machines.stop()],
     ["outbox", () => relay.stop()],
     ["nats", () => nc.drain()],

@@ -1,10 +1,11 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService, OrderItem } from "@hb/contracts/billing/v1/billing_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { clock } from "./clock.ts";
 import { createDocument, payFromCredit } from "./documents.ts";
 import { orderEvent } from "./events.ts";
 import { remember, replay } from "./idempotency.ts";
-import { balanceOf, lockBalance, move } from "./ledger.ts";
+import { balanceOf, currencyMismatch, lockBalance, move } from "./ledger.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
 import {
   type DocumentRow,
@@ -14,7 +15,7 @@ import {
   selectServices,
   serviceJson,
 } from "./records.ts";
-import { callerOf, json } from "./shared.ts";
+import { callerOf, json, transact } from "./shared.ts";
 
 export const MAX_ORDER_ITEMS = 50;
 
@@ -38,8 +39,11 @@ export interface OrderContext {
   paymentMode: "credit" | "invoice";
 }
 
-/** Validates the items against the catalogue and prices them. */
-export async function priceItems(sql: Sql, items: OrderItem[]): Promise<PricedItem[]> {
+/**
+ * Validates the items against the catalogue and prices them. Every item must be priced in the
+ * account's currency (`currency`; empty only for internal callers, which then get the products' own).
+ */
+export async function priceItems(sql: Sql, items: OrderItem[], currency: string): Promise<PricedItem[]> {
   if (items.length === 0) throw badRequest("items", "an order needs productId and billingCycle, or items");
   if (items.length > MAX_ORDER_ITEMS) throw badRequest("items", `at most ${MAX_ORDER_ITEMS} items per order`);
   const priced: PricedItem[] = [];
@@ -64,6 +68,8 @@ export async function priceItems(sql: Sql, items: OrderItem[]): Promise<PricedIt
       throw apiError("NOT_FOUND", "Product not found", {
         violations: [{ field: `${field}productId`, message: "no such product" }],
       });
+    if (currency && p.currency !== currency)
+      throw currencyMismatch(p.currency, currency, `${field}productId`);
     if (p.price === null)
       throw badRequest(
         `${field}billingCycle`,
@@ -125,7 +131,7 @@ export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, price
               ${currency}, ${ctx.partnerId ?? null}, ${ctx.externalOrderId ?? null}, ${ctx.externalCustomerId ?? null},
               ${ctx.paymentMode})`;
     const serviceIds: string[] = [];
-    const now = new Date();
+    const now = clock.now();
     for (const p of priced) {
       const id = newId();
       serviceIds.push(id);
@@ -146,7 +152,7 @@ export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, price
         kind: "hourly_charge",
         description: `${p.productName}: first hour`,
       });
-      await tx`update services set charged_until = clock_timestamp() + interval '1 hour' where id = ${serviceIds[i]}`;
+      await tx`update services set charged_until = ${addCycle(now, HOURLY)} where id = ${serviceIds[i]}`;
     }
     if (billed.length === 0) {
       await tx`update orders set payment_status = 'paid', status = 'active' where id = ${orderId}`;
@@ -248,8 +254,8 @@ export function createOrders(sql: Sql, ns: string): Partial<ServiceImpl<typeof B
   return {
     async createOrder(req) {
       const caller = callerOf(req.caller);
-      const priced = await priceItems(sql, req.items);
-      const result = await sql.begin(async (tx) => {
+      const priced = await priceItems(sql, req.items, caller.currency);
+      const result = await transact(sql, async (tx) => {
         const again = await replay(tx, caller.personId, "order", req.idempotencyKey, req.requestHash);
         if (again) return again;
         const ctx = {

@@ -1,24 +1,52 @@
 import { CYCLE_MONTHS, shiftMonths, type Units } from "./money.ts";
 
+const PPM = 1_000_000n;
+
 /**
- * The share of the current billing period still to run, as parts per million, from `now` to the
- * next due date. The period starts one cycle before the due date.
+ * How many billing cycles are still paid for at `now`, in parts per million: the whole cycles
+ * between `now` and `paidUntil` (walked back from `paidUntil` in calendar months, as due dates
+ * are made) plus the share left of the cycle `now` falls in. A service paid two years ahead on an
+ * annual cycle is close to 2,000,000; one whose paid time has run out is 0.
  */
-export function remainingShare(nextDue: Date, cycle: string, now: Date): bigint {
-  const start = shiftMonths(nextDue, -(CYCLE_MONTHS[cycle] ?? 1));
-  const total = nextDue.getTime() - start.getTime();
-  const left = Math.min(Math.max(nextDue.getTime() - now.getTime(), 0), total);
-  return BigInt(Math.round((left / total) * 1_000_000));
+export function remainingShare(paidUntil: Date, cycle: string, now: Date): bigint {
+  const months = CYCLE_MONTHS[cycle] ?? 1;
+  if (now.getTime() >= paidUntil.getTime()) return 0n;
+  let whole = 0n;
+  let end = paidUntil;
+  // Bounded: nobody pays more than a few hundred cycles ahead.
+  for (let i = 0; i < 10_000; i++) {
+    const start = shiftMonths(end, -months);
+    if (start.getTime() <= now.getTime()) {
+      const part = (end.getTime() - now.getTime()) / (end.getTime() - start.getTime());
+      return whole * PPM + BigInt(Math.round(part * 1_000_000));
+    }
+    whole += 1n;
+    end = start;
+  }
+  return whole * PPM;
 }
 
-/** The prorated charge (positive) or credit (negative) of moving from one price to another. */
+/**
+ * The prorated charge (positive) or credit (negative) of moving from one price per cycle to
+ * another for `share` cycles. A charge rounds half up to the ten-thousandth; a credit rounds
+ * towards zero, so rounding never gives back more than was paid.
+ */
 export function prorate(oldPrice: Units, newPrice: Units, share: bigint): Units {
-  const diff = newPrice - oldPrice;
-  const scaled = diff * share;
-  // Round half away from zero to the ten-thousandth.
-  const q = scaled / 1_000_000n;
-  const r = scaled % 1_000_000n;
-  if (r * 2n >= 1_000_000n) return q + 1n;
-  if (r * 2n <= -1_000_000n) return q - 1n;
+  const scaled = (newPrice - oldPrice) * share;
+  const q = scaled / PPM;
+  const r = scaled % PPM;
+  if (r * 2n >= PPM) return q + 1n;
   return q;
+}
+
+/**
+ * The unused part of `paid`, which bought the period [periodStart, paidUntil], at `now`: what
+ * giving the thing up returns. Rounded down, never negative, never more than was paid.
+ */
+export function unusedValue(paid: Units, periodStart: Date, paidUntil: Date, now: Date): Units {
+  const total = BigInt(paidUntil.getTime() - periodStart.getTime());
+  const left = BigInt(Math.max(0, paidUntil.getTime() - Math.max(now.getTime(), periodStart.getTime())));
+  if (paid <= 0n || total <= 0n || left <= 0n) return 0n;
+  const value = (paid * left) / total;
+  return value > paid ? paid : value;
 }

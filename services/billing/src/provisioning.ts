@@ -14,11 +14,18 @@ import {
 } from "@hb/platform";
 import { orderEvent, serviceEvent } from "./events.ts";
 import { type OrderRow, selectServices } from "./records.ts";
+import { transact } from "./shared.ts";
+
+/** Delay before asking compute again after `failures` failed attempts: doubling, capped. */
+export function provisionRetryDelay(failures: number, baseMs: number, capMs = 60_000): number {
+  return Math.min(capMs, baseMs * 2 ** Math.min(Math.max(failures - 1, 0), 20));
+}
 
 /**
  * Paid services wait in `pending`; this loop asks compute to build each one (Provision is
  * idempotent on the service id, so a crash between the call and the update only repeats it)
  * and moves it to `installing`. Nothing is provisioned before payment: only `pending` is picked.
+ * A row compute refuses is retried with back-off and never holds up the rest of the batch.
  */
 export function startProvisioner(
   sql: Sql,
@@ -27,9 +34,11 @@ export function startProvisioner(
   intervalMs = 300,
 ) {
   let stopped = false;
+  const failing = new Map<string, { failures: number; retryAt: number }>();
   const loop = (async () => {
     while (!stopped) {
       try {
+        const waiting = [...failing.entries()].filter(([, f]) => f.retryAt > Date.now()).map(([id]) => id);
         const rows = await sql<
           {
             id: string;
@@ -46,25 +55,38 @@ export function startProvisioner(
         >`
           select s.id, s.customer_id, s.kind, s.product_id, s.hostname, s.os_image_id, p.vcpus, p.memory_mb, p.disk_gb, p.location
           from services s join products p on p.id = s.product_id
-          where s.status = 'pending' order by s.created_at limit 20`;
+          where s.status = 'pending' and s.id <> all(${waiting}::uuid[]) order by s.created_at limit 20`;
         for (const r of rows) {
-          await compute.provision({
-            serviceId: r.id,
-            customerId: r.customer_id,
-            kind: r.kind,
-            productId: r.product_id,
-            hostname: r.hostname,
-            osImageId: r.os_image_id,
-            location: r.location,
-            vcpus: r.vcpus,
-            memoryMb: r.memory_mb,
-            diskGb: r.disk_gb,
-            plan: r.product_id,
-          });
-          await sql`update services set status = 'installing' where id = ${r.id} and status = 'pending'`;
+          try {
+            await compute.provision({
+              serviceId: r.id,
+              customerId: r.customer_id,
+              kind: r.kind,
+              productId: r.product_id,
+              hostname: r.hostname,
+              osImageId: r.os_image_id,
+              location: r.location,
+              vcpus: r.vcpus,
+              memoryMb: r.memory_mb,
+              diskGb: r.disk_gb,
+              plan: r.product_id,
+            });
+            await sql`update services set status = 'installing' where id = ${r.id} and status = 'pending'`;
+            failing.delete(r.id);
+          } catch (err) {
+            const failures = (failing.get(r.id)?.failures ?? 0) + 1;
+            const delay = provisionRetryDelay(failures, intervalMs);
+            failing.set(r.id, { failures, retryAt: Date.now() + delay });
+            log.warn("provisioning request failed, will retry", {
+              serviceId: r.id,
+              failures,
+              delayMs: delay,
+              err,
+            });
+          }
         }
       } catch (err) {
-        log.warn("provisioning request failed, will retry", { err });
+        log.warn("provisioning pass failed, will retry", { err });
       }
       await new Promise((r) => setTimeout(r, intervalMs));
     }
@@ -92,7 +114,7 @@ export async function startMachineEventConsumer(
       const event = fromBinary(EventSchema, m.data);
       if (event.payload.case !== "machine") continue;
       const machine = event.payload.value;
-      await sql.begin(async (tx) => {
+      await transact(sql, async (tx) => {
         const fresh =
           await tx`insert into processed_events (event_id) values (${event.id}) on conflict do nothing returning event_id`;
         if (fresh.length === 0) return; // already applied

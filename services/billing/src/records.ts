@@ -24,6 +24,7 @@ export interface ServiceRow {
   failure_reason: string | null;
   partner_id: string | null;
   charged_until: Date | null;
+  suspended_by: string | null;
   created_at: Date;
 }
 

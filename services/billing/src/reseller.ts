@@ -9,7 +9,7 @@ import { formatMoney, money, toNumber } from "./money.ts";
 import { placeOrder, priceItems } from "./orders.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices } from "./records.ts";
 import { setServiceState } from "./service-handlers.ts";
-import { callerOf, json, requireUuid } from "./shared.ts";
+import { callerOf, isUniqueViolation, json, requireUuid, transact } from "./shared.ts";
 
 const provisioningStatus = (services: ServiceRow[]) => {
   if (services.some((s) => s.status === "provisioning_failed")) return "failed";
@@ -73,8 +73,8 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
       if (req.paymentMode !== "credit" && req.paymentMode !== "invoice") {
         throw badRequest("paymentMode", "paymentMode must be credit or invoice");
       }
-      const priced = await priceItems(sql, req.items);
-      const out = await sql.begin(async (tx) => {
+      const priced = await priceItems(sql, req.items, caller.currency);
+      const out = await transact(sql, async (tx) => {
         const again = await replay(
           tx,
           caller.personId,
@@ -109,6 +109,12 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
         });
         await remember(tx, caller.personId, "reseller-order", req.idempotencyKey, req.requestHash, text);
         return text;
+      }).catch((err: unknown) => {
+        // The database, not the SELECT above, is what keeps an external id to one order: a
+        // concurrent twin fails on the unique index, its transaction rolls back, nothing is charged.
+        if (isUniqueViolation(err, "orders_partner_external"))
+          throw apiError("CONFLICT", `An order with externalOrderId "${req.externalOrderId}" already exists`);
+        throw err;
       });
       return { result: { json: out } };
     },
@@ -117,7 +123,7 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
       const caller = callerOf(req.caller);
       const order = await ownOrder(caller.customerId, req.orderId);
       if (order.payment_status === "paid") throw apiError("CONFLICT", "The order is already paid");
-      await sql.begin(async (tx) => {
+      await transact(sql, async (tx) => {
         const [doc] = await tx<DocumentRow[]>`
           select * from documents where order_id = ${order.id} and status = 'unpaid' order by created_at limit 1`;
         if (!doc) throw apiError("CONFLICT", "The order has no open document");
@@ -139,7 +145,7 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
         result: {
           json: JSON.stringify({
             ...result,
-            credit_balance: toNumber(await sql.begin((tx) => balanceOf(tx, caller.personId))),
+            credit_balance: toNumber(await transact(sql, (tx) => balanceOf(tx, caller.personId))),
           }),
         },
       };
@@ -184,13 +190,20 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
 
     async resellerSetServiceState(req) {
       const caller = callerOf(req.caller);
-      const updated = await sql.begin(async (tx) => {
+      const updated = await transact(sql, async (tx) => {
         const [s] = await selectServices(tx, "s.id = $1 and s.partner_id = $2 for update of s", [
           requireUuid("serviceId", req.serviceId),
           caller.customerId,
         ]);
         if (!s) throw notFound("Service");
-        return setServiceState(tx, ns, s, req.action, req.reason || `By the partner (${req.action})`);
+        return setServiceState(
+          tx,
+          ns,
+          s,
+          req.action,
+          req.reason || `By the partner (${req.action})`,
+          "partner",
+        );
       });
       return json({
         id: updated.id,

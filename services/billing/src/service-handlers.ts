@@ -1,11 +1,13 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { clock } from "./clock.ts";
 import { createDocument } from "./documents.ts";
 import { serviceEvent } from "./events.ts";
-import { addCycle, formatMoney, money, toNumber } from "./money.ts";
+import { addCycle, formatMoney, HOURLY, money, toNumber } from "./money.ts";
 import { documentJson, type ServiceRow, selectServices, serviceJson, summaryOut } from "./records.ts";
-import { callerOf, page, requireUuid } from "./shared.ts";
+import { settleTermination } from "./refunds.ts";
+import { callerOf, page, requireUuid, transact } from "./shared.ts";
 
 export const SERVICE_STATUSES = [
   "pending_payment",
@@ -34,19 +36,39 @@ export async function ownService(
   return s;
 }
 
-/** Changes a service's state as the supplier or a partner does, with its event. */
-export async function setServiceState(tx: TxSql, ns: string, s: ServiceRow, action: string, reason: string) {
+/** Who changes a service's state: a partner may lift only a suspension it made itself. */
+export type Actor = "customer" | "partner" | "supplier" | "billing";
+
+/**
+ * Changes a service's state, with its event. Termination settles what is open on the service; the
+ * customer's own immediate cancellation and a partner's termination also return the unused share
+ * of what was paid (staff termination, e.g. for abuse, returns nothing).
+ */
+export async function setServiceState(
+  tx: TxSql,
+  ns: string,
+  s: ServiceRow,
+  action: string,
+  reason: string,
+  by: Actor,
+) {
   const to = { suspend: "suspended", unsuspend: "active", terminate: "terminated" }[action];
   if (!to) throw badRequest("action", "action must be suspend, unsuspend or terminate");
   if (s.status === "terminated") throw apiError("CONFLICT", "The service is terminated");
   if (action === "unsuspend" && s.status !== "suspended")
     throw apiError("CONFLICT", "The service is not suspended");
+  if (action === "unsuspend" && by === "partner" && s.suspended_by !== "partner")
+    throw apiError("FORBIDDEN", "The supplier suspended this service; only the supplier can lift it");
   if (action === "suspend" && s.status !== "active")
     throw apiError("CONFLICT", "Only an active service can be suspended");
-  // Termination ends any scheduled cancellation with it.
-  if (action === "terminate")
-    await tx`update services set status = ${to}, cancellation = null where id = ${s.id}`;
-  else await tx`update services set status = ${to} where id = ${s.id}`;
+  const now = clock.now();
+  if (action === "terminate") {
+    await settleTermination(tx, ns, s, now, by === "customer" || by === "partner", reason);
+    // Termination ends any scheduled cancellation with it.
+    await tx`update services set status = ${to}, cancellation = null, suspended_by = null where id = ${s.id}`;
+  } else {
+    await tx`update services set status = ${to}, suspended_by = ${action === "suspend" ? by : null} where id = ${s.id}`;
+  }
   const [updated] = await selectServices(tx, "s.id = $1", [s.id]);
   const [order] = s.order_id ? await tx`select * from orders where id = ${s.order_id}` : [];
   const type = (
@@ -113,14 +135,21 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
 
     async cancelService(req) {
       const caller = callerOf(req.caller);
-      return sql.begin(async (tx) => {
+      return transact(sql, async (tx) => {
         const s = await ownService(tx, caller.customerId, req.serviceId, true);
         if (["terminated", "cancelled"].includes(s.status))
           throw apiError("CONFLICT", `The service is already ${s.status}`);
         if (req.immediate) {
           return {
             service: summaryOut(
-              await setServiceState(tx, ns, s, "terminate", req.reason || "Cancelled by the customer"),
+              await setServiceState(
+                tx,
+                ns,
+                s,
+                "terminate",
+                req.reason || "Cancelled by the customer",
+                "customer",
+              ),
             ),
           };
         }
@@ -129,7 +158,7 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
         const cancellation = {
           type: "end_of_term",
           reason: req.reason,
-          requested_at: new Date().toISOString(),
+          requested_at: clock.now().toISOString(),
           effective_at: s.next_due_date.toISOString(),
         };
         await tx`update services set cancellation = ${tx.json(cancellation)} where id = ${s.id}`;
@@ -140,7 +169,7 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
 
     async withdrawCancellation(req) {
       const caller = callerOf(req.caller);
-      return sql.begin(async (tx) => {
+      return transact(sql, async (tx) => {
         const s = await ownService(tx, caller.customerId, req.serviceId, true);
         if (!s.cancellation || s.status === "terminated") {
           throw apiError("CONFLICT", "No pending cancellation to withdraw for this service");
@@ -153,11 +182,15 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
 
     async renewService(req) {
       const caller = callerOf(req.caller);
-      return sql.begin(async (tx) => {
+      return transact(sql, async (tx) => {
         const s = await ownService(tx, caller.customerId, req.serviceId, true);
         if (!["active", "suspended"].includes(s.status)) {
           throw apiError("CONFLICT", `A ${s.status} service cannot be renewed`);
         }
+        if (s.cycle === HOURLY)
+          throw apiError("CONFLICT", "Hourly services are charged each hour, not renewed");
+        if (s.cancellation)
+          throw apiError("CONFLICT", "The service is cancelled at the end of its term; withdraw that first");
         const [open] =
           await tx`select id from documents where service_id = ${s.id} and status = 'unpaid' limit 1`;
         if (open)
@@ -207,17 +240,17 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
                                       next_due_date, os_image_id)
         values (${id}, ${req.customerId}, ${owner?.person_id ?? null}, ${product.id}, ${kind}, ${req.name || product.name},
                 ${req.hostname || `${kind}-${id.slice(-8)}`}, ${req.provision ? "pending" : status}, ${cycle},
-                ${formatMoney(money(price?.price ?? "0"))}, ${product.currency}, ${addCycle(new Date(), cycle)}, ${req.osImageId})`;
+                ${formatMoney(money(price?.price ?? "0"))}, ${product.currency}, ${addCycle(clock.now(), cycle)}, ${req.osImageId})`;
       const [s] = await selectServices(sql, "s.id = $1", [id]);
       return { service: summaryOut(s) };
     },
 
     async adminSetServiceState(req) {
       requireUuid("service_id", req.serviceId);
-      return sql.begin(async (tx) => {
+      return transact(sql, async (tx) => {
         const [s] = await selectServices(tx, "s.id = $1 for update of s", [req.serviceId]);
         if (!s) throw notFound("Service");
-        return { service: summaryOut(await setServiceState(tx, ns, s, req.action, req.reason)) };
+        return { service: summaryOut(await setServiceState(tx, ns, s, req.action, req.reason, "supplier")) };
       });
     },
   };

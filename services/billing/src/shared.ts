@@ -1,16 +1,20 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Caller, CallerSchema } from "@hb/contracts/platform/v1/error_pb";
-import { apiError, badRequest, isUuid } from "@hb/platform";
+import { apiError, badRequest, isUuid, type Sql, type TxSql } from "@hb/platform";
 
 export interface CallerIds {
   customerId: string;
   personId: string;
+  /** The account's currency; empty only for internal callers that did not say. */
+  currency: string;
 }
 
 /** Every customer-facing call must say whom it is for. */
 export function callerOf(caller: Caller | MessageInitShape<typeof CallerSchema> | undefined): CallerIds {
   if (!caller?.customerId || !caller.personId) throw apiError("UNAUTHORIZED", "caller missing");
-  return { customerId: caller.customerId, personId: caller.personId };
+  if (!isUuid(caller.customerId) || !isUuid(caller.personId))
+    throw badRequest("caller", "caller.customer_id and caller.person_id must be UUIDs");
+  return { customerId: caller.customerId, personId: caller.personId, currency: caller.currency ?? "" };
 }
 
 export const json = (value: unknown) => ({ result: { json: JSON.stringify(value) } });
@@ -32,3 +36,30 @@ export const pagination = (p: { page: number; limit: number }, total: number) =>
   total,
   pages: Math.max(1, Math.ceil(total / p.limit)),
 });
+
+/** Deadlocks and serialisation failures: PostgreSQL rolled the whole transaction back, so it is safe to run again. */
+const RETRYABLE = new Set(["40P01", "40001"]);
+
+/**
+ * `sql.begin` that runs the transaction again (up to 4 times, with a short jittered pause) when
+ * PostgreSQL aborts it for a deadlock or a serialisation failure. Two money operations that lock
+ * the same rows in different orders (paying an upgrade invoice while cancelling the upgrade) then
+ * both finish instead of one answering 500.
+ */
+export async function transact<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await sql.begin(fn)) as T;
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (attempt >= 4 || typeof code !== "string" || !RETRYABLE.has(code)) throw err;
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * attempt));
+    }
+  }
+}
+
+/** A unique-index violation on the named index (PostgreSQL 23505). */
+export function isUniqueViolation(err: unknown, constraint: string): boolean {
+  const e = err as { code?: unknown; constraint_name?: unknown };
+  return e.code === "23505" && e.constraint_name === constraint;
+}

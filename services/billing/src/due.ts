@@ -1,0 +1,88 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { apiError, type Logger, type Sql } from "@hb/platform";
+import { advanceClock, clock, clockControllable } from "./clock.ts";
+import { chargeDueHours } from "./hourly.ts";
+import { selectServices } from "./records.ts";
+import { setServiceState } from "./service-handlers.ts";
+import { transact } from "./shared.ts";
+
+/**
+ * End-of-term cancellations are carried out when the paid term runs out: the service is
+ * terminated (service.terminated), nothing is refunded, and it no longer renews. Claimed with SKIP
+ * LOCKED so replicas never terminate one service twice.
+ */
+export async function endTermsDue(sql: Sql, ns: string): Promise<number> {
+  return transact(sql, async (tx) => {
+    const due = await selectServices(
+      tx,
+      `s.cancellation is not null and s.status not in ('terminated', 'cancelled') and s.next_due_date <= $1
+       order by s.next_due_date limit 100 for update of s skip locked`,
+      [clock.now()],
+    );
+    for (const s of due) {
+      await setServiceState(
+        tx,
+        ns,
+        s,
+        "terminate",
+        s.cancellation?.reason || "Cancelled at the end of the term",
+        "billing",
+      );
+    }
+    return due.length;
+  });
+}
+
+/** Everything that falls due with time, run until nothing more is due. */
+async function runDueWorkNow(sql: Sql, ns: string) {
+  while ((await chargeDueHours(sql, ns)) > 0) {}
+  while ((await endTermsDue(sql, ns)) > 0) {}
+}
+
+// One pass at a time in this process. A pass that started before the clock moved reads the old
+// "now" and holds its rows with SKIP LOCKED, so a second pass beside it would skip them and return
+// with work still due; queued behind it, the second pass sees the rows again with the new time.
+let tail: Promise<unknown> = Promise.resolve();
+
+export function runDueWork(sql: Sql, ns: string): Promise<void> {
+  const run = tail.then(() => runDueWorkNow(sql, ns));
+  tail = run.catch(() => {});
+  return run;
+}
+
+export function startDueWork(sql: Sql, ns: string, log: Logger, intervalMs: number) {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    runDueWork(sql, ns)
+      .catch((err: unknown) => log.warn("due work failed, will retry", { err }))
+      .finally(() => {
+        running = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+export function createClockAdmin(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
+  return {
+    async adminAdvanceClock(req) {
+      if (!clockControllable())
+        throw apiError(
+          "FORBIDDEN",
+          "The billing clock can only be moved when BILLING_CLOCK_CONTROL=true (tests)",
+        );
+      const seconds = Number(req.seconds);
+      if (!Number.isSafeInteger(seconds) || seconds < 0 || seconds > 10 * 366 * 86_400) {
+        throw apiError("BAD_REQUEST", "seconds must be from 0 to ten years", {
+          violations: [{ field: "seconds", message: "must be from 0 to 316224000" }],
+        });
+      }
+      const now = advanceClock(seconds * 1000);
+      await runDueWork(sql, ns);
+      return { now: now.toISOString() };
+    },
+  };
+}

@@ -1,0 +1,173 @@
+import { newId, type TxSql } from "@hb/platform";
+import { completeCoveredDocument } from "./documents.ts";
+import { refundPayments } from "./ledger.ts";
+import { formatMoney, money, type Units } from "./money.ts";
+import { remainingShare, unusedValue } from "./proration.ts";
+import type { ServiceRow } from "./records.ts";
+
+/**
+ * Where credit for giving something up comes from. Credit is always the unused share of what was
+ * actually paid for the thing given up, and it returns to whoever paid it (refundPayments).
+ */
+
+export interface AddonRow {
+  id: string;
+  service_id: string;
+  option_id: string;
+  name: string;
+  billing_type: string;
+  cycle: string;
+  quantity: number;
+  amount: string;
+  status: string;
+  document_id: string | null;
+  paid_amount: string;
+  period_start: Date | null;
+  started_at: Date;
+  next_due_date: Date | null;
+  funding_documents: string[];
+}
+
+export const addonSelect = `select a.*, o.name from service_addons a join product_options o on o.id = a.option_id`;
+
+/** What an add-on is still worth to its payer: nothing when one-time, unpaid or run out. */
+export function addonValue(a: AddonRow, now: Date): Units {
+  if (a.billing_type !== "recurring" || a.status !== "active" || !a.next_due_date) return 0n;
+  return unusedValue(money(a.paid_amount), a.period_start ?? a.started_at, a.next_due_date, now);
+}
+
+/** The paid documents that bought the service's time (order, renewals, product upgrades), newest first. */
+export async function serviceDocuments(tx: TxSql, serviceId: string): Promise<string[]> {
+  const rows = await tx<{ id: string }[]>`
+    select d.id from documents d
+    where d.status in ('paid', 'converted') and d.purpose in ('order', 'renewal', 'upgrade')
+      and exists (select 1 from document_lines l where l.document_id = d.id and l.service_id = ${serviceId})
+      and not exists (select 1 from upgrades u where u.document_id = d.id and u.kind = 'options')
+    order by d.created_at desc, d.id desc`;
+  return rows.map((r) => r.id);
+}
+
+/** The unused share of the service's own price (its add-ons apart) at `now`, rounded down. */
+export function serviceValue(s: ServiceRow, now: Date): Units {
+  if (s.cycle === "hourly") return 0n;
+  return (money(s.amount) * remainingShare(s.next_due_date, s.cycle, now)) / 1_000_000n;
+}
+
+/**
+ * Cancels a document nobody finished paying and gives any part-payment back to whoever made it.
+ * Already paid or cancelled documents are left alone.
+ */
+export async function cancelDocument(tx: TxSql, documentId: string, why: string): Promise<void> {
+  const [d] = await tx<{ amount_paid: string; number: string }[]>`
+    update documents set status = 'cancelled' where id = ${documentId} and status = 'unpaid'
+    returning amount_paid::text, number`;
+  if (d && money(d.amount_paid) > 0n) {
+    await refundPayments(
+      tx,
+      [documentId],
+      money(d.amount_paid),
+      `Refund of part-payment on ${d.number}: ${why}`,
+    );
+  }
+}
+
+/**
+ * Ends add-ons (cancelled at once). With `refund`, the unused share of what was paid for each goes
+ * back to its payers; an add-on still awaiting payment has its invoice cancelled (part-payments
+ * returned). Returns the credit the add-ons were worth (refunded or not).
+ */
+export async function endAddons(
+  tx: TxSql,
+  rows: AddonRow[],
+  now: Date,
+  opts: { refund: boolean; why: string },
+): Promise<Units> {
+  let worth = 0n;
+  for (const a of rows) {
+    await tx`update service_addons set status = 'cancelled', cancelled_at = ${now} where id = ${a.id} and status <> 'cancelled'`;
+    if (a.status === "pending_payment" && a.document_id) {
+      await cancelDocument(tx, a.document_id, opts.why);
+      continue;
+    }
+    const value = addonValue(a, now);
+    worth += value;
+    if (opts.refund && value > 0n) {
+      await refundPayments(tx, a.funding_documents, value, `${a.name}: unused share returned (${opts.why})`);
+    }
+  }
+  return worth;
+}
+
+/**
+ * A service ended before its order was paid stops being charged: its lines on the order's open
+ * document are offset by a cancelling line. A document left with nothing to pay is cancelled
+ * (part-payments returned); one whose part-payments now cover it is settled, the excess returned.
+ */
+async function dropFromUnpaidOrder(tx: TxSql, ns: string, s: ServiceRow, why: string) {
+  const docs = await tx<{ id: string; number: string; amount_paid: string }[]>`
+    select d.id, d.number, d.amount_paid::text from documents d
+    where d.status = 'unpaid' and d.purpose = 'order'
+      and exists (select 1 from document_lines l where l.document_id = d.id and l.service_id = ${s.id})
+    for update`;
+  for (const d of docs) {
+    const [{ owed }] = await tx<{ owed: string }[]>`
+      select coalesce(sum(amount), 0)::text as owed from document_lines where document_id = ${d.id} and service_id = ${s.id}`;
+    if (money(owed) === 0n) continue;
+    await tx`insert into document_lines (id, document_id, description, amount, service_id)
+      values (${newId()}, ${d.id}, ${`Cancelled before payment: ${s.name} (${why})`}, ${formatMoney(-money(owed))}, ${s.id})`;
+    const [{ total }] = await tx<{ total: string }[]>`
+      select coalesce(sum(amount), 0)::text as total from document_lines where document_id = ${d.id}`;
+    const paid = money(d.amount_paid);
+    const left = money(total);
+    if (left === 0n) {
+      await tx`update documents set total = 0, amount_paid = 0 where id = ${d.id}`;
+      if (paid > 0n) await refundPayments(tx, [d.id], paid, `Refund on ${d.number}: ${why}`);
+      await tx`update documents set status = 'cancelled' where id = ${d.id}`;
+      continue;
+    }
+    if (paid > left) await refundPayments(tx, [d.id], paid - left, `Refund on ${d.number}: ${why}`);
+    await tx`update documents set total = ${total}, amount_paid = least(amount_paid, ${total}) where id = ${d.id}`;
+    await tx`update orders set total = ${total} where id = (select order_id from documents where id = ${d.id})`;
+    if (paid >= left) await completeCoveredDocument(tx, ns, d.id);
+  }
+}
+
+/**
+ * What ending a service settles: open documents cancelled (part-payments returned), upgrades
+ * awaiting payment cancelled, add-ons ended; with `refund`, the unused share of the service and
+ * of its add-ons goes back to whoever paid for them.
+ */
+export async function settleTermination(
+  tx: TxSql,
+  ns: string,
+  s: ServiceRow,
+  now: Date,
+  refund: boolean,
+  why: string,
+) {
+  await dropFromUnpaidOrder(tx, ns, s, why);
+  const upgrades = await tx<{ id: string; order_id: string | null }[]>`
+    update upgrades set status = 'cancelled' where service_id = ${s.id} and status = 'awaiting_payment'
+    returning id, order_id`;
+  for (const u of upgrades)
+    if (u.order_id) await tx`update orders set status = 'cancelled' where id = ${u.order_id}`;
+  const open = await tx<{ id: string }[]>`
+    select id from documents where service_id = ${s.id} and status = 'unpaid' order by created_at for update`;
+  for (const d of open) await cancelDocument(tx, d.id, why);
+  const addons = await tx.unsafe<AddonRow[]>(
+    `${addonSelect} where a.service_id = $1 and a.status <> 'cancelled' order by a.started_at for update of a`,
+    [s.id],
+  );
+  await endAddons(tx, addons, now, { refund, why });
+  if (refund) {
+    const value = serviceValue(s, now);
+    if (value > 0n) {
+      await refundPayments(
+        tx,
+        await serviceDocuments(tx, s.id),
+        value,
+        `${s.name}: unused time returned (${why}), ${formatMoney(value)}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,211 @@
+/**
+ * What the model knows about one run: the actors, the money staff added, what the API created
+ * (services, documents, add-ons, upgrades, external order ids) and each service's paid-up date,
+ * tracked from the order time and paid renewals and compared with billing's next_due_date.
+ */
+
+import type { Violation } from "./invariants.ts";
+import { addCycle, type Units, units } from "./money.ts";
+import type { Actors, World } from "./world.ts";
+
+export interface ServiceView {
+  id: string;
+  customerId: string;
+  partner: boolean;
+  status: string;
+  cycle: string;
+  amount: Units;
+  productId: string;
+  currency: string;
+  nextDue: Date;
+}
+
+export interface DocView {
+  id: string;
+  customerId: string;
+  kind: "invoice" | "proforma";
+  status: string;
+  purpose: string;
+  serviceId: string | null;
+  total: Units;
+  amountPaid: Units;
+}
+
+/** An add-on bought with POST /services/{id}/options, with what the model knows of its period. */
+export interface AddonModel {
+  serviceId: string;
+  optionId: string;
+  invoiceId: string;
+  billingType: string;
+  cycle: string;
+  /** Latest time its paid period can have started (purchase, or payment when paid later). */
+  startedBy: Date;
+  ended: boolean;
+}
+
+export class RunModel {
+  readonly added = new Map<string, Units>();
+  services = new Map<string, ServiceView>();
+  docs = new Map<string, DocView>();
+  readonly addons: AddonModel[] = [];
+  readonly upgrades: { id: string; customerId: string }[] = [];
+  /** Distinct order ids the API answered 201 with, per external order id. */
+  readonly external = new Map<string, Set<string>>();
+  /** Expected paid-up date per service (absent for hourly services). */
+  readonly paidUntil = new Map<string, Date>();
+  /** Only products in the actor's own currency (to look past a currency defect to others). */
+  sameCurrency = false;
+
+  readonly w: World;
+  readonly actors: Actors;
+  constructor(w: World, actors: Actors) {
+    this.w = w;
+    this.actors = actors;
+  }
+
+  get customerIds() {
+    return this.actors.customers.map((c) => c.customerId);
+  }
+
+  servicesOf(customerId: string): ServiceView[] {
+    return [...this.services.values()].filter((s) => s.customerId === customerId);
+  }
+
+  docsOf(customerId: string): DocView[] {
+    const all = [...this.docs.values()].filter((d) => d.customerId === customerId);
+    const open = all.filter((d) => d.status === "unpaid");
+    return open.length > 0 ? open : all;
+  }
+
+  /**
+   * Re-reads services and documents of the run, and checks the paid-up dates: paying for an order
+   * makes it the payment time + one cycle; a renewal paid in full moves it one cycle further.
+   * [stepLo, stepHi] brackets billing's clock during the step just run.
+   */
+  async refresh(stepLo: Date, stepHi: Date): Promise<Violation[]> {
+    const out: Violation[] = [];
+    const sql = this.w.sql;
+    const ids = this.customerIds;
+    const svcRows = await sql<
+      {
+        id: string;
+        customer_id: string;
+        partner_id: string | null;
+        status: string;
+        cycle: string;
+        amount: string;
+        product_id: string;
+        currency: string;
+        next_due_date: Date;
+      }[]
+    >`select id, customer_id, partner_id, status, cycle, amount::text, product_id, currency, next_due_date
+      from services where customer_id = any(${ids}::uuid[]) order by created_at, id`;
+    const docRows = await sql<
+      {
+        id: string;
+        customer_id: string;
+        kind: "invoice" | "proforma";
+        status: string;
+        purpose: string;
+        service_id: string | null;
+        total: string;
+        amount_paid: string;
+      }[]
+    >`select id, customer_id, kind, status, purpose, service_id, total::text, amount_paid::text
+      from documents where customer_id = any(${ids}::uuid[]) order by created_at, id`;
+    const docs = new Map<string, DocView>();
+    for (const d of docRows) {
+      const before = this.docs.get(d.id);
+      const view: DocView = {
+        id: d.id,
+        customerId: d.customer_id,
+        kind: d.kind,
+        status: d.status,
+        purpose: d.purpose,
+        serviceId: d.service_id,
+        total: units(d.total),
+        amountPaid: units(d.amount_paid),
+      };
+      docs.set(d.id, view);
+      const newlyPaid = d.status === "paid" && before?.status !== "paid";
+      if (newlyPaid && d.purpose === "renewal" && d.service_id) {
+        const svc = svcRows.find((s) => s.id === d.service_id);
+        const until = this.paidUntil.get(d.service_id);
+        if (svc && until) this.paidUntil.set(d.service_id, addCycle(until, svc.cycle));
+      }
+      if (newlyPaid && d.purpose === "addon") {
+        for (const a of this.addons) if (a.invoiceId === d.id) a.startedBy = stepHi;
+      }
+    }
+    this.docs = docs;
+    const services = new Map<string, ServiceView>();
+    for (const s of svcRows) {
+      services.set(s.id, {
+        id: s.id,
+        customerId: s.customer_id,
+        partner: s.partner_id !== null,
+        status: s.status,
+        cycle: s.cycle,
+        amount: units(s.amount),
+        productId: s.product_id,
+        currency: s.currency,
+        nextDue: s.next_due_date,
+      });
+      if (s.cycle === "hourly" || ["pending_payment", "terminated", "cancelled"].includes(s.status)) continue;
+      const until = this.paidUntil.get(s.id);
+      if (!until) {
+        // Paid in this step (with its order, or its order's document later): one cycle from then.
+        const lo = addCycle(stepLo, s.cycle);
+        const hi = addCycle(stepHi, s.cycle);
+        if (s.next_due_date < lo || s.next_due_date > hi)
+          out.push({
+            invariant: "paid-up date = payment time + one cycle",
+            detail: `service ${s.id}: next_due_date ${s.next_due_date.toISOString()}, expected within ${lo.toISOString()} … ${hi.toISOString()}`,
+          });
+        this.paidUntil.set(s.id, s.next_due_date);
+        continue;
+      }
+      if (until.getTime() !== s.next_due_date.getTime())
+        out.push({
+          invariant: "paid-up date moves one cycle per paid renewal",
+          detail: `service ${s.id}: next_due_date ${s.next_due_date.toISOString()}, model ${until.toISOString()}`,
+        });
+    }
+    this.services = services;
+    return out;
+  }
+
+  /** Waits (bounded) until no service of the run is still being provisioned. */
+  async settle(deadlineMs = 5_000): Promise<void> {
+    const until = Date.now() + deadlineMs;
+    while (Date.now() < until) {
+      const [{ n }] = await this.w.sql<{ n: number }[]>`
+        select count(*)::int as n from services where customer_id = any(${this.customerIds}::uuid[])
+          and status in ('pending', 'installing')`;
+      if (n === 0) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Positive ledger amounts of the run after ledger id `after` (what a step gave back). */
+  async creditsSince(after: bigint): Promise<Units> {
+    const [r] = await this.w.sql<{ sum: string }[]>`
+      select coalesce(sum(amount), 0)::text as sum from ledger
+      where customer_id = any(${this.customerIds}::uuid[]) and id > ${after.toString()} and amount > 0`;
+    return units(r.sum);
+  }
+
+  async lastLedgerId(): Promise<bigint> {
+    const [r] = await this.w.sql<{ id: string }[]>`select coalesce(max(id), 0)::text as id from ledger`;
+    return BigInt(r.id);
+  }
+
+  /** What is still kept on a document by whoever paid it (payments less refunds). */
+  async netPaid(documentIds: string[]): Promise<Units> {
+    if (documentIds.length === 0) return 0n;
+    const [r] = await this.w.sql<{ sum: string }[]>`
+      select coalesce(-sum(amount), 0)::text as sum from ledger
+      where document_id = any(${documentIds}::uuid[]) and kind in ('payment', 'refund')`;
+    return units(r.sum);
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The model's own arithmetic, written from the billing rules and not imported from the billing
+ * service, so the test is an independent oracle: money as bigint ten-thousandths, calendar months
+ * for cycles, and share(t, paidUntil, cycle).
+ */
+export type Units = bigint;
+
+const SCALE = 10_000n;
+
+/** "12.3400", "-5", "0.5" → ten-thousandths. */
+export function units(text: string): Units {
+  const m = /^(-)?(\d+)(?:\.(\d{1,4})\d*)?$/.exec(text.trim());
+  if (!m) throw new Error(`not a money amount: ${text}`);
+  const v = BigInt(m[2]) * SCALE + BigInt((m[3] ?? "").padEnd(4, "0"));
+  return m[1] ? -v : v;
+}
+
+export function fmt(u: Units): string {
+  const neg = u < 0n;
+  const a = neg ? -u : u;
+  return `${neg ? "-" : ""}${a / SCALE}.${(a % SCALE).toString().padStart(4, "0")}`;
+}
+
+export const MONTHS: Record<string, number> = {
+  monthly: 1,
+  quarterly: 3,
+  semiannually: 6,
+  annually: 12,
+  biennially: 24,
+};
+
+/** Same day `n` months later (negative: earlier), clamped to the end of a shorter month. */
+export function shiftMonths(d: Date, n: number): Date {
+  const y = d.getUTCFullYear();
+  const m = d.getUTCMonth() + n;
+  const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
+  const out = new Date(d.getTime());
+  out.setUTCFullYear(y, m, Math.min(d.getUTCDate(), last));
+  return out;
+}
+
+export const addCycle = (d: Date, cycle: string): Date =>
+  cycle === "hourly" ? new Date(d.getTime() + 3_600_000) : shiftMonths(d, MONTHS[cycle] ?? 1);
+
+/**
+ * Remaining cycles from t to paidUntil: whole cycles walking back from paidUntil, plus the
+ * fraction of the cycle that contains t; 0 when t >= paidUntil.
+ */
+export function share(t: Date, paidUntil: Date, cycle: string): number {
+  if (t.getTime() >= paidUntil.getTime()) return 0;
+  const months = MONTHS[cycle] ?? 1;
+  let whole = 0;
+  let end = paidUntil;
+  for (;;) {
+    const start = shiftMonths(end, -months);
+    if (start.getTime() <= t.getTime())
+      return whole + (end.getTime() - t.getTime()) / (end.getTime() - start.getTime());
+    whole += 1;
+    end = start;
+  }
+}
+
+/** amount × factor, rounded half away from zero to a ten-thousandth. */
+export function scale(amount: Units, factor: number): Units {
+  const exact = Number(amount) * factor;
+  return BigInt(Math.sign(exact) * Math.round(Math.abs(exact)));
+}
