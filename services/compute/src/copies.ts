@@ -1,8 +1,9 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql } from "@hb/platform";
-import { assertControllable, ownMachine } from "./machines.ts";
-import type { SimulatorConfig } from "./simulator.ts";
+import type { JobRow } from "./driver.ts";
+import type { Jobs } from "./jobs.ts";
+import { assertCapability, assertControllable, type MachineRow, ownMachine } from "./machines.ts";
 
 interface CopyRow {
   id: string;
@@ -21,8 +22,11 @@ const copyJson = (c: CopyRow) => ({
 });
 const MAX_COPIES = 10;
 
-/** Snapshots and backups: jobs like every other action, finished by the simulator. */
-export function createCopies(sql: Sql, sim: SimulatorConfig): Partial<ServiceImpl<typeof ComputeService>> {
+/** Snapshots and backups: jobs like every other action, carried out by the machine's driver. */
+export function createCopies(
+  sql: Sql,
+  { jobs }: { jobs: Jobs },
+): Partial<ServiceImpl<typeof ComputeService>> {
   return {
     async manageCopies(req) {
       const customerId = req.caller?.customerId ?? "";
@@ -31,13 +35,17 @@ export function createCopies(sql: Sql, sim: SimulatorConfig): Partial<ServiceImp
       const label = collection === "snapshot" ? "Snapshot" : "Backup";
       if (req.op === "list") {
         const m = await ownMachine(sql, customerId, req.serviceId, req.kind);
+        // The list is refused like the writes when the plan has the control switched off.
+        assertCapability(m, control);
         const rows = await sql<
           CopyRow[]
         >`select * from copies where service_id = ${m.service_id} and collection = ${collection}
           and status <> 'deleted' order by created_at desc`;
         return { json: JSON.stringify({ [`${collection}s`]: rows.map(copyJson) }) };
       }
-      return sql.begin(async (tx) => {
+      // Accept under the machine's lock; the driver is asked only after it is released.
+      let accepted: { job: JobRow; m: MachineRow } | undefined;
+      const answer = await sql.begin(async (tx) => {
         const m = await ownMachine(tx, customerId, req.serviceId, req.kind, true);
         assertControllable(m, control);
         const copyId = req.copyId;
@@ -52,14 +60,12 @@ export function createCopies(sql: Sql, sim: SimulatorConfig): Partial<ServiceImp
           const name = req.name.trim() || `${collection}-${new Date().toISOString().slice(0, 19)}`;
           await tx`insert into copies (id, service_id, customer_id, collection, name, size_gb)
             values (${id}, ${m.service_id}, ${customerId}, ${collection}, ${name}, ${Math.ceil(m.disk_gb / 4)})`;
-          const jobId = newId();
-          await tx`insert into jobs (id, service_id, customer_id, action, target_state, copy_id, due_at)
-            values (${jobId}, ${m.service_id}, ${customerId}, ${`${collection}_create`}, ${m.state}, ${id},
-                    clock_timestamp() + make_interval(secs => ${sim.actionMs / 1000}))`;
+          const job = await jobs.accept(tx, m, `${collection}_create`, m.state, id);
+          accepted = { job, m };
           return {
             json: JSON.stringify({
               completed: false,
-              job_id: jobId,
+              job_id: job.id,
               pending: true,
               [collection]: { id, name, status: "creating" },
             }),
@@ -80,14 +86,17 @@ export function createCopies(sql: Sql, sim: SimulatorConfig): Partial<ServiceImp
           if (copy.status !== "available") throw apiError("CONFLICT", `${label} is ${copy.status}`);
           await tx`update copies set status = 'restoring' where id = ${copy.id}`;
           await tx`update machines set state = 'creating' where service_id = ${m.service_id}`;
-          const jobId = newId();
-          await tx`insert into jobs (id, service_id, customer_id, action, target_state, copy_id, due_at)
-            values (${jobId}, ${m.service_id}, ${customerId}, ${`${collection}_${req.op}`}, 'running', ${copy.id},
-                    clock_timestamp() + make_interval(secs => ${sim.reinstallMs / 1000}))`;
-          return { json: JSON.stringify({ completed: false, job_id: jobId, pending: true }) };
+          const job = await jobs.accept(tx, m, `${collection}_${req.op}`, "running", copy.id);
+          accepted = { job, m };
+          return { json: JSON.stringify({ completed: false, job_id: job.id, pending: true }) };
         }
         throw badRequest("op", "unknown operation");
       });
+      if (accepted) {
+        const outcome = await jobs.launch(accepted.job, accepted.m);
+        if (outcome && !outcome.ok) throw apiError("PROVIDER_ERROR", outcome.message);
+      }
+      return answer;
     },
   };
 }

@@ -1,18 +1,21 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
-import { apiError, badRequest, isUuid, newId, notFound, type Sql } from "@hb/platform";
+import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import type { Drivers, JobOutcome, JobRow, NewMachineRequest, ProviderDriver } from "./driver.ts";
+import { createJobRecords, PROGRESS_SQL } from "./job-records.ts";
+import type { Jobs } from "./jobs.ts";
 import {
   addressesFor,
   assertControllable,
   capabilitiesOf,
+  hasInstance,
   type IpRow,
   ipsOf,
   type MachineRow,
   machineJson,
   ownMachine,
 } from "./machines.ts";
-import { type SimulatorConfig, startJob } from "./simulator.ts";
 import { parseSshPublicKey } from "./ssh-key.ts";
 
 const out = (value: unknown) => ({ json: JSON.stringify(value) });
@@ -39,23 +42,67 @@ function callerIds(c: { customerId: string } | undefined) {
   return c.customerId;
 }
 
-function statsOf(m: MachineRow) {
-  const h = createHash("sha256")
-    .update(m.service_id + new Date().toISOString().slice(0, 16))
-    .digest();
-  return {
-    cpu: { vcpus: m.vcpus, usage_percent: m.state === "running" ? h[0] % 100 : 0 },
-    memory: {
-      total_mb: m.memory_mb,
-      used_mb: m.state === "running" ? Math.floor((m.memory_mb * h[1]) / 255) : 0,
-    },
-    disk: { total_gb: m.disk_gb, used_gb: Math.floor((m.disk_gb * h[2]) / 510) },
-    network: { rx_bytes: h.readUInt32BE(4), tx_bytes: h.readUInt32BE(8) },
-    state: m.state,
-  };
+export interface ComputeDeps {
+  jobs: Jobs;
+  drivers: Drivers;
+  /** The provider new machines are created on. */
+  defaultProvider: string;
 }
 
-export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceImpl<typeof ComputeService>> {
+/** The driver of a machine; a machine whose provider has none cannot be asked anything. */
+export function driverOf(drivers: Drivers, m: Pick<MachineRow, "provider">): ProviderDriver {
+  const driver = drivers[m.provider];
+  if (!driver) throw apiError("PROVIDER_ERROR", `No driver for provider ${m.provider}`);
+  return driver;
+}
+
+/** A provider's immediate refusal of a job fails the call (424); the job is already recorded failed. */
+function refusal(outcome: JobOutcome | undefined): void {
+  if (outcome && !outcome.ok) throw apiError("PROVIDER_ERROR", outcome.message);
+}
+
+/** Accepted, not yet finished: the spec's answer to an asynchronous call. */
+const pending = (job: JobRow, extra: Record<string, unknown> = {}) =>
+  out({ completed: false, job_id: job.id, pending: true, ...extra });
+
+export function createHandlers(
+  sql: Sql,
+  { jobs, drivers, defaultProvider }: ComputeDeps,
+): Partial<ServiceImpl<typeof ComputeService>> {
+  const jobRecords = createJobRecords(sql);
+  /**
+   * Accepts a job on the caller's machine under its row lock, then (lock released) hands it to
+   * the driver. `prepare` runs the rules and any state change in the accepting transaction.
+   */
+  async function acceptAndLaunch(
+    customerId: string,
+    serviceId: string,
+    kind: string,
+    prepare: (m: MachineRow, tx: TxSql) => Promise<{ action: string; target: string }>,
+  ): Promise<{ job: JobRow; outcome: JobOutcome | undefined }> {
+    const { job, m } = await sql.begin(async (tx) => {
+      const m = await ownMachine(tx, customerId, serviceId, kind, true);
+      const { action, target } = await prepare(m, tx);
+      return { job: await jobs.accept(tx, m, action, target), m };
+    });
+    const outcome = await jobs.launch(job, m);
+    refusal(outcome);
+    return { job, outcome };
+  }
+
+  /**
+   * The initial driver state of a new machine, as JSON text for the insert (`::text::jsonb`: a
+   * parameter typed jsonb would be encoded a second time, as a JSON string).
+   */
+  function driverState(provider: string, req: NewMachineRequest): string {
+    return JSON.stringify(driverOf(drivers, { provider }).initialState(req));
+  }
+
+  async function machineRow(serviceId: string): Promise<MachineRow> {
+    const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${serviceId}`;
+    return m;
+  }
+
   async function powerAction(
     customerId: string,
     serviceId: string,
@@ -63,47 +110,34 @@ export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceI
     rawAction: string,
     surface: string,
   ) {
-    return sql.begin(async (tx) => {
-      const m = await ownMachine(tx, customerId, serviceId, kind, true);
-      const table = POWER[m.kind] ?? POWER.vps;
-      let action = rawAction;
-      if (surface === "dispatch") {
-        if (!DISPATCH.includes(action)) {
-          throw apiError(
-            "ACTION_NOT_ALLOWED",
-            `The ${m.provider} provider does not expose "${action}" to customers`,
-          );
-        }
-        if (m.kind === "dedicated" && POWER_ALIASES[action]) action = POWER_ALIASES[action];
-      } else if (!(action in table)) {
-        throw apiError("BAD_REQUEST", `action must be one of ${Object.keys(table).join(", ")}`, {
-          violations: [{ field: "action", message: `must be one of ${Object.keys(table).join(", ")}` }],
-        });
-      }
-      if (action === "status" || action === "stats") {
-        if (!m.has_instance) throw apiError("NOT_FOUND", "The machine does not exist or its build failed");
-        return out(action === "status" ? { completed: true, state: m.state, status: m.state } : statsOf(m));
-      }
-      assertControllable(m, "power");
-      if (m.controller_fails) {
-        const jobId = newId();
-        await tx`insert into jobs (id, service_id, customer_id, action, status, progress, target_state, error_code, error_message, finished_at)
-          values (${jobId}, ${m.service_id}, ${m.customer_id}, ${action}, 'failed', 100, ${table[action]}, 'PROVIDER_ERROR',
-                  'The management controller did not complete the power action', clock_timestamp())`;
+    const m = await ownMachine(sql, customerId, serviceId, kind);
+    const table = POWER[m.kind] ?? POWER.vps;
+    let action = rawAction;
+    if (surface === "dispatch") {
+      if (!DISPATCH.includes(action)) {
         throw apiError(
-          "PROVIDER_ERROR",
-          "The server's management controller did not complete the power action",
+          "ACTION_NOT_ALLOWED",
+          `The ${m.provider} provider does not expose "${action}" to customers`,
         );
       }
-      const target = table[action];
-      const jobId = await startJob(tx, m, action, target, sim.actionMs);
-      if (sim.actionMs === 0) {
-        await tx`update machines set state = ${target} where service_id = ${m.service_id}`;
-        await tx`update jobs set status = 'succeeded', progress = 100, finished_at = clock_timestamp() where id = ${jobId}`;
-        return out({ completed: true, job_id: jobId, state: target, status: "succeeded" });
-      }
-      return out({ completed: false, job_id: jobId, pending: true });
+      if (m.kind === "dedicated" && POWER_ALIASES[action]) action = POWER_ALIASES[action];
+    } else if (!(action in table)) {
+      throw apiError("BAD_REQUEST", `action must be one of ${Object.keys(table).join(", ")}`, {
+        violations: [{ field: "action", message: `must be one of ${Object.keys(table).join(", ")}` }],
+      });
+    }
+    if (action === "status" || action === "stats") {
+      if (!hasInstance(m)) throw apiError("NOT_FOUND", "The machine does not exist or its build failed");
+      if (action === "status") return out({ completed: true, state: m.state, status: m.state });
+      return out({ ...(await driverOf(drivers, m).stats(m)), state: m.state });
+    }
+    const target = table[action];
+    const { job, outcome } = await acceptAndLaunch(customerId, serviceId, kind, async (locked) => {
+      assertControllable(locked, "power");
+      return { action, target };
     });
+    if (outcome?.ok) return out({ completed: true, job_id: job.id, state: target, status: "succeeded" });
+    return pending(job);
   }
 
   return {
@@ -137,8 +171,8 @@ export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceI
             hostname: m.hostname,
             primaryIp: j.primary_ip,
             location: m.location,
-            instanceState: m.has_instance ? m.state : "",
-            hasInstance: m.has_instance,
+            instanceState: hasInstance(m) ? m.state : "",
+            hasInstance: hasInstance(m),
             json: JSON.stringify(j),
           };
         }),
@@ -152,8 +186,7 @@ export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceI
 
     async reinstall(req) {
       const customerId = callerIds(req.caller);
-      return sql.begin(async (tx) => {
-        const m = await ownMachine(tx, customerId, req.serviceId, req.kind, true);
+      const { job } = await acceptAndLaunch(customerId, req.serviceId, req.kind, async (m, tx) => {
         assertControllable(m, "reinstall");
         if (!m.os_images.includes(req.imageId)) {
           throw apiError("BAD_REQUEST", `image_id "${req.imageId}" is not one of this machine's OS images`, {
@@ -165,34 +198,28 @@ export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceI
           });
         }
         await tx`update machines set state = 'creating', os = ${req.imageId} where service_id = ${m.service_id}`;
-        const jobId = await startJob(tx, m, "reinstall", "running", sim.reinstallMs);
-        return out({
-          completed: false,
-          job_id: jobId,
-          pending: true,
-          message: "Reinstall started; the disk is being erased",
-        });
+        return { action: "reinstall", target: "running" };
       });
+      return pending(job, { message: "Reinstall started; the disk is being erased" });
     },
 
     async resetPassword(req) {
       const customerId = callerIds(req.caller);
-      return sql.begin(async (tx) => {
-        const m = await ownMachine(tx, customerId, req.serviceId, req.kind, true);
+      let rebuild = false;
+      const { job } = await acceptAndLaunch(customerId, req.serviceId, req.kind, async (m, tx) => {
         assertControllable(m, "password");
         if (m.kind === "dedicated") {
           // Platform-provisioned servers are rebuilt with a generated password.
-          const generated = randomBytes(12).toString("base64url");
+          rebuild = true;
           await tx`update machines set state = 'creating' where service_id = ${m.service_id}`;
-          const jobId = await startJob(tx, m, "reinstall", "running", sim.reinstallMs);
-          return out({ completed: false, job_id: jobId, pending: true, password: generated });
+          return { action: "reinstall", target: "running" };
         }
         if (m.state !== "running")
           throw apiError("CONFLICT", "The machine must be running to reset its password");
         await tx`update machines set root_password_set_at = clock_timestamp() where service_id = ${m.service_id}`;
-        const jobId = await startJob(tx, m, "password", m.state, sim.actionMs);
-        return out({ completed: false, job_id: jobId, pending: true });
+        return { action: "password", target: m.state };
       });
+      return pending(job, rebuild ? { password: randomBytes(12).toString("base64url") } : {});
     },
 
     async getMachineInfo(req) {
@@ -207,38 +234,42 @@ export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceI
           });
         }
         case "stats":
-          if (!m.has_instance) throw apiError("NOT_FOUND", "The machine does not exist or its build failed");
-          return out(statsOf(m));
+          if (!hasInstance(m)) throw apiError("NOT_FOUND", "The machine does not exist or its build failed");
+          return out({ ...(await driverOf(drivers, m).stats(m)), state: m.state });
         case "os-images":
           return out({ images: m.os_images.map((id) => ({ id, name: id })) });
         case "actions":
           return out({
             backend: m.provider,
             kind: m.kind,
-            actions: m.has_instance
+            actions: hasInstance(m)
               ? [...DISPATCH, ...Object.keys(POWER[m.kind] ?? {})].filter((a, i, all) => all.indexOf(a) === i)
               : [],
             capabilities: capabilitiesOf(m),
           });
         case "power-status":
           return out({
-            state: m.has_instance ? m.state : "absent",
+            state: hasInstance(m) ? m.state : "absent",
             power: m.state === "running" ? "on" : "off",
           });
         case "provision-status": {
-          const [job] = await sql<{ action: string; status: string; progress: number }[]>`
-            select action, status, progress from jobs where service_id = ${m.service_id} and action in ('build', 'reinstall')
-            order by started_at desc limit 1`;
+          const [job] = await sql.unsafe<{ action: string; status: string; progress: number }[]>(
+            `select action, status, ${PROGRESS_SQL} as progress from jobs
+             where service_id = $1 and action in ('build', 'reinstall') order by started_at desc limit 1`,
+            [m.service_id],
+          );
           return out({ state: m.state, job: job ?? null });
         }
         case "traffic":
-          return out({ period: new Date().toISOString().slice(0, 7), ...statsOf(m).network });
+          return out({
+            period: new Date().toISOString().slice(0, 7),
+            ...(await driverOf(drivers, m).stats(m)).network,
+          });
         case "game":
           if (m.kind !== "game") throw apiError("BAD_REQUEST", "This is not a game service");
           return out({
             state: m.state,
-            game: "minecraft",
-            players: { online: 0, max: 20 },
+            ...(await driverOf(drivers, m).game(m)),
             address: `${(await ipsOf(sql, m.service_id))[0]?.address ?? ""}:25565`,
           });
         default:
@@ -249,31 +280,13 @@ export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceI
     async getJob(req) {
       const customerId = callerIds(req.caller);
       if (!isUuid(req.jobId)) throw badRequest("id", "id is not a valid identifier");
-      const [j] = await sql<
-        {
-          id: string;
-          service_id: string;
-          action: string;
-          status: string;
-          progress: number;
-          error_code: string | null;
-          error_message: string | null;
-          started_at: Date;
-          finished_at: Date | null;
-        }[]
-      >`select * from jobs where id = ${req.jobId} and customer_id = ${customerId}
-          and (finished_at is null or finished_at > now() - interval '30 days')`;
-      if (!j) throw notFound("Job");
-      return out({
-        id: j.id,
-        action: j.action,
-        resource: { type: "service", id: j.service_id },
-        status: j.status,
-        progress: j.progress,
-        started_at: j.started_at.toISOString(),
-        finished_at: j.finished_at?.toISOString() ?? null,
-        error: j.error_code ? { code: j.error_code, message: j.error_message } : null,
-      });
+      const job = await jobRecords.get(customerId, req.jobId);
+      if (!job) throw notFound("Job");
+      return { job };
+    },
+
+    async listJobs(req) {
+      return jobRecords.list(callerIds(req.caller), req);
     },
 
     async listSshKeys(req) {
@@ -325,45 +338,48 @@ export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceI
         throw badRequest("service_id", "service_id and customer_id must be UUIDs");
       const state = req.state || "running";
       const built = state === "running" || state === "stopped" || state === "paused";
-      await sql.begin(async (tx) => {
-        await tx`insert into machines (service_id, customer_id, kind, hostname, state, has_instance, vcpus, memory_mb, disk_gb, os,
-                                       disabled_controls, fail_build, controller_fails)
-          values (${req.serviceId}, ${req.customerId}, ${req.kind || "vps"}, ${req.hostname || `host-${req.serviceId.slice(-8)}`},
-                  ${state}, ${built}, ${req.vcpus || 1}, ${req.memoryMb || 1024}, ${req.diskGb || 20}, ${built ? "ubuntu-24.04" : ""},
-                  ${req.disabledControls ? req.disabledControls.split(",").map((s) => s.trim()) : []}, ${req.failBuild},
-                  ${req.controllerFails})
+      const provider = defaultProvider;
+      const job = await sql.begin(async (tx) => {
+        await tx`insert into machines (service_id, customer_id, kind, provider, hostname, state, has_instance, vcpus, memory_mb,
+                                       disk_gb, os, disabled_controls, driver_state)
+          values (${req.serviceId}, ${req.customerId}, ${req.kind || "vps"}, ${provider},
+                  ${req.hostname || `host-${req.serviceId.slice(-8)}`}, ${state}, ${built}, ${req.vcpus || 1},
+                  ${req.memoryMb || 1024}, ${req.diskGb || 20}, ${state === "error" ? "" : "ubuntu-24.04"},
+                  ${req.disabledControls ? req.disabledControls.split(",").map((s) => s.trim()) : []},
+                  ${driverState(provider, req)}::text::jsonb)
           on conflict (service_id) do update set state = excluded.state, has_instance = excluded.has_instance,
-            disabled_controls = excluded.disabled_controls, fail_build = excluded.fail_build,
-            controller_fails = excluded.controller_fails`;
+            disabled_controls = excluded.disabled_controls, driver_state = excluded.driver_state`;
         if (built) {
           for (const ip of addressesFor(req.serviceId)) {
             await tx`insert into ip_addresses (service_id, address, version, prefix_length, purpose)
               values (${req.serviceId}, ${ip.address}, ${ip.version}, ${ip.prefix_length}, ${ip.purpose}) on conflict do nothing`;
           }
         }
-        if (state === "creating")
-          await startJob(
-            tx,
-            { service_id: req.serviceId, customer_id: req.customerId },
-            "build",
-            "running",
-            sim.buildMs,
-          );
+        return state === "creating"
+          ? jobs.accept(
+              tx,
+              { service_id: req.serviceId, customer_id: req.customerId, provider },
+              "build",
+              "running",
+            )
+          : undefined;
       });
-      const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${req.serviceId}`;
+      if (job) await jobs.launch(job, await machineRow(req.serviceId));
+      const m = await machineRow(req.serviceId);
       return out(machineJson(m, await ipsOf(sql, m.service_id)));
     },
 
     async provision(req) {
       if (!isUuid(req.serviceId) || !isUuid(req.customerId))
         throw badRequest("service_id", "service_id and customer_id must be UUIDs");
-      return sql.begin(async (tx) => {
+      const provider = defaultProvider;
+      const accepted = await sql.begin(async (tx) => {
         const inserted = await tx`
-          insert into machines (service_id, customer_id, kind, hostname, location, state, has_instance, vcpus, memory_mb, disk_gb, os,
-                                fail_build)
-          values (${req.serviceId}, ${req.customerId}, ${req.kind || "vps"}, ${req.hostname}, ${req.location || "fra1"}, 'creating', false,
-                  ${req.vcpus || 1}, ${req.memoryMb || 1024}, ${req.diskGb || 20}, ${req.osImageId || "ubuntu-24.04"},
-                  ${/(^|[.-])fail([.-]|$)/.test(req.hostname)})
+          insert into machines (service_id, customer_id, kind, provider, hostname, location, state, has_instance, vcpus,
+                                memory_mb, disk_gb, os, driver_state)
+          values (${req.serviceId}, ${req.customerId}, ${req.kind || "vps"}, ${provider}, ${req.hostname},
+                  ${req.location || "fra1"}, 'creating', false, ${req.vcpus || 1}, ${req.memoryMb || 1024},
+                  ${req.diskGb || 20}, ${req.osImageId || "ubuntu-24.04"}, ${driverState(provider, req)}::text::jsonb)
           on conflict (service_id) do nothing returning service_id`;
         if (inserted.length === 0) {
           const [job] = await tx<
@@ -371,15 +387,18 @@ export function createHandlers(sql: Sql, sim: SimulatorConfig): Partial<ServiceI
           >`select id from jobs where service_id = ${req.serviceId} and action = 'build' limit 1`;
           return { jobId: job?.id ?? "" };
         }
-        const jobId = await startJob(
+        const job = await jobs.accept(
           tx,
-          { service_id: req.serviceId, customer_id: req.customerId },
+          { service_id: req.serviceId, customer_id: req.customerId, provider },
           "build",
           "running",
-          sim.buildMs,
         );
-        return { jobId };
+        return { jobId: job.id, job };
       });
+      // A build the provider refuses at once is recorded failed (machine.provisioning_failed); billing
+      // learns of it from that event like any other failed build, so Provision itself succeeds.
+      if (accepted.job) await jobs.launch(accepted.job, await machineRow(req.serviceId));
+      return { jobId: accepted.jobId };
     },
   };
 }

@@ -26,8 +26,7 @@ const machine = (over: Partial<MachineRow> = {}): MachineRow => ({
   rescue_mode: false,
   os_images: ["debian-12"],
   disabled_controls: [],
-  fail_build: false,
-  controller_fails: false,
+  driver_state: {},
   service_status: "active",
   created_at: new Date(0),
   ...over,
@@ -74,6 +73,11 @@ describe("rule order for a control", () => {
 });
 
 describe("machine record", () => {
+  it("shows an instance in state creating while the first build runs", () => {
+    const building = machineJson(machine({ has_instance: false, state: "creating" }), []);
+    assert.equal(building.instance?.state, "creating");
+  });
+
   it("has no instance when not built, and a stable IPv4 primary address from a documentation range", () => {
     const a = addressesFor(machine().service_id);
     assert.deepEqual(a, addressesFor(machine().service_id));
@@ -90,6 +94,11 @@ describe("machine record", () => {
       "vcpus",
     ]);
     assert.equal("instance" in machineJson(machine({ has_instance: false, state: "error" }), []), false);
+    assert.equal(
+      "instance" in machineJson(machine({ has_instance: false, state: "stopped" }), []),
+      false,
+      "destroyed (terminated)",
+    );
     assert.equal(machineJson(machine(), []).primary_ip, "");
   });
 });

@@ -17,8 +17,8 @@ export interface MachineRow {
   rescue_mode: boolean;
   os_images: string[];
   disabled_controls: string[];
-  fail_build: boolean;
-  controller_fails: boolean;
+  /** The provider driver's own state; compute stores it and never reads it. */
+  driver_state: Record<string, unknown>;
   service_status: string;
   created_at: Date;
 }
@@ -61,7 +61,14 @@ export const instanceJson = (m: MachineRow) => ({
   rescue_mode: m.rescue_mode,
 });
 
-/** The machine part of the VPS record. `instance` is absent when not built or the build failed. */
+/**
+ * Whether the record shows an instance: once a build has started (`creating`) and until it fails
+ * or the machine is destroyed. The spec: absent when the machine has not been built or the build
+ * failed; instance.state is creating while it is being built.
+ */
+export const hasInstance = (m: MachineRow) => m.has_instance || m.state === "creating";
+
+/** The machine part of the VPS record. */
 export function machineJson(m: MachineRow, ips: IpRow[]) {
   const primary = ips.find((i) => i.version === 4) ?? ips[0];
   return {
@@ -74,7 +81,7 @@ export function machineJson(m: MachineRow, ips: IpRow[]) {
       prefix_length: i.prefix_length,
       purpose: i.purpose,
     })),
-    ...(m.has_instance ? { instance: instanceJson(m) } : {}),
+    ...(hasInstance(m) ? { instance: instanceJson(m) } : {}),
     capabilities: capabilitiesOf(m),
   };
 }
@@ -102,10 +109,21 @@ export function assertControllable(m: MachineRow, control: (typeof CONTROLS)[num
   if (m.service_status === "suspended" || m.service_status === "terminated") {
     throw apiError("FORBIDDEN", `The service is ${m.service_status}`);
   }
-  if (!m.has_instance && m.state !== "creating") {
-    throw apiError("NOT_FOUND", "The machine does not exist or its build failed");
+  if (!hasInstance(m)) throw apiError("NOT_FOUND", "The machine does not exist or its build failed");
+  if (m.state === "creating") {
+    // A machine built before is being rebuilt (reinstall, snapshot revert or backup restore).
+    throw apiError(
+      "CONFLICT",
+      m.has_instance
+        ? "The machine is being rebuilt (reinstall, snapshot revert or backup restore); try again when its job has finished"
+        : "The machine is still being built",
+    );
   }
-  if (m.state === "creating") throw apiError("CONFLICT", "The machine is still being built");
+  assertCapability(m, control);
+}
+
+/** A control switched off for the plan: refused before the provider is asked, reads included. */
+export function assertCapability(m: MachineRow, control: (typeof CONTROLS)[number]) {
   if (!capabilitiesOf(m)[control]) {
     throw apiError("ACTION_NOT_ALLOWED", `The ${control} control is not available for this plan`);
   }

@@ -14,12 +14,14 @@ import {
   runMain,
   serveRpc,
   startOutboxRelay,
+  startRetention,
 } from "@hb/platform";
 import { z } from "zod";
 import { createCopies } from "./copies.ts";
 import { createHandlers } from "./handlers.ts";
+import { createJobs } from "./jobs.ts";
 import { startServiceEventConsumer } from "./service-events.ts";
-import { startJobPurge, startSimulator } from "./simulator.ts";
+import { createSimulatorDriver } from "./simulator.ts";
 
 const log = createLogger("compute");
 
@@ -35,23 +37,40 @@ runMain(log, async () => {
   await migrate(sql, "compute", path.join(import.meta.dirname, "db/migrations"), log);
   const nc = await connectNats(cfg.NATS_URL, "compute");
   await ensureStreams(nc, cfg.HB_NS);
-  const sim = { buildMs: cfg.SIM_BUILD_MS, actionMs: cfg.SIM_ACTION_MS, reinstallMs: cfg.SIM_REINSTALL_MS };
+  // Provider drivers by the machines.provider name they serve (docs/providers.md).
+  const drivers = {
+    simulator: createSimulatorDriver({
+      buildMs: cfg.SIM_BUILD_MS,
+      actionMs: cfg.SIM_ACTION_MS,
+      reinstallMs: cfg.SIM_REINSTALL_MS,
+    }),
+  };
+  const jobs = createJobs(sql, cfg.HB_NS, drivers);
+  const deps = { jobs, drivers, defaultProvider: "simulator" };
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.COMPUTE_ADDR),
-    [bind(ComputeService, { ...createHandlers(sql, sim), ...createCopies(sql, sim) })],
+    [bind(ComputeService, { ...createHandlers(sql, deps), ...createCopies(sql, deps) })],
     log,
   );
   const relay = startOutboxRelay(sql, nc, log);
-  const simulator = startSimulator(sql, cfg.HB_NS, log);
+  const jobLoop = jobs.startLoop(log);
   const events = await startServiceEventConsumer(sql, nc, cfg.HB_NS, log);
-  const purge = startJobPurge(sql, log);
+  // Finished jobs answer GET /jobs/{id} for 30 days; event ids need keeping no longer either.
+  const retention = startRetention(
+    sql,
+    [
+      { table: "jobs", column: "finished_at" },
+      { table: "processed_events", column: "processed_at" },
+    ],
+    log,
+  );
   log.info("compute listening", { port: server.port, transport: cfg.RPC_TRANSPORT });
 
   onShutdown(log, [
     ["rpc", () => server.close()],
-    ["simulator", () => simulator.stop()],
-    ["job-purge", () => purge.stop()],
+    ["job-loop", () => jobLoop.stop()],
+    ["retention", () => retention.stop()],
     ["service-events", () => events.stop()],
     ["outbox", () => relay.stop()],
     ["nats", () => nc.drain()],

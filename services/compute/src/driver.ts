@@ -1,0 +1,90 @@
+import type { AdminCreateMachineRequest, ProvisionRequest } from "@hb/contracts/compute/v1/compute_pb";
+import type { IpRow, MachineRow } from "./machines.ts";
+
+/** A job as a driver sees it. `claim` identifies the worker that may record its outcome. */
+export interface JobRow {
+  id: string;
+  service_id: string;
+  customer_id: string;
+  action: string;
+  target_state: string;
+  copy_id: string | null;
+  claim: string;
+}
+
+/** What a provider reports for a job; compute applies it to the machine, the job and the outbox. */
+export type JobOutcome =
+  | {
+      ok: true;
+      /** the instance.state to record */
+      state?: string;
+      /** the machine was (re)built */
+      built?: boolean;
+      /** its addresses, recorded on a (re)build */
+      addresses?: IpRow[];
+    }
+  | {
+      ok: false;
+      code: string;
+      message: string;
+      /** the instance is gone (failed build or rebuild) */
+      destroyed?: boolean;
+    };
+
+/** Figures for GET /vps/{id}/stats and the traffic view; compute adds the instance state. */
+export interface MachineStats {
+  cpu: { vcpus: number; usage_percent: number };
+  memory: { total_mb: number; used_mb: number };
+  disk: { total_gb: number; used_gb: number };
+  network: { rx_bytes: number; tx_bytes: number };
+}
+
+/** The game-server part of GET /services/{id}/game; compute adds state and address. */
+export interface GameDetail {
+  game: string;
+  players: { online: number; max: number };
+}
+
+/** The driver's own per-machine state (machines.driver_state); compute stores it and never reads it. */
+export type DriverState = Record<string, unknown>;
+
+/** The request that creates a machine, handed to the driver as received. */
+export type NewMachineRequest = ProvisionRequest | AdminCreateMachineRequest;
+
+/**
+ * One provider backend; the machine row's `provider` column picks it. Compute never calls a driver
+ * with a transaction open: it accepts a job (short transaction), calls the driver, and records the
+ * outcome (short transaction). See docs/providers.md.
+ */
+export interface ProviderDriver {
+  readonly name: string;
+  /**
+   * Its state for a machine about to be created from this request. Synchronous and computed from
+   * the request alone: it runs inside the transaction that inserts the machine, so it must not
+   * reach the provider (the build's `start` does that).
+   */
+  initialState(req: NewMachineRequest): DriverState;
+  /** How long after accepting a job to first ask `run` about it. */
+  firstCheckMs(action: string): number;
+  /**
+   * Starts the provider's task for a job just accepted. Answers the outcome when the provider
+   * settles it at once (a refusal fails the job and the call with 424 PROVIDER_ERROR), or
+   * undefined while the task runs on.
+   */
+  start(job: JobRow, m: MachineRow): Promise<JobOutcome | undefined>;
+  /**
+   * Checks on a due job: its outcome, or undefined while the provider's task is still running (asked
+   * again a second later). Must also cope with a job whose `start` never ran (a crash in between).
+   */
+  run(job: JobRow, m: MachineRow): Promise<JobOutcome | undefined>;
+  stats(m: MachineRow): Promise<MachineStats>;
+  game(m: MachineRow): Promise<GameDetail>;
+}
+
+export type Drivers = Record<string, ProviderDriver>;
+
+export const noDriver = (provider: string): JobOutcome => ({
+  ok: false,
+  code: "PROVIDER_ERROR",
+  message: `No driver for provider ${provider}`,
+});

@@ -1,0 +1,239 @@
+/**
+ * The job machinery with an injected provider driver, against the real PostgreSQL in a schema of
+ * its own (the running compute service never sees these machines or jobs).
+ */
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import {
+  AdminCreateMachineRequestSchema,
+  DescribeMachinesRequestSchema,
+  ManageCopiesRequestSchema,
+  ProvisionRequestSchema,
+  ReinstallRequestSchema,
+  ResetPasswordRequestSchema,
+  RunActionRequestSchema,
+} from "@hb/contracts/compute/v1/compute_pb";
+import { CallerSchema } from "@hb/contracts/platform/v1/error_pb";
+import { connectDb, createLogger, migrate, type Sql } from "@hb/platform";
+import postgres from "postgres";
+import { createCopies } from "./copies.ts";
+import type { JobRow, ProviderDriver } from "./driver.ts";
+import { createHandlers } from "./handlers.ts";
+import { createJobs } from "./jobs.ts";
+import { addressesFor, type MachineRow } from "./machines.ts";
+
+const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const schema = `compute_jobs_test_${process.pid}_${Date.now().toString(36)}`;
+const ctx = {} as HandlerContext;
+
+/** Row locks or an open transaction on the compute pool seen while the driver runs. */
+const violations: string[] = [];
+const calls: string[] = [];
+let observer: Sql;
+
+async function checkNothingHeld(phase: string, job: JobRow) {
+  calls.push(`${phase} ${job.action}`);
+  const open = await observer`select count(*)::int as n from pg_stat_activity
+    where application_name = ${schema} and state like 'idle in transaction%'`;
+  if (open[0].n > 0) violations.push(`${phase} ${job.action}: a transaction is open`);
+  try {
+    await observer.begin(async (tx) => {
+      await tx.unsafe(`select 1 from "${schema}".machines where service_id = $1 for update nowait`, [
+        job.service_id,
+      ]);
+      await tx.unsafe(`select 1 from "${schema}".jobs where id = $1 for update nowait`, [job.id]);
+    });
+  } catch (err) {
+    violations.push(`${phase} ${job.action}: ${(err as Error).message}`);
+  }
+}
+
+/** A provider with none of the simulator's habits: every job it is given succeeds. */
+const probe: ProviderDriver = {
+  name: "probe",
+  initialState: () => ({ vm: "none yet" }),
+  firstCheckMs: () => 0,
+  async start(job) {
+    await checkNothingHeld("start", job);
+    return undefined;
+  },
+  async run(job, m: MachineRow) {
+    await checkNothingHeld("run", job);
+    if (job.action === "build" || job.action === "reinstall")
+      return { ok: true, state: "running", built: true, addresses: addressesFor(m.service_id) };
+    return { ok: true, state: job.target_state };
+  },
+  stats: async (m) => ({
+    cpu: { vcpus: m.vcpus, usage_percent: 0 },
+    memory: { total_mb: m.memory_mb, used_mb: 0 },
+    disk: { total_gb: m.disk_gb, used_gb: 0 },
+    network: { rx_bytes: 0, tx_bytes: 0 },
+  }),
+  game: async () => ({ game: "none", players: { online: 0, max: 0 } }),
+};
+
+describe("jobs with a provider driver other than the simulator", () => {
+  let sql: Sql;
+  let jobs: ReturnType<typeof createJobs>;
+  let compute: ReturnType<typeof createHandlers> & ReturnType<typeof createCopies>;
+  const customerId = randomUUID();
+  const caller = create(CallerSchema, { customerId });
+
+  /** Runs the job loop until no job is left running. */
+  async function drain() {
+    for (let i = 0; i < 20; i++) {
+      await jobs.tick();
+      const [{ n }] = await sql<
+        { n: number }[]
+      >`select count(*)::int as n from jobs where status = 'running'`;
+      if (n === 0) return;
+    }
+    assert.fail("jobs still running after 20 passes");
+  }
+
+  before(async () => {
+    sql = connectDb(url, schema, 4);
+    observer = postgres(url, { max: 1, onnotice: () => {} });
+    await migrate(
+      sql,
+      schema,
+      new URL("./db/migrations", import.meta.url).pathname,
+      createLogger("test", "error"),
+    );
+    const drivers = { probe };
+    jobs = createJobs(sql, "jobs-test", drivers);
+    const deps = { jobs, drivers, defaultProvider: "probe" };
+    compute = { ...createHandlers(sql, deps), ...createCopies(sql, deps) };
+  });
+  after(async () => {
+    await sql?.unsafe(`drop schema if exists "${schema}" cascade`);
+    await sql?.end({ timeout: 5 });
+    await observer?.end({ timeout: 5 });
+  });
+
+  it("builds a host named fail-over-1: the simulator's failure hooks are not compute's", async () => {
+    const serviceId = randomUUID();
+    await compute.provision!(
+      create(ProvisionRequestSchema, { serviceId, customerId, kind: "vps", hostname: "fail-over-1" }),
+      ctx,
+    );
+    await drain();
+    const { machines = [] } = await compute.describeMachines!(
+      create(DescribeMachinesRequestSchema, { caller, serviceIds: [serviceId] }),
+      ctx,
+    );
+    assert.equal(machines[0].instanceState, "running");
+    assert.equal(machines[0].provider, "probe");
+    const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${serviceId}`;
+    assert.deepEqual(m.driver_state, { vm: "none yet" });
+    const columns = await sql<{ column_name: string }[]>`select column_name from information_schema.columns
+      where table_schema = ${schema} and table_name = 'machines'`;
+    assert.deepEqual(
+      columns.map((c) => c.column_name).filter((c) => /fail/.test(c)),
+      [],
+      "no column of the machines table is about the simulator's failures",
+    );
+  });
+
+  it("calls the driver with no transaction open and no lock on the machine or the job, at every call site", async () => {
+    violations.length = 0;
+    calls.length = 0;
+    const vps = randomUUID();
+    const dedicated = randomUUID();
+    await compute.provision!(
+      create(ProvisionRequestSchema, { serviceId: vps, customerId, kind: "vps", hostname: "a" }),
+      ctx,
+    );
+    await compute.adminCreateMachine!(
+      create(AdminCreateMachineRequestSchema, {
+        serviceId: dedicated,
+        customerId,
+        kind: "dedicated",
+        state: "creating",
+      }),
+      ctx,
+    );
+    await drain();
+    const steps: [string, () => unknown][] = [
+      [
+        "power",
+        () =>
+          compute.runAction!(
+            create(RunActionRequestSchema, { caller, serviceId: vps, action: "stop", surface: "power" }),
+            ctx,
+          ),
+      ],
+      [
+        "reinstall",
+        () =>
+          compute.reinstall!(
+            create(ReinstallRequestSchema, { caller, serviceId: vps, kind: "vps", imageId: "debian-12" }),
+            ctx,
+          ),
+      ],
+      [
+        "password",
+        () =>
+          compute.resetPassword!(
+            create(ResetPasswordRequestSchema, {
+              caller,
+              serviceId: vps,
+              kind: "vps",
+              password: "correct horse",
+            }),
+            ctx,
+          ),
+      ],
+      [
+        "dedicated password",
+        () =>
+          compute.resetPassword!(
+            create(ResetPasswordRequestSchema, { caller, serviceId: dedicated, kind: "dedicated" }),
+            ctx,
+          ),
+      ],
+      [
+        "snapshot",
+        () =>
+          compute.manageCopies!(
+            create(ManageCopiesRequestSchema, {
+              caller,
+              serviceId: vps,
+              kind: "vps",
+              collection: "snapshot",
+              op: "create",
+            }),
+            ctx,
+          ),
+      ],
+    ];
+    for (const [label, step] of steps) {
+      await step();
+      await drain();
+      assert.ok(calls.length > 0, label);
+    }
+    const [snapshot] = await sql<{ id: string }[]>`select id from copies where service_id = ${vps}`;
+    await compute.manageCopies!(
+      create(ManageCopiesRequestSchema, {
+        caller,
+        serviceId: vps,
+        kind: "vps",
+        collection: "snapshot",
+        op: "revert",
+        copyId: snapshot.id,
+      }),
+      ctx,
+    );
+    await drain();
+    for (const action of ["build", "stop", "reinstall", "password", "snapshot_create", "snapshot_revert"]) {
+      assert.ok(calls.includes(`start ${action}`), `start ${action} in ${calls.join(", ")}`);
+      assert.ok(calls.includes(`run ${action}`), `run ${action}`);
+    }
+    assert.deepEqual(violations, []);
+    const [v] = await sql<MachineRow[]>`select * from machines where service_id = ${vps}`;
+    assert.equal(v.state, "running", "the revert brought the machine back up");
+  });
+});

@@ -1,0 +1,190 @@
+import { type Logger, newId, type Sql, type TxSql, writeOutbox } from "@hb/platform";
+import { type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
+import { ipsOf, type MachineRow } from "./machines.ts";
+
+/** How long a claimed job is left to its worker before another may take it over (a crash). */
+const LEASE_SECONDS = 30;
+/** How soon a job the provider is still working on is asked about again. */
+const RECHECK_MS = 1000;
+
+const JOB_COLUMNS = "id, service_id, customer_id, action, target_state, copy_id, claim";
+
+/**
+ * Jobs: every accepted action is one. Each step that touches the provider follows the same three
+ * phases so that no row lock is held while a provider is called: accept or claim the job (short
+ * transaction, the job leased to this worker), call the driver (no transaction), record the
+ * outcome (short transaction, only while the lease is still ours).
+ */
+export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
+  /** Records an accepted action, leased to the caller, who hands it to `launch` after committing. */
+  async function accept(
+    tx: TxSql,
+    m: Pick<MachineRow, "service_id" | "customer_id" | "provider">,
+    action: string,
+    targetState: string,
+    copyId: string | null = null,
+  ): Promise<JobRow> {
+    const firstCheckMs = drivers[m.provider]?.firstCheckMs(action) ?? 0;
+    const [job] = await tx.unsafe<JobRow[]>(
+      `insert into jobs (id, service_id, customer_id, action, target_state, copy_id, claim, started_at,
+                         lease_until, due_at, expected_at)
+       select $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::uuid, $7::uuid, clock.t, clock.t + make_interval(secs => $8),
+              clock.t + make_interval(secs => $9), clock.t + make_interval(secs => $9)
+       from (select clock_timestamp() as t) clock
+       returning ${JOB_COLUMNS}`,
+      [
+        newId(),
+        m.service_id,
+        m.customer_id,
+        action,
+        targetState,
+        copyId,
+        newId(),
+        LEASE_SECONDS,
+        firstCheckMs / 1000,
+      ],
+    );
+    return job;
+  }
+
+  /**
+   * Asks the machine's driver to start an accepted job (call after the accepting transaction has
+   * committed) and records what it answers at once. Returns that outcome, or undefined while the
+   * job runs on (the loop asks the driver again when it is due).
+   */
+  async function launch(job: JobRow, m: MachineRow): Promise<JobOutcome | undefined> {
+    const driver = drivers[m.provider];
+    const outcome = driver ? await driver.start(job, m) : noDriver(m.provider);
+    await record(job, outcome, "due");
+    return outcome;
+  }
+
+  /**
+   * Applies an outcome if the job is still running and leased to this worker. Without an outcome
+   * the lease is given up: "due" leaves the job to its due time, "recheck" asks again shortly.
+   */
+  async function record(job: JobRow, outcome: JobOutcome | undefined, next: "due" | "recheck") {
+    await sql.begin(async (tx) => {
+      const [held] = await tx`select id from jobs
+        where id = ${job.id} and claim = ${job.claim} and status = 'running' for update`;
+      if (!held) return;
+      if (!outcome) {
+        if (next === "recheck")
+          await tx`update jobs set claim = null, lease_until = null,
+            due_at = clock_timestamp() + make_interval(secs => ${RECHECK_MS / 1000}) where id = ${job.id}`;
+        else await tx`update jobs set claim = null, lease_until = null where id = ${job.id}`;
+        return;
+      }
+      const [m] = await tx<
+        MachineRow[]
+      >`select * from machines where service_id = ${job.service_id} for update`;
+      if (!m) {
+        await tx`update jobs set status = 'failed', progress = 100, finished_at = clock_timestamp(), claim = null,
+          lease_until = null, error_code = 'NOT_FOUND', error_message = 'The machine no longer exists'
+          where id = ${job.id}`;
+        return;
+      }
+      await apply(tx, job, m, outcome);
+    });
+  }
+
+  async function apply(tx: TxSql, job: JobRow, m: MachineRow, outcome: JobOutcome) {
+    if (!outcome.ok) {
+      if (outcome.destroyed)
+        await tx`update machines set state = 'error', has_instance = false where service_id = ${m.service_id}`;
+      await tx`update jobs set status = 'failed', progress = 100, finished_at = clock_timestamp(), claim = null,
+        lease_until = null, error_code = ${outcome.code}, error_message = ${outcome.message} where id = ${job.id}`;
+      if (job.action === "build") await machineEvent(tx, m, false, outcome.message);
+      return;
+    }
+    if (outcome.built) {
+      for (const ip of outcome.addresses ?? []) {
+        await tx`insert into ip_addresses (service_id, address, version, prefix_length, purpose)
+          values (${m.service_id}, ${ip.address}, ${ip.version}, ${ip.prefix_length}, ${ip.purpose}) on conflict do nothing`;
+      }
+      await tx`update machines set has_instance = true where service_id = ${m.service_id}`;
+    }
+    // Creating a copy leaves the machine as it was; reverting or restoring brings it back up.
+    if (job.copy_id) await tx`update copies set status = 'available' where id = ${job.copy_id}`;
+    if (outcome.state)
+      await tx`update machines set state = ${outcome.state} where service_id = ${m.service_id}`;
+    if (job.action === "build") await machineEvent(tx, m, true, "");
+    await tx`update jobs set status = 'succeeded', progress = 100, finished_at = clock_timestamp(), claim = null,
+      lease_until = null where id = ${job.id}`;
+  }
+
+  async function machineEvent(tx: TxSql, m: MachineRow, success: boolean, error: string) {
+    const ips = success ? await ipsOf(tx, m.service_id) : [];
+    await writeOutbox(tx, ns, {
+      type: success ? "machine.provisioned" : "machine.provisioning_failed",
+      payload: {
+        case: "machine",
+        value: {
+          serviceId: m.service_id,
+          customerId: m.customer_id,
+          success,
+          serverIp: (ips.find((i) => i.version === 4) ?? ips[0])?.address ?? "",
+          hostname: m.hostname,
+          error,
+        },
+      },
+    });
+  }
+
+  /** Leases up to 50 due jobs to this worker in one statement; the row locks end with it. */
+  async function claimDue(): Promise<JobRow[]> {
+    const claim = newId();
+    const rows = await sql.unsafe<(JobRow & { due_at: Date })[]>(
+      `with due as (
+         select id, due_at from jobs
+         where status = 'running' and due_at <= clock_timestamp()
+           and (lease_until is null or lease_until < clock_timestamp())
+         order by due_at limit 50 for update skip locked)
+       update jobs j set claim = $1, lease_until = clock_timestamp() + make_interval(secs => $2)
+       from due where j.id = due.id
+       returning ${JOB_COLUMNS.split(", ")
+         .map((c) => `j.${c}`)
+         .join(", ")}, due.due_at`,
+      [claim, LEASE_SECONDS],
+    );
+    return rows.sort((a, b) => a.due_at.getTime() - b.due_at.getTime());
+  }
+
+  /** One pass of the loop: claim, then for each job call its driver and record the answer. */
+  async function tick() {
+    for (const job of await claimDue()) {
+      const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${job.service_id}`;
+      const driver = m ? drivers[m.provider] : undefined;
+      const outcome = driver ? await driver.run(job, m) : noDriver(m?.provider ?? "(no machine)");
+      await record(job, outcome, "recheck");
+    }
+  }
+
+  /**
+   * The job loop: finishes due jobs through each machine's provider driver. State lives in the
+   * database, so a restart resumes where it stopped and several replicas can run it.
+   */
+  function startLoop(log: Logger, tickMs = 100) {
+    let stopped = false;
+    const loop = (async () => {
+      while (!stopped) {
+        try {
+          await tick();
+        } catch (err) {
+          log.warn("job loop tick failed", { err });
+        }
+        await new Promise((r) => setTimeout(r, tickMs));
+      }
+    })();
+    return {
+      stop: async () => {
+        stopped = true;
+        await loop;
+      },
+    };
+  }
+
+  return { accept, launch, tick, startLoop };
+}
+
+export type Jobs = ReturnType<typeof createJobs>;
