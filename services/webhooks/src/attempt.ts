@@ -1,9 +1,10 @@
 import type { LookupAddress } from "node:dns";
-import { lookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import ipaddr from "ipaddr.js";
-import { isBlockedAddress } from "./address-policy.ts";
+import { bareHost, isLocalName, isPublicAddress } from "./address-policy.ts";
+import { destinationOf } from "./allowed-destinations.ts";
+import { type Resolve, resolveAll } from "./endpoint.ts";
 
 export const USER_AGENT = "Service-Reseller-Webhook/1.0";
 
@@ -13,16 +14,20 @@ export interface AttemptResult {
   error?: string;
 }
 
+const BLOCKED = "Host resolves to a private, loopback or reserved address (blocked)";
+
 /**
- * Resolves the host now, refuses it if any address is not public, and connects to the address
- * that was checked (the request's `lookup` returns it), so a name cannot swap to a private
- * address between the check and the connection. Redirects are never followed.
+ * Resolves the host now, refuses it if any address is not public (unless the URL's exact
+ * `host:port` is on the operator's allowed list), and connects to the address that was checked
+ * (the request's `lookup` returns it), so a name cannot swap to a private address between the
+ * check and the connection. The URL was checked when saved; this repeats the whole check, since
+ * names move and the allowed list may have lost the entry since. Redirects are never followed.
  */
 export async function attemptDelivery(
   url: string,
   body: string,
   headers: Record<string, string>,
-  opts: { timeoutMs: number; allowLoopback: boolean },
+  opts: { timeoutMs: number; allowed: ReadonlySet<string>; resolve?: Resolve },
 ): Promise<AttemptResult> {
   let target: URL;
   try {
@@ -30,19 +35,20 @@ export async function attemptDelivery(
   } catch {
     return { ok: false, error: "Invalid webhook URL" };
   }
-  const host = target.hostname.replace(/^\[|\]$/g, "");
+  const allowed = opts.allowed.has(destinationOf(target));
+  const host = bareHost(target.hostname);
   let addresses: LookupAddress[];
   if (ipaddr.isValid(host)) addresses = [{ address: host, family: host.includes(":") ? 6 : 4 }];
   else {
+    if (!allowed && isLocalName(host)) return { ok: false, error: BLOCKED };
     try {
-      addresses = await lookup(host, { all: true, verbatim: true });
+      addresses = await (opts.resolve ?? resolveAll)(host);
     } catch {
       return { ok: false, error: "Host could not be resolved" };
     }
   }
-  if (addresses.length === 0 || addresses.some((a) => isBlockedAddress(a.address, opts.allowLoopback))) {
-    return { ok: false, error: "Host resolves to a private, loopback or reserved address (blocked)" };
-  }
+  if (addresses.length === 0) return { ok: false, error: "Host could not be resolved" };
+  if (!allowed && addresses.some((a) => !isPublicAddress(a.address))) return { ok: false, error: BLOCKED };
   const pinned = addresses[0];
   const client = target.protocol === "https:" ? https : http;
   return new Promise<AttemptResult>((resolve) => {

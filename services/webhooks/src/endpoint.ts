@@ -1,14 +1,27 @@
+import type { LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
 import { badRequest } from "@hb/platform";
 import ipaddr from "ipaddr.js";
-import { isBlockedAddress } from "./address-policy.ts";
+import { bareHost, isLocalName, isPublicAddress } from "./address-policy.ts";
+import { destinationOf } from "./allowed-destinations.ts";
+
+/** Every address a name resolves to now (the real resolver unless a test passes its own). */
+export type Resolve = (host: string) => Promise<LookupAddress[]>;
+export const resolveAll: Resolve = (host) => lookup(host, { all: true, verbatim: true });
 
 /**
- * Checks a webhook URL when it is saved: explicit http(s) scheme, a host, and no loopback or
- * private address (literal, or what the name resolves to now). A name that does not resolve yet
- * is accepted: it is resolved again, and checked, at every delivery.
+ * Checks a webhook URL when it is saved: explicit http(s) scheme, a host, no credentials, and a
+ * public destination: a public address, or a name that is not local by its spelling and resolves
+ * now only to public addresses. A name that does not resolve yet is accepted: it is resolved
+ * again, and checked, at every delivery. A destination on the operator's allowed list passes as
+ * it is. Returns the URL as it is stored (WHATWG-serialised, so every spelling of an IPv4 host,
+ * such as `2130706433` or `0x7f.1`, is already its dotted form here).
  */
-export async function checkWebhookUrl(raw: string, allowLoopback: boolean): Promise<string> {
+export async function checkWebhookUrl(
+  raw: string,
+  allowed: ReadonlySet<string>,
+  resolve: Resolve = resolveAll,
+): Promise<string> {
   const text = raw.trim();
   let url: URL;
   try {
@@ -24,9 +37,11 @@ export async function checkWebhookUrl(raw: string, allowLoopback: boolean): Prom
   }
   if (url.username || url.password) throw badRequest("webhookUrl", "webhookUrl must not carry credentials");
   if (text.length > 2000) throw badRequest("webhookUrl", "webhookUrl must be at most 2000 characters");
-  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (allowed.has(destinationOf(url))) return url.toString();
+
+  const host = bareHost(url.hostname);
   if (ipaddr.isValid(host)) {
-    if (isBlockedAddress(host, allowLoopback)) {
+    if (!isPublicAddress(host)) {
       throw badRequest(
         "webhookUrl",
         "webhookUrl must point to a public host, not a loopback, private or reserved address",
@@ -34,13 +49,9 @@ export async function checkWebhookUrl(raw: string, allowLoopback: boolean): Prom
     }
     return url.toString();
   }
-  if (!/\./.test(host) || /(^|\.)localhost$/i.test(host) || /\.(local|internal|localdomain)$/i.test(host)) {
-    if (!(allowLoopback && /(^|\.)localhost$/i.test(host))) {
-      throw badRequest("webhookUrl", "webhookUrl must point to a public host name");
-    }
-  }
-  const addresses = await lookup(host, { all: true, verbatim: true }).catch(() => []);
-  if (addresses.some((a) => isBlockedAddress(a.address, allowLoopback))) {
+  if (isLocalName(host)) throw badRequest("webhookUrl", "webhookUrl must point to a public host name");
+  const addresses = await resolve(host).catch(() => []);
+  if (addresses.some((a) => !isPublicAddress(a.address))) {
     throw badRequest("webhookUrl", "webhookUrl resolves to a loopback, private or reserved address");
   }
   return url.toString();

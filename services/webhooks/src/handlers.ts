@@ -2,6 +2,7 @@ import type { Client, ServiceImpl } from "@connectrpc/connect";
 import type { AuthService } from "@hb/contracts/auth/v1/auth_pb";
 import type { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
 import { apiError, badRequest, isUuid, type Logger, newId, type Sql } from "@hb/platform";
+import { parseDestination } from "./allowed-destinations.ts";
 import { checkWebhookUrl } from "./endpoint.ts";
 import { type PassOptions, runPass } from "./pass.ts";
 
@@ -9,6 +10,30 @@ const requirePartner = (id: string) => {
   if (!isUuid(id)) throw badRequest("partner_id", "partner_id is not a valid identifier");
   return id;
 };
+
+/** At most this many allowed destinations: they are development exceptions, not a directory. */
+const MAX_ALLOWED_DESTINATIONS = 100;
+
+interface SettingsRow {
+  max_attempts: number;
+  base_delay_seconds: number;
+  allowed_destinations: string[];
+}
+
+const settingsOut = (s: SettingsRow) => ({
+  settings: {
+    maxAttempts: s.max_attempts,
+    baseDelaySeconds: s.base_delay_seconds,
+    allowedDestinations: s.allowed_destinations,
+  },
+});
+
+const destinations = (field: string, entries: string[]) =>
+  entries.map((e) => {
+    const d = parseDestination(e);
+    if (!d) throw badRequest(field, `${e.slice(0, 200)} is not host:port (IPv6 in brackets, port 1-65535)`);
+    return d;
+  });
 
 interface DeliveryRow {
   id: string;
@@ -36,7 +61,10 @@ export function createHandlers(
         await sql`delete from partner_webhooks where partner_id = ${partnerId}`;
         return { url: "" };
       }
-      const url = await checkWebhookUrl(req.url, opts.allowLoopback);
+      const [{ allowed_destinations }] = await sql<
+        { allowed_destinations: string[] }[]
+      >`select allowed_destinations from programme_settings`;
+      const url = await checkWebhookUrl(req.url, new Set(allowed_destinations));
       await sql`insert into partner_webhooks (partner_id, url) values (${partnerId}, ${url})
         on conflict (partner_id) do update set url = excluded.url, updated_at = clock_timestamp()`;
       return { url };
@@ -85,10 +113,8 @@ export function createHandlers(
     },
 
     async getProgrammeSettings() {
-      const [s] = await sql<
-        { max_attempts: number; base_delay_seconds: number }[]
-      >`select * from programme_settings`;
-      return { settings: { maxAttempts: s.max_attempts, baseDelaySeconds: s.base_delay_seconds } };
+      const [s] = await sql<SettingsRow[]>`select * from programme_settings`;
+      return settingsOut(s);
     },
 
     async updateProgrammeSettings(req) {
@@ -98,12 +124,30 @@ export function createHandlers(
       if (req.baseDelaySeconds !== undefined && (req.baseDelaySeconds < 10 || req.baseDelaySeconds > 3600)) {
         throw badRequest("base_delay_seconds", "Base Retry Delay must be an integer from 10 to 3600 seconds");
       }
-      const [s] = await sql<{ max_attempts: number; base_delay_seconds: number }[]>`
+      const add = destinations("add_allowed_destinations", req.addAllowedDestinations);
+      const remove = destinations("remove_allowed_destinations", req.removeAllowedDestinations);
+      // One statement on the one row: concurrent changes (tests registering their receivers)
+      // queue on its lock and each applies to the other's result.
+      const [s] = await sql<SettingsRow[]>`
         update programme_settings set
           max_attempts = coalesce(${req.maxAttempts ?? null}::int, max_attempts),
-          base_delay_seconds = coalesce(${req.baseDelaySeconds ?? null}::int, base_delay_seconds)
-        returning *`;
-      return { settings: { maxAttempts: s.max_attempts, baseDelaySeconds: s.base_delay_seconds } };
+          base_delay_seconds = coalesce(${req.baseDelaySeconds ?? null}::int, base_delay_seconds),
+          allowed_destinations = array(
+            select distinct d collate "C"
+            from unnest(case when ${req.clearAllowedDestinations}::boolean then '{}'::text[] else allowed_destinations end
+                        || ${add}::text[]) as d
+            where d <> all(${remove}::text[])
+            order by 1)
+        returning *`.catch((err: { constraint_name?: string }) => {
+        if (err.constraint_name === "allowed_destinations_bounded") {
+          throw badRequest(
+            "add_allowed_destinations",
+            `At most ${MAX_ALLOWED_DESTINATIONS} allowed destinations`,
+          );
+        }
+        throw err;
+      });
+      return settingsOut(s);
     },
 
     async runPass() {

@@ -15,6 +15,7 @@ import {
   rpcClient,
   runMain,
   serveRpc,
+  startRetention,
 } from "@hb/platform";
 import { z } from "zod";
 import { startEventsConsumer } from "./events-consumer.ts";
@@ -30,8 +31,6 @@ runMain(log, async () => {
     WEBHOOK_PASS_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000),
     /** Success means a 2xx within this deadline. */
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
-    /** Tests only: lets deliveries reach a receiver on loopback. Off by default. */
-    WEBHOOK_ALLOW_LOOPBACK: z.enum(["true", "false"]).default("false"),
     WEBHOOK_PASS_BATCH: z.coerce.number().int().min(1).default(5000),
     WEBHOOK_PER_PARTNER: z.coerce.number().int().min(1).default(100),
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(64),
@@ -43,7 +42,6 @@ runMain(log, async () => {
   const auth = rpcClient(cfg.RPC_TRANSPORT, AuthService, cfg.AUTH_ADDR, { timeoutMs: cfg.RPC_TIMEOUT_MS });
   const opts = {
     timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
-    allowLoopback: cfg.WEBHOOK_ALLOW_LOOPBACK === "true",
     perPartner: cfg.WEBHOOK_PER_PARTNER,
     batch: cfg.WEBHOOK_PASS_BATCH,
     concurrency: cfg.WEBHOOK_CONCURRENCY,
@@ -56,11 +54,15 @@ runMain(log, async () => {
   );
   const consumer = await startEventsConsumer(sql, nc, cfg.HB_NS, log);
   const pass = startPassLoop(sql, auth.client, log, cfg.WEBHOOK_PASS_INTERVAL_MS, opts);
+  // Delivery records are kept 30 days. Events need no table of their own: a delivery's unique
+  // event id is what makes a redelivered event a no-op.
+  const retention = startRetention(sql, [{ table: "deliveries", column: "created_at" }], log);
   log.info("webhooks listening", { port: server.port, transport: cfg.RPC_TRANSPORT });
 
   onShutdown(log, [
     ["rpc", () => server.close()],
     ["pass", () => pass.stop()],
+    ["retention", () => retention.stop()],
     ["events", () => consumer.stop()],
     ["nats", () => nc.drain()],
     ["auth-client", () => auth.close()],

@@ -6,7 +6,6 @@ import { backoffSeconds } from "./backoff.ts";
 
 export interface PassOptions {
   timeoutMs: number;
-  allowLoopback: boolean;
   perPartner: number;
   batch: number;
   concurrency: number;
@@ -61,8 +60,9 @@ export async function runPass(
     byPartner.set(d.partner_id, [...(byPartner.get(d.partner_id) ?? []), d]);
   }
   const [settings] = await sql<
-    { max_attempts: number; base_delay_seconds: number }[]
+    { max_attempts: number; base_delay_seconds: number; allowed_destinations: string[] }[]
   >`select * from programme_settings`;
+  const allowed = new Set(settings.allowed_destinations);
   const urls = new Map(
     (
       await sql<
@@ -132,7 +132,7 @@ export async function runPass(
             "X-Webhook-Timestamp": timestamp,
             "X-Webhook-Signature": signBody(partner.signingSecret, body),
           },
-          { timeoutMs: opts.timeoutMs, allowLoopback: opts.allowLoopback },
+          { timeoutMs: opts.timeoutMs, allowed },
         );
       }
       if (result.ok) {
@@ -172,7 +172,7 @@ export async function runPass(
   return { claimed: claimed.length, done };
 }
 
-/** Runs a pass every interval (once a minute by default) and purges records older than 30 days hourly. */
+/** Runs a pass every interval (once a minute by default). */
 export function startPassLoop(
   sql: Sql,
   auth: Client<typeof AuthService>,
@@ -181,7 +181,6 @@ export function startPassLoop(
   opts: PassOptions,
 ) {
   let stopped = false;
-  let lastPurge = 0;
   const loop = (async () => {
     const inFlight = new Set<Promise<number>>();
     while (!stopped) {
@@ -191,10 +190,6 @@ export function startPassLoop(
         const { done } = await runPass(sql, auth, log, opts);
         inFlight.add(done);
         void done.finally(() => inFlight.delete(done));
-        if (Date.now() - lastPurge > 3600_000) {
-          lastPurge = Date.now();
-          await sql`delete from deliveries where created_at < now() - interval '30 days'`;
-        }
       } catch (err) {
         log.warn("delivery pass failed", { err });
       }
