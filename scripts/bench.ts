@@ -254,7 +254,7 @@ async function main() {
     async (stack, env) => {
       webhookReport = await webhookBench(stack, env);
     },
-    { WEBHOOK_PASS_INTERVAL_MS: "1000", WEBHOOK_ALLOW_LOOPBACK: "true", LOG_LEVEL: "error" },
+    { WEBHOOK_PASS_INTERVAL_MS: "1000", LOG_LEVEL: "error" },
   );
 
   await withStack("connect", async (stack, env) => {
@@ -520,6 +520,7 @@ async function webhookBench(_stack: Stack, env: Record<string, string>): Promise
   const port = (receiver.address() as { port: number }).port;
   const auth = rpcClient("grpc-js", AuthService, env.AUTH_ADDR, { timeoutMs: 10_000 });
   const webhooks = rpcClient("grpc-js", WebhooksService, env.WEBHOOKS_ADDR, { timeoutMs: 10_000 });
+  await webhooks.client.updateProgrammeSettings({ addAllowedDestinations: [`127.0.0.1:${port}`] });
   const partners: string[] = [];
   for (let i = 0; i <= PARTNERS; i++) {
     const { customer } = await auth.client.createCustomer({

@@ -12,6 +12,9 @@ const env: Record<string, string> = {
   NATS_URL: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
   HB_NS: process.env.HB_NS ?? "hb",
   PORT: process.env.PORT ?? "8080",
+  // Development only: `npm run admin -- clock advance` may move billing's clock forward (due dates,
+  // end-of-term cancellations, hourly charges). Deployments never set it.
+  BILLING_CLOCK_CONTROL: process.env.BILLING_CLOCK_CONTROL ?? "true",
 };
 env.PUBLIC_URL = process.env.PUBLIC_URL ?? `http://localhost:${env.PORT}`;
 const defaults: Record<string, string> = {
@@ -41,15 +44,27 @@ async function main() {
   const stack = await startStack({ env, output: "inherit", gatewayPort: Number(env.PORT) });
   const demo = await seedDemo();
   const full = demo.keys[0];
+  const revoked = demo.revokedKeys.length
+    ? ` Revoked the earlier demo keys (they no longer work):\n${demo.revokedKeys.map((k) => `   ${k.label.padEnd(26)} ${k.display}`).join("\n")}\n`
+    : "";
   process.stdout.write(`
 ================================================================================
  The platform is running: gateway ${env.PUBLIC_URL}/api/v1
- Demo keys (shown once; a restart issues new ones):
+ Demo account:
+   customer id                ${demo.customerId}
+   owner person id            ${demo.ownerPersonId}
+   team member person id      ${demo.memberPersonId}
+ Demo keys (shown once; each start and each \`npm run admin -- seed\` revokes the demo keys
+ issued before and prints new ones; keys you create yourself are left alone):
 ${demo.keys.map((k) => `   ${k.label.padEnd(26)} ${k.key}`).join("\n")}
-
+${revoked}
  Try:
    export API_KEY=${full.key}
    curl -s -H "Authorization: Bearer $API_KEY" ${env.PUBLIC_URL}/api/v1/
+
+ Admin command (npm run admin -- --help lists all):
+   npm run admin -- key create --person ${demo.ownerPersonId} --label ci --scopes services,orders
+   npm run admin -- partner create --customer ${demo.customerId} --status active
 
  Reference: ${env.PUBLIC_URL}/api/v1/docs   Stop: Ctrl-C
 ================================================================================

@@ -29,10 +29,10 @@ process.env.SIM_ACTION_MS ??= "200";
 process.env.SIM_REINSTALL_MS ??= "300";
 process.env.PROVISIONER_INTERVAL_MS ??= "100";
 process.env.HOURLY_CHARGE_INTERVAL_MS ??= "200";
-// Webhooks: a fast pass, a short deadline, and a receiver on loopback (off outside tests).
+// Webhooks: a fast pass and a short deadline. Tests register their receivers' 127.0.0.1:<port>
+// as allowed destinations of the programme settings before they save a URL.
 process.env.WEBHOOK_PASS_INTERVAL_MS ??= "300";
 process.env.WEBHOOK_TIMEOUT_MS ??= "1500";
-process.env.WEBHOOK_ALLOW_LOOPBACK ??= "true";
 
 const { env, gatewayPort } = await stackEnv({ databaseUrl: base.toString(), ns });
 const stack = await startStack({ env, output: "pipe", gatewayPort });

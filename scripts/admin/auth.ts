@@ -1,100 +1,246 @@
 import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
-import { type CommandGroup, client, int, list, need, onOff, opt } from "./common.ts";
+import { ALL_PERMISSIONS, SCOPES, STAFF_PERMISSIONS } from "@hb/platform";
+import { type ArgSpec, type CommandGroup, client, command, list } from "./common.ts";
 
 const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
 
+const customerArg: ArgSpec = { name: "customerId", help: "the customer's id", field: "customer_id" };
+const personArg: ArgSpec = { name: "personId", help: "the person's id", field: "person_id" };
+const keyArg: ArgSpec = { name: "keyId", help: "the key's id", field: "key_id" };
+// Help texts list the values the services accept, from the same constants.
+const scopesHelp = `comma-separated, of ${SCOPES.filter((s) => s !== "read").join(",")}; read is always included (account: reseller partners only)`;
+const permissionsHelp = `comma-separated, of ${ALL_PERMISSIONS.join(",")}`;
+const email = { type: "string", value: "E", required: true, help: "e-mail address" } as const;
+const name = { type: "string", value: "N", required: true, help: "full name" } as const;
+const keyOwner = {
+  type: "string",
+  value: "ID",
+  required: true,
+  help: "the person who holds the key (a person id, e.g. the owner person id printed by npm start)",
+} as const;
+
 export const authCommands: CommandGroup = {
-  usage: [
-    "customer create --name N --email E [--company C] [--country CC] [--currency EUR]",
-    "customer get <customerId>",
-    "customer list [--email E]",
-    "customer suspend <customerId> | customer activate <customerId>",
-    "person create --customer ID --name N --email E [--permissions view_services,manage_services,...]",
-    "person get <personId>",
-    "person permissions <personId> --set p1,p2   (empty --set '' removes all)",
-    "key create --person ID --label L [--scopes services,orders,billing,destructive] [--allowlist 'ip, cidr'] [--expires YYYY-MM-DD]",
-    "key edit <keyId> --person ID [--label L] [--allowlist '...'] [--expires YYYY-MM-DD|'']",
-    "key revoke <keyId> --person ID",
-    "key list --person ID",
-    "key log --person ID [--key ID] [--limit N]",
-    "staff create --name N --email E [--permissions view_clients,edit_clients]",
-    "staff keys --staff ID --customer ID",
-    "staff log --staff ID --customer ID [--key ID]",
-    "staff revoke --staff ID --key ID",
-    "settings get",
-    "settings set [--customer-api on|off] [--hourly-limit N] [--key-limit N] [--inventory on|off] [--vps on|off]",
-  ],
+  title: "Accounts, people, keys and company settings",
   commands: {
-    "customer create": (_p, f) =>
-      auth().createCustomer({
-        name: need(f, "name"),
-        email: need(f, "email"),
-        company: opt(f, "company") ?? "",
-        country: opt(f, "country") ?? "",
-        currency: opt(f, "currency") ?? "EUR",
-      }),
-    "customer get": ([id]) => auth().getCustomer({ customerId: id ?? "" }),
-    "customer list": (_p, f) => auth().listCustomers({ email: opt(f, "email") ?? "" }),
-    "customer suspend": ([id]) => auth().setCustomerStatus({ customerId: id ?? "", status: "suspended" }),
-    "customer activate": ([id]) => auth().setCustomerStatus({ customerId: id ?? "", status: "active" }),
-    "person create": (_p, f) =>
-      auth().createPerson({
-        customerId: need(f, "customer"),
-        name: need(f, "name"),
-        email: need(f, "email"),
-        permissions: list(opt(f, "permissions")),
-      }),
-    "person get": ([id]) => auth().getPerson({ personId: id ?? "" }),
-    "person permissions": ([id], f) =>
-      auth().setPermissions({ personId: id ?? "", permissions: list(opt(f, "set")) }),
-    "key create": (_p, f) =>
-      auth().createKey({
-        personId: need(f, "person"),
-        label: need(f, "label"),
-        scopes: list(opt(f, "scopes")),
-        ipAllowlist: opt(f, "allowlist") ?? "",
-        expiresOn: opt(f, "expires") ?? "",
-      }),
-    "key edit": ([id], f) =>
-      auth().updateKey({
-        personId: need(f, "person"),
-        keyId: id ?? "",
-        label: opt(f, "label"),
-        ipAllowlist: opt(f, "allowlist"),
-        expiresOn: opt(f, "expires"),
-      }),
-    "key revoke": ([id], f) => auth().revokeKey({ personId: need(f, "person"), keyId: id ?? "" }),
-    "key list": (_p, f) => auth().listKeys({ personId: need(f, "person") }),
-    "key log": (_p, f) =>
-      auth().listRequestLog({
-        personId: need(f, "person"),
-        keyId: opt(f, "key") ?? "",
-        limit: int(opt(f, "limit"), "limit") ?? 100,
-      }),
-    "staff create": (_p, f) =>
-      auth().createStaff({
-        name: need(f, "name"),
-        email: need(f, "email"),
-        permissions: list(opt(f, "permissions")),
-      }),
-    "staff keys": (_p, f) =>
-      auth().staffListKeys({ staffId: need(f, "staff"), customerId: need(f, "customer") }),
-    "staff log": (_p, f) =>
-      auth().staffListRequestLog({
-        staffId: need(f, "staff"),
-        customerId: need(f, "customer"),
-        keyId: opt(f, "key") ?? "",
-        limit: int(opt(f, "limit"), "limit") ?? 100,
-      }),
-    "staff revoke": (_p, f) => auth().staffRevokeKey({ staffId: need(f, "staff"), keyId: need(f, "key") }),
-    "settings get": () => auth().getSettings({}),
-    "settings set": (_p, f) =>
-      auth().updateSettings({
-        customerApiEnabled: onOff(opt(f, "customer-api"), "customer-api"),
-        hourlyRequestLimit: int(opt(f, "hourly-limit"), "hourly-limit"),
-        activeKeyLimit: int(opt(f, "key-limit"), "key-limit"),
-        inventoryModule: onOff(opt(f, "inventory"), "inventory"),
-        vpsModule: onOff(opt(f, "vps"), "vps"),
-      }),
+    "customer create": command({
+      summary: "Creates a customer and its owner (one customer per e-mail address)",
+      flags: {
+        name,
+        email,
+        company: { type: "string", value: "C", help: "company name" },
+        country: { type: "string", value: "CC", help: "two-letter country code" },
+        currency: { type: "string", value: "EUR", help: "account currency (ISO code; default EUR)" },
+      },
+      run: (_a, f) =>
+        auth().createCustomer({
+          name: f.name,
+          email: f.email,
+          company: f.company ?? "",
+          country: f.country ?? "",
+          currency: f.currency ?? "EUR",
+        }),
+    }),
+    "customer get": command({
+      summary: "Shows a customer and its people",
+      args: [customerArg],
+      run: ([id]) => auth().getCustomer({ customerId: id }),
+    }),
+    "customer list": command({
+      summary: "Lists customers (at most 1000)",
+      flags: { email: { type: "string", value: "E", help: "only the customer with this address" } },
+      run: (_a, f) => auth().listCustomers({ email: f.email ?? "" }),
+    }),
+    "customer suspend": command({
+      summary: "Suspends a customer: its keys stop working",
+      args: [customerArg],
+      run: ([id]) => auth().setCustomerStatus({ customerId: id, status: "suspended" }),
+    }),
+    "customer activate": command({
+      summary: "Lifts a customer's suspension",
+      args: [customerArg],
+      run: ([id]) => auth().setCustomerStatus({ customerId: id, status: "active" }),
+    }),
+    "person create": command({
+      summary: "Adds a team member to a customer",
+      flags: {
+        customer: { type: "string", value: "ID", required: true, help: "the customer's id" },
+        name,
+        email,
+        permissions: {
+          type: "string",
+          value: "LIST",
+          help: permissionsHelp,
+        },
+      },
+      run: (_a, f) =>
+        auth().createPerson({
+          customerId: f.customer,
+          name: f.name,
+          email: f.email,
+          permissions: list(f.permissions),
+        }),
+    }),
+    "person get": command({
+      summary: "Shows a person and their customer",
+      args: [personArg],
+      run: ([id]) => auth().getPerson({ personId: id }),
+    }),
+    "person permissions": command({
+      summary: "Replaces a team member's permissions",
+      args: [personArg],
+      flags: {
+        set: {
+          type: "string",
+          value: "LIST",
+          required: true,
+          allowEmpty: true,
+          field: "permissions",
+          help: `${permissionsHelp}; '' removes all`,
+        },
+      },
+      run: ([id], f) => auth().setPermissions({ personId: id, permissions: list(f.set) }),
+    }),
+    "key create": command({
+      summary: "Issues an API key and prints its secret once",
+      flags: {
+        person: keyOwner,
+        label: { type: "string", value: "L", required: true, help: "a name for the key" },
+        scopes: {
+          type: "string",
+          value: "LIST",
+          help: scopesHelp,
+        },
+        allowlist: {
+          type: "string",
+          value: "'IP, CIDR'",
+          field: "ip_allowlist",
+          help: "addresses the key may be used from (default: any)",
+        },
+        expires: { type: "string", value: "YYYY-MM-DD", field: "expires_on", help: "last day the key works" },
+      },
+      run: (_a, f) =>
+        auth().createKey({
+          personId: f.person,
+          label: f.label,
+          scopes: list(f.scopes),
+          ipAllowlist: f.allowlist ?? "",
+          expiresOn: f.expires ?? "",
+        }),
+    }),
+    "key edit": command({
+      summary: "Changes a key's label, allowlist or expiry",
+      args: [keyArg],
+      flags: {
+        person: keyOwner,
+        label: { type: "string", value: "L", help: "a new name" },
+        allowlist: {
+          type: "string",
+          value: "'IP, CIDR'",
+          field: "ip_allowlist",
+          help: "'' allows any address",
+        },
+        expires: { type: "string", value: "YYYY-MM-DD", field: "expires_on", help: "'' never expires" },
+      },
+      run: ([id], f) =>
+        auth().updateKey({
+          personId: f.person,
+          keyId: id,
+          label: f.label,
+          ipAllowlist: f.allowlist,
+          expiresOn: f.expires,
+        }),
+    }),
+    "key revoke": command({
+      summary: "Revokes a key at once",
+      args: [keyArg],
+      flags: { person: keyOwner },
+      run: ([id], f) => auth().revokeKey({ personId: f.person, keyId: id }),
+    }),
+    "key list": command({
+      summary: "Lists a person's keys",
+      flags: { person: keyOwner },
+      run: (_a, f) => auth().listKeys({ personId: f.person }),
+    }),
+    "key log": command({
+      summary: "Shows the request log of a person's keys",
+      flags: {
+        person: keyOwner,
+        key: { type: "string", value: "ID", help: "only this key" },
+        limit: { type: "int", help: "at most this many entries (default 100)" },
+      },
+      run: (_a, f) =>
+        auth().listRequestLog({ personId: f.person, keyId: f.key ?? "", limit: f.limit ?? 100 }),
+    }),
+    "staff create": command({
+      summary: "Creates a staff member (or updates the one with that address)",
+      flags: {
+        name,
+        email,
+        permissions: {
+          type: "string",
+          value: "LIST",
+          help: `comma-separated, of ${STAFF_PERMISSIONS.join(",")}`,
+        },
+      },
+      run: (_a, f) => auth().createStaff({ name: f.name, email: f.email, permissions: list(f.permissions) }),
+    }),
+    "staff keys": command({
+      summary: "A staff member's view of a customer's keys",
+      flags: {
+        staff: { type: "string", value: "ID", required: true, help: "the staff member's id" },
+        customer: { type: "string", value: "ID", required: true, help: "the customer's id" },
+      },
+      run: (_a, f) => auth().staffListKeys({ staffId: f.staff, customerId: f.customer }),
+    }),
+    "staff log": command({
+      summary: "A staff member's view of a customer's request log",
+      flags: {
+        staff: { type: "string", value: "ID", required: true, help: "the staff member's id" },
+        customer: { type: "string", value: "ID", required: true, help: "the customer's id" },
+        key: { type: "string", value: "ID", help: "only this key" },
+        limit: { type: "int", help: "at most this many entries (default 100)" },
+      },
+      run: (_a, f) =>
+        auth().staffListRequestLog({
+          staffId: f.staff,
+          customerId: f.customer,
+          keyId: f.key ?? "",
+          limit: f.limit ?? 100,
+        }),
+    }),
+    "staff revoke": command({
+      summary: "A staff member revokes a customer's key",
+      flags: {
+        staff: { type: "string", value: "ID", required: true, help: "the staff member's id" },
+        key: { type: "string", value: "ID", required: true, help: "the key's id" },
+      },
+      run: (_a, f) => auth().staffRevokeKey({ staffId: f.staff, keyId: f.key }),
+    }),
+    "settings get": command({
+      summary: "Shows the company-wide API settings",
+      run: () => auth().getSettings({}),
+    }),
+    "settings set": command({
+      summary: "Changes the company-wide API settings (only the flags given)",
+      flags: {
+        "customer-api": {
+          type: "on-off",
+          field: "customer_api_enabled",
+          help: "the customer API as a whole",
+        },
+        "hourly-limit": { type: "int", field: "hourly_request_limit", help: "requests per key per hour" },
+        "key-limit": { type: "int", field: "active_key_limit", help: "active keys per person" },
+        inventory: { type: "on-off", field: "inventory_module", help: "the inventory module" },
+        vps: { type: "on-off", field: "vps_module", help: "the VPS module" },
+      },
+      run: (_a, f) =>
+        auth().updateSettings({
+          customerApiEnabled: f["customer-api"],
+          hourlyRequestLimit: f["hourly-limit"],
+          activeKeyLimit: f["key-limit"],
+          inventoryModule: f.inventory,
+          vpsModule: f.vps,
+        }),
+    }),
   },
 };

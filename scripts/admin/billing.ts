@@ -1,7 +1,9 @@
+import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
-import { type CommandGroup, client, list, need, opt } from "./common.ts";
+import { type ArgSpec, type CommandGroup, client, command, list, UsageError } from "./common.ts";
 
 const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
+const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
 const parsed = (r: { json: string } | undefined) => (r ? JSON.parse(r.json) : null);
 
 function prices(text: string): Record<string, string> {
@@ -14,94 +16,161 @@ function prices(text: string): Record<string, string> {
   );
 }
 
+const serviceArg: ArgSpec = { name: "serviceId", help: "the service's id", field: "service_id" };
+const reason = { reason: { type: "string", value: "R", help: "shown to the customer" } } as const;
+const serviceState = (action: "suspend" | "unsuspend" | "terminate", summary: string) =>
+  command({
+    summary,
+    args: [serviceArg],
+    flags: reason,
+    run: ([id], f) => billing().adminSetServiceState({ serviceId: id, action, reason: f.reason ?? "" }),
+  });
+
 export const billingCommands: CommandGroup = {
-  usage: [
-    "credit add --person ID --customer ID --amount 100 [--currency EUR] [--description D]   (negative removes)",
-    "product create --name N --kind vps|dedicated|game --prices monthly=10,annually=100 [--vcpus 2 --memory 2048 --disk 40 --location fra1 --os ubuntu-24.04,debian-12 --currency EUR] [--min-credit 10]   (hourly=0.02 in --prices for an hourly product)",
-    "product list",
-    "service create --customer ID [--product ID] [--kind vps] [--hostname H] [--status active] [--provision]",
-    "service suspend|unsuspend|terminate <serviceId> [--reason R]",
-    "invoice create --service ID [--amount 10] [--kind invoice|proforma] [--description D]",
-  ],
+  title: "Billing: credit, catalogue, services, documents, clock",
   commands: {
-    "credit add": async (_p, f) =>
-      billing().adminAdjustCredit({
-        personId: need(f, "person"),
-        customerId: need(f, "customer"),
-        amount: need(f, "amount"),
-        currency: opt(f, "currency") ?? "EUR",
-        description: opt(f, "description") ?? "",
-      }),
-    "product create": async (_p, f) =>
-      parsed(
-        (
-          await billing().adminCreateProduct({
-            name: need(f, "name"),
-            kind: opt(f, "kind") ?? "vps",
-            prices: prices(need(f, "prices")),
-            vcpus: Number(opt(f, "vcpus") ?? 0),
-            memoryMb: Number(opt(f, "memory") ?? 0),
-            diskGb: Number(opt(f, "disk") ?? 0),
-            location: opt(f, "location") ?? "",
-            osImages: list(opt(f, "os")),
-            currency: opt(f, "currency") ?? "EUR",
-            minCredit: opt(f, "min-credit") ?? "",
-          })
-        ).product,
-      ),
-    "product list": async () => parsed((await billing().listProducts({})).result),
-    "service create": async (_p, f) =>
-      billing().adminCreateService({
-        customerId: need(f, "customer"),
-        productId: opt(f, "product") ?? "",
-        kind: opt(f, "kind") ?? "vps",
-        hostname: opt(f, "hostname") ?? "",
-        name: opt(f, "name") ?? "",
-        status: opt(f, "status") ?? "",
-        provision: f.provision === true || f.provision === "true",
-        osImageId: opt(f, "os") ?? "",
-      }),
-    "service suspend": ([id], f) =>
-      billing().adminSetServiceState({
-        serviceId: id ?? "",
-        action: "suspend",
-        reason: opt(f, "reason") ?? "",
-      }),
-    "service unsuspend": ([id], f) =>
-      billing().adminSetServiceState({
-        serviceId: id ?? "",
-        action: "unsuspend",
-        reason: opt(f, "reason") ?? "",
-      }),
-    "service terminate": ([id], f) =>
-      billing().adminSetServiceState({
-        serviceId: id ?? "",
-        action: "terminate",
-        reason: opt(f, "reason") ?? "",
-      }),
-    "invoice create": async (_p, f) =>
-      parsed(
-        (
-          await billing().adminCreateInvoice({
-            serviceId: need(f, "service"),
-            amount: opt(f, "amount") ?? "",
-            kind: opt(f, "kind") ?? "invoice",
-            description: opt(f, "description") ?? "",
-          })
-        ).document,
-      ),
+    "credit add": command({
+      summary: "Adds credit to an account, in its own currency (negative removes)",
+      flags: {
+        person: { type: "string", value: "ID", required: true, help: "the person credited (e.g. the owner)" },
+        customer: { type: "string", value: "ID", required: true, help: "the customer's id" },
+        amount: {
+          type: "string",
+          value: "100",
+          required: true,
+          help: "decimal; write --amount=-5 to remove",
+        },
+        description: { type: "string", value: "D", help: "shown on the account" },
+      },
+      run: async (_a, f) => {
+        // Credit is always in the account's own currency.
+        const { customer } = await auth().getCustomer({ customerId: f.customer });
+        return billing().adminAdjustCredit({
+          personId: f.person,
+          customerId: f.customer,
+          amount: f.amount,
+          currency: customer?.currency ?? "",
+          description: f.description ?? "",
+        });
+      },
+    }),
+    "product create": command({
+      summary: "Adds a product to the catalogue (hourly=0.02 in --prices for an hourly product)",
+      flags: {
+        name: { type: "string", value: "N", required: true, help: "product name" },
+        kind: { type: "string", value: "vps|dedicated|game", help: "default vps" },
+        prices: { type: "string", value: "monthly=10,annually=100", required: true, help: "price per cycle" },
+        vcpus: { type: "int", help: "virtual CPUs" },
+        memory: { type: "int", value: "MB", field: "memory_mb", help: "memory in MB" },
+        disk: { type: "int", value: "GB", field: "disk_gb", help: "disk in GB" },
+        location: { type: "string", value: "fra1", help: "data centre" },
+        os: { type: "string", value: "LIST", field: "os_images", help: "e.g. ubuntu-24.04,debian-12" },
+        currency: { type: "string", value: "EUR", help: "default EUR" },
+        "min-credit": { type: "string", value: "10", help: "credit an hourly order needs" },
+      },
+      run: async (_a, f) =>
+        parsed(
+          (
+            await billing().adminCreateProduct({
+              name: f.name,
+              kind: f.kind ?? "vps",
+              prices: prices(f.prices),
+              vcpus: f.vcpus ?? 0,
+              memoryMb: f.memory ?? 0,
+              diskGb: f.disk ?? 0,
+              location: f.location ?? "",
+              osImages: list(f.os),
+              currency: f.currency ?? "EUR",
+              minCredit: f["min-credit"] ?? "",
+            })
+          ).product,
+        ),
+    }),
+    "product option": command({
+      summary: "Adds an option (add-on) to a product",
+      flags: {
+        product: { type: "string", value: "ID", required: true, help: "the product's id" },
+        name: { type: "string", value: "N", required: true, help: "option name" },
+        monthly: { type: "string", value: "2.50", field: "recurring_price", help: "recurring price" },
+        "one-time": { type: "string", value: "10", field: "one_time_price", help: "one-time price" },
+      },
+      run: async (_a, f) =>
+        parsed(
+          (
+            await billing().adminAddProductOption({
+              productId: f.product,
+              name: f.name,
+              recurringPrice: f.monthly ?? "",
+              oneTimePrice: f["one-time"] ?? "",
+            })
+          ).option,
+        ),
+    }),
+    "product list": command({
+      summary: "Lists the catalogue",
+      run: async () => parsed((await billing().listProducts({})).result),
+    }),
+    "service create": command({
+      summary: "Creates a service for a customer (--provision builds it through compute)",
+      flags: {
+        customer: { type: "string", value: "ID", required: true, help: "the customer's id" },
+        product: { type: "string", value: "ID", help: "the product's id" },
+        kind: { type: "string", value: "vps|dedicated|game", help: "default vps" },
+        hostname: { type: "string", value: "H", help: "host name" },
+        name: { type: "string", value: "N", help: "display name" },
+        status: { type: "string", value: "S", help: "e.g. active" },
+        provision: { type: "boolean", help: "build it through compute: pending → active" },
+        os: { type: "string", value: "IMAGE", field: "os_image_id", help: "OS image" },
+      },
+      run: async (_a, f) =>
+        billing().adminCreateService({
+          customerId: f.customer,
+          productId: f.product ?? "",
+          kind: f.kind ?? "vps",
+          hostname: f.hostname ?? "",
+          name: f.name ?? "",
+          status: f.status ?? "",
+          provision: f.provision === true,
+          osImageId: f.os ?? "",
+        }),
+    }),
+    "service suspend": serviceState("suspend", "Suspends a service"),
+    "service unsuspend": serviceState("unsuspend", "Lifts a service's suspension"),
+    "service terminate": serviceState("terminate", "Terminates a service"),
+    "invoice create": command({
+      summary: "Issues a document for a service",
+      flags: {
+        service: { type: "string", value: "ID", required: true, help: "the service's id" },
+        amount: { type: "string", value: "10", help: "decimal" },
+        kind: { type: "string", value: "invoice|proforma", help: "default invoice" },
+        description: { type: "string", value: "D", help: "line description" },
+      },
+      run: async (_a, f) =>
+        parsed(
+          (
+            await billing().adminCreateInvoice({
+              serviceId: f.service,
+              amount: f.amount ?? "",
+              kind: f.kind ?? "invoice",
+              description: f.description ?? "",
+            })
+          ).document,
+        ),
+    }),
+    "clock advance": command({
+      summary: "Moves billing's clock forward and runs what falls due (npm start and tests only)",
+      flags: {
+        days: { type: "int", help: "days forward" },
+        hours: { type: "int", help: "hours forward" },
+        seconds: { type: "int", help: "seconds forward" },
+      },
+      run: async (_a, f) => {
+        const seconds = (f.days ?? 0) * 86_400 + (f.hours ?? 0) * 3_600 + (f.seconds ?? 0);
+        if (!Number.isSafeInteger(seconds) || [f.days, f.hours, f.seconds].some((n) => (n ?? 0) < 0)) {
+          throw new UsageError("--days, --hours and --seconds must be whole numbers of 0 or more");
+        }
+        return billing().adminAdvanceClock({ seconds: BigInt(seconds) });
+      },
+    }),
   },
 };
-
-billingCommands.usage.push("product option --product ID --name N [--monthly 2.50] [--one-time 10]");
-billingCommands.commands["product option"] = async (_p, f) =>
-  parsed(
-    (
-      await billing().adminAddProductOption({
-        productId: need(f, "product"),
-        name: need(f, "name"),
-        recurringPrice: opt(f, "monthly") ?? "",
-        oneTimePrice: opt(f, "one-time") ?? "",
-      })
-    ).option,
-  );

@@ -1,36 +1,49 @@
 import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
 import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
-import { type CommandGroup, client, need, opt } from "./common.ts";
+import { type CommandGroup, client, command } from "./common.ts";
 
 const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
 const compute = () => client(ComputeService, "COMPUTE_ADDR", "127.0.0.1:50052");
 
 export const computeCommands: CommandGroup = {
-  usage: [
-    "machine create --customer ID [--kind vps|dedicated|game] [--product ID] [--hostname H] [--state running|stopped|creating|error]",
-    "               [--controller-fails] [--disable reinstall,password,snapshots,...]   (an active service with its machine, in that state)",
-  ],
+  title: "Machines",
   commands: {
-    "machine create": async (_p, f) => {
-      const kind = opt(f, "kind") ?? "vps";
-      const customerId = need(f, "customer");
-      const { service } = await billing().adminCreateService({
-        customerId,
-        kind,
-        productId: opt(f, "product") ?? "",
-        hostname: opt(f, "hostname") ?? "",
-        status: "active",
-      });
-      const machine = await compute().adminCreateMachine({
-        serviceId: service!.id,
-        customerId,
-        kind,
-        hostname: service!.hostname,
-        state: opt(f, "state") ?? "running",
-        controllerFails: f["controller-fails"] === true,
-        disabledControls: opt(f, "disable") ?? "",
-      });
-      return { service, machine: JSON.parse(machine.json) };
-    },
+    "machine create": command({
+      summary: "Creates an active service with its machine, in the given state",
+      flags: {
+        customer: { type: "string", value: "ID", required: true, help: "the customer's id" },
+        kind: { type: "string", value: "vps|dedicated|game", help: "default vps" },
+        product: { type: "string", value: "ID", help: "the product's id" },
+        hostname: { type: "string", value: "H", help: "host name" },
+        state: { type: "string", value: "running|stopped|creating|error", help: "default running" },
+        "controller-fails": { type: "boolean", help: "power actions answer 424" },
+        disable: {
+          type: "string",
+          value: "LIST",
+          field: "disabled_controls",
+          help: "controls to disable: reinstall,password,snapshots,...",
+        },
+      },
+      run: async (_a, f) => {
+        const kind = f.kind ?? "vps";
+        const { service } = await billing().adminCreateService({
+          customerId: f.customer,
+          kind,
+          productId: f.product ?? "",
+          hostname: f.hostname ?? "",
+          status: "active",
+        });
+        const machine = await compute().adminCreateMachine({
+          serviceId: service!.id,
+          customerId: f.customer,
+          kind,
+          hostname: service!.hostname,
+          state: f.state ?? "running",
+          controllerFails: f["controller-fails"] === true,
+          disabledControls: f.disable ?? "",
+        });
+        return { service, machine: JSON.parse(machine.json) };
+      },
+    }),
   },
 };

@@ -1,19 +1,22 @@
 import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
 import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
-import { type CommandGroup, client, plain } from "./common.ts";
+import { type CommandGroup, client, command, plain } from "./common.ts";
 
 export interface DemoAccount {
   customerId: string;
   ownerPersonId: string;
   memberPersonId: string;
   keys: { label: string; key: string; scopes: string[]; personId: string }[];
+  /** The earlier demo keys this run revoked (their secrets stop working), so a caller can say so. */
+  revokedKeys: { id: string; label: string; display: string; personId: string }[];
 }
 
 /**
  * Seeds demo data idempotently: one shared account with an owner and a team member, and keys of
- * several scope sets. Keys cannot be shown twice, so each run revokes the previous demo keys and
- * issues fresh ones to print.
+ * several scope sets. Keys cannot be shown twice, so each run revokes the previous demo keys (only
+ * those labelled "demo: …"; it reports which) and issues fresh ones to print. Not revoking would
+ * leave secrets nobody can see piling up towards the per-person key limit.
  */
 export async function seedDemo(): Promise<DemoAccount> {
   const auth = client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
@@ -42,9 +45,13 @@ export async function seedDemo(): Promise<DemoAccount> {
   ).person!;
   const ownerId = customer.ownerPersonId;
 
+  const revokedKeys: DemoAccount["revokedKeys"] = [];
   for (const personId of [ownerId, member.id]) {
     for (const k of (await auth.listKeys({ personId })).keys) {
-      if (k.label.startsWith("demo:") && !k.revoked) await auth.revokeKey({ personId, keyId: k.id });
+      if (k.label.startsWith("demo:") && !k.revoked) {
+        await auth.revokeKey({ personId, keyId: k.id });
+        revokedKeys.push({ id: k.id, label: k.label, display: k.display, personId });
+      }
     }
   }
   const wanted = [
@@ -70,7 +77,7 @@ export async function seedDemo(): Promise<DemoAccount> {
   await seedBilling({ customerId: customer.id, ownerPersonId: ownerId });
   for (const hook of seedHooks)
     await hook({ customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id });
-  return { customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id, keys };
+  return { customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id, keys, revokedKeys };
 }
 
 /** Other services' demo data (machines, catalogue, credit) hook in here. */
@@ -79,9 +86,13 @@ export const seedHooks: Array<
 > = [];
 
 export const seedCommands: CommandGroup = {
-  usage: ["seed   (demo account, team member and fresh demo keys; safe to repeat)"],
+  title: "Demo data",
   commands: {
-    seed: async () => plain(await seedDemo()),
+    seed: command({
+      summary:
+        "Demo account, team member and fresh demo keys; safe to repeat. Revokes the earlier demo keys (listed in revokedKeys)",
+      run: async () => plain(await seedDemo()),
+    }),
   },
 };
 

@@ -1,40 +1,103 @@
 import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
 import { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
-import { type CommandGroup, client, int, need, opt } from "./common.ts";
+import { type ArgSpec, type CommandGroup, client, command, list } from "./common.ts";
 
 const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
 const webhooks = () => client(WebhooksService, "WEBHOOKS_ADDR", "127.0.0.1:50054");
 
+const partnerArg: ArgSpec = { name: "customerId", help: "the partner's customer id", field: "customer_id" };
+// The webhooks service calls the same id partner_id.
+const partnerArgAtWebhooks: ArgSpec = { ...partnerArg, field: "partner_id" };
+const partnerStatus = (status: "active" | "suspended" | "pending", summary: string) =>
+  command({
+    summary,
+    args: [partnerArg],
+    run: ([id]) => auth().setPartnerStatus({ customerId: id, status }),
+  });
+
 export const webhookCommands: CommandGroup = {
-  usage: [
-    "partner create --customer ID [--status pending|active|suspended]   (prints the signing secret once)",
-    "partner activate|suspend|pending <customerId>",
-    "partner rotate-secret <customerId> [--clear]   (prints the new secret once; the old one stops at once)",
-    "partner set-url <customerId> --url URL   (empty --url '' clears it)",
-    "partner deliveries <customerId> [--limit N]",
-    "webhooks settings get",
-    "webhooks settings set [--max-attempts 1-10] [--base-delay 10-3600]",
-    "webhooks pass   (run a delivery pass now)",
-  ],
+  title: "Partners (resellers) and webhooks",
   commands: {
-    "partner create": (_p, f) =>
-      auth().createPartner({ customerId: need(f, "customer"), status: opt(f, "status") ?? "pending" }),
-    "partner activate": ([id]) => auth().setPartnerStatus({ customerId: id ?? "", status: "active" }),
-    "partner suspend": ([id]) => auth().setPartnerStatus({ customerId: id ?? "", status: "suspended" }),
-    "partner pending": ([id]) => auth().setPartnerStatus({ customerId: id ?? "", status: "pending" }),
-    "partner rotate-secret": ([id], f) =>
-      auth().rotatePartnerSecret({ customerId: id ?? "", clear: f.clear === true }),
-    "partner set-url": ([id], f) =>
-      webhooks().setWebhookUrl({ partnerId: id ?? "", url: typeof f.url === "string" ? f.url : "" }),
-    "partner deliveries": ([id], f) =>
-      webhooks().listDeliveries({ partnerId: id ?? "", limit: int(opt(f, "limit"), "limit") ?? 100 }),
-    "webhooks settings": async ([action], f) =>
-      action === "set"
-        ? webhooks().updateProgrammeSettings({
-            maxAttempts: int(opt(f, "max-attempts"), "max-attempts"),
-            baseDelaySeconds: int(opt(f, "base-delay"), "base-delay"),
-          })
-        : webhooks().getProgrammeSettings({}),
-    "webhooks pass": () => webhooks().runPass({}),
+    "partner create": command({
+      summary: "Makes a customer a partner and prints the signing secret once",
+      flags: {
+        customer: { type: "string", value: "ID", required: true, help: "the customer's id" },
+        status: { type: "string", value: "pending|active|suspended", help: "default pending" },
+      },
+      run: (_a, f) => auth().createPartner({ customerId: f.customer, status: f.status ?? "pending" }),
+    }),
+    "partner activate": partnerStatus("active", "Activates a partner: signed writes work"),
+    "partner suspend": partnerStatus("suspended", "Suspends a partner: reads only"),
+    "partner pending": partnerStatus("pending", "Sets a partner back to pending: reads only"),
+    "partner rotate-secret": command({
+      summary: "Prints a new signing secret once; the old one stops at once",
+      args: [partnerArg],
+      flags: { clear: { type: "boolean", help: "remove the secret without issuing a new one" } },
+      run: ([id], f) => auth().rotatePartnerSecret({ customerId: id, clear: f.clear === true }),
+    }),
+    "partner set-url": command({
+      summary: "Sets a partner's webhook URL",
+      args: [partnerArgAtWebhooks],
+      flags: {
+        url: {
+          type: "string",
+          value: "URL",
+          required: true,
+          allowEmpty: true,
+          field: "webhookUrl",
+          help: "'' clears it",
+        },
+      },
+      run: ([id], f) => webhooks().setWebhookUrl({ partnerId: id, url: f.url }),
+    }),
+    "partner deliveries": command({
+      summary: "Staff view of a partner's webhook deliveries",
+      args: [partnerArgAtWebhooks],
+      flags: { limit: { type: "int", help: "at most this many (default 100)" } },
+      run: ([id], f) => webhooks().listDeliveries({ partnerId: id, limit: f.limit ?? 100 }),
+    }),
+    "webhooks settings get": command({
+      summary: "Shows the webhook programme's settings",
+      run: () => webhooks().getProgrammeSettings({}),
+    }),
+    "webhooks settings set": command({
+      summary: "Changes the webhook programme's settings (only the flags given)",
+      flags: {
+        "max-attempts": {
+          type: "int",
+          value: "1-10",
+          field: "max_attempts",
+          help: "deliveries tried per event",
+        },
+        "base-delay": {
+          type: "int",
+          value: "10-3600",
+          field: "base_delay_seconds",
+          help: "first retry delay, seconds",
+        },
+        "allow-destination": {
+          type: "string",
+          value: "HOST:PORT[,…]",
+          field: "add_allowed_destinations",
+          help: "exact host:port a webhook URL may name although not public (a dev receiver)",
+        },
+        "remove-destination": {
+          type: "string",
+          value: "HOST:PORT[,…]",
+          field: "remove_allowed_destinations",
+          help: "stop allowing these",
+        },
+        "clear-allowed-destinations": { type: "boolean", help: "remove every allowed destination" },
+      },
+      run: (_a, f) =>
+        webhooks().updateProgrammeSettings({
+          maxAttempts: f["max-attempts"],
+          baseDelaySeconds: f["base-delay"],
+          clearAllowedDestinations: f["clear-allowed-destinations"] === true,
+          removeAllowedDestinations: list(f["remove-destination"]),
+          addAllowedDestinations: list(f["allow-destination"]),
+        }),
+    }),
+    "webhooks pass": command({ summary: "Runs a delivery pass now", run: () => webhooks().runPass({}) }),
   },
 };

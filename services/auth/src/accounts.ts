@@ -10,6 +10,7 @@ import {
   type Sql,
   STAFF_PERMISSIONS,
 } from "@hb/platform";
+import { requireEmail } from "./email.ts";
 import {
   type CustomerRow,
   customerOut,
@@ -37,6 +38,11 @@ function checkPermissions(perms: string[]): string[] {
   return [...new Set(perms)];
 }
 
+function isUniqueViolation(err: unknown, index: string): boolean {
+  const e = err as { code?: unknown; constraint_name?: unknown };
+  return e.code === "23505" && e.constraint_name === index;
+}
+
 const customerSelect = `select c.*, (select id from people p where p.customer_id = c.id and p.is_owner) as owner_person_id
   from customers c`;
 
@@ -56,17 +62,26 @@ export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService
   return {
     async createCustomer(req) {
       const name = requireText("name", req.name);
-      const email = requireText("email", req.email);
+      const email = requireEmail("email", req.email);
       const currency = (req.currency || "EUR").toUpperCase();
       if (!/^[A-Z]{3}$/.test(currency)) throw badRequest("currency", "currency must be a 3-letter ISO code");
       const customerId = newId();
       const ownerId = newId();
-      await sql.begin(async (tx) => {
-        await tx`insert into customers (id, name, email, company, country, currency)
-          values (${customerId}, ${name}, ${email}, ${req.company}, ${req.country}, ${currency})`;
-        await tx`insert into people (id, customer_id, name, email, is_owner)
-          values (${ownerId}, ${customerId}, ${name}, ${email}, true)`;
-      });
+      await sql
+        .begin(async (tx) => {
+          await tx`insert into customers (id, name, email, company, country, currency)
+            values (${customerId}, ${name}, ${email}, ${req.company}, ${req.country}, ${currency})`;
+          await tx`insert into people (id, customer_id, name, email, is_owner)
+            values (${ownerId}, ${customerId}, ${name}, ${email}, true)`;
+        })
+        .catch((err: unknown) => {
+          // The index compares lower-cased addresses, so this holds for concurrent sign-ups too.
+          if (isUniqueViolation(err, "customers_email_normalised")) {
+            const message = "A customer with this email already exists";
+            throw apiError("CONFLICT", message, { violations: [{ field: "email", message }] });
+          }
+          throw err;
+        });
       return {
         customer: customerOut(await getCustomer(customerId)),
         owner: personOut(await getPerson(ownerId)),
@@ -83,9 +98,10 @@ export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService
 
     async listCustomers(req) {
       const rows = req.email
-        ? await sql.unsafe<CustomerRow[]>(`${customerSelect} where c.email = $1 order by c.created_at`, [
-            req.email,
-          ])
+        ? await sql.unsafe<CustomerRow[]>(
+            `${customerSelect} where lower(c.email) = lower($1) order by c.created_at`,
+            [req.email],
+          )
         : await sql.unsafe<CustomerRow[]>(`${customerSelect} order by c.created_at limit 1000`);
       return { customers: rows.map(customerOut) };
     },
@@ -104,7 +120,7 @@ export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService
       const customer = await getCustomer(requireId("customer_id", req.customerId));
       const id = newId();
       await sql`insert into people (id, customer_id, name, email, permissions)
-        values (${id}, ${customer.id}, ${requireText("name", req.name)}, ${requireText("email", req.email)},
+        values (${id}, ${customer.id}, ${requireText("name", req.name)}, ${requireEmail("email", req.email)},
                 ${checkPermissions(req.permissions)})`;
       return { person: personOut(await getPerson(id)) };
     },
@@ -127,7 +143,7 @@ export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService
       const id = newId();
       const [row] = await sql<{ id: string; name: string; email: string; permissions: string[] }[]>`
         insert into staff (id, name, email, permissions)
-        values (${id}, ${requireText("name", req.name)}, ${requireText("email", req.email)}, ${[...new Set(req.permissions)]})
+        values (${id}, ${requireText("name", req.name)}, ${requireEmail("email", req.email)}, ${[...new Set(req.permissions)]})
         on conflict (email) do update set name = excluded.name, permissions = excluded.permissions
         returning id, name, email, permissions`;
       return { staff: row };

@@ -12,12 +12,13 @@ import {
   onShutdown,
   runMain,
   serveRpc,
+  startRetention,
 } from "@hb/platform";
 import { createAccounts } from "./accounts.ts";
 import { createApiKeys } from "./api-keys.ts";
 import { loadAuthConfig } from "./config.ts";
 import { createPartners } from "./partners.ts";
-import { startRequestLogConsumer, startRequestLogPurge } from "./request-log.ts";
+import { startRequestLogConsumer } from "./request-log.ts";
 import { createVerify } from "./verify.ts";
 
 const log = createLogger("auth");
@@ -39,13 +40,17 @@ runMain(log, async () => {
   };
   const server = await serveRpc(cfg.RPC_TRANSPORT, listenPort(cfg.AUTH_ADDR), [bind(AuthService, impl)], log);
   const consumer = await startRequestLogConsumer(sql, nc, cfg.HB_NS, log);
-  const purge = startRequestLogPurge(sql, cfg.REQUEST_LOG_RETENTION_DAYS, log);
+  // The request log is auth's only table that only grows; customers, people, keys and partners
+  // are records the portal manages.
+  const retention = startRetention(sql, [{ table: "request_log", column: "at" }], log, {
+    maxAgeDays: cfg.REQUEST_LOG_RETENTION_DAYS,
+  });
   log.info("auth listening", { port: server.port, transport: cfg.RPC_TRANSPORT });
 
   onShutdown(log, [
     ["rpc", () => server.close()],
     ["request-log", () => consumer.stop()],
-    ["purge", () => purge.stop()],
+    ["retention", () => retention.stop()],
     ["nats", () => nc.drain()],
     ["redis", () => redis.quit()],
     ["db", () => sql.end({ timeout: 5 })],

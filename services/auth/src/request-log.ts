@@ -59,19 +59,3 @@ export async function startRequestLogConsumer(
     });
   });
 }
-
-/** Deletes entries older than the retention period; runs at start and then hourly. */
-export function startRequestLogPurge(sql: Sql, retentionDays: number, log: Logger): { stop(): void } {
-  const purge = async () => {
-    try {
-      const r = await sql`delete from request_log where at < now() - make_interval(days => ${retentionDays})`;
-      if (r.count) log.info("request log purged", { rows: r.count });
-    } catch (err) {
-      log.warn("request log purge failed", { err });
-    }
-  };
-  void purge();
-  const timer = setInterval(purge, 3600_000);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
-}

@@ -34,6 +34,7 @@ interface KeyRow {
   person_name: string;
   person_email: string;
   account_status: string;
+  currency: string;
   partner_status: string | null;
   signing_secret: string | null;
 }
@@ -51,6 +52,8 @@ const refuse = (code: string, message: string, extra: { scope?: string } = {}) =
  */
 export function createVerify(sql: Sql, redis: Redis, ns: string, pepper: string) {
   return async function verify(req: VerifyRequest): Promise<VerifyResult> {
+    // An empty or malformed key still reads the settings row: with the Customer API switched
+    // off every request is refused with FEATURE_DISABLED, keyed or not.
     const parsed = parseKey(req.key);
     const [row] = await sql<KeyRow[]>`
       select s.customer_api_enabled, s.hourly_request_limit, s.inventory_module, s.vps_module,
@@ -58,7 +61,7 @@ export function createVerify(sql: Sql, redis: Redis, ns: string, pepper: string)
              k.revoked_at is not null as revoked,
              coalesce(k.expires_on < (now() at time zone 'utc')::date, false) as expired,
              p.id as person_id, p.customer_id, p.is_owner, p.permissions, p.name as person_name,
-             p.email as person_email, c.status as account_status,
+             p.email as person_email, c.status as account_status, c.currency,
              pa.status as partner_status, pa.signing_secret
       from settings s
       left join api_keys k on k.prefix = ${parsed?.prefix ?? ""}
@@ -95,6 +98,7 @@ export function createVerify(sql: Sql, redis: Redis, ns: string, pepper: string)
         accountStatus: row.account_status,
         personName: row.person_name,
         personEmail: row.person_email,
+        currency: row.currency,
       },
       rateLimit: { limit: window.limit, remaining: window.remaining, reset: BigInt(window.reset) },
     };
@@ -132,6 +136,10 @@ function check(row: KeyRow, req: VerifyRequest, window: WindowCount, permissions
   if (req.scope === "account") {
     const problem = checkResellerSignature(row.signing_secret, req);
     if (problem) return refuse("UNAUTHORIZED", problem);
+    // A pending or suspended partner keeps read access but cannot order or change anything.
+    if (req.isWrite && row.partner_status !== "active") {
+      return refuse("FORBIDDEN", `The reseller partner profile is ${row.partner_status}: read access only`);
+    }
   }
   if (!holdsAny(permissions, req.permissionsAny)) {
     return refuse("FORBIDDEN", "Your account permissions do not allow this action");
