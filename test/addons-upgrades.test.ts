@@ -157,6 +157,7 @@ describe("upgrades", () => {
       body: { addOptions: [s.ipOption], removeOptions: [s.ipOption] },
     });
     assert.equal(overlap.status, 400);
+    const before = (await api("GET", "/api/v1/account/balance", { key: acct.key })).body.data.balance;
     const r = await api("POST", `/api/v1/services/${s.serviceId}/upgrades/options`, {
       key: acct.key,
       body: { removeOptions: [s.ipOption] },
@@ -164,7 +165,10 @@ describe("upgrades", () => {
     assert.equal(r.status, 201, r.text);
     assert.equal(r.body.data.status, "completed");
     assert.equal(r.body.data.document, null);
-    assert.ok(r.body.data.amount <= 0);
+    // The credit is the unused share of the 2.00 paid for the add-on's month, returned to the payer.
+    assert.ok(r.body.data.amount < -1.99 && r.body.data.amount >= -2, r.text);
+    const after = (await api("GET", "/api/v1/account/balance", { key: acct.key })).body.data.balance;
+    assert.ok(Math.abs(after - before + r.body.data.amount) < 0.00005, `${before} → ${after}`);
     assert.equal(
       (await api("POST", `/api/v1/upgrades/${r.body.data.id}/cancel`, { key: acct.key })).status,
       409,

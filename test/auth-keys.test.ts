@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { KEY_MARKER } from "@hb/platform";
+import { generateKey, KEY_MARKER, parseKey } from "@hb/platform";
 import { api, auth, eventually, newAccount, newMember, unique } from "./helpers.ts";
 
 const today = () => new Date().toISOString().slice(0, 10);
@@ -48,6 +48,7 @@ describe("authentication at the gateway", () => {
       assert.deepEqual(Object.keys(r.body).sort(), ["code", "error", "success"]);
       assert.equal(r.body.code, "UNAUTHORIZED");
       assert.equal(r.body.success, false);
+      assert.match(r.body.error, /^Missing or malformed Authorization header/);
     }
   });
 
@@ -55,21 +56,19 @@ describe("authentication at the gateway", () => {
     const acct = await newAccount();
     const r = await api("GET", `/api/v1/?api_key=${acct.key}&key=${acct.key}`);
     assert.equal(r.status, 401);
+    assert.equal(r.body.code, "UNAUTHORIZED");
+    assert.match(r.body.error, /^Missing or malformed Authorization header/);
   });
 
   it("refuses a well-formed key that does not exist (valid checksum, unknown prefix)", async () => {
-    const acct = await newAccount();
-    const { secretKey } = await auth.createKey({
-      personId: acct.ownerId,
-      label: "to revoke",
-      scopes: [],
-      ipAllowlist: "",
-      expiresOn: "",
-    });
-    // A real key's secret under another key's prefix: shape and checksum differ, so it is 401 either way.
-    const [, , secret] = secretKey.split("_");
-    const r = await api("GET", "/api/v1/", { key: `${KEY_MARKER}_ZZZZZZZZ_${secret}` });
+    const unknown = generateKey().full;
+    assert.ok(parseKey(unknown), "shape and checksum are valid, so only auth can refuse it");
+    const r = await api("GET", "/api/v1/", { key: unknown });
     assert.equal(r.status, 401);
+    assert.equal(r.body.code, "UNAUTHORIZED");
+    // auth's refusal, not the gateway's answer to a malformed header
+    assert.equal(r.body.error, "Missing, malformed, unknown, expired or revoked API key");
+    assert.equal(r.headers.has("x-ratelimit-limit"), false, "an unknown key has no window");
   });
 
   it("a revoked key is refused on the very next request", async () => {
@@ -102,6 +101,7 @@ describe("authentication at the gateway", () => {
     }
     const r = await api("GET", "/api/v1/", { key: secretKey });
     assert.equal(r.status, 401);
+    assert.equal(r.body.code, "UNAUTHORIZED");
     const listed = (await auth.listKeys({ personId: acct.ownerId })).keys.find((k) => k.id === key!.id)!;
     assert.equal(listed.expired, true);
   });
@@ -151,28 +151,19 @@ describe("authentication at the gateway", () => {
     assert.equal(r.body.code, "FORBIDDEN");
   });
 
-  it("refuses writes but not reads of a suspended account (checked after scope and permission)", async () => {
+  it("refuses writes but not reads of a suspended account (checked after scope)", async () => {
+    const uuid = "01a2070d-89b7-7094-b1d2-cc98e6753b5b";
     const acct = await newAccount(["services"]);
     await auth.setCustomerStatus({ customerId: acct.customerId, status: "suspended" });
     assert.equal((await api("GET", "/api/v1/", { key: acct.key })).status, 200);
-    const write = await auth.verify({
-      key: acct.key,
-      sourceIp: "127.0.0.1",
-      scope: "services",
-      isWrite: true,
-    });
-    assert.equal(write.refusal?.code, "ACCOUNT_SUSPENDED");
-    const missingScope = await auth.verify({
-      key: acct.key,
-      sourceIp: "127.0.0.1",
-      scope: "billing",
-      isWrite: true,
-    });
-    assert.equal(missingScope.refusal?.code, "SCOPE_REQUIRED");
-    assert.equal(missingScope.refusal?.scope, "billing");
+    const write = await api("POST", `/api/v1/vps/${uuid}/start`, { key: acct.key });
+    assert.deepEqual([write.status, write.body.code], [403, "ACCOUNT_SUSPENDED"]);
+    const missingScope = await api("POST", `/api/v1/invoices/${uuid}/pay`, { key: acct.key, body: {} });
+    assert.deepEqual([missingScope.status, missingScope.body.code], [403, "SCOPE_REQUIRED"]);
+    assert.equal(missingScope.body.scope, "billing");
     await auth.setCustomerStatus({ customerId: acct.customerId, status: "active" });
-    const ok = await auth.verify({ key: acct.key, sourceIp: "127.0.0.1", scope: "services", isWrite: true });
-    assert.equal(ok.refusal, undefined);
+    const ok = await api("POST", `/api/v1/vps/${uuid}/start`, { key: acct.key });
+    assert.deepEqual([ok.status, ok.body.code], [404, "NOT_FOUND"], "past the key checks");
   });
 
   it("checks scope before permission before suspension", async () => {
@@ -392,6 +383,8 @@ describe("key management (portal path through auth)", () => {
     );
     await assert.rejects(auth.staffRevokeKey({ staffId: viewer.id, keyId: acct.keyId }), /edit clients/);
     await auth.staffRevokeKey({ staffId: editor.id, keyId: acct.keyId });
-    assert.equal((await api("GET", "/api/v1/", { key: acct.key })).status, 401);
+    const revoked = await api("GET", "/api/v1/", { key: acct.key });
+    assert.equal(revoked.status, 401);
+    assert.equal(revoked.body.code, "UNAUTHORIZED");
   });
 });

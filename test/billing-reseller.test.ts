@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { type Event, EventSchema } from "@hb/contracts/events/v1/events_pb";
+import { resolveError } from "@hb/platform";
 import postgres from "postgres";
 import { type Account, addCredit, billing, eventually, newAccount, newProduct } from "./helpers.ts";
 
@@ -19,14 +20,24 @@ async function outboxEvents(type: string): Promise<Event[]> {
   return rows.map((r) => fromBinary(EventSchema, new Uint8Array(r.payload)));
 }
 
+/** The spec's machine code a billing call was refused with ("OK" when it was not refused). */
 async function rpcCode(p: Promise<unknown>): Promise<string> {
   try {
     await p;
     return "OK";
   } catch (err) {
-    return String((err as { code?: unknown }).code ?? err);
+    return resolveError(err).code;
   }
 }
+
+describe("billing's internal callers", () => {
+  it("refuses a caller whose ids are not UUIDs with BAD_REQUEST, not an internal error", async () => {
+    assert.equal(
+      await rpcCode(billing.getAccount({ caller: { customerId: "not-a-uuid", personId: "nor-this" } })),
+      "BAD_REQUEST",
+    );
+  });
+});
 
 describe("reseller orders (billing side)", () => {
   it("invoice mode raises a document and order.invoiced with the partner's ids; credit is untouched", async () => {
@@ -59,7 +70,7 @@ describe("reseller orders (billing side)", () => {
     >`select balance::text from billing.balances where person_id = ${p.ownerId}`;
     assert.equal(bal.balance, "100.0000");
     // The same external id twice is a conflict, an unknown payment mode a bad request.
-    assert.notEqual(
+    assert.equal(
       await rpcCode(
         billing.createResellerOrder({
           caller: callerOf(p),
@@ -68,9 +79,9 @@ describe("reseller orders (billing side)", () => {
           items: [{ productId: product.id, billingCycle: "monthly" }],
         }),
       ),
-      "OK",
+      "CONFLICT",
     );
-    assert.notEqual(
+    assert.equal(
       await rpcCode(
         billing.createResellerOrder({
           caller: callerOf(p),
@@ -79,8 +90,11 @@ describe("reseller orders (billing side)", () => {
           items: [{ productId: product.id, billingCycle: "monthly" }],
         }),
       ),
-      "OK",
+      "BAD_REQUEST",
     );
+    const orders = await sql<{ n: number }[]>`
+      select count(*)::int as n from billing.orders where partner_id = ${p.customerId}`;
+    assert.equal(orders[0].n, 1, "neither refused call created an order");
     // Another partner cannot see the order.
     const other = await newAccount();
     const list = JSON.parse(
@@ -109,11 +123,11 @@ describe("reseller orders (billing side)", () => {
       return s?.status === "active" ? s : undefined;
     }, 20_000);
     const other = await newAccount();
-    assert.notEqual(
+    assert.equal(
       await rpcCode(
         billing.resellerSetServiceState({ caller: callerOf(other), serviceId: svc.id, action: "suspend" }),
       ),
-      "OK",
+      "NOT_FOUND",
     );
     for (const [action, status, type] of [
       ["suspend", "suspended", "service.suspended"],

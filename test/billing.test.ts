@@ -59,7 +59,14 @@ describe("orders", () => {
     assert.equal(r.body.data.credit_balance, 0);
     assert.match(r.body.data.next_step, /proformas\/.+\/pay/);
     const serviceId = r.body.data.services[0].id;
-    await new Promise((res) => setTimeout(res, 400));
+    // A paid order placed after it is built: the provisioner has passed the unpaid one by.
+    const other = await newAccount();
+    await addCredit(other, "20");
+    const later = await order(other.key, { productId: product.id, billingCycle: "monthly" });
+    await eventually(async () => {
+      const s = await api("GET", `/api/v1/services/${later.body.data.services[0].id}`, { key: other.key });
+      return s.body.data?.status === "active";
+    }, 20_000);
     const before = await api("GET", `/api/v1/services/${serviceId}`, { key: acct.key });
     assert.equal(before.body.data.status, "pending_payment", "provisioning does not start before payment");
 
@@ -121,7 +128,7 @@ describe("orders", () => {
     }
   });
 
-  it("places a multi-item order", async () => {
+  it("places a multi-item order and charges its total once", async () => {
     const acct = await newAccount();
     await addCredit(acct, "1000");
     const product = await newProduct();
@@ -134,6 +141,10 @@ describe("orders", () => {
     assert.equal(r.status, 201, r.text);
     assert.equal(r.body.data.services.length, 3);
     assert.equal(r.body.data.document.total, 300);
+    assert.equal(r.body.data.settled, true);
+    const sums = await ledgerSum(acct.ownerId);
+    assert.equal(sums.balance, "700.0000");
+    assert.equal(sums.sum, "700.0000");
   });
 
   it("a blind retry with the same Idempotency-Key returns the first result and charges once", async () => {
@@ -241,7 +252,7 @@ describe("invoices and payment", () => {
       body: { amount: 50 },
     });
     assert.equal(over.status, 400);
-    for (const bad of [{ amount: -1 }, { amount: "10" }, { amount: 0 }, { amount: 1.23456 }]) {
+    for (const bad of [{ amount: -1 }, { amount: "ten" }, { amount: 0 }, { amount: 1.23456 }]) {
       const r = await api("POST", `/api/v1/invoices/${invoice.id}/pay`, { key: acct.key, body: bad });
       assert.equal(r.status, 400, JSON.stringify(bad));
       assert.ok(r.body.details?.[0]?.field === "amount");
@@ -346,11 +357,28 @@ describe("services, renewal and cancellation", () => {
       kind: "vps",
       status: "active",
     });
+    // A document already open on the service: refused with 409, and the refusal spends no cool-down.
+    const open = await billing.adminCreateInvoice({
+      serviceId: service!.id,
+      amount: "3",
+      description: "extra",
+    });
+    const refused = await api("POST", `/api/v1/services/${service!.id}/renew`, { key: acct.key });
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.body.code, "CONFLICT");
+    const openId = JSON.parse(open.document!.json).id;
+    await addCredit(acct, "3");
+    assert.equal(
+      (await api("POST", `/api/v1/invoices/${openId}/pay`, { key: acct.key, body: {} })).status,
+      200,
+    );
     const first = await api("POST", `/api/v1/services/${service!.id}/renew`, { key: acct.key });
     assert.equal(first.status, 200, first.text);
     assert.equal(first.body.data.invoice.status, "unpaid");
+    // Within the renewal cool-down (1 per 10 minutes) a second request is rate limited.
     const second = await api("POST", `/api/v1/services/${service!.id}/renew`, { key: acct.key });
-    assert.ok(second.status === 409 || second.status === 429, second.text);
+    assert.equal(second.status, 429, second.text);
+    assert.equal(second.body.code, "ACTION_RATE_LIMITED");
   });
 
   it("schedules a cancellation, withdraws it, and terminates immediately when asked", async () => {

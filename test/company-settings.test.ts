@@ -50,6 +50,20 @@ describe("company-wide settings", () => {
       const r = await get();
       assert.equal(r.status, 403);
       assert.equal(r.body.code, "FEATURE_DISABLED");
+      // Missing, malformed and unknown keys, on real and unknown routes alike.
+      for (const headers of [{}, { authorization: "Bearer nonsense" }, { authorization: `Bearer ${key}x` }]) {
+        for (const path of ["/api/v1/", "/api/v1/services", "/api/v1/nope"]) {
+          const res = await fetch(s.stack.gatewayUrl + path, { headers });
+          const body = (await res.json()) as { code: string };
+          assert.deepEqual(
+            [res.status, body.code],
+            [403, "FEATURE_DISABLED"],
+            `${path} ${JSON.stringify(headers)}`,
+          );
+        }
+      }
+      const unknownRoute = await get("/api/v1/nope");
+      assert.deepEqual([unknownRoute.status, unknownRoute.body.code], [403, "FEATURE_DISABLED"]);
       assert.equal(
         (await fetch(`${s.stack.gatewayUrl}/api/v1/docs`)).status,
         200,
@@ -59,22 +73,33 @@ describe("company-wide settings", () => {
       await s.auth.updateSettings({ customerApiEnabled: true });
     }
     assert.equal((await get()).status, 200);
+    const missing = await fetch(`${s.stack.gatewayUrl}/api/v1/`);
+    assert.deepEqual(
+      [missing.status, ((await missing.json()) as { code: string }).code],
+      [401, "UNAUTHORIZED"],
+      "switched back on, a missing key is 401 again",
+    );
   });
 
-  it("a module switched off refuses its routes with FEATURE_DISABLED after scope checks pass", async () => {
+  it("a module switched off refuses its routes with 403 FEATURE_DISABLED; other routes still answer", async () => {
+    const uuid = "01a2070d-89b7-7094-b1d2-cc98e6753b5b";
     await s.auth.updateSettings({ inventoryModule: false, vpsModule: false });
     try {
-      const inv = await s.auth.verify({ key, sourceIp: "127.0.0.1", scope: "read", module: "inventory" });
-      assert.equal(inv.refusal?.code, "FEATURE_DISABLED");
-      const vps = await s.auth.verify({ key, sourceIp: "127.0.0.1", scope: "read", module: "vps" });
-      assert.equal(vps.refusal?.code, "FEATURE_DISABLED");
-      const other = await s.auth.verify({ key, sourceIp: "127.0.0.1", scope: "read" });
-      assert.equal(other.refusal, undefined);
+      for (const path of [
+        "/api/v1/dedicated",
+        `/api/v1/dedicated/${uuid}`,
+        `/api/v1/vps/${uuid}/snapshots`,
+      ]) {
+        const r = await get(path);
+        assert.deepEqual([r.status, r.body.code], [403, "FEATURE_DISABLED"], path);
+      }
+      assert.equal((await get("/api/v1/vps")).status, 200, "the VPS list is not part of the VPS module");
     } finally {
       await s.auth.updateSettings({ inventoryModule: true, vpsModule: true });
     }
-    const inv = await s.auth.verify({ key, sourceIp: "127.0.0.1", scope: "read", module: "inventory" });
-    assert.equal(inv.refusal, undefined);
+    assert.equal((await get("/api/v1/dedicated")).status, 200);
+    const snapshots = await get(`/api/v1/vps/${uuid}/snapshots`);
+    assert.deepEqual([snapshots.status, snapshots.body.code], [404, "NOT_FOUND"], "past the module check");
   });
 
   it("the hourly window refuses with 429 RATE_LIMITED and Retry-After once the company limit is used", async () => {

@@ -7,14 +7,7 @@ import { type OwnStack, ownStack } from "./own-stack.ts";
 describe("compute routes behind modules", () => {
   let s: OwnStack;
   let key = "";
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${s.stack.gatewayUrl}/api/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as { code?: string } };
-  };
+  const call = (method: string, path: string, body?: unknown) => s.call(method, path, key, body);
 
   before(async () => {
     s = await ownStack("modules");

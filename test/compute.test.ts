@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
-import { ed25519Line } from "../services/compute/src/ssh-key-fixture.ts";
+import { after, describe, it } from "node:test";
+import postgres from "postgres";
+import { ed25519Line, keyBlob, keyLine } from "../services/compute/src/ssh-key-fixture.ts";
 import {
   addCredit,
   api,
@@ -12,6 +13,30 @@ import {
   newMember,
   newProduct,
 } from "./helpers.ts";
+
+const db = postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} });
+after(() => db.end({ timeout: 5 }));
+
+/**
+ * A VPS whose build is still running, held there (its job pushed an hour out) until `release`.
+ * The simulated build takes a few hundred milliseconds, so a machine the hold misses is replaced.
+ */
+async function buildingVps(acct: Awaited<ReturnType<typeof newAccount>>) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const id = await newMachine(acct, { state: "creating" });
+    const held = await db`update compute.jobs set due_at = now() + interval '1 hour'
+      where service_id = ${id} and action = 'build' and status = 'running'
+        and (lease_until is null or lease_until < clock_timestamp()) returning id`;
+    if (held.length) {
+      return {
+        id,
+        release: () =>
+          db`update compute.jobs set due_at = now() where service_id = ${id} and action = 'build'`,
+      };
+    }
+  }
+  throw new Error("no build could be held: the simulated builds finish before the hold");
+}
 
 const VPS_FIELDS = [
   "id",
@@ -77,6 +102,29 @@ describe("VPS records", () => {
     assert.equal((await api("POST", `/api/v1/vps/${id}/reboot`, { key: other.key })).status, 404);
     assert.equal((await api("GET", "/api/v1/vps/42", { key: owner.key })).status, 400);
   });
+
+  it("shows a VPS with no machine yet with every control off and no instance", async () => {
+    const acct = await newAccount();
+    const product = await newProduct("vps");
+    const { service } = await billing.adminCreateService({
+      customerId: acct.customerId,
+      productId: product.id,
+      kind: "vps",
+      status: "pending",
+    });
+    const r = await api("GET", `/api/v1/vps/${service!.id}`, { key: acct.key });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.status, "pending");
+    assert.equal("instance" in r.body.data, false);
+    assert.deepEqual(r.body.data.capabilities, {
+      power: false,
+      reinstall: false,
+      password: false,
+      snapshots: false,
+      backups: false,
+      rescue: false,
+    });
+  });
 });
 
 describe("power and machine control", () => {
@@ -98,8 +146,14 @@ describe("power and machine control", () => {
     const v = await api("GET", `/api/v1/vps/${id}`, { key: acct.key });
     assert.equal(v.body.data.instance.state, "stopped");
     const byName = await api("POST", `/api/v1/vps/${id}/power/start`, { key: acct.key });
-    assert.equal(byName.status, 200);
-    assert.equal((await api("POST", `/api/v1/vps/${id}/power/explode`, { key: acct.key })).status, 400);
+    assert.equal(byName.status, 200, byName.text);
+    await eventually(
+      async () =>
+        (await api("GET", `/api/v1/vps/${id}`, { key: acct.key })).body.data.instance.state === "running",
+    );
+    const explode = await api("POST", `/api/v1/vps/${id}/power/explode`, { key: acct.key });
+    assert.equal(explode.status, 400);
+    assert.equal(explode.body.details[0].field, "action");
   });
 
   it("answers 404 to power, reinstall and password on a VPS whose build failed, while the service reads fine", async () => {
@@ -119,24 +173,42 @@ describe("power and machine control", () => {
 
   it("answers 409 while the machine is still being built, without consuming a cool-down", async () => {
     const acct = await newAccount();
-    const id = await newMachine(acct, { state: "creating" });
-    let conflicts = 0;
+    const { id, release } = await buildingVps(acct);
     for (let i = 0; i < 12; i++) {
       const r = await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key });
-      if (r.status !== 409) break; // the build may finish during the loop
+      assert.equal(r.status, 409, `reboot ${i + 1}: ${r.text}`);
       assert.equal(r.body.code, "CONFLICT");
-      conflicts++;
     }
-    assert.ok(conflicts >= 1, "the first call lands while the machine is being built");
+    await release();
     await eventually(
       async () =>
         (await api("GET", `/api/v1/vps/${id}`, { key: acct.key })).body.data.instance?.state === "running",
     );
-    // Had the refused calls consumed the window, some of these ten would be 429.
+    // Had the 12 refused calls consumed the window (10 a minute), some of these ten would be 429.
     for (let i = 0; i < 10; i++) {
       const r = await api("POST", `/api/v1/services/${id}/power/restart`, { key: acct.key });
-      assert.equal(r.status, 200, `restart ${i + 1} after ${conflicts} refused calls: ${r.text}`);
+      assert.equal(r.status, 200, `restart ${i + 1} after 12 refused calls: ${r.text}`);
     }
+  });
+
+  it("shows a VPS being built with instance.state creating in the list, the detail and the service", async () => {
+    const acct = await newAccount();
+    const { id, release } = await buildingVps(acct);
+    const list = await api("GET", "/api/v1/vps", { key: acct.key });
+    const listed = list.body.data.find((v: { id: string }) => v.id === id);
+    assert.equal(listed?.instance?.state, "creating", JSON.stringify(listed));
+    const detail = await api("GET", `/api/v1/vps/${id}`, { key: acct.key });
+    assert.equal(detail.body.data.instance?.state, "creating", detail.text);
+    const service = await api("GET", `/api/v1/services/${id}`, { key: acct.key });
+    assert.equal(service.body.data.machine?.state, "creating", service.text);
+    const start = await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key });
+    assert.equal(start.status, 409, start.text);
+    assert.equal(start.body.code, "CONFLICT");
+    await release();
+    await eventually(
+      async () =>
+        (await api("GET", `/api/v1/vps/${id}`, { key: acct.key })).body.data.instance?.state === "running",
+    );
   });
 
   it("refuses a control switched off for the plan before the provider is asked", async () => {
@@ -230,25 +302,27 @@ describe("power and machine control", () => {
     const acct = await newAccount();
     const stopped = await newMachine(acct, { state: "stopped" });
     const running = await newMachine(acct);
-    assert.equal(
-      (await api("POST", `/api/v1/vps/${running}/password`, { key: acct.key, body: { password: "1234567" } }))
-        .status,
-      400,
-    );
-    assert.equal(
-      (await api("POST", `/api/v1/vps/${running}/password`, { key: acct.key, body: {} })).status,
-      400,
-    );
+    for (const body of [{ password: "1234567" }, {}]) {
+      const r = await api("POST", `/api/v1/vps/${running}/password`, { key: acct.key, body });
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(r.body.details[0].field, "password");
+    }
     const conflict = await api("POST", `/api/v1/vps/${stopped}/password`, {
       key: acct.key,
       body: { password: "12345678" },
     });
     assert.equal(conflict.status, 409);
+    assert.equal(conflict.body.code, "CONFLICT");
     const ok = await api("POST", `/api/v1/vps/${running}/password`, {
       key: acct.key,
       body: { password: "12345678" },
     });
     assert.equal(ok.status, 200, ok.text);
+    const job = await eventually(async () => {
+      const j = await api("GET", `/api/v1/jobs/${ok.body.data.job_id}`, { key: acct.key });
+      return j.body.data.status === "succeeded" ? j.body.data : undefined;
+    });
+    assert.equal(job.action, "password");
   });
 
   it("answers 403 ACTION_NOT_ALLOWED for an action the provider does not expose, and runs status", async () => {
@@ -338,6 +412,30 @@ describe("dedicated servers", () => {
       "a dedicated server is not a VPS",
     );
   });
+
+  it("answers every read of a dedicated server and its generic service routes with 200", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct, { kind: "dedicated" });
+    // api() checks each answer against the operation's documented schema.
+    for (const path of [
+      `/dedicated/${id}`,
+      `/dedicated/${id}/ips`,
+      `/dedicated/${id}/power-status`,
+      `/dedicated/${id}/stats`,
+      `/dedicated/${id}/traffic`,
+      `/dedicated/${id}/provision-status`,
+      `/dedicated/${id}/os-images`,
+      `/services/${id}/stats`,
+      `/services/${id}/actions`,
+    ]) {
+      const r = await api("GET", `/api/v1${path}`, { key: acct.key });
+      assert.equal(r.status, 200, `${path}: ${r.text}`);
+    }
+    const status = await api("POST", `/api/v1/services/${id}/actions/status`, { key: acct.key, body: {} });
+    assert.equal(status.body.data.state, "running");
+    const stats = await api("POST", `/api/v1/services/${id}/actions/stats`, { key: acct.key, body: {} });
+    assert.equal(stats.body.data.state, "running");
+  });
 });
 
 describe("SSH keys", () => {
@@ -359,6 +457,32 @@ describe("SSH keys", () => {
     );
     assert.equal((await api("DELETE", `/api/v1/ssh-keys/${r.body.data.id}`, { key: acct.key })).status, 200);
     assert.equal((await api("DELETE", `/api/v1/ssh-keys/${r.body.data.id}`, { key: acct.key })).status, 404);
+  });
+
+  it("refuses a key whose data is not a valid key of its stated type with 400 on publicKey, storing nothing", async () => {
+    const acct = await newAccount();
+    const ed = keyBlob("ssh-ed25519");
+    for (const publicKey of [
+      `ssh-ed25519 ${ed.subarray(0, ed.length - 4).toString("base64")} truncated`,
+      `ssh-ed25519 ${keyBlob("ssh-rsa").toString("base64")} rsa-labelled-ed25519`,
+    ]) {
+      const r = await api("POST", "/api/v1/ssh-keys", { key: acct.key, body: { name: "bad", publicKey } });
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.code, "BAD_REQUEST");
+      assert.equal(r.body.details[0].field, "publicKey");
+      assert.match(r.body.details[0].message, /not a valid ssh-ed25519 public key/);
+    }
+    const rsa = await api("POST", "/api/v1/ssh-keys", {
+      key: acct.key,
+      body: { name: "rsa", publicKey: keyLine("ssh-rsa", "ci runner") },
+    });
+    assert.equal(rsa.status, 201, rsa.text);
+    assert.match(rsa.body.data.public_key, / ci runner$/);
+    const list = await api("GET", "/api/v1/ssh-keys", { key: acct.key });
+    assert.deepEqual(
+      list.body.data.ssh_keys.map((k: { name: string }) => k.name),
+      ["rsa"],
+    );
   });
 
   it("refuses a line that is not an OpenSSH public key, naming the field", async () => {
@@ -450,10 +574,20 @@ describe("snapshots, backups and cancelling a VPS", () => {
       (await api("DELETE", `/api/v1/vps/${id}/snapshots/${snap.id}`, { key: acct.key })).status,
       404,
     );
-    const off = await newMachine(acct, { disabledControls: "snapshots" });
-    const refused = await api("POST", `/api/v1/vps/${off}/snapshots`, { key: acct.key, body: {} });
-    assert.equal(refused.status, 403);
-    assert.equal(refused.body.code, "ACTION_NOT_ALLOWED");
+  });
+
+  it("refuses the snapshot list like the snapshot writes when the plan has snapshots off", async () => {
+    const acct = await newAccount();
+    const off = await newMachine(acct, { disabledControls: "snapshots,backups" });
+    const write = await api("POST", `/api/v1/vps/${off}/snapshots`, { key: acct.key, body: {} });
+    const list = await api("GET", `/api/v1/vps/${off}/snapshots`, { key: acct.key });
+    for (const r of [write, list]) {
+      assert.equal(r.status, 403, r.text);
+      assert.equal(r.body.code, "ACTION_NOT_ALLOWED");
+    }
+    const backups = await api("GET", `/api/v1/services/${off}/backups`, { key: acct.key });
+    assert.equal(backups.status, 403, "backups switched off: their list too");
+    assert.equal(backups.body.code, "ACTION_NOT_ALLOWED");
   });
 
   it("limits backup create and restore to 2 per 10 minutes per service", async () => {
@@ -497,5 +631,42 @@ describe("snapshots, backups and cancelling a VPS", () => {
     await eventually(
       async () => (await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key })).status === 403,
     );
+  });
+
+  it("DELETE /vps/{id} without immediate schedules the cancellation, shown as in the VPS record", async () => {
+    const acct = await newAccount();
+    const id = await newMachine(acct);
+    const r = await api("DELETE", `/api/v1/vps/${id}`, { key: acct.key, body: { reason: "moving" } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.data.status, "active");
+    const detail = await api("GET", `/api/v1/vps/${id}`, { key: acct.key });
+    assert.equal(detail.body.data.cancellation.type, "end_of_term");
+    assert.deepEqual(r.body.data.cancellation, detail.body.data.cancellation);
+  });
+});
+
+describe("a machine being rebuilt", () => {
+  it("answers 409 to power while a reinstall runs, saying it is being rebuilt rather than built", async () => {
+    const acct = await newAccount();
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const id = await newMachine(acct);
+      const re = await api("POST", `/api/v1/vps/${id}/reinstall`, {
+        key: acct.key,
+        body: { image_id: "debian-12", password: "correct horse battery" },
+      });
+      assert.equal(re.status, 200, re.text);
+      // Hold the simulated reinstall so the machine stays in its rebuild while we ask.
+      const held = await db`update compute.jobs set due_at = now() + interval '1 hour'
+        where service_id = ${id} and action = 'reinstall' and status = 'running'
+          and (lease_until is null or lease_until < clock_timestamp()) returning id`;
+      if (!held.length) continue;
+      const power = await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key });
+      assert.equal(power.status, 409, power.text);
+      assert.equal(power.body.code, "CONFLICT");
+      assert.match(power.body.error, /being rebuilt/);
+      await db`update compute.jobs set due_at = now() where service_id = ${id} and action = 'reinstall'`;
+      return;
+    }
+    assert.fail("no reinstall could be held: the simulated reinstalls finish before the hold");
   });
 });

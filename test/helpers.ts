@@ -6,7 +6,8 @@ import type { DescService } from "@bufbuild/protobuf";
 import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
 import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
-import { rpcClient } from "@hb/platform";
+import { rpcClient, signRequest } from "@hb/platform";
+import { contractViolation, onViolation } from "./contract.ts";
 
 export const GATEWAY = process.env.GATEWAY_URL ?? "http://127.0.0.1:8080";
 
@@ -46,6 +47,8 @@ export async function api(
   } catch {
     parsed = undefined;
   }
+  const violation = await contractViolation(GATEWAY, method, path, res.status, parsed);
+  if (violation) onViolation(violation);
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
@@ -128,6 +131,7 @@ export const compute = grpc(ComputeService, "COMPUTE_ADDR");
 export async function newProduct(
   kind = "vps",
   prices: Record<string, string> = { monthly: "10.0000", annually: "100.0000" },
+  currency = "EUR",
 ) {
   const r = await billing.adminCreateProduct({
     name: unique(`${kind} plan`),
@@ -138,18 +142,67 @@ export async function newProduct(
     diskGb: 40,
     location: "fra1",
     osImages: ["ubuntu-24.04", "debian-12"],
-    currency: "EUR",
+    currency,
   });
   return JSON.parse(r.product!.json) as { id: string; name: string };
 }
 
-export async function addCredit(acct: Account, amount: string) {
+export async function addCredit(acct: Account, amount: string, currency = "EUR") {
   return billing.adminAdjustCredit({
     personId: acct.ownerId,
     customerId: acct.customerId,
     amount,
-    currency: "EUR",
+    currency,
     description: "test",
+  });
+}
+
+/** The credit balance of the key's owner, as the API reports it. */
+export async function balanceOf(key: string): Promise<number> {
+  const r = await api("GET", "/api/v1/account/balance", { key });
+  if (r.status !== 200) throw new Error(`balance: ${r.status} ${r.text}`);
+  return r.body.data.balance as number;
+}
+
+export interface Partner {
+  customerId: string;
+  ownerId: string;
+  secret: string;
+  key: string;
+}
+
+/** A reseller partner with an account-scope key and its signing secret. */
+export async function newPartner(status = "active"): Promise<Partner> {
+  const acct = await newAccount();
+  const { signingSecret } = await auth.createPartner({ customerId: acct.customerId, status });
+  const { secretKey } = await auth.createKey({
+    personId: acct.ownerId,
+    label: "reseller",
+    scopes: ["account", "orders"],
+    ipAllowlist: "",
+    expiresOn: "",
+  });
+  return { customerId: acct.customerId, ownerId: acct.ownerId, secret: signingSecret, key: secretKey };
+}
+
+/** A signed reseller request: signature over "<timestamp>.<raw body>". */
+export function signed(
+  p: Partner,
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { secret?: string; timestamp?: string } = {},
+) {
+  const raw = body === undefined ? "" : JSON.stringify(body);
+  const ts = opts.timestamp ?? String(Math.floor(Date.now() / 1000));
+  return api(method, path, {
+    key: p.key,
+    rawBody: raw || undefined,
+    headers: {
+      "content-type": "application/json",
+      "x-reseller-timestamp": ts,
+      "x-reseller-signature": signRequest(opts.secret ?? p.secret, ts, raw),
+    },
   });
 }
 

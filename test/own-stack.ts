@@ -6,24 +6,52 @@ import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
 import { rpcClient } from "@hb/platform";
 import postgres from "postgres";
 import { type Stack, stackEnv, startStack } from "../scripts/stack.ts";
+import { contractViolation, onViolation } from "./contract.ts";
 
 export interface OwnStack {
   stack: Stack;
   auth: ReturnType<typeof rpcClient<typeof AuthService>>["client"];
+  /** An API call to this stack's gateway, its answer checked against the contract like `api()`'s. */
+  call(method: string, path: string, key: string, body?: unknown): Promise<OwnAnswer>;
   close(): Promise<void>;
 }
 
-export async function ownStack(label: string): Promise<OwnStack> {
+export interface OwnAnswer {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
+  body: any;
+  text: string;
+}
+
+export async function ownStack(label: string, extraEnv: Record<string, string> = {}): Promise<OwnStack> {
   const suffix = `${label}${Date.now().toString(36)}${process.pid.toString(36)}`;
   const db = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
   db.pathname = `/hb_test_${suffix}`;
   const ns = `t${suffix}`.toLowerCase().slice(0, 30);
   const { env, gatewayPort } = await stackEnv({ databaseUrl: db.toString(), ns });
-  const stack = await startStack({ env, output: "pipe", gatewayPort });
+  const stack = await startStack({ env: { ...env, ...extraEnv }, output: "pipe", gatewayPort });
   const handle = rpcClient("grpc-js", AuthService, env.AUTH_ADDR, { timeoutMs: 10_000 });
   return {
     stack,
     auth: handle.client,
+    call: async (method, path, key, body) => {
+      const res = await fetch(`${stack.gatewayUrl}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      const parsed: unknown = text ? JSON.parse(text) : undefined;
+      const violation = await contractViolation(
+        stack.gatewayUrl,
+        method,
+        `/api/v1${path}`,
+        res.status,
+        parsed,
+      );
+      if (violation) onViolation(violation);
+      return { status: res.status, body: parsed, text };
+    },
     close: async () => {
       handle.close();
       await stack.stop();

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
+import { promisify } from "node:util";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { EventSchema } from "@hb/contracts/events/v1/events_pb";
 import { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
@@ -36,15 +38,25 @@ describe("webhook delivery survives a crash", () => {
     await s?.close();
   });
 
+  /** `npm run admin -- webhooks settings set <flags>` against this stack; its JSON answer. */
+  const adminSettings = async (...flags: string[]) => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["scripts/admin.ts", "webhooks", "settings", "set", ...flags],
+      { env: { ...process.env, WEBHOOKS_ADDR: s.stack.env.WEBHOOKS_ADDR } },
+    );
+    return JSON.parse(stdout) as { settings: { allowedDestinations?: string[] } };
+  };
+  const receiverPort = () => (receiver.address() as { port: number }).port;
+
   it("SIGKILL of the webhooks service in the middle of a burst loses nothing", async () => {
     const { customer } = await s.auth.createCustomer({ name: "P", email: "p@example.test", currency: "EUR" });
     const partnerId = customer!.id;
     await s.auth.createPartner({ customerId: partnerId, status: "active" });
+    const { settings } = await adminSettings("--allow-destination", `127.0.0.1:${receiverPort()}`);
+    assert.deepEqual(settings.allowedDestinations, [`127.0.0.1:${receiverPort()}`]);
     const webhooks = rpcClient("grpc-js", WebhooksService, s.stack.env.WEBHOOKS_ADDR, { timeoutMs: 5000 });
-    await webhooks.client.setWebhookUrl({
-      partnerId,
-      url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/`,
-    });
+    await webhooks.client.setWebhookUrl({ partnerId, url: `http://127.0.0.1:${receiverPort()}/` });
     webhooks.close();
 
     const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
@@ -119,6 +131,20 @@ describe("webhook delivery survives a crash", () => {
     }
   });
 
+  it("the admin command adds, removes and clears allowed destinations, normalising each entry", async () => {
+    const added = await adminSettings("--allow-destination", "LocalHost.:4567,[0:0::1]:8443,127.0.0.1:9");
+    assert.deepEqual(
+      added.settings.allowedDestinations,
+      [`127.0.0.1:${receiverPort()}`, "127.0.0.1:9", "[::1]:8443", "localhost:4567"].sort(),
+    );
+    const removed = await adminSettings("--remove-destination", "localhost:4567");
+    assert.ok(!removed.settings.allowedDestinations!.includes("localhost:4567"));
+    assert.equal(removed.settings.allowedDestinations!.length, 3);
+    const cleared = await adminSettings("--clear-allowed-destinations", "--allow-destination", "127.0.0.1:9");
+    assert.deepEqual(cleared.settings.allowedDestinations, ["127.0.0.1:9"]);
+    await assert.rejects(adminSettings("--allow-destination", "127.0.0.1"), /is not host:port/);
+  });
+
   // Restarting the machine's NATS disturbs every other test running at the same time, so this one
   // runs only when asked: FAULT_NATS_RESTART=1 npm test -- test/webhook-faults.test.ts
   it("a NATS restart in the middle of a burst loses nothing", {
@@ -129,10 +155,8 @@ describe("webhook delivery survives a crash", () => {
     const partnerId = customer!.id;
     await s.auth.createPartner({ customerId: partnerId, status: "active" });
     const webhooks = rpcClient("grpc-js", WebhooksService, s.stack.env.WEBHOOKS_ADDR, { timeoutMs: 5000 });
-    await webhooks.client.setWebhookUrl({
-      partnerId,
-      url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/`,
-    });
+    await adminSettings("--allow-destination", `127.0.0.1:${receiverPort()}`);
+    await webhooks.client.setWebhookUrl({ partnerId, url: `http://127.0.0.1:${receiverPort()}/` });
     webhooks.close();
     const ns = s.stack.env.HB_NS;
     const ids: string[] = [];

@@ -1,22 +1,45 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { EventSchema } from "@hb/contracts/events/v1/events_pb";
 import { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
-import { signRequest, verifyWebhookSignature } from "@hb/platform";
+import { newId, streams, verifyWebhookSignature } from "@hb/platform";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
-import { addCredit, api, auth, eventually, grpc, newAccount, newProduct } from "./helpers.ts";
+import {
+  addCredit,
+  api,
+  auth,
+  eventually,
+  grpc,
+  newAccount,
+  newPartner,
+  newProduct,
+  type Partner,
+  signed,
+} from "./helpers.ts";
 
 const webhooks = grpc(WebhooksService, "WEBHOOKS_ADDR");
 const sql = postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} });
 
 interface Received {
+  path: string;
   headers: http.IncomingHttpHeaders;
   raw: string;
   body: { event: string; timestamp: string; data: Record<string, unknown> };
   at: number;
 }
 
-/** A real receiver on loopback; `respond` decides each answer. */
+/** Lets webhook URLs name 127.0.0.1:<port> (exactly that host and port). */
+const allowDestination = (port: number) =>
+  webhooks.updateProgrammeSettings({ addAllowedDestinations: [`127.0.0.1:${port}`] });
+
+/**
+ * A real receiver on loopback, registered as an allowed destination before its URL is handed out;
+ * `respond` decides each answer.
+ */
 function receiver() {
   const got: Received[] = [];
   let respond: (r: Received) => { status: number; headers?: Record<string, string>; hang?: boolean } =
@@ -26,7 +49,7 @@ function receiver() {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const raw = Buffer.concat(chunks).toString();
-      const r = { headers: req.headers, raw, body: JSON.parse(raw), at: Date.now() };
+      const r = { path: req.url ?? "", headers: req.headers, raw, body: JSON.parse(raw), at: Date.now() };
       got.push(r);
       const answer = respond(r);
       if (answer.hang) return;
@@ -41,74 +64,63 @@ function receiver() {
     },
     url: async () => {
       await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-      return `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+      const { port } = server.address() as { port: number };
+      await allowDestination(port);
+      return `http://127.0.0.1:${port}/hook`;
     },
   };
 }
 
-interface Partner {
-  customerId: string;
-  ownerId: string;
-  secret: string;
-  key: string;
-}
-
-async function newPartner(status = "active"): Promise<Partner> {
-  const acct = await newAccount();
-  const { signingSecret } = await auth.createPartner({ customerId: acct.customerId, status });
-  const { secretKey } = await auth.createKey({
-    personId: acct.ownerId,
-    label: "reseller",
-    scopes: ["account", "orders"],
-    ipAllowlist: "",
-    expiresOn: "",
-  });
-  return { customerId: acct.customerId, ownerId: acct.ownerId, secret: signingSecret, key: secretKey };
-}
-
-/** A signed reseller request: signature over "<timestamp>.<raw body>". */
-function signed(
-  p: Partner,
-  method: string,
-  path: string,
-  body?: unknown,
-  opts: { secret?: string; timestamp?: string } = {},
-) {
-  const raw = body === undefined ? "" : JSON.stringify(body);
-  const ts = opts.timestamp ?? String(Math.floor(Date.now() / 1000));
-  return api(method, path, {
-    key: p.key,
-    rawBody: raw || undefined,
-    headers: {
-      "content-type": "application/json",
-      "x-reseller-timestamp": ts,
-      "x-reseller-signature": signRequest(opts.secret ?? p.secret, ts, raw),
-    },
-  });
-}
-
 const deliveries = async (p: Partner) =>
   (await webhooks.listDeliveries({ partnerId: p.customerId, limit: 100 })).deliveries;
+
+/** Waits until the delivery has had `attempts` attempts, and returns it. */
+const afterAttempts = (p: Partner, id: string, attempts: number) =>
+  eventually(async () => (await deliveries(p)).find((d) => d.id === id && d.attempts >= attempts));
+
+/**
+ * Publishes a partner's service event the way billing does, and waits until the webhooks service
+ * has consumed it (its durable consumer's ack floor has passed it), so its outcome is final.
+ */
+async function raiseServiceEvent(partnerId: string, serviceId: string) {
+  const ns = process.env.HB_NS!;
+  const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+  try {
+    const event = create(EventSchema, {
+      id: newId(),
+      type: "service.suspended",
+      occurredAt: new Date().toISOString(),
+      partnerId,
+      payload: { case: "service", value: { serviceId, status: "suspended", hostname: "h" } },
+    });
+    const ack = await jetstream(nc).publish(`${ns}.events.service.suspended`, toBinary(EventSchema, event), {
+      msgID: event.id,
+    });
+    const jsm = await jetstreamManager(nc);
+    await eventually(
+      async () =>
+        (await jsm.consumers.info(streams(ns).events.name, "webhooks-deliveries")).ack_floor.stream_seq >=
+        ack.seq,
+    );
+  } finally {
+    await nc.close();
+  }
+}
 
 describe("reseller request authentication", () => {
   it("needs a partner's key with the account scope and a valid signature", async () => {
     const p = await newPartner();
     assert.equal((await signed(p, "GET", "/api/v1/reseller/services")).status, 200);
     const unsigned = await api("GET", "/api/v1/reseller/services", { key: p.key });
-    assert.equal(unsigned.status, 401);
-    assert.equal(
-      (await signed(p, "GET", "/api/v1/reseller/services", undefined, { secret: "whsec_wrong" })).status,
-      401,
-    );
+    assert.deepEqual([unsigned.status, unsigned.body.code], [401, "UNAUTHORIZED"]);
+    const wrong = await signed(p, "GET", "/api/v1/reseller/services", undefined, { secret: "whsec_wrong" });
+    assert.deepEqual([wrong.status, wrong.body.code], [401, "UNAUTHORIZED"]);
     const old = String(Math.floor(Date.now() / 1000) - 3600);
-    assert.equal(
-      (await signed(p, "GET", "/api/v1/reseller/services", undefined, { timestamp: old })).status,
-      401,
-      "no replay",
-    );
+    const replay = await signed(p, "GET", "/api/v1/reseller/services", undefined, { timestamp: old });
+    assert.deepEqual([replay.status, replay.body.code], [401, "UNAUTHORIZED"], "no replay");
     const customer = await newAccount();
     const r = await api("GET", "/api/v1/reseller/services", { key: customer.key });
-    assert.equal(r.status, 403);
+    assert.deepEqual([r.status, r.body.code], [403, "FORBIDDEN"]);
     await assert.rejects(
       auth.createKey({
         personId: customer.ownerId,
@@ -124,7 +136,8 @@ describe("reseller request authentication", () => {
   it("refuses requests signed with the old secret at once after rotation", async () => {
     const p = await newPartner();
     const { signingSecret } = await auth.rotatePartnerSecret({ customerId: p.customerId });
-    assert.equal((await signed(p, "GET", "/api/v1/reseller/services")).status, 401);
+    const stale = await signed(p, "GET", "/api/v1/reseller/services");
+    assert.deepEqual([stale.status, stale.body.code], [401, "UNAUTHORIZED"]);
     assert.equal(
       (await signed({ ...p, secret: signingSecret }, "GET", "/api/v1/reseller/services")).status,
       200,
@@ -133,7 +146,7 @@ describe("reseller request authentication", () => {
 });
 
 describe("webhook endpoint URL", () => {
-  it("refuses non-http schemes, private and link-local hosts, and clears with empty", async () => {
+  it("refuses non-http schemes, loopback, private and link-local hosts in any spelling, and clears with empty", async () => {
     const p = await newPartner();
     for (const webhookUrl of [
       "ftp://example.com/x",
@@ -145,11 +158,27 @@ describe("webhook endpoint URL", () => {
       "http://[::ffff:10.0.0.1]/",
       "http://0.0.0.0/",
       "https://user:pw@example.com/",
+      "http://[::7f00:1]:8080/",
+      "http://[::127.0.0.1]/",
+      "http://[64:ff9b::a9fe:a9fe]/",
+      "http://[2002:7f00:1::1]/",
+      "http://localhost./",
+      "http://LOCALHOST/",
+      "http://foo.localhost/",
+      "http://2130706433/",
+      "http://0x7f.1/",
+      "http://017700000001/",
     ]) {
       const r = await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl });
       assert.equal(r.status, 400, `${webhookUrl}: ${r.text}`);
+      assert.equal(r.body.code, "BAD_REQUEST");
       assert.equal(r.body.details[0].field, "webhookUrl");
     }
+    // The staff setter (admin command) goes through the same check.
+    for (const url of ["http://[::7f00:1]:8080/", "http://localhost./", "http://127.0.0.1:8080/"]) {
+      await assert.rejects(webhooks.setWebhookUrl({ partnerId: p.customerId, url }), /public/, url);
+    }
+    assert.equal((await webhooks.getWebhook({ partnerId: p.customerId })).url, "");
     const ok = await signed(p, "PUT", "/api/v1/reseller/account/webhook", {
       webhookUrl: "https://hooks.example.com/partner",
     });
@@ -160,6 +189,69 @@ describe("webhook endpoint URL", () => {
     );
     await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl: "" });
     assert.equal((await webhooks.getWebhook({ partnerId: p.customerId })).url, "");
+  });
+});
+
+describe("allowed destinations", () => {
+  const rx = receiver();
+  after(() => rx.server.close());
+
+  it("let a URL name exactly an allowed host and port, when saved and at delivery", async () => {
+    const url = await rx.url();
+    const port = Number(new URL(url).port);
+    const { settings } = await webhooks.getProgrammeSettings({});
+    assert.ok(settings!.allowedDestinations.includes(`127.0.0.1:${port}`));
+    const p = await newPartner();
+    for (const webhookUrl of [
+      `http://127.0.0.1:${port + 1}/`,
+      `http://localhost:${port}/`,
+      `http://[::1]:${port}/`,
+      `http://[::ffff:127.0.0.1]:${port}/`,
+      `http://[::7f00:1]:${port}/`,
+      `http://127.0.0.2:${port}/`,
+    ]) {
+      const r = await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl });
+      assert.equal(r.status, 400, `${webhookUrl}: ${r.text}`);
+    }
+    const saved = await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl: url });
+    assert.equal(saved.status, 200, saved.text);
+    const q = await signed(p, "POST", "/api/v1/reseller/webhooks/test");
+    await eventually(async () => rx.got.some((r) => r.headers["x-webhook-id"] === q.body.data.deliveryId));
+  });
+
+  it("block a saved URL at delivery once its entry is removed, and the attempt counts", async () => {
+    const own = receiver();
+    try {
+      const url = await own.url();
+      const port = Number(new URL(url).port);
+      const p = await newPartner();
+      assert.equal(
+        (await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl: url })).status,
+        200,
+      );
+      const { settings } = await webhooks.updateProgrammeSettings({
+        removeAllowedDestinations: [`127.0.0.1:${port}`],
+      });
+      assert.ok(!settings!.allowedDestinations.includes(`127.0.0.1:${port}`));
+      const q = await signed(p, "POST", "/api/v1/reseller/webhooks/test");
+      const d = await afterAttempts(p, q.body.data.deliveryId, 1);
+      assert.match(d.lastError, /blocked/);
+      assert.equal(d.status, "pending");
+      assert.ok(Date.parse(d.nextAttemptAt) > Date.now() + 30_000, "rescheduled with back-off");
+      assert.equal(own.got.length, 0);
+    } finally {
+      own.server.close();
+    }
+  });
+
+  it("refuse an entry that is not host:port", async () => {
+    for (const entry of ["127.0.0.1", "::1:80", "http://127.0.0.1:80", "127.0.0.1:70000"]) {
+      await assert.rejects(
+        webhooks.updateProgrammeSettings({ addAllowedDestinations: [entry] }),
+        /is not host:port/,
+        entry,
+      );
+    }
   });
 });
 
@@ -232,9 +324,15 @@ describe("deliveries", () => {
       assert.equal(new Set(attempts.map((a) => a.body.timestamp)).size, 5);
       const [last] = await deliveries(p);
       assert.equal(last.status, "failed");
+      // Failed is terminal: made due again, it is still never claimed. A newer delivery queued
+      // behind it is attempted after it in creation order, so once the newer one arrives the
+      // failed one would have had its sixth attempt already.
       await sql`update webhooks.deliveries set next_attempt_at = now() where id = ${id}`;
-      await new Promise((r) => setTimeout(r, 800));
+      rx.set((r) => ({ status: r.headers["x-webhook-id"] === id ? 503 : 200 }));
+      const newer = (await signed(p, "POST", "/api/v1/reseller/webhooks/test")).body.data.deliveryId;
+      await eventually(async () => rx.got.some((r) => r.headers["x-webhook-id"] === newer));
       assert.equal(rx.got.filter((r) => r.headers["x-webhook-id"] === id).length, 5, "failed is terminal");
+      assert.equal((await deliveries(p)).find((d) => d.id === id)?.attempts, 5);
     } finally {
       rx.set(() => ({ status: 200 }));
     }
@@ -243,9 +341,10 @@ describe("deliveries", () => {
   it("treats a redirect as a failure and never follows it", async () => {
     const p = await newPartner();
     await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl: `${url}?redirect=1` });
+    // The redirect points at the same receiver, which answers 200 there: following it would succeed.
     rx.set((r) =>
-      r.body.data.partnerId === p.customerId
-        ? { status: 302, headers: { location: "http://127.0.0.1:1/elsewhere" } }
+      r.body.data.partnerId === p.customerId && r.path.includes("redirect=1")
+        ? { status: 302, headers: { location: `${url}?followed=1` } }
         : { status: 200 },
     );
     try {
@@ -255,7 +354,12 @@ describe("deliveries", () => {
         return list[0]?.attempts === 1 ? list : undefined;
       });
       assert.equal(d.lastError, "Endpoint returned a redirect, not followed");
+      assert.equal(d.responseCode, 302);
       assert.equal(d.status, "pending");
+      assert.deepEqual(
+        rx.got.filter((r) => r.body.data.partnerId === p.customerId).map((r) => r.path),
+        ["/hook?redirect=1"],
+      );
     } finally {
       rx.set(() => ({ status: 200 }));
     }
@@ -277,17 +381,33 @@ describe("deliveries", () => {
     }
   });
 
-  it("blocks a host that resolves to a private address at delivery time", async () => {
-    const p = await newPartner();
-    await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl: url });
-    // As if the name now pointed somewhere private.
-    await sql`update webhooks.partner_webhooks set url = 'http://10.1.2.3:8080/hook' where partner_id = ${p.customerId}`;
-    await signed(p, "POST", "/api/v1/reseller/webhooks/test");
-    const [d] = await eventually(async () => {
-      const list = await deliveries(p);
-      return list[0]?.attempts === 1 ? list : undefined;
-    });
-    assert.match(d.lastError, /blocked/);
+  it("blocks a URL on file whose host is not public at delivery time, however it is spelt", async () => {
+    // Only 127.0.0.1:<port> is allowed; the other spellings of the same receiver are not.
+    const port = new URL(url).port;
+    const stored = [
+      "http://10.1.2.3:8080/hook",
+      `http://[::7f00:1]:${port}/hook`,
+      `http://[::ffff:7f00:1]:${port}/hook`,
+      `http://[64:ff9b::7f00:1]:${port}/hook`,
+      `http://localhost:${port}/hook`,
+      `http://localhost.:${port}/hook`,
+      `http://foo.localhost:${port}/hook`,
+    ];
+    const partners = await Promise.all(
+      stored.map(async (stale) => {
+        const p = await newPartner();
+        await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl: url });
+        // As if saved before the rules were what they are (or the name moved since).
+        await sql`update webhooks.partner_webhooks set url = ${stale} where partner_id = ${p.customerId}`;
+        return { p, id: (await signed(p, "POST", "/api/v1/reseller/webhooks/test")).body.data.deliveryId };
+      }),
+    );
+    for (const [i, { p, id }] of partners.entries()) {
+      const d = await afterAttempts(p, id, 1);
+      assert.match(d.lastError, /blocked/, stored[i]);
+      assert.equal(d.status, "pending", stored[i]);
+      assert.equal(rx.got.filter((r) => r.body.data.partnerId === p.customerId).length, 0, stored[i]);
+    }
   });
 
   it("blocks a name that resolved to an allowed address when saved and to a private one at delivery", async () => {
@@ -297,11 +417,12 @@ describe("deliveries", () => {
     const withEntry = (ip: string) => writeFileSync("/etc/hosts", `${original.trimEnd()}\n${ip} ${host}\n`);
     const p = await newPartner();
     try {
-      withEntry("127.0.0.1"); // allowed in tests, like a public address in production
-      const port = new URL(url).port;
-      const saved = await signed(p, "PUT", "/api/v1/reseller/account/webhook", {
-        webhookUrl: `http://${host}:${port}/hook`,
-      });
+      withEntry("10.20.30.40");
+      const webhookUrl = `http://${host}:${new URL(url).port}/hook`;
+      const refused = await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl });
+      assert.equal(refused.status, 400, "a name resolving to a private address is refused when saved");
+      withEntry("93.184.216.34"); // a public address: accepted (nothing connects to it at save)
+      const saved = await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl });
       assert.equal(saved.status, 200, saved.text);
       withEntry("10.20.30.40"); // the name now points into a private network
       await signed(p, "POST", "/api/v1/reseller/webhooks/test");
@@ -329,22 +450,48 @@ describe("deliveries", () => {
     assert.equal(rx.got.filter((r) => r.body.data.partnerId === p.customerId).length, 0);
   });
 
-  it("sends nothing while the partner is pending or suspended", async () => {
+  it("sends nothing while the partner is pending or suspended, and sends it once active", async () => {
     const p = await newPartner("pending");
+    const other = await newPartner();
     await webhooks.setWebhookUrl({ partnerId: p.customerId, url });
-    await webhooks.queueTest({ partnerId: p.customerId });
-    await new Promise((r) => setTimeout(r, 1000));
-    assert.equal(rx.got.filter((r) => r.body.data.partnerId === p.customerId).length, 0);
-    assert.equal((await deliveries(p))[0].attempts, 0);
+    await webhooks.setWebhookUrl({ partnerId: other.customerId, url });
+    const received = (id: string) => rx.got.filter((r) => r.headers["x-webhook-id"] === id).length;
+    const withheld = async () => {
+      const { deliveryId } = await webhooks.queueTest({ partnerId: p.customerId });
+      // Queued after p's delivery: a pass that claims this one claims p's too and serves p first
+      // (creation order), so once this one is delivered, p's has had its chance.
+      const later = (await webhooks.queueTest({ partnerId: other.customerId })).deliveryId;
+      await eventually(
+        async () => (await deliveries(other)).find((d) => d.id === later)?.status === "delivered",
+      );
+      assert.equal(received(deliveryId), 0);
+      const d = (await deliveries(p)).find((x) => x.id === deliveryId)!;
+      assert.deepEqual({ status: d.status, attempts: d.attempts }, { status: "pending", attempts: 0 });
+      return deliveryId;
+    };
+    const whilePending = await withheld();
     await auth.setPartnerStatus({ customerId: p.customerId, status: "active" });
-    await eventually(async () => rx.got.some((r) => r.body.data.partnerId === p.customerId));
+    await eventually(async () => received(whilePending) === 1);
+    await auth.setPartnerStatus({ customerId: p.customerId, status: "suspended" });
+    const whileSuspended = await withheld();
+    await auth.setPartnerStatus({ customerId: p.customerId, status: "active" });
+    await eventually(async () => received(whileSuspended) === 1);
   });
 
   it("drops an event raised while no URL is on file, and refuses a test without one", async () => {
     const p = await newPartner();
     const q = await signed(p, "POST", "/api/v1/reseller/webhooks/test");
     assert.equal(q.status, 409);
-    assert.equal((await deliveries(p)).length, 0);
+    const dropped = newId();
+    await raiseServiceEvent(p.customerId, dropped); // consumed while no URL is on file
+    await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl: url });
+    const kept = newId();
+    await raiseServiceEvent(p.customerId, kept);
+    await eventually(async () => rx.got.some((r) => r.body.data.serviceId === kept));
+    const list = await deliveries(p);
+    assert.equal(list.length, 1, "only the event raised with a URL on file was queued");
+    assert.equal(list[0].status, "delivered");
+    assert.equal(rx.got.filter((r) => r.body.data.serviceId === dropped).length, 0);
   });
 
   it("attempts a partner's deliveries in creation order; a failing one is overtaken after back-off", async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Principal, RateLimit } from "@hb/contracts/auth/v1/auth_pb";
 import type { CallerSchema } from "@hb/contracts/platform/v1/error_pb";
@@ -12,12 +13,13 @@ import {
   resolveError,
 } from "@hb/platform";
 import express, { type NextFunction, type Request, type Response } from "express";
+import { jsonBody, type RawBodyRequest } from "./body.ts";
 import type { Clients } from "./clients.ts";
 import type { GatewayConfig } from "./config.ts";
 import { sendError, sendOk } from "./envelope.ts";
 import type { RequestLogPublisher } from "./request-log.ts";
-import type { Context, RouteDef } from "./route.ts";
-import { parseInput } from "./validation.ts";
+import type { Context, KeyedAuth, RouteDef } from "./route.ts";
+import { bodyObject, parseInput } from "./validation.ts";
 
 export interface AppDeps {
   cfg: GatewayConfig;
@@ -30,7 +32,7 @@ export interface AppDeps {
 
 export const API_PREFIX = "/api/v1";
 
-type RawBodyRequest = Request & { rawBody?: Buffer };
+const sourceIpOf = (req: Request) => req.ip ?? req.socket.remoteAddress ?? "";
 
 function setRateLimitHeaders(res: Response, rl: RateLimit): void {
   const secondsLeft = Math.max(0, Number(rl.reset) - Math.floor(Date.now() / 1000));
@@ -44,6 +46,11 @@ function setRateLimitHeaders(res: Response, rl: RateLimit): void {
 
 const isErrorCode = (c: string): c is ErrorCode => c in errorCodes;
 
+/** A caller's X-Request-Id is kept when it is a short token (so it cannot inject into logs). */
+export function requestIdOf(incoming: string | undefined): string {
+  return incoming && /^[A-Za-z0-9._:-]{1,128}$/.test(incoming) ? incoming : `req_${randomUUID()}`;
+}
+
 /** Builds the gateway's Express app; main.ts only wires and listens. */
 export function buildApp(deps: AppDeps): express.Express {
   const { cfg, clients, redis, log, routes, requestLog } = deps;
@@ -53,18 +60,13 @@ export function buildApp(deps: AppDeps): express.Express {
   app.set("trust proxy", cfg.TRUSTED_PROXIES ? cfg.TRUSTED_PROXIES.split(",").map((s) => s.trim()) : false);
   app.set("query parser", "simple");
 
-  // Any body is read as JSON whatever its content type, so `curl -d '{...}'` works as written.
-  // The raw bytes are kept for reseller request signatures, which cover the exact body.
-  app.use(
-    express.json({
-      limit: cfg.BODY_LIMIT,
-      type: () => true,
-      strict: false,
-      verify: (req, _res, buf) => {
-        (req as RawBodyRequest).rawBody = buf;
-      },
-    }),
-  );
+  // Every answer carries X-Request-Id: the caller's own when well-formed, else a new one.
+  app.use((req, res, next) => {
+    res.setHeader("X-Request-Id", requestIdOf(req.get("x-request-id")));
+    next();
+  });
+
+  app.use(jsonBody(cfg.BODY_LIMIT));
 
   app.get("/healthz", (_req, res) => {
     res.json({ success: true, data: { status: "ok" } });
@@ -76,30 +78,57 @@ export function buildApp(deps: AppDeps): express.Express {
   }
   app.use(API_PREFIX, router);
 
+  // An unknown path under the prefix is still an API request: the key is checked and counted
+  // (rate-limit headers and the request log included) before the 404.
+  app.use(API_PREFIX, async (req, res) => {
+    const track = trackRequest(req, res);
+    try {
+      const principal = await authenticate(req, res, { scope: "", write: false }, (p) => {
+        track.principal = p;
+      });
+      if (!principal) return;
+      sendError(res, "NOT_FOUND", `No route ${req.method} ${API_PREFIX}${req.path}`);
+    } catch (err) {
+      sendResolved(res, err, `${req.method} ${API_PREFIX} (unknown route)`);
+    }
+  });
+
   app.use((req, res) => {
     sendError(res, "NOT_FOUND", `No route ${req.method} ${req.path}`);
   });
 
-  // Body parser failures and anything else thrown outside a route handler.
+  // Body parser failures (express.raw's, and body.ts's BAD_REQUEST refusals) and anything else
+  // thrown outside a route handler.
   app.use((err: { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => {
     if (err.type === "entity.too.large")
       return sendError(res, "PAYLOAD_TOO_LARGE", `Request body exceeds ${cfg.BODY_LIMIT}`);
-    if (err.type === "entity.parse.failed")
-      return sendError(res, "BAD_REQUEST", "Request body is not valid JSON");
     if (err.type === "encoding.unsupported" || err.type === "charset.unsupported") {
       return sendError(res, "UNSUPPORTED_MEDIA_TYPE", "Unsupported body encoding; send UTF-8 JSON");
     }
+    if (err.type === undefined && resolveError(err).status < 500) return sendResolved(res, err, "body");
     if (err.status && err.status >= 400 && err.status < 500)
       return sendError(res, "BAD_REQUEST", "Malformed request");
     log.error("unhandled gateway error", { err });
     sendError(res, "INTERNAL_ERROR", "Internal error. The failure was logged; please try again later.");
   });
 
-  async function handle(def: RouteDef, req: Request, res: Response): Promise<void> {
+  function sendResolved(res: Response, err: unknown, where: string): void {
+    const r = resolveError(err);
+    if (r.status >= 500)
+      log.error("request failed", { route: where, requestId: res.getHeader("X-Request-Id"), err });
+    sendError(res, r.code, r.message, {
+      details: r.info?.violations.map((v) => ({ field: v.field, message: v.message })),
+      scope: r.info?.scope,
+      retryAfterSeconds: r.info?.retryAfterSeconds || undefined,
+    });
+  }
+
+  /** Publishes the request's log entry once the answer is sent, if a key was identified. */
+  function trackRequest(req: Request, res: Response): { principal?: Principal } {
     const started = performance.now();
-    const sourceIp = req.ip ?? req.socket.remoteAddress ?? "";
-    let principal: Principal | undefined;
+    const track: { principal?: Principal } = {};
     res.on("finish", () => {
+      const principal = track.principal;
       if (principal?.keyId) {
         requestLog.publish({
           keyId: principal.keyId,
@@ -107,59 +136,82 @@ export function buildApp(deps: AppDeps): express.Express {
           method: req.method,
           endpoint: API_PREFIX + req.path,
           status: res.statusCode,
-          ip: sourceIp,
+          ip: sourceIpOf(req),
           at: new Date().toISOString(),
           durationMs: performance.now() - started,
         });
       }
     });
+    return track;
+  }
 
+  /**
+   * The key check: one auth.Verify call, which also answers a missing or malformed key (sent as
+   * an empty key) from the Customer API switch. Sets the rate-limit headers. On a refusal the
+   * answer is sent and undefined returned. `identified` gets the principal whenever the key was
+   * identified, refused or not, so refused requests are logged too.
+   */
+  async function authenticate(
+    req: Request,
+    res: Response,
+    need: Omit<KeyedAuth, "scope" | "write"> & { scope: KeyedAuth["scope"] | ""; write: boolean },
+    identified?: (p: Principal) => void,
+  ): Promise<Principal | undefined> {
+    const key = keyFromAuthorization(req.headers.authorization);
+    const verdict = await clients.auth.verify({
+      key: key?.full ?? "",
+      sourceIp: sourceIpOf(req),
+      scope: need.scope,
+      permissionsAny: need.permissions ?? [],
+      isWrite: need.write,
+      module: need.module ?? "",
+      ...(need.signed
+        ? {
+            resellerTimestamp: req.get("x-reseller-timestamp") ?? "",
+            resellerSignature: req.get("x-reseller-signature") ?? "",
+            rawBody: (req as RawBodyRequest).rawBody ?? new Uint8Array(),
+          }
+        : {}),
+    });
+    if (verdict.rateLimit) setRateLimitHeaders(res, verdict.rateLimit);
+    if (verdict.principal?.keyId) identified?.(verdict.principal);
+    const refusal = verdict.refusal;
+    if (refusal) {
+      const code = isErrorCode(refusal.code) ? refusal.code : "UNAUTHORIZED";
+      const message =
+        !key && code === "UNAUTHORIZED"
+          ? "Missing or malformed Authorization header; expected: Bearer <API key>"
+          : refusal.message;
+      sendError(res, code, message, {
+        scope: refusal.scope,
+        retryAfterSeconds: refusal.retryAfterSeconds || undefined,
+      });
+      return undefined;
+    }
+    return verdict.principal;
+  }
+
+  async function handle(def: RouteDef, req: Request, res: Response): Promise<void> {
+    const track = trackRequest(req, res);
+    let principal: Principal | undefined;
     let reservation: Reservation | undefined;
     try {
       if (typeof def.auth === "object") {
-        const key = keyFromAuthorization(req.headers.authorization);
-        if (!key) {
-          return sendError(
-            res,
-            "UNAUTHORIZED",
-            "Missing or malformed Authorization header; expected: Bearer <API key>",
-          );
-        }
-        const verdict = await clients.auth.verify({
-          key: key.full,
-          sourceIp,
-          scope: def.auth.scope,
-          permissionsAny: def.auth.permissions ?? [],
-          isWrite: def.auth.write ?? def.method !== "get",
-          module: def.auth.module ?? "",
-          ...(def.auth.signed
-            ? {
-                resellerTimestamp: req.get("x-reseller-timestamp") ?? "",
-                resellerSignature: req.get("x-reseller-signature") ?? "",
-                rawBody: (req as RawBodyRequest).rawBody ?? new Uint8Array(),
-              }
-            : {}),
+        const need = { ...def.auth, write: def.auth.write ?? def.method !== "get" };
+        principal = await authenticate(req, res, need, (p) => {
+          track.principal = p;
         });
-        if (verdict.rateLimit) setRateLimitHeaders(res, verdict.rateLimit);
-        principal = verdict.principal;
-        const refusal = verdict.refusal;
-        if (refusal) {
-          const code = isErrorCode(refusal.code) ? refusal.code : "UNAUTHORIZED";
-          return sendError(res, code, refusal.message, {
-            scope: refusal.scope,
-            retryAfterSeconds: refusal.retryAfterSeconds || undefined,
-          });
-        }
+        if (!principal) return;
       }
 
       const ctx: Context<unknown, unknown, unknown> = {
         params: def.params ? parseInput(def.params, req.params, "path") : req.params,
         query: def.query ? parseInput(def.query, req.query ?? {}, "query") : {},
-        body: def.body ? parseInput(def.body, req.body ?? {}, "body") : undefined,
+        body: def.body ? parseInput(def.body, bodyObject(req.body), "body") : undefined,
         principal: principal as Principal,
         caller: callerOf(principal),
         clients,
-        sourceIp,
+        sourceIp: sourceIpOf(req),
         req,
         res,
       };
@@ -195,14 +247,7 @@ export function buildApp(deps: AppDeps): express.Express {
       if (!reply) return; // the handler wrote the response itself (documentation routes)
       sendOk(res, reply.status ?? def.successStatus ?? 200, reply.data, reply.extra);
     } catch (err) {
-      const r = resolveError(err);
-      if (r.status >= 500)
-        log.error("request failed", { route: `${def.method.toUpperCase()} ${def.path}`, err });
-      sendError(res, r.code, r.message, {
-        details: r.info?.violations.map((v) => ({ field: v.field, message: v.message })),
-        scope: r.info?.scope,
-        retryAfterSeconds: r.info?.retryAfterSeconds || undefined,
-      });
+      sendResolved(res, err, `${def.method.toUpperCase()} ${def.path}`);
     }
   }
 
@@ -217,5 +262,6 @@ function callerOf(p: Principal | undefined): MessageInitShape<typeof CallerSchem
     keyId: p.keyId,
     permissions: p.permissions,
     isOwner: p.isOwner,
+    currency: p.currency,
   };
 }

@@ -1,4 +1,5 @@
-/** Renders the OpenAPI document as one self-contained HTML page: no scripts, no CDN, readable in any browser. */
+import { createHash } from "node:crypto";
+
 type Json = Record<string, unknown>;
 
 const esc = (s: unknown) =>
@@ -11,7 +12,11 @@ function schemaText(schema: unknown): string {
   return esc(JSON.stringify(schema, null, 2));
 }
 
-export function renderDocs(doc: Json): string {
+/**
+ * The no-JavaScript reference at /api/v1/docs/plain: the OpenAPI document as one self-contained
+ * HTML page, no scripts, readable in any browser.
+ */
+export function renderPlainDocs(doc: Json): string {
   const info = doc.info as { title: string; description: string; version: string };
   const paths = doc.paths as Record<string, Record<string, Json>>;
   const byTag = new Map<string, string[]>();
@@ -66,4 +71,77 @@ table{border-collapse:collapse;margin:.5rem 0} td,th{border:1px solid #e2e4ea;pa
 <ul>${toc}</ul>
 ${sections}
 </body></html>`;
+}
+
+/**
+ * Scalar's options (see @scalar/types' api-reference configuration). Everything that would reach
+ * a host other than the gateway is off: Scalar's web fonts, its telemetry, its AI agent and MCP
+ * panels, the "open API client" button and the request proxy (never set: a test request, where
+ * offered, goes straight to the server in the document, this gateway).
+ */
+const scalarConfiguration = {
+  url: "/api/v1/openapi.json",
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  hideClientButton: true,
+  showDeveloperTools: "never",
+  documentDownloadType: "direct",
+  defaultHttpClient: { targetKey: "shell", clientKey: "curl" },
+  operationTitleSource: "path",
+  defaultOpenAllTags: true,
+  darkMode: false,
+  metaData: { title: "Customer API reference" },
+  // The system's own fonts instead of Scalar's Inter and JetBrains Mono from its CDN.
+  customCss: `:root {
+  --scalar-font: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  --scalar-font-code: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace;
+}`,
+};
+
+export interface ReferencePage {
+  html: string;
+  /** Content-Security-Policy for the page: the browser itself refuses any other host. */
+  csp: string;
+}
+
+/**
+ * The interactive reference at /api/v1/docs: Scalar's bundle from the gateway, fed the OpenAPI
+ * document, with a <noscript> way to the same content.
+ */
+export function renderReferencePage(scriptUrl: string, rendererVersion: string): ReferencePage {
+  // JSON inside <script>: escape "<" so no string in the config can close the element.
+  const init = `Scalar.createApiReference("#app", ${JSON.stringify(scalarConfiguration).replace(/</g, "\\u003c")});`;
+  const initHash = createHash("sha256").update(init).digest("base64");
+  const csp = [
+    "default-src 'none'",
+    `script-src 'self' 'sha256-${initHash}'`,
+    // Scalar injects its stylesheet and per-component styles at run time.
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="@scalar/api-reference ${esc(rendererVersion)}">
+<title>Customer API reference</title>
+<link rel="icon" href="data:,">
+</head><body>
+<noscript>
+<h1>Customer API reference</h1>
+<p>This interactive reference needs JavaScript. Without it, read
+<a href="/api/v1/docs/plain">the plain HTML reference</a>,
+<a href="/api/v1/guide.md">the guide (Markdown)</a> or
+<a href="/api/v1/openapi.json">the OpenAPI document (JSON)</a>.</p>
+</noscript>
+<div id="app"></div>
+<script src="${esc(scriptUrl)}"></script>
+<script>${init}</script>
+</body></html>`;
+  return { html, csp };
 }

@@ -23,6 +23,8 @@ export function sendError(res: Response, code: ErrorCode, message: string, extra
   const body: Record<string, unknown> = { success: false, error: message, code };
   if (extra.details && extra.details.length > 0) body.details = extra.details;
   if (code === "SCOPE_REQUIRED") body.scope = extra.scope ?? "";
+  // RFC 6750: a 401 says which scheme the API expects.
+  if (status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="api", error="invalid_token"');
   if (status === 429 && extra.retryAfterSeconds !== undefined) {
     res.setHeader("Retry-After", String(extra.retryAfterSeconds));
     if (code === "ACTION_RATE_LIMITED") body.retry_after_seconds = extra.retryAfterSeconds;

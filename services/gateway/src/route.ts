@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Principal } from "@hb/contracts/auth/v1/auth_pb";
 import type { CallerSchema } from "@hb/contracts/platform/v1/error_pb";
-import type { CooldownRule, Permission, Scope } from "@hb/platform";
+import type { CooldownRule, ErrorCode, Permission, Scope } from "@hb/platform";
 import type { Request, Response } from "express";
 import type { z } from "zod";
 import type { Clients } from "./clients.ts";
@@ -64,8 +64,27 @@ export interface RouteDef<
   params?: P;
   query?: Q;
   body?: B;
-  /** Schema of `data` in a success answer, for the OpenAPI document. */
+  /** Schema of `data` in a success answer, for the OpenAPI document and the tests' contract check. */
   response?: z.ZodType;
+  /** Fields of a success answer beside `data` (message, pagination on the VPS and dedicated lists). */
+  responseExtra?: Record<string, z.ZodType>;
+  /** An example `data` of a success answer, shown in the reference. */
+  example?: unknown;
+  /** Example values of the `responseExtra` fields. */
+  exampleExtra?: Record<string, unknown>;
+  /**
+   * Refusals this route can answer with beyond those every route of its kind has (openapi.ts adds
+   * 400, and for keyed routes 401, the 403s of the check order and 429, plus 5xx everywhere).
+   */
+  errors?: ErrorCode[];
+  /** Served but left out of the OpenAPI document (the reference's own script files). */
+  hidden?: boolean;
+  /** The handler writes a document of this type itself (no envelope): the documentation routes. */
+  rawContentType?: string;
+  /** Moves money: an Idempotency-Key header makes a repeat return the first answer. */
+  idempotent?: boolean;
+  /** Another path for the operation with this operationId: kept, but a client needs only one. */
+  aliasOf?: string;
   successStatus?: number;
   cooldown?: CooldownSpec<z.output<P>, z.output<Q>, z.output<B>>;
   handler: (ctx: Context<z.output<P>, z.output<Q>, z.output<B>>) => Promise<Reply | undefined>;

@@ -1,17 +1,21 @@
 import { z } from "zod";
+import { numberSource } from "./body.ts";
 
 /** Shared input schemas, so every route validates ids and paging the same way. */
 export const idParam = z.uuid({ error: "is not a valid identifier" });
 
 export const MAX_PAGE_SIZE = 200;
+/** The highest ?page accepted (documented in the OpenAPI schema); beyond it is 400, not an overflow. */
+export const MAX_PAGE = 1_000_000;
 
-/** ?page from 1, ?limit above 200 silently reduced to 200. */
+/** ?page from 1 to 1,000,000, ?limit above 200 silently reduced to 200. The one pagination query. */
 export function pageQuery(defaultLimit: number) {
   return z.object({
     page: z.coerce
       .number({ error: "must be a whole number" })
-      .int({ error: "must be a whole number" })
+      .int({ error: "must be a whole number", abort: true })
       .min(1, { error: "must be 1 or more" })
+      .max(MAX_PAGE, { error: `must be at most ${MAX_PAGE}` })
       .default(1),
     limit: z.coerce
       .number({ error: "must be a whole number" })
@@ -40,3 +44,57 @@ export const password = z
   .string({ error: "must be a string" })
   .min(8, { error: "must be at least 8 characters" })
   .max(128, { error: "must be at most 128 characters" });
+
+/** A hostname as orders accept it (customer and reseller orders share it). */
+export const hostname = z
+  .string({ error: "must be a string" })
+  .regex(/^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/, { error: "must be a valid hostname" });
+
+const plainDecimal = /^(\d+)(?:\.(\d+))?$/;
+
+/**
+ * A money amount in the request: a JSON number or a decimal string ("0.07"), read from the exact
+ * text the client wrote (see `exactNumbers`), never through a binary float. Output: the decimal
+ * string billing takes, with 4 decimals. Refused: zero, negative, more than 4 decimals (trailing
+ * zeros aside), exponent forms such as 1e-2 (write 0.01), more than 14 integer digits.
+ */
+export const moneyAmount = z
+  .union([z.number(), z.string()], { error: "must be a number or a decimal string" })
+  .meta({ description: "Amount with up to 4 decimals, as a JSON number or a decimal string" })
+  .transform((v, ctx) => {
+    const text = typeof v === "number" ? String(v) : v.trim();
+    const m = plainDecimal.exec(text);
+    const fail = (message: string) => {
+      ctx.issues.push({ code: "custom", message, input: v });
+      return z.NEVER;
+    };
+    if (!m) {
+      if (/^-/.test(text)) return fail("must be greater than zero");
+      if (/^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$/.test(text)) {
+        return fail("must be written as a plain decimal (e.g. 0.01), not in exponent form");
+      }
+      return fail("must be a decimal number such as 12.5");
+    }
+    const whole = m[1].replace(/^0+(?=\d)/, "");
+    const decimals = (m[2] ?? "").replace(/0+$/, "");
+    if (decimals.length > 4) return fail("at most 4 decimals");
+    if (whole.length > 14) return fail("is too large");
+    if (/^0*$/.test(whole) && decimals === "") return fail("must be greater than zero");
+    return `${whole}.${decimals.padEnd(4, "0")}`;
+  });
+
+/**
+ * Wraps a body's object schema so the named number fields reach it as the exact source text the
+ * client wrote (kept by the body parser), not as the float JSON.parse made of them.
+ */
+export function exactNumbers<T extends z.ZodType>(keys: readonly string[], schema: T) {
+  return z.preprocess((body) => {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) return body;
+    const copy: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+    for (const k of keys) {
+      const source = typeof copy[k] === "number" ? numberSource(body, k) : undefined;
+      if (source !== undefined) copy[k] = source;
+    }
+    return copy;
+  }, schema);
+}

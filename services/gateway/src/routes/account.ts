@@ -1,7 +1,15 @@
-import { z } from "zod";
 import { fromJson } from "../json-result.ts";
 import { route } from "../route.ts";
 import { pageQuery } from "../schemas.ts";
+import {
+  account,
+  accountBalance,
+  accountBalanceExample,
+  accountExample,
+  accountUsage,
+  accountUsageExample,
+} from "../wire/account.ts";
+import { transactionList, transactionListExample } from "../wire/transaction.ts";
 
 const viewBilling = ["view_billing"] as const;
 
@@ -12,6 +20,8 @@ export const accountRoutes = [
     tag: "Account",
     summary: "Profile, company, country, currency, credit balance and permissions in force",
     auth: { scope: "read", permissions: [...viewBilling] },
+    response: account,
+    example: accountExample,
     handler: async ({ clients, caller, principal }) => {
       const [{ person, customer }, balance] = await Promise.all([
         clients.auth.getPerson({ personId: principal.personId }),
@@ -39,6 +49,8 @@ export const accountRoutes = [
     tag: "Account",
     summary: "Credit balance and currency",
     auth: { scope: "read", permissions: [...viewBilling] },
+    response: accountBalance,
+    example: accountBalanceExample,
     handler: async ({ clients, caller, principal }) => {
       const [balance, { customer }] = await Promise.all([
         clients.billing.getAccount({ caller }),
@@ -54,6 +66,8 @@ export const accountRoutes = [
     summary:
       "Service counts, recurring monthly amount, unpaid invoices, paid and hourly charges this month, balance",
     auth: { scope: "read", permissions: [...viewBilling] },
+    response: accountUsage,
+    example: accountUsageExample,
     handler: async ({ clients, caller }) => ({
       data: fromJson((await clients.billing.getUsage({ caller })).result),
     }),
@@ -65,7 +79,8 @@ export const accountRoutes = [
     summary: "Credit ledger, newest first (pagination inside data)",
     auth: { scope: "read", permissions: [...viewBilling] },
     query: pageQuery(20),
-    response: z.object({ transactions: z.array(z.unknown()), pagination: z.unknown() }),
+    response: transactionList,
+    example: transactionListExample,
     handler: async ({ clients, caller, query }) => ({
       data: fromJson(
         (await clients.billing.listTransactions({ caller, page: query.page, limit: query.limit })).result,

@@ -3,6 +3,8 @@ import { idempotencyOf } from "../idempotency.ts";
 import { fromJson } from "../json-result.ts";
 import { route } from "../route.ts";
 import { idParam } from "../schemas.ts";
+import * as addons from "../wire/addon.ts";
+import * as upgrades from "../wire/upgrade.ts";
 
 const id = z.object({ id: idParam });
 const view = { scope: "read" as const, permissions: ["view_services" as const] };
@@ -18,6 +20,8 @@ export const addonUpgradeRoutes = [
     summary: "Active add-ons (cancelled ones disappear)",
     auth: view,
     params: id,
+    response: addons.addonList,
+    example: addons.addonListExample,
     handler: async ({ clients, caller, params }) => ({
       data: fromJson(
         (await clients.billing.listAddons({ caller, serviceId: params.id, available: false })).result,
@@ -31,6 +35,8 @@ export const addonUpgradeRoutes = [
     summary: "Add-ons the product offers, with prices; held ones marked",
     auth: view,
     params: id,
+    response: addons.availableAddonList,
+    example: addons.availableAddonListExample,
     handler: async ({ clients, caller, params }) => ({
       data: fromJson(
         (await clients.billing.listAddons({ caller, serviceId: params.id, available: true })).result,
@@ -43,7 +49,11 @@ export const addonUpgradeRoutes = [
     tag: "Add-ons and upgrades",
     summary: "Buy an add-on: charges a full cycle and starts the add-on's own cycle today",
     auth: orders,
+    errors: ["CONFLICT"],
     params: id,
+    idempotent: true,
+    response: addons.addonPurchase,
+    example: addons.addonPurchaseExample,
     body: z.object({
       optionId: idParam,
       billingType: z.enum(["one_time", "recurring"], { error: "must be one_time or recurring" }),
@@ -80,6 +90,10 @@ export const addonUpgradeRoutes = [
     summary: "Cancel an add-on immediately (optionId is the catalogue option id)",
     auth: { scope: "destructive", permissions: ["cancel_services"] },
     params: z.object({ id: idParam, optionId: idParam }),
+    response: addons.addonCancellation,
+    responseExtra: { message: z.string() },
+    exampleExtra: { message: "Add-on cancelled" },
+    example: addons.addonCancellationExample,
     handler: async ({ clients, caller, params }) => ({
       data: fromJson(
         (await clients.billing.cancelAddon({ caller, serviceId: params.id, optionId: params.optionId }))
@@ -95,6 +109,8 @@ export const addonUpgradeRoutes = [
     summary: "Upgrade paths with a prorated preview, plus any pending upgrade",
     auth: view,
     params: id,
+    response: upgrades.upgradePaths,
+    example: upgrades.upgradePathsExample,
     handler: async ({ clients, caller, params }) => ({
       data: fromJson((await clients.billing.listUpgradePaths({ caller, serviceId: params.id })).result),
     }),
@@ -105,7 +121,11 @@ export const addonUpgradeRoutes = [
     tag: "Add-ons and upgrades",
     summary: "Request an upgrade to another product (prorated; credit is never applied automatically)",
     auth: orders,
+    errors: ["CONFLICT"],
     params: id,
+    idempotent: true,
+    response: upgrades.upgrade,
+    example: upgrades.upgradeExample,
     body: z.object({ toProductId: idParam }),
     successStatus: 201,
     cooldown: buying,
@@ -128,7 +148,16 @@ export const addonUpgradeRoutes = [
     tag: "Add-ons and upgrades",
     summary: "Add and remove options (lists must not overlap); prorated, aligned to the next due date",
     auth: orders,
+    errors: ["CONFLICT"],
     params: id,
+    idempotent: true,
+    response: upgrades.upgrade,
+    example: {
+      ...upgrades.upgradeExample,
+      type: "options",
+      to_product_id: null,
+      add_options: [addons.addonExample.option_id],
+    },
     body: z
       .object({
         addOptions: z.array(idParam).max(50).default([]),
@@ -161,6 +190,8 @@ export const addonUpgradeRoutes = [
     summary: "An upgrade, its billing document and the order it created",
     auth: view,
     params: id,
+    response: upgrades.upgradeDetail,
+    example: upgrades.upgradeDetailExample,
     handler: async ({ clients, caller, params }) => ({
       data: fromJson((await clients.billing.getUpgrade({ caller, upgradeId: params.id })).result),
     }),
@@ -171,7 +202,16 @@ export const addonUpgradeRoutes = [
     tag: "Add-ons and upgrades",
     summary: "Cancel an upgrade still awaiting payment",
     auth: orders,
+    errors: ["CONFLICT"],
     params: id,
+    response: upgrades.upgrade,
+    responseExtra: { message: z.string() },
+    exampleExtra: { message: "Upgrade cancelled" },
+    example: {
+      ...upgrades.upgradeExample,
+      status: "cancelled",
+      document: { ...upgrades.upgradeExample.document, status: "cancelled" },
+    },
     handler: async ({ clients, caller, params }) => ({
       data: fromJson((await clients.billing.cancelUpgrade({ caller, upgradeId: params.id })).result),
       extra: { message: "Upgrade cancelled" },

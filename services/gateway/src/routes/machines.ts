@@ -1,11 +1,46 @@
 import type { ServiceSummary } from "@hb/contracts/billing/v1/billing_pb";
-import type { MachineSummary } from "@hb/contracts/compute/v1/compute_pb";
+import { JobStatus, type MachineSummary } from "@hb/contracts/compute/v1/compute_pb";
 import { apiError } from "@hb/platform";
 import { z } from "zod";
 import { fromJson } from "../json-result.ts";
 import { type Context, route } from "../route.ts";
 import { idParam, pageQuery, pagination, password } from "../schemas.ts";
 import { serviceSummaryJson } from "../service-summary.ts";
+import {
+  backupCreated,
+  backupList,
+  examples as copyEx,
+  snapshotCreated,
+  snapshotList,
+} from "../wire/copy.ts";
+import { JOB_STATUS, JOB_STATUSES, job, jobExample, jobJson, jobList, jobListExample } from "../wire/job.ts";
+import {
+  addressList,
+  CONTROLS,
+  dedicatedDetail,
+  dedicatedRecord,
+  examples as machineEx,
+  machineStats,
+  osImages,
+  powerStatus,
+  provisionStatus,
+  traffic,
+  vpsCancelled,
+  vpsCancelledExample,
+  vpsDetail,
+  vpsRecord,
+} from "../wire/machine.ts";
+import {
+  examples as actionEx,
+  dispatchResult,
+  passwordResult,
+  pendingResult,
+  powerResult,
+  reinstallResult,
+} from "../wire/machine-action.ts";
+import { pagination as paginationSchema } from "../wire/pagination.ts";
+import { examples as controlEx, gameDetail, serviceActions } from "../wire/service-control.ts";
+import { deleted, examples as sshEx, sshKey, sshKeyList } from "../wire/ssh-key.ts";
 
 /** The spec's VPS billing states. */
 function vpsStatus(status: string): string {
@@ -34,7 +69,8 @@ function machineRecord(kind: string, s: ServiceSummary, m: MachineSummary | unde
     ip_addresses: (machine.ip_addresses as unknown[] | undefined) ?? [],
     ...(machine.instance ? { instance: machine.instance } : {}),
     created_at: s.createdAt,
-    ...(detail ? { capabilities: capabilities ?? {} } : {}),
+    // No machine yet (not provisioned): no control is available, rather than an empty object.
+    ...(detail ? { capabilities: capabilities ?? Object.fromEntries(CONTROLS.map((c) => [c, false])) } : {}),
   };
 }
 
@@ -122,6 +158,13 @@ function passwordRoute(path: string, tag: string, kind: string, summary: string)
     auth: { scope: "services", permissions: [...manage] },
     params: id,
     body: z.object({ password }),
+    response: passwordResult,
+    example: actionEx.password,
+    // A generic service may be a dedicated server, whose rebuild the controller can refuse.
+    errors:
+      kind === "vps"
+        ? ["CONFLICT", "ACTION_NOT_ALLOWED"]
+        : ["CONFLICT", "ACTION_NOT_ALLOWED", "PROVIDER_ERROR"],
     cooldown: passwordCooldown,
     handler: async ({ clients, caller, params, body }) => ({
       data: fromJson(
@@ -141,6 +184,10 @@ export const vpsRoutes = [
     summary: "VPS list (default limit 50), pagination beside data",
     auth: { scope: "read", permissions: [...viewServices] },
     query: pageQuery(50),
+    response: z.array(vpsRecord),
+    responseExtra: { pagination: paginationSchema },
+    exampleExtra: { pagination: { page: 1, limit: 50, total: 1, pages: 1 } },
+    example: machineEx.vpsList,
     handler: (ctx) => listMachines(ctx, "vps"),
   }),
   route({
@@ -150,6 +197,8 @@ export const vpsRoutes = [
     summary: "VPS detail including capabilities",
     auth: { scope: "read", permissions: [...viewServices] },
     params: id,
+    response: vpsDetail,
+    example: machineEx.vpsDetail,
     handler: (ctx) => getMachine(ctx, "vps"),
   }),
   route({
@@ -159,6 +208,8 @@ export const vpsRoutes = [
     summary: "Authoritative address list",
     auth: { scope: "read", permissions: [...viewServices] },
     params: id,
+    response: addressList,
+    example: machineEx.addressList,
     handler: info("vps", "ips"),
   }),
   route({
@@ -168,6 +219,8 @@ export const vpsRoutes = [
     summary: "Processor, memory, disk and network figures",
     auth: { scope: "read", permissions: [...viewServices] },
     params: id,
+    response: machineStats,
+    example: machineEx.stats,
     handler: info("vps", "stats"),
   }),
   route({
@@ -177,6 +230,8 @@ export const vpsRoutes = [
     summary: "Exactly the images a reinstall accepts; empty means none enabled for the plan",
     auth: { scope: "read", permissions: [...viewServices] },
     params: id,
+    response: osImages,
+    example: machineEx.osImages,
     handler: info("vps", "os-images"),
   }),
   ...VPS_ACTIONS.map((action) =>
@@ -186,7 +241,12 @@ export const vpsRoutes = [
       tag: "VPS",
       summary: `Power: ${action}${action === "stop" ? " (graceful shutdown, then forced power-off after a grace window)" : action === "restart" ? " (same as reboot)" : ""}`,
       auth: { scope: "services", permissions: [...powerPerms] },
+      errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
       params: id,
+      response: powerResult,
+      example: actionEx.power,
+      // The canonical operation takes the action as a parameter; these per-action paths are aliases.
+      aliasOf: "postVpsIdPowerAction",
       cooldown: powerCooldown,
       handler: runAction("vps", "power", () => action),
     }),
@@ -197,10 +257,13 @@ export const vpsRoutes = [
     tag: "VPS",
     summary: "Power action by name: start, stop, restart, reboot, shutdown, poweroff",
     auth: { scope: "services", permissions: [...powerPerms] },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
     params: z.object({
       id: idParam,
       action: z.enum(VPS_ACTIONS, { error: `must be one of ${VPS_ACTIONS.join(", ")}` }),
     }),
+    response: powerResult,
+    example: actionEx.power,
     cooldown: powerCooldown,
     handler: runAction("vps", "power", (c) => c.params.action ?? ""),
   }),
@@ -210,11 +273,14 @@ export const vpsRoutes = [
     tag: "VPS",
     summary: "Reinstall from an image of /os-images; erases the disk",
     auth: { scope: "services", permissions: [...manage] },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
     params: id,
     body: z.object({
       image_id: z.string({ error: "is required" }).min(1, { error: "is required" }),
       password,
     }),
+    response: reinstallResult,
+    example: actionEx.reinstall,
     cooldown: reinstallCooldown,
     handler: async ({ clients, caller, params, body }) => ({
       data: fromJson(
@@ -252,6 +318,10 @@ export const dedicatedRoutes = [
     summary: "Dedicated servers (default limit 50), pagination beside data",
     auth: inventory,
     query: pageQuery(50),
+    response: z.array(dedicatedRecord),
+    responseExtra: { pagination: paginationSchema },
+    exampleExtra: { pagination: { page: 1, limit: 50, total: 1, pages: 1 } },
+    example: machineEx.dedicatedList,
     handler: (ctx) => listMachines(ctx, "dedicated"),
   }),
   route({
@@ -261,18 +331,20 @@ export const dedicatedRoutes = [
     summary: "Hardware, location, provisioning and OS state",
     auth: inventory,
     params: id,
+    response: dedicatedDetail,
+    example: machineEx.dedicatedDetail,
     handler: (ctx) => getMachine(ctx, "dedicated"),
   }),
   ...(
     [
-      ["ips", "Subnets and addresses"],
-      ["power-status", "Current power state"],
-      ["stats", "Hardware specification and live power state"],
-      ["traffic", "Bandwidth usage"],
-      ["provision-status", "Deployment or reinstall progress"],
-      ["os-images", "Images this server may be reinstalled onto"],
+      ["ips", "Subnets and addresses", addressList, machineEx.addressList],
+      ["power-status", "Current power state", powerStatus, machineEx.powerStatus],
+      ["stats", "Hardware specification and live power state", machineStats, machineEx.stats],
+      ["traffic", "Bandwidth usage", traffic, machineEx.traffic],
+      ["provision-status", "Deployment or reinstall progress", provisionStatus, machineEx.provisionStatus],
+      ["os-images", "Images this server may be reinstalled onto", osImages, machineEx.osImages],
     ] as const
-  ).map(([what, summary]) =>
+  ).map(([what, summary, response, example]) =>
     route({
       method: "get",
       path: `/dedicated/:id/${what}`,
@@ -280,6 +352,8 @@ export const dedicatedRoutes = [
       summary,
       auth: inventory,
       params: id,
+      response,
+      example,
       handler: info("dedicated", what),
     }),
   ),
@@ -289,8 +363,11 @@ export const dedicatedRoutes = [
     tag: "Dedicated servers",
     summary: "Power action in the body: on, off or restart",
     auth: { scope: "services", permissions: [...powerPerms], module: "inventory" },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED", "PROVIDER_ERROR"],
     params: id,
     body: z.object({ action: z.enum(DEDICATED_ACTIONS, { error: "must be one of on, off, restart" }) }),
+    response: powerResult,
+    example: actionEx.power,
     cooldown: dedicatedPower,
     handler: async ({ clients, caller, params, body }) => ({
       data: fromJson(
@@ -310,10 +387,15 @@ export const dedicatedRoutes = [
     tag: "Dedicated servers",
     summary: "Power action in the path: on, off or restart",
     auth: { scope: "services", permissions: [...powerPerms], module: "inventory" },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED", "PROVIDER_ERROR"],
     params: z.object({
       id: idParam,
       action: z.enum(DEDICATED_ACTIONS, { error: "must be one of on, off, restart" }),
     }),
+    response: powerResult,
+    example: actionEx.power,
+    // The spec's "same, action in the path": the body form above is the canonical one.
+    aliasOf: "postDedicatedIdPower",
     cooldown: dedicatedPower,
     handler: runAction("dedicated", "power", (c) => c.params.action ?? ""),
   }),
@@ -323,8 +405,11 @@ export const dedicatedRoutes = [
     tag: "Dedicated servers",
     summary: "Reinstall onto osImageId; erases all data",
     auth: { scope: "services", permissions: [...manage], module: "inventory" },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
     params: id,
     body: z.object({ osImageId: z.string({ error: "is required" }).min(1, { error: "is required" }) }),
+    response: reinstallResult,
+    example: actionEx.reinstall,
     cooldown: reinstallCooldown,
     handler: async ({ clients, caller, params, body }) => ({
       data: fromJson(
@@ -344,8 +429,11 @@ export const dedicatedRoutes = [
     tag: "Dedicated servers",
     summary: "New root password; platform-provisioned servers are rebuilt and get a generated password",
     auth: { scope: "services", permissions: [...manage], module: "inventory" },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
     params: id,
     body: z.object({ password: password.optional() }),
+    response: passwordResult,
+    example: actionEx.dedicatedPassword,
     cooldown: passwordCooldown,
     handler: async ({ clients, caller, params, body }) => ({
       data: fromJson(
@@ -371,6 +459,8 @@ export const controlRoutes = [
     summary: "Usage statistics",
     auth: { scope: "read", permissions: [...viewServices] },
     params: id,
+    response: machineStats,
+    example: machineEx.stats,
     handler: info("", "stats"),
   }),
   route({
@@ -380,6 +470,8 @@ export const controlRoutes = [
     summary: "Which actions the service accepts and which backend it is on",
     auth: { scope: "read", permissions: [...viewServices] },
     params: id,
+    response: serviceActions,
+    example: controlEx.serviceActions,
     handler: info("", "actions"),
   }),
   route({
@@ -389,6 +481,8 @@ export const controlRoutes = [
     summary: "Game-server detail (game services only)",
     auth: { scope: "read", permissions: [...viewServices] },
     params: id,
+    response: gameDetail,
+    example: controlEx.gameDetail,
     handler: info("", "game"),
   }),
   route({
@@ -398,11 +492,14 @@ export const controlRoutes = [
     summary:
       "Generic dispatcher: start, stop, restart, status, stats, plus any provider action exposed to customers",
     auth: { scope: "services", permissions: [...powerPerms] },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED", "PROVIDER_ERROR"],
     params: z.object({
       id: idParam,
       action: z.string().regex(/^[a-z][a-z0-9_-]{0,40}$/, { error: "is not a valid action name" }),
     }),
     body: z.object({ params: z.record(z.string(), z.unknown()).optional() }),
+    response: dispatchResult,
+    example: actionEx.power,
     cooldown: powerCooldown,
     handler: runAction("", "dispatch", (c) => c.params.action ?? ""),
   }),
@@ -412,10 +509,13 @@ export const controlRoutes = [
     tag: "Service control",
     summary: "Power action by name on any backend",
     auth: { scope: "services", permissions: [...powerPerms] },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED", "PROVIDER_ERROR"],
     params: z.object({
       id: idParam,
       action: z.string().regex(/^[a-z]{1,20}$/, { error: "is not a valid action name" }),
     }),
+    response: powerResult,
+    example: actionEx.power,
     cooldown: powerCooldown,
     handler: runAction("", "power", (c) => c.params.action ?? ""),
   }),
@@ -425,10 +525,13 @@ export const controlRoutes = [
     tag: "Service control",
     summary: "Game server power: start, stop, restart or kill",
     auth: { scope: "services", permissions: [...powerPerms] },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED", "PROVIDER_ERROR"],
     params: z.object({
       id: idParam,
       action: z.enum(GAME_ACTIONS, { error: "must be one of start, stop, restart, kill" }),
     }),
+    response: powerResult,
+    example: actionEx.power,
     cooldown: powerCooldown,
     handler: runAction("game", "power", (c) => c.params.action ?? ""),
   }),
@@ -438,12 +541,15 @@ export const controlRoutes = [
     tag: "Service control",
     summary: "Reinstall the OS; erases the disk",
     auth: { scope: "services", permissions: [...manage] },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
     params: id,
     body: z.object({
       image_id: z.string().min(1).optional(),
       osImageId: z.string().min(1).optional(),
       password: password.optional(),
     }),
+    response: reinstallResult,
+    example: actionEx.reinstall,
     cooldown: reinstallCooldown,
     handler: async ({ clients, caller, params, body }) => {
       const images = fromJson(
@@ -480,6 +586,8 @@ export const sshKeyRoutes = [
     tag: "SSH keys",
     summary: "Stored public keys",
     auth: { scope: "read", permissions: [...viewServices] },
+    response: sshKeyList,
+    example: sshEx.sshKeyList,
     handler: async ({ clients, caller }) => ({
       data: fromJson(await clients.compute.listSshKeys({ caller })),
     }),
@@ -490,11 +598,14 @@ export const sshKeyRoutes = [
     tag: "SSH keys",
     summary: "Store a public key line; the answer has the key and its fingerprint",
     auth: { scope: "services", permissions: [...manage] },
+    errors: ["CONFLICT"],
     body: z.object({
       name: z.string({ error: "is required" }).trim().min(1, { error: "is required" }).max(100),
       publicKey: z.string({ error: "is required" }).min(1, { error: "is required" }).max(16_384),
     }),
     successStatus: 201,
+    response: sshKey,
+    example: sshEx.sshKey,
     handler: async ({ clients, caller, body }) => ({
       data: fromJson(
         await clients.compute.createSshKey({ caller, name: body.name, publicKey: body.publicKey }),
@@ -508,9 +619,45 @@ export const sshKeyRoutes = [
     summary: "Remove one stored key",
     auth: { scope: "services", permissions: [...manage] },
     params: id,
+    response: deleted,
+    example: sshEx.deleted,
     handler: async ({ clients, caller, params }) => {
       await clients.compute.deleteSshKey({ caller, sshKeyId: params.id });
       return { data: { id: params.id, deleted: true } };
+    },
+  }),
+  route({
+    method: "get",
+    path: "/jobs",
+    tag: "Jobs",
+    summary:
+      "The customer's jobs, newest first (default 20; ?state, ?resource (a service id) and ?action narrow; pagination inside data)",
+    auth: { scope: "read", permissions: [...viewServices] },
+    query: pageQuery(20).extend({
+      state: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(", ")}` }).optional(),
+      resource: idParam.optional(),
+      action: z
+        .string({ error: "must be a string" })
+        .regex(/^[a-z_]{1,40}$/, { error: "must be an action name such as reboot or snapshot_create" })
+        .optional(),
+    }),
+    response: jobList,
+    example: jobListExample,
+    handler: async ({ clients, caller, query }) => {
+      const list = await clients.compute.listJobs({
+        caller,
+        status: query.state ? JOB_STATUS[query.state] : JobStatus.UNSPECIFIED,
+        serviceId: query.resource ?? "",
+        action: query.action ?? "",
+        page: query.page,
+        limit: query.limit,
+      });
+      return {
+        data: {
+          jobs: list.jobs.map(jobJson),
+          pagination: pagination(query.page, query.limit, list.total),
+        },
+      };
     },
   }),
   route({
@@ -520,9 +667,13 @@ export const sshKeyRoutes = [
     summary: "An accepted action's job: status (running, succeeded, failed), progress, times and any error",
     auth: { scope: "read", permissions: [...viewServices] },
     params: id,
-    handler: async ({ clients, caller, params }) => ({
-      data: fromJson(await clients.compute.getJob({ caller, jobId: params.id })),
-    }),
+    response: job,
+    example: jobExample,
+    handler: async ({ clients, caller, params }) => {
+      const found = await clients.compute.getJob({ caller, jobId: params.id });
+      if (!found.job) throw new Error("compute answered GetJob without a job");
+      return { data: jobJson(found.job) };
+    },
   }),
 ];
 
@@ -558,7 +709,10 @@ export const copyRoutes = [
     tag: "VPS",
     summary: "Snapshots",
     auth: snapshotAuth("read"),
+    errors: ["ACTION_NOT_ALLOWED"],
     params: id,
+    response: snapshotList,
+    example: copyEx.snapshotList,
     handler: copies("vps", "snapshot", "list"),
   }),
   route({
@@ -567,8 +721,11 @@ export const copyRoutes = [
     tag: "VPS",
     summary: "Create a snapshot (body: optional name)",
     auth: snapshotAuth("services"),
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
     params: id,
     body: z.object({ name: z.string().max(100).optional() }),
+    response: snapshotCreated,
+    example: copyEx.snapshotCreated,
     handler: copies("vps", "snapshot", "create"),
   }),
   route({
@@ -577,7 +734,10 @@ export const copyRoutes = [
     tag: "VPS",
     summary: "Revert the VPS to a snapshot",
     auth: snapshotAuth("services"),
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
     params: withCopy,
+    response: pendingResult,
+    example: actionEx.pending,
     handler: copies("vps", "snapshot", "revert"),
   }),
   route({
@@ -586,7 +746,10 @@ export const copyRoutes = [
     tag: "VPS",
     summary: "Delete a snapshot",
     auth: snapshotAuth("services"),
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
     params: withCopy,
+    response: deleted,
+    example: { id: copyEx.snapshotList.snapshots[0].id, deleted: true },
     handler: copies("vps", "snapshot", "delete"),
   }),
   route({
@@ -595,11 +758,16 @@ export const copyRoutes = [
     tag: "VPS",
     summary: "Cancel the VPS: at the end of the term, or with immediate = true destroy the disks at once",
     auth: { scope: "destructive", permissions: ["cancel_services"] },
+    errors: ["CONFLICT"],
     params: id,
     body: z.object({
       reason: z.string().max(1000).default(""),
       immediate: z.boolean({ error: "must be true or false" }).default(false),
     }),
+    response: vpsCancelled,
+    responseExtra: { message: z.string() },
+    example: vpsCancelledExample,
+    exampleExtra: { message: "Cancellation scheduled for the end of the term" },
     cooldown: { rule: { action: "cancel", limit: 5, windowSeconds: 60 }, resource: (c) => c.params.id },
     handler: async ({ clients, caller, params, body }) => {
       const [{ services }] = await Promise.all([
@@ -612,12 +780,9 @@ export const copyRoutes = [
         reason: body.reason,
         immediate: body.immediate,
       });
+      const summary = serviceSummaryJson(service!);
       return {
-        data: {
-          id: service!.id,
-          status: vpsStatus(service!.status),
-          cancellation: service!.cancellation ?? null,
-        },
+        data: { id: summary.id, status: vpsStatus(summary.status), cancellation: summary.cancellation },
         extra: {
           message: body.immediate
             ? "VPS terminated; its disks are destroyed"
@@ -632,7 +797,10 @@ export const copyRoutes = [
     tag: "Service control",
     summary: "Provider backups",
     auth: { scope: "read", permissions: [...viewServices] },
+    errors: ["ACTION_NOT_ALLOWED"],
     params: id,
+    response: backupList,
+    example: copyEx.backupList,
     handler: copies("", "backup", "list"),
   }),
   route({
@@ -641,8 +809,11 @@ export const copyRoutes = [
     tag: "Service control",
     summary: "Create a provider backup (2 per 10 minutes with restores)",
     auth: { scope: "services", permissions: [...manage] },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
     params: id,
     body: z.object({ name: z.string().max(100).optional() }),
+    response: backupCreated,
+    example: copyEx.backupCreated,
     cooldown: backupCooldown,
     handler: copies("", "backup", "create"),
   }),
@@ -652,7 +823,10 @@ export const copyRoutes = [
     tag: "Service control",
     summary: "Restore a backup",
     auth: { scope: "services", permissions: [...manage] },
+    errors: ["CONFLICT", "ACTION_NOT_ALLOWED"],
     params: withCopy,
+    response: pendingResult,
+    example: actionEx.pending,
     cooldown: backupCooldown,
     handler: copies("", "backup", "restore"),
   }),

@@ -3,16 +3,11 @@ import { idempotencyOf } from "../idempotency.ts";
 import { fromJson } from "../json-result.ts";
 import { route } from "../route.ts";
 import { idParam } from "../schemas.ts";
+import * as wire from "../wire/reseller.ts";
+import { orderItem } from "./orders.ts";
 
 /** Reseller routes: a reseller key with the account scope, and a signed request. */
 const reseller = (write: boolean) => ({ scope: "account" as const, signed: true, write });
-
-const item = z.object({
-  productId: idParam,
-  billingCycle: z.string({ error: "is required" }).min(1, { error: "is required" }),
-  hostname: z.string().max(253).optional(),
-  configOptions: z.object({ os_image_id: z.string().optional() }).catchall(z.unknown()).optional(),
-});
 
 export const resellerRoutes = [
   route({
@@ -21,6 +16,10 @@ export const resellerRoutes = [
     tag: "Reseller",
     summary: "Set the webhook endpoint (explicit http or https scheme, public host); empty clears it",
     auth: reseller(true),
+    response: wire.webhookSetting,
+    responseExtra: { message: z.string() },
+    exampleExtra: { message: "Webhook URL saved" },
+    example: { webhookUrl: "https://shop.example.com/hooks/hosting" },
     body: z.object({ webhookUrl: z.string({ error: "must be a string" }).max(2000) }).strict(),
     handler: async ({ clients, principal, body }) => {
       const r = await clients.webhooks.setWebhookUrl({
@@ -39,6 +38,11 @@ export const resellerRoutes = [
     tag: "Reseller",
     summary: "Queue a webhook.test event to the URL on file",
     auth: reseller(true),
+    errors: ["CONFLICT"],
+    response: wire.webhookTest,
+    responseExtra: { message: z.string() },
+    exampleExtra: { message: "Test event queued" },
+    example: { deliveryId: "0195e3a4-5c6d-7e7f-8a9b-0c1d2e3f4a5b", event: "webhook.test", status: "pending" },
     handler: async ({ clients, principal }) => {
       const r = await clients.webhooks.queueTest({ partnerId: principal.customerId });
       return {
@@ -54,6 +58,8 @@ export const resellerRoutes = [
     summary: "Orders; ?externalOrderId finds one by the partner's own identifier",
     auth: reseller(false),
     query: z.object({ externalOrderId: z.string().max(200).optional() }),
+    response: wire.resellerOrderList,
+    example: wire.resellerOrderListExample,
     handler: async ({ clients, caller, query }) => ({
       data: fromJson(
         (await clients.billing.listResellerOrders({ caller, externalOrderId: query.externalOrderId ?? "" }))
@@ -69,6 +75,8 @@ export const resellerRoutes = [
       "Payment status, provisioning status, failure reason, and the order's services (status, hostname, address)",
     auth: reseller(false),
     params: z.object({ orderId: idParam }),
+    response: wire.resellerOrder,
+    example: wire.resellerOrderExample,
     handler: async ({ clients, caller, params }) => ({
       data: fromJson((await clients.billing.getResellerOrder({ caller, orderId: params.orderId })).result),
     }),
@@ -79,6 +87,8 @@ export const resellerRoutes = [
     tag: "Reseller",
     summary: "Current state of everything the partner holds",
     auth: reseller(false),
+    response: wire.resellerServiceList,
+    example: wire.resellerServiceListExample,
     handler: async ({ clients, caller }) => ({
       data: fromJson((await clients.billing.listResellerServices({ caller })).result),
     }),
@@ -92,11 +102,18 @@ export const resellerRoutes = [
     description:
       "paymentMode credit charges the partner's credit now (order.paid once provisioned, or order.payment_failed); invoice raises a document (order.invoiced).",
     auth: reseller(true),
+    errors: ["CONFLICT", "NOT_FOUND"],
+    idempotent: true,
+    response: wire.resellerOrderCreation,
+    example: wire.resellerOrderCreationExample,
     body: z.object({
       externalOrderId: z.string({ error: "is required" }).min(1).max(200),
       externalCustomerId: z.string().max(200).default(""),
       paymentMode: z.enum(["credit", "invoice"], { error: "must be credit or invoice" }).default("credit"),
-      items: z.array(item).min(1).max(50, { error: "at most 50 items per order" }),
+      items: z
+        .array(orderItem, { error: "must be an array" })
+        .min(1, { error: "at least one item" })
+        .max(50, { error: "at most 50 items per order" }),
     }),
     successStatus: 201,
     cooldown: { rule: { action: "order", limit: 30, windowSeconds: 900 }, resource: () => "all" },
@@ -126,7 +143,10 @@ export const resellerRoutes = [
     tag: "Reseller",
     summary: "Retry charging an unpaid order from the partner's credit",
     auth: reseller(true),
+    errors: ["CONFLICT"],
     params: z.object({ orderId: idParam }),
+    response: wire.resellerPaymentRetry,
+    example: wire.resellerPaymentRetryExample,
     handler: async ({ clients, caller, params }) => ({
       data: fromJson(
         (await clients.billing.retryResellerPayment({ caller, orderId: params.orderId })).result,
@@ -140,7 +160,13 @@ export const resellerRoutes = [
       tag: "Reseller",
       summary: `${action[0].toUpperCase()}${action.slice(1)} a service (body: optional reason)`,
       auth: reseller(true),
+      errors: ["CONFLICT"],
       params: z.object({ serviceId: idParam }),
+      response: wire.resellerServiceState,
+      example: {
+        ...wire.resellerServiceStateExample,
+        status: { suspend: "suspended", unsuspend: "active", terminate: "terminated" }[action],
+      },
       body: z.object({ reason: z.string().max(500).default("") }),
       handler: async ({ clients, caller, params, body }) => ({
         data: fromJson(

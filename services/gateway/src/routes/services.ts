@@ -3,16 +3,16 @@ import { fromJson } from "../json-result.ts";
 import { route } from "../route.ts";
 import { idParam, pageQuery, pagination } from "../schemas.ts";
 import { serviceSummaryJson } from "../service-summary.ts";
-
-const SERVICE_STATUSES = [
-  "pending_payment",
-  "pending",
-  "installing",
-  "active",
-  "provisioning_failed",
-  "suspended",
-  "terminated",
-] as const;
+import { invoice, invoiceExample } from "../wire/invoice.ts";
+import {
+  serviceDetail,
+  serviceDetailExample,
+  serviceList,
+  serviceListExample,
+  serviceStatus,
+  serviceSummary,
+  serviceSummaryExample,
+} from "../wire/service.ts";
 
 const id = z.object({ id: idParam });
 
@@ -23,7 +23,9 @@ export const serviceRoutes = [
     tag: "Services",
     summary: "Every service the customer owns, all kinds (pagination and stats inside data)",
     auth: { scope: "read", permissions: ["view_services"] },
-    query: pageQuery(20).extend({ status: z.enum(SERVICE_STATUSES).optional() }),
+    query: pageQuery(20).extend({ status: serviceStatus.optional() }),
+    response: serviceList,
+    example: serviceListExample,
     handler: async ({ clients, caller, query }) => {
       const [list, stats] = await Promise.all([
         clients.billing.listServiceSummaries({
@@ -50,6 +52,8 @@ export const serviceRoutes = [
     summary: "One service with type-specific detail",
     auth: { scope: "read", permissions: ["view_services"] },
     params: id,
+    response: serviceDetail,
+    example: serviceDetailExample,
     handler: async ({ clients, caller, params }) => {
       const { service, detail } = await clients.billing.getService({ caller, serviceId: params.id });
       // One batched call for the machine detail; a service without a machine has none.
@@ -79,7 +83,20 @@ export const serviceRoutes = [
     tag: "Services",
     summary: "Cancel at the end of the term, or immediately (terminates now and destroys the disks)",
     auth: { scope: "destructive", permissions: ["cancel_services"] },
+    errors: ["CONFLICT"],
     params: id,
+    response: serviceSummary,
+    responseExtra: { message: z.string() },
+    exampleExtra: { message: "Cancellation scheduled for the end of the term" },
+    example: {
+      ...serviceSummaryExample,
+      cancellation: {
+        type: "end_of_term",
+        reason: "Moving to another provider",
+        requested_at: "2026-11-23T10:00:00.000Z",
+        effective_at: "2026-12-23T10:00:00.000Z",
+      },
+    },
     body: z.object({
       reason: z.string({ error: "must be a string" }).max(1000).default(""),
       immediate: z.boolean({ error: "must be true or false" }).default(false),
@@ -108,7 +125,12 @@ export const serviceRoutes = [
     tag: "Services",
     summary: "Withdraw a scheduled cancellation",
     auth: { scope: "services", permissions: ["manage_services"] },
+    errors: ["CONFLICT"],
     params: id,
+    response: serviceSummary,
+    responseExtra: { message: z.string() },
+    exampleExtra: { message: "Cancellation withdrawn" },
+    example: serviceSummaryExample,
     handler: async ({ clients, caller, params }) => {
       const { service } = await clients.billing.withdrawCancellation({ caller, serviceId: params.id });
       return { data: serviceSummaryJson(service!), extra: { message: "Cancellation withdrawn" } };
@@ -120,7 +142,12 @@ export const serviceRoutes = [
     tag: "Services",
     summary: "Issue the next renewal invoice early (409 while any document is open on the service)",
     auth: { scope: "billing", permissions: ["pay_invoices"] },
+    errors: ["CONFLICT"],
     params: id,
+    response: z.object({ invoice }),
+    responseExtra: { message: z.string() },
+    exampleExtra: { message: "Renewal invoice issued" },
+    example: { invoice: invoiceExample },
     cooldown: { rule: { action: "renew", limit: 1, windowSeconds: 600 }, resource: (ctx) => ctx.params.id },
     handler: async ({ clients, caller, params }) => {
       const { invoice } = await clients.billing.renewService({ caller, serviceId: params.id });

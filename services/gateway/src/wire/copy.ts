@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { pendingResult } from "./machine-action.ts";
+
+/** A snapshot (VPS) or a provider backup (any service): the same record in two collections. */
+export const copy = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  status: z.enum(["creating", "available", "restoring"]),
+  size_gb: z.int(),
+  created_at: z.iso.datetime(),
+});
+
+export const snapshotList = z.object({ snapshots: z.array(copy) });
+export const backupList = z.object({ backups: z.array(copy) });
+
+/** Creating one is a job; the answer names the new copy, still being made. */
+const created = copy.pick({ id: true, name: true }).extend({ status: z.literal("creating") });
+export const snapshotCreated = pendingResult.extend({ snapshot: created });
+export const backupCreated = pendingResult.extend({ backup: created });
+
+const JOB = "0193a5d4-2f6e-7b1a-8c3d-4e5f6a7b8c9d";
+const one = {
+  id: "0193a5f0-6c7d-7e8f-9a0b-1c2d3e4f5a6b",
+  name: "before-upgrade",
+  status: "available" as const,
+  size_gb: 20,
+  created_at: "2026-11-23T10:00:00.000Z",
+};
+const pending = { completed: false as const, job_id: JOB, pending: true as const };
+export const examples = {
+  snapshotList: { snapshots: [one] },
+  backupList: { backups: [{ ...one, name: "backup-2026-11-23T10:00:00" }] },
+  snapshotCreated: { ...pending, snapshot: { id: one.id, name: one.name, status: "creating" as const } },
+  backupCreated: {
+    ...pending,
+    backup: { id: one.id, name: "backup-2026-11-23T10:00:00", status: "creating" as const },
+  },
+};

@@ -1,0 +1,14 @@
+import { z } from "zod";
+
+/** An amount as the spec writes billing amounts: a decimal string with 4 decimals ("12.5000"). */
+export const decimal4 = z
+  .string()
+  .regex(/^-?\d+\.\d{4}$/)
+  .meta({ description: "Decimal string with 4 decimals" });
+
+/** ISO 4217 code; empty only where the account has no balance yet. */
+export const currency = z.string().meta({ description: "ISO 4217 currency code" });
+
+/** Billing cycles a price or a service can have. */
+export const CYCLES = ["monthly", "quarterly", "semiannually", "annually", "biennially", "hourly"] as const;
+export const cycle = z.enum(CYCLES);

@@ -1,0 +1,94 @@
+/**
+ * The contract check of the system tests: every answer the tests receive is validated against the
+ * operation's response schema in the gateway's own /openapi.json, so an answer that strays from the
+ * published contract (a field renamed, a type changed, a status the operation does not document)
+ * fails `npm test`.
+ */
+import { appendFileSync } from "node:fs";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+
+interface Operation {
+  method: string;
+  template: string;
+  pattern: RegExp;
+  params: number;
+  responses: Map<string, ValidateFunction>;
+}
+
+// ajv-formats is CommonJS with a default export.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+let operations: Promise<Operation[]> | undefined;
+
+async function load(gateway: string): Promise<Operation[]> {
+  const doc = (await (await fetch(`${gateway}/api/v1/openapi.json`)).json()) as {
+    paths: Record<
+      string,
+      Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+    >;
+    components: { schemas: Record<string, unknown> };
+  };
+  const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+  ajv.addSchema({ $id: "contract", components: doc.components });
+  const ops: Operation[] = [];
+  for (const [template, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const responses = new Map<string, ValidateFunction>();
+      for (const [status, resp] of Object.entries(op.responses)) {
+        const schema = resp.content?.["application/json"]?.schema;
+        if (!schema) continue;
+        // References point into the document's components, registered above as "contract".
+        const text = JSON.stringify(schema).replaceAll('"#/components/', '"contract#/components/');
+        responses.set(status, ajv.compile(JSON.parse(text)));
+      }
+      ops.push({
+        method: method.toUpperCase(),
+        template,
+        pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`),
+        params: (template.match(/\{/g) ?? []).length,
+        responses,
+      });
+    }
+  }
+  // A literal segment wins over a parameter (/services/{id}/options/available before /{optionId}).
+  return ops.sort((a, b) => a.params - b.params);
+}
+
+/** Describes how an answer strays from the contract, or undefined when it keeps to it. */
+export async function contractViolation(
+  gateway: string,
+  method: string,
+  url: string,
+  status: number,
+  body: unknown,
+): Promise<string | undefined> {
+  const path = new URL(url, gateway).pathname;
+  if (!path.startsWith("/api/v1")) return undefined;
+  const rel = path.slice("/api/v1".length) || "/";
+  operations ??= load(gateway);
+  const op = (await operations).find((o) => o.method === method.toUpperCase() && o.pattern.test(rel));
+  if (!op) return undefined; // not an operation: unknown routes answer 404 with the envelope
+  if (!op.responses.size) return undefined; // documentation routes answer HTML or Markdown
+  const validate = op.responses.get(String(status));
+  if (!validate) return `${method} ${op.template} answered ${status}, which the contract does not document`;
+  if (validate(body)) return undefined;
+  const errors = (validate.errors ?? [])
+    .slice(0, 5)
+    .map((e) => `${e.instancePath || "/"} ${e.message}`)
+    .join("; ");
+  return `${method} ${op.template} ${status}: the answer does not match its schema: ${errors}`;
+}
+
+/**
+ * What a test does with a violation: fail (default), or with CONTRACT_REPORT=<file> only append it
+ * to that file (to list what is left while the contract is being completed).
+ */
+export function onViolation(message: string) {
+  const report = process.env.CONTRACT_REPORT;
+  if (report) {
+    appendFileSync(report, `${message}\n`);
+    return;
+  }
+  throw new Error(`contract: ${message}`);
+}
