@@ -10,9 +10,9 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
-import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
-import { ErrorInfoSchema } from "@hb/contracts/platform/v1/error_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 
 const transport = (addr: string) => createGrpcTransport({ baseUrl: `http://${addr}` });
 const billing = createClient(BillingService, transport(process.env.BILLING_ADDR ?? "127.0.0.1:50053"));

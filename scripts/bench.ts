@@ -7,8 +7,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
-import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { rpcClient } from "@hb/platform";
 import autocannon from "autocannon";
 import postgres from "postgres";
@@ -495,8 +495,8 @@ async function moneyBench(
 /** 10,000 events across 100 partners through JetStream, the webhooks service and a local receiver. */
 async function webhookBench(_stack: Stack, env: Record<string, string>): Promise<string> {
   const { create, toBinary } = await import("@bufbuild/protobuf");
-  const { EventSchema } = await import("@hb/contracts/events/v1/events_pb");
-  const { WebhooksService } = await import("@hb/contracts/webhooks/v1/webhooks_pb");
+  const { EventSchema } = await import("@hb/contracts/hb/events/v1/events_pb");
+  const { WebhooksService } = await import("@hb/contracts/hb/webhooks/v1/webhooks_pb");
   const { newId } = await import("@hb/platform");
   const { jetstream } = await import("@nats-io/jetstream");
   const { connect } = await import("@nats-io/transport-node");

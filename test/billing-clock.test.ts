@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { resolveError, rpcClient } from "@hb/platform";
 import { eventually, billing as sharedBilling } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
-import { type Event, EventSchema } from "@hb/contracts/events/v1/events_pb";
+import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { resolveError } from "@hb/platform";
 import postgres from "postgres";
 import { type Account, addCredit, billing, eventually, newAccount, newProduct } from "./helpers.ts";

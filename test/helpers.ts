@@ -3,9 +3,9 @@
  * services' gRPC APIs, as the admin command does.
  */
 import type { DescService } from "@bufbuild/protobuf";
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
-import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
-import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { rpcClient, signRequest } from "@hb/platform";
 import { contractViolation, onViolation } from "./contract.ts";
 

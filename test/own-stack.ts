@@ -2,7 +2,7 @@
  * A private stack for tests that change company-wide settings (API switch, hourly limit, modules)
  * or kill processes: they must not disturb the shared stack other test files use concurrently.
  */
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { rpcClient } from "@hb/platform";
 import postgres from "postgres";
 import { type Stack, stackEnv, startStack } from "../scripts/stack.ts";

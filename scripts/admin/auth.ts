@@ -1,4 +1,4 @@
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { ALL_PERMISSIONS, SCOPES, STAFF_PERMISSIONS } from "@hb/platform";
 import { type ArgSpec, type CommandGroup, client, command, list } from "./common.ts";
 

@@ -1,5 +1,5 @@
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
-import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { type ArgSpec, type CommandGroup, client, command, list, UsageError } from "./common.ts";
 
 const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");

@@ -1,5 +1,5 @@
-import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
-import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { type CommandGroup, client, command } from "./common.ts";
 
 const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");

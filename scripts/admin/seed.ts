@@ -1,6 +1,6 @@
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
-import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
-import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { type CommandGroup, client, command, plain } from "./common.ts";
 
 export interface DemoAccount {

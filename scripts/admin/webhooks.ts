@@ -1,5 +1,5 @@
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
-import { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { type ArgSpec, type CommandGroup, client, command, list } from "./common.ts";
 
 const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");

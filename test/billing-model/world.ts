@@ -3,8 +3,8 @@
  * the admin gRPC clients) with a catalogue made once, and for each generated run a fresh cast of
  * actors (new customers, so cool-downs, balances and checks start clean every run).
  */
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
-import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { rpcClient } from "@hb/platform";
 import postgres from "postgres";
 import { clockAdminOf, type Http, http, ModelClock } from "./driver.ts";

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { type ErrorInfo, ErrorInfoSchema } from "@hb/contracts/platform/v1/error_pb";
+import { type ErrorInfo, ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 
 /**
  * The one table of the error model: the spec's machine code, the HTTP status the gateway answers

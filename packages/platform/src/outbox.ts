@@ -1,5 +1,5 @@
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
-import { EventSchema } from "@hb/contracts/events/v1/events_pb";
+import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import type { Sql, TxSql } from "./db.ts";
 import { newId } from "./ids.ts";
 import type { Logger } from "./log.ts";

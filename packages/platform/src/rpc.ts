@@ -19,7 +19,7 @@ import {
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
-import { ErrorInfoSchema } from "@hb/contracts/platform/v1/error_pb";
+import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 import type { Logger } from "./log.ts";
 
 export type Transport = "grpc-js" | "connect";

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import {
   apiError,
   badRequest,

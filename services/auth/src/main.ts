@@ -1,5 +1,5 @@
 import path from "node:path";
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import {
   bind,
   connectDb,

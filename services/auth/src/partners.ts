@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { apiError, badRequest, isUuid, notFound, type Sql } from "@hb/platform";
 import { requireId } from "./accounts.ts";
 

@@ -5,7 +5,7 @@ import type {
   PersonSchema,
   RequestLogEntrySchema,
   SettingsSchema,
-} from "@hb/contracts/auth/v1/auth_pb";
+} from "@hb/contracts/hb/auth/v1/auth_pb";
 import { ALL_PERMISSIONS, displayKey } from "@hb/platform";
 
 /** Rows of the auth schema and their wire shapes. */

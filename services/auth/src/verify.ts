@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { VerifyRequest, VerifyResponseSchema } from "@hb/contracts/auth/v1/auth_pb";
+import type { VerifyRequest, VerifyResponseSchema } from "@hb/contracts/hb/auth/v1/auth_pb";
 import {
   ALL_PERMISSIONS,
   countHourly,

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { badRequest, type Sql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { lockBalance, move } from "./ledger.ts";

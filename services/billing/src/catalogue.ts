@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { badRequest, newId, notFound, type Sql } from "@hb/platform";
 import { formatMoney, isCycle, money, parseMoney, toNumber } from "./money.ts";
 import { json, requireUuid, transact } from "./shared.ts";

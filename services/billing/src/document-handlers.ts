@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { badRequest, notFound, type Sql } from "@hb/platform";
 import { createDocument, payFromCredit } from "./documents.ts";
 import { remember, replay } from "./idempotency.ts";

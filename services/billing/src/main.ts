@@ -1,6 +1,6 @@
 import path from "node:path";
-import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
-import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import {
   bind,
   connectDb,

@@ -1,7 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import type { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
-import { EventSchema } from "@hb/contracts/events/v1/events_pb";
+import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
   consumeBatches,

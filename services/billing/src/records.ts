@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ServiceSummarySchema } from "@hb/contracts/billing/v1/billing_pb";
+import type { ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/billing_pb";
 import type { Sql } from "@hb/platform";
 import { formatMoney, money, toNumber } from "./money.ts";
 

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { apiError, badRequest, notFound, type Sql } from "@hb/platform";
 import { payFromCredit } from "./documents.ts";
 import { orderEvent } from "./events.ts";

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/billing/v1/billing_pb";
+import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { createDocument } from "./documents.ts";

@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Caller, CallerSchema } from "@hb/contracts/platform/v1/error_pb";
+import type { Caller, CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import { apiError, badRequest, isUuid, type Sql, type TxSql } from "@hb/platform";
 
 export interface CallerIds {

@@ -1,5 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
+import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql } from "@hb/platform";
 import type { JobRow } from "./driver.ts";
 import type { Jobs } from "./jobs.ts";

@@ -1,4 +1,4 @@
-import type { AdminCreateMachineRequest, ProvisionRequest } from "@hb/contracts/compute/v1/compute_pb";
+import type { AdminCreateMachineRequest, ProvisionRequest } from "@hb/contracts/hb/compute/v1/compute_pb";
 import type { IpRow, MachineRow } from "./machines.ts";
 
 /** A job as a driver sees it. `claim` identifies the worker that may record its outcome. */

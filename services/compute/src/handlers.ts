@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
+import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import type { Drivers, JobOutcome, JobRow, NewMachineRequest, ProviderDriver } from "./driver.ts";
 import { createJobRecords, PROGRESS_SQL } from "./job-records.ts";

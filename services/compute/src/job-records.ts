@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Job, JobSchema, JobStatus } from "@hb/contracts/compute/v1/compute_pb";
+import { type Job, JobSchema, JobStatus } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { badRequest, isUuid, type Sql } from "@hb/platform";
 
 /** Finished jobs are kept (and shown) this long; the hourly purge removes them afterwards. */

@@ -15,8 +15,8 @@ import {
   ReinstallRequestSchema,
   ResetPasswordRequestSchema,
   RunActionRequestSchema,
-} from "@hb/contracts/compute/v1/compute_pb";
-import { CallerSchema } from "@hb/contracts/platform/v1/error_pb";
+} from "@hb/contracts/hb/compute/v1/compute_pb";
+import { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import { connectDb, createLogger, migrate, type Sql } from "@hb/platform";
 import postgres from "postgres";
 import { createCopies } from "./copies.ts";

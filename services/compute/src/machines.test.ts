@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ConnectError } from "@connectrpc/connect";
-import { ErrorInfoSchema } from "@hb/contracts/platform/v1/error_pb";
+import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 import {
   addressesFor,
   assertControllable,

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
+import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import {
   bind,
   commonConfig,

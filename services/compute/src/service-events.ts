@@ -1,5 +1,5 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import { EventSchema } from "@hb/contracts/events/v1/events_pb";
+import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
   consumeBatches,

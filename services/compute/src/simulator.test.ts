@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
-import { AdminCreateMachineRequestSchema, ProvisionRequestSchema } from "@hb/contracts/compute/v1/compute_pb";
+import {
+  AdminCreateMachineRequestSchema,
+  ProvisionRequestSchema,
+} from "@hb/contracts/hb/compute/v1/compute_pb";
 import type { JobRow } from "./driver.ts";
 import type { MachineRow } from "./machines.ts";
 import { BUILD_FAILED, CONTROLLER_FAILED, createSimulatorDriver } from "./simulator.ts";

@@ -46,7 +46,7 @@ export function createSimulatorDriver(cfg: SimulatorConfig): ProviderDriver {
   const driver: ProviderDriver = {
     name: "simulator",
     initialState(req): SimulatorState {
-      if (req.$typeName === "compute.v1.AdminCreateMachineRequest") {
+      if (req.$typeName === "hb.compute.v1.AdminCreateMachineRequest") {
         return { fail_build: req.failBuild, controller_fails: req.controllerFails };
       }
       return { fail_build: FAIL_HOSTNAME.test(req.hostname), controller_fails: false };

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Principal, RateLimit } from "@hb/contracts/auth/v1/auth_pb";
-import type { CallerSchema } from "@hb/contracts/platform/v1/error_pb";
+import type { Principal, RateLimit } from "@hb/contracts/hb/auth/v1/auth_pb";
+import type { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import {
   type ErrorCode,
   errorCodes,

@@ -1,7 +1,7 @@
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
-import { BillingService } from "@hb/contracts/billing/v1/billing_pb";
-import { ComputeService } from "@hb/contracts/compute/v1/compute_pb";
-import { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { rpcClient } from "@hb/platform";
 import type { GatewayConfig } from "./config.ts";
 

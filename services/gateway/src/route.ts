@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Principal } from "@hb/contracts/auth/v1/auth_pb";
-import type { CallerSchema } from "@hb/contracts/platform/v1/error_pb";
+import type { Principal } from "@hb/contracts/hb/auth/v1/auth_pb";
+import type { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import type { CooldownRule, ErrorCode, Permission, Scope } from "@hb/platform";
 import type { Request, Response } from "express";
 import type { z } from "zod";

@@ -1,4 +1,4 @@
-import type { ServiceSummary } from "@hb/contracts/billing/v1/billing_pb";
+import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/billing_pb";
 
 /** Billing's typed service summary in the customer API's wire shape (snake_case, nulls). */
 export function serviceSummaryJson(s: ServiceSummary) {

@@ -1,5 +1,5 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import { type Event, EventSchema } from "@hb/contracts/events/v1/events_pb";
+import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
   consumeBatches,

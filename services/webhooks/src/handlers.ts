@@ -1,6 +1,6 @@
 import type { Client, ServiceImpl } from "@connectrpc/connect";
-import type { AuthService } from "@hb/contracts/auth/v1/auth_pb";
-import type { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
+import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import type { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { apiError, badRequest, isUuid, type Logger, newId, type Sql } from "@hb/platform";
 import { parseDestination } from "./allowed-destinations.ts";
 import { checkWebhookUrl } from "./endpoint.ts";

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { AuthService } from "@hb/contracts/auth/v1/auth_pb";
-import { WebhooksService } from "@hb/contracts/webhooks/v1/webhooks_pb";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import {
   bind,
   commonConfig,

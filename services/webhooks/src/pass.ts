@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import type { AuthService } from "@hb/contracts/auth/v1/auth_pb";
+import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { type Logger, type Sql, signBody } from "@hb/platform";
 import { type AttemptResult, attemptDelivery, USER_AGENT } from "./attempt.ts";
 import { backoffSeconds } from "./backoff.ts";

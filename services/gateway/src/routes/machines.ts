@@ -1,5 +1,5 @@
-import type { ServiceSummary } from "@hb/contracts/billing/v1/billing_pb";
-import { JobStatus, type MachineSummary } from "@hb/contracts/compute/v1/compute_pb";
+import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { JobStatus, type MachineSummary } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { apiError } from "@hb/platform";
 import { z } from "zod";
 import { fromJson } from "../json-result.ts";

@@ -1,5 +1,5 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { type Job, JobStatus } from "@hb/contracts/compute/v1/compute_pb";
+import { type Job, JobStatus } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { z } from "zod";
 import { pagination, paginationExample } from "./pagination.ts";
 
