@@ -20,7 +20,9 @@ import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-nod
 import * as grpc from "@grpc/grpc-js";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
+import { apiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
+import { isDependencyUnavailable } from "./unavailable.ts";
 
 export type Transport = "grpc-js" | "connect";
 const errorInfoKey = "hb-error-bin";
@@ -55,6 +57,10 @@ function toConnectError(err: unknown, log: Logger, method: string): ConnectError
     if (err.code === Code.Internal || err.code === Code.Unknown)
       log.error("rpc failed", { method, err, cause: err.cause });
     return err;
+  }
+  if (isDependencyUnavailable(err)) {
+    log.warn("rpc failed: a dependency is unavailable", { method, err });
+    return apiError("SERVICE_UNAVAILABLE", "a dependency is unavailable");
   }
   log.error("rpc handler threw", { method, err });
   return new ConnectError("internal error", Code.Internal);
