@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { rpcClient } from "@hb/platform";
 import autocannon from "autocannon";
 import postgres from "postgres";
@@ -114,16 +115,14 @@ async function account(env: Record<string, string>) {
 /** Bulk-creates `n` running VPS (billing services + compute machines) for one customer. */
 async function seedVps(env: Record<string, string>, customerId: string, n: number) {
   const billing = rpcClient("grpc-js", BillingService, env.BILLING_ADDR, { timeoutMs: 10_000 });
-  const product = JSON.parse(
-    (
-      await billing.client.adminCreateProduct({
-        name: `Bench VPS ${n}`,
-        kind: "vps",
-        prices: { monthly: "5" },
-        currency: "EUR",
-      })
-    ).product!.json,
-  );
+  const product = (
+    await billing.client.adminCreateProduct({
+      name: `Bench VPS ${n}`,
+      kind: ProductKind.VPS,
+      prices: [{ cycle: BillingCycle.MONTHLY, price: { currency: "EUR", amount: "5" } }],
+      currency: "EUR",
+    })
+  ).product!;
   billing.close();
   const sql = postgres(env.DATABASE_URL, { max: 1, onnotice: () => {} });
   await sql`
@@ -380,16 +379,14 @@ async function moneyBench(
 ): Promise<Result[]> {
   const auth = rpcClient("grpc-js", AuthService, env.AUTH_ADDR, { timeoutMs: 10_000 });
   const billing = rpcClient("grpc-js", BillingService, env.BILLING_ADDR, { timeoutMs: 10_000 });
-  const product = JSON.parse(
-    (
-      await billing.client.adminCreateProduct({
-        name: "Bench order",
-        kind: "game",
-        prices: { monthly: "1" },
-        currency: "EUR",
-      })
-    ).product!.json,
-  );
+  const product = (
+    await billing.client.adminCreateProduct({
+      name: "Bench order",
+      kind: ProductKind.GAME,
+      prices: [{ cycle: BillingCycle.MONTHLY, price: { currency: "EUR", amount: "1" } }],
+      currency: "EUR",
+    })
+  ).product!;
   // Orders have a cool-down of 30 per 15 minutes per person: spread the load over many people.
   const people: { key: string; personId: string; customerId: string }[] = [];
   for (let i = 0; i < 150; i++) {

@@ -1,7 +1,20 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import postgres from "postgres";
-import { addCredit, api, auth, billing, eventually, newAccount, newMember, newProduct } from "./helpers.ts";
+import {
+  addCredit,
+  amountOf,
+  api,
+  auth,
+  billing,
+  cyclePrices,
+  eventually,
+  kindOf,
+  newAccount,
+  newMember,
+  newProduct,
+} from "./helpers.ts";
 
 const order = (key: string, body: unknown, headers: Record<string, string> = {}) =>
   api("POST", "/api/v1/orders", { key, body, headers });
@@ -213,8 +226,12 @@ describe("invoices and payment", () => {
       kind: "vps",
       status: "active",
     });
-    const doc = await billing.adminCreateInvoice({ serviceId: service!.id, amount, kind: "invoice" });
-    return { serviceId: service!.id, invoice: JSON.parse(doc.document!.json) as { id: string } };
+    const doc = await billing.adminCreateInvoice({
+      serviceId: service!.id,
+      amount: amountOf(amount),
+      kind: DocumentKind.INVOICE,
+    });
+    return { serviceId: service!.id, invoice: doc.document! };
   }
 
   it("charges once when the same invoice is paid many times at once", async () => {
@@ -360,13 +377,13 @@ describe("services, renewal and cancellation", () => {
     // A document already open on the service: refused with 409, and the refusal spends no cool-down.
     const open = await billing.adminCreateInvoice({
       serviceId: service!.id,
-      amount: "3",
+      amount: amountOf("3"),
       description: "extra",
     });
     const refused = await api("POST", `/api/v1/services/${service!.id}/renew`, { key: acct.key });
     assert.equal(refused.status, 409, refused.text);
     assert.equal(refused.body.code, "CONFLICT");
-    const openId = JSON.parse(open.document!.json).id;
+    const openId = open.document!.id;
     await addCredit(acct, "3");
     assert.equal(
       (await api("POST", `/api/v1/invoices/${openId}/pay`, { key: acct.key, body: {} })).status,
@@ -503,14 +520,15 @@ describe("hourly products", () => {
     const acct = await newAccount();
     const r = await billing.adminCreateProduct({
       name: `hourly ${Date.now()}`,
-      kind: "vps",
-      prices: { hourly: "0.5000" },
+      kind: kindOf("vps"),
+      prices: cyclePrices({ hourly: "0.5000" }),
       currency: "EUR",
-      minCredit: "1.0000",
+      minimumCredit: amountOf("1.0000"),
       osImages: ["debian-12"],
     });
-    const product = JSON.parse(r.product!.json) as { id: string; hourly: { minimum_credit: number } };
-    assert.equal(product.hourly.minimum_credit, 1);
+    const product = r.product!;
+    const shown = await api("GET", `/api/v1/products/${product.id}`, { key: acct.key });
+    assert.equal(shown.body.data.hourly.minimum_credit, 1);
     const poor = await api("POST", "/api/v1/orders", {
       key: acct.key,
       body: { productId: product.id, billingCycle: "hourly" },

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import {
   type ApiResponse,
   addCredit,
+  amountOf,
   api,
   auth,
   billing,
@@ -219,8 +221,12 @@ describe("exact money input", () => {
       kind: "vps",
       status: "active",
     });
-    const doc = await billing.adminCreateInvoice({ serviceId: service!.id, amount, kind });
-    return JSON.parse(doc.document!.json) as { id: string };
+    const doc = await billing.adminCreateInvoice({
+      serviceId: service!.id,
+      amount: amountOf(amount),
+      kind: kind === "proforma" ? DocumentKind.PROFORMA : DocumentKind.INVOICE,
+    });
+    return doc.document!;
   }
 
   it("pays 0.07, 0.57 and 2.01 exactly, as numbers or decimal strings", async () => {

@@ -5,6 +5,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { rpcClient, signRequest } from "@hb/platform";
 import { contractViolation, onViolation } from "./contract.ts";
@@ -127,6 +128,19 @@ export async function eventually<T>(
 export const billing = grpc(BillingService, "BILLING_ADDR");
 export const compute = grpc(ComputeService, "COMPUTE_ADDR");
 
+/** An exact amount as billing's contract takes it. */
+export const amountOf = (amount: string, currency = "EUR") => ({ currency, amount });
+
+/** Prices by cycle word ({ monthly: "10" }) as billing's contract takes them. */
+export const cyclePrices = (prices: Record<string, string>, currency = "EUR") =>
+  Object.entries(prices).map(([cycle, amount]) => ({
+    cycle: BillingCycle[cycle.toUpperCase() as keyof typeof BillingCycle],
+    price: amountOf(amount, currency),
+  }));
+
+/** A product kind word (vps, dedicated, game) as billing's contract takes it. */
+export const kindOf = (kind: string) => ProductKind[kind.toUpperCase() as keyof typeof ProductKind];
+
 /** A catalogue product of its own for a test (unique name). */
 export async function newProduct(
   kind = "vps",
@@ -135,8 +149,8 @@ export async function newProduct(
 ) {
   const r = await billing.adminCreateProduct({
     name: unique(`${kind} plan`),
-    kind,
-    prices,
+    kind: kindOf(kind),
+    prices: cyclePrices(prices, currency),
     vcpus: 2,
     memoryMb: 2048,
     diskGb: 40,
@@ -144,7 +158,7 @@ export async function newProduct(
     osImages: ["ubuntu-24.04", "debian-12"],
     currency,
   });
-  return JSON.parse(r.product!.json) as { id: string; name: string };
+  return r.product!;
 }
 
 export async function addCredit(acct: Account, amount: string, currency = "EUR") {

@@ -1,5 +1,6 @@
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { type CommandGroup, client, command, plain } from "./common.ts";
 
@@ -98,8 +99,9 @@ export const seedCommands: CommandGroup = {
 
 export const DEMO_PRODUCTS: Array<{
   name: string;
-  kind: string;
-  prices: Record<string, string>;
+  kind: ProductKind;
+  /** EUR per cycle. */
+  prices: Array<[BillingCycle, string]>;
   vcpus: number;
   memoryMb: number;
   diskGb: number;
@@ -108,8 +110,12 @@ export const DEMO_PRODUCTS: Array<{
 }> = [
   {
     name: "VPS Small",
-    kind: "vps",
-    prices: { monthly: "5.0000", quarterly: "14.5000", annually: "55.0000" },
+    kind: ProductKind.VPS,
+    prices: [
+      [BillingCycle.MONTHLY, "5.0000"],
+      [BillingCycle.QUARTERLY, "14.5000"],
+      [BillingCycle.ANNUALLY, "55.0000"],
+    ],
     vcpus: 1,
     memoryMb: 2048,
     diskGb: 40,
@@ -118,8 +124,11 @@ export const DEMO_PRODUCTS: Array<{
   },
   {
     name: "VPS Medium",
-    kind: "vps",
-    prices: { monthly: "12.0000", annually: "130.0000" },
+    kind: ProductKind.VPS,
+    prices: [
+      [BillingCycle.MONTHLY, "12.0000"],
+      [BillingCycle.ANNUALLY, "130.0000"],
+    ],
     vcpus: 2,
     memoryMb: 4096,
     diskGb: 80,
@@ -128,8 +137,8 @@ export const DEMO_PRODUCTS: Array<{
   },
   {
     name: "Dedicated E3",
-    kind: "dedicated",
-    prices: { monthly: "79.0000" },
+    kind: ProductKind.DEDICATED,
+    prices: [[BillingCycle.MONTHLY, "79.0000"]],
     vcpus: 8,
     memoryMb: 32768,
     diskGb: 960,
@@ -138,8 +147,8 @@ export const DEMO_PRODUCTS: Array<{
   },
   {
     name: "Game Server",
-    kind: "game",
-    prices: { monthly: "12.0000" },
+    kind: ProductKind.GAME,
+    prices: [[BillingCycle.MONTHLY, "12.0000"]],
     vcpus: 2,
     memoryMb: 4096,
     diskGb: 30,
@@ -151,29 +160,32 @@ export const DEMO_PRODUCTS: Array<{
 /** The catalogue once, and 500 EUR of credit for the demo owner the first time. */
 async function seedBilling(demo: { customerId: string; ownerPersonId: string }) {
   const billing = client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
-  const existing = JSON.parse((await billing.listProducts({})).result?.json ?? "{}") as {
-    products?: { name: string }[];
-  };
+  const existing = (await billing.listProducts({})).products;
+  const eur = (amount: string) => ({ currency: "EUR", amount });
   for (const p of DEMO_PRODUCTS) {
-    if (existing.products?.some((e) => e.name === p.name)) continue;
-    const created = JSON.parse(
-      (await billing.adminCreateProduct({ ...p, currency: "EUR" })).product!.json,
-    ) as { id: string };
-    if (p.kind === "vps") {
+    if (existing.some((e) => e.name === p.name)) continue;
+    const created = (
+      await billing.adminCreateProduct({
+        ...p,
+        prices: p.prices.map(([cycle, amount]) => ({ cycle, price: eur(amount) })),
+        currency: "EUR",
+      })
+    ).product!;
+    if (p.kind === ProductKind.VPS) {
       await billing.adminAddProductOption({
         productId: created.id,
         name: "Extra IPv4 address",
-        recurringPrice: "2.0000",
+        recurringMonthlyPrice: eur("2.0000"),
       });
       await billing.adminAddProductOption({
         productId: created.id,
         name: "Daily backups",
-        recurringPrice: "1.5000",
+        recurringMonthlyPrice: eur("1.5000"),
       });
       await billing.adminAddProductOption({
         productId: created.id,
         name: "Setup assistance",
-        oneTimePrice: "25.0000",
+        oneTimePrice: eur("25.0000"),
       });
     }
   }

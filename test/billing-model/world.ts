@@ -5,6 +5,7 @@
  */
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { rpcClient } from "@hb/platform";
 import postgres from "postgres";
 import { clockAdminOf, type Http, http, ModelClock } from "./driver.ts";
@@ -100,28 +101,31 @@ export async function openWorld(env: Record<string, string>, gatewayUrl: string)
   for (const c of CATALOGUE) {
     const r = await billingH.client.adminCreateProduct({
       name: `inv ${c.label}`,
-      kind: "vps",
-      prices: c.prices,
+      kind: ProductKind.VPS,
+      prices: Object.entries(c.prices).map(([cycle, amount]) => ({
+        cycle: BillingCycle[cycle.toUpperCase() as keyof typeof BillingCycle],
+        price: { currency: c.currency, amount },
+      })),
       vcpus: 1,
       memoryMb: 1024,
       diskGb: 20,
       location: "fra1",
       osImages: ["debian-12"],
       currency: c.currency,
-      minCredit: c.minCredit ?? "",
+      minimumCredit: c.minCredit ? { currency: c.currency, amount: c.minCredit } : undefined,
     });
-    const id = (JSON.parse(r.product!.json) as { id: string }).id;
+    const id = r.product!.id;
     const options: OptionDef[] = [];
     if (c.options) {
       for (const o of OPTIONS) {
         const made = await billingH.client.adminAddProductOption({
           productId: id,
           name: o.name,
-          recurringPrice: o.recurring ?? "",
-          oneTimePrice: o.oneTime ?? "",
+          recurringMonthlyPrice: o.recurring ? { currency: c.currency, amount: o.recurring } : undefined,
+          oneTimePrice: o.oneTime ? { currency: c.currency, amount: o.oneTime } : undefined,
         });
         options.push({
-          id: (JSON.parse(made.option!.json) as { id: string }).id,
+          id: made.option!.id,
           name: o.name,
           recurring: o.recurring ? units(o.recurring) : undefined,
           oneTime: o.oneTime ? units(o.oneTime) : undefined,

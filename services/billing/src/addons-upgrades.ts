@@ -1,22 +1,15 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { priceIn } from "./catalogue.ts";
 import { clock } from "./clock.ts";
 import { createDocument, extendPaidTerm, payFromCredit } from "./documents.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, currencyMismatch, lockBalance, refundPayments } from "./ledger.ts";
-import {
-  addCycle,
-  CYCLE_MONTHS,
-  formatMoney,
-  isCycle,
-  money,
-  parseMoney,
-  toNumber,
-  type Units,
-} from "./money.ts";
+import { addCycle, CYCLE_MONTHS, formatMoney, isCycle, money, toNumber, type Units } from "./money.ts";
 import { prorate, remainingShare } from "./proration.ts";
 import { type DocumentRow, documentJson, type ServiceRow, selectServices } from "./records.ts";
+import { moneyOut } from "./records-out.ts";
 import {
   type AddonRow,
   addonSelect,
@@ -449,18 +442,22 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
     },
 
     async adminAddProductOption(req) {
-      const [p] = await sql`select 1 from products where id = ${requireUuid("product_id", req.productId)}`;
+      const [p] = await sql<{ currency: string }[]>`
+        select currency from products where id = ${requireUuid("product_id", req.productId)}`;
       if (!p) throw notFound("Product");
-      const recurring = req.recurringPrice ? parseMoney(req.recurringPrice) : null;
-      const oneTime = req.oneTimePrice ? parseMoney(req.oneTimePrice) : null;
-      if (recurring === undefined || oneTime === undefined || (recurring === null && oneTime === null)) {
-        throw badRequest("recurring_price", "give a recurring (per month) and/or one-time price");
+      const recurring = priceIn(req.recurringMonthlyPrice, "recurring_monthly_price", p.currency);
+      const oneTime = priceIn(req.oneTimePrice, "one_time_price", p.currency);
+      if (recurring === undefined && oneTime === undefined) {
+        throw badRequest("recurring_monthly_price", "give a recurring (per month) and/or one-time price");
       }
       const id = newId();
+      const name = req.name.trim() || "Option";
       await sql`insert into product_options (id, product_id, name, recurring_price, one_time_price)
-        values (${id}, ${req.productId}, ${req.name.trim() || "Option"}, ${recurring === null ? null : formatMoney(recurring)},
-                ${oneTime === null ? null : formatMoney(oneTime)})`;
-      return { option: { json: JSON.stringify({ id, product_id: req.productId, name: req.name }) } };
+        values (${id}, ${req.productId}, ${name}, ${recurring === undefined ? null : formatMoney(recurring)},
+                ${oneTime === undefined ? null : formatMoney(oneTime)})`;
+      const price = (units: bigint | undefined) =>
+        units === undefined ? undefined : moneyOut(units, p.currency);
+      return { option: { id, name, recurringMonthlyPrice: price(recurring), oneTimePrice: price(oneTime) } };
     },
   };
 }

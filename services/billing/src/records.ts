@@ -158,13 +158,3 @@ export interface OrderRow {
   payment_error: string | null;
   created_at: Date;
 }
-
-export const orderJson = (o: OrderRow) => ({
-  id: o.id,
-  order_number: o.order_number,
-  status: o.status,
-  payment_status: o.payment_status,
-  total: toNumber(money(o.total)),
-  currency: o.currency,
-  created_at: o.created_at.toISOString(),
-});

@@ -5,7 +5,8 @@ import { clock } from "./clock.ts";
 import { createDocument } from "./documents.ts";
 import { serviceEvent } from "./events.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber } from "./money.ts";
-import { documentJson, type ServiceRow, selectServices, serviceJson, summaryOut } from "./records.ts";
+import { type ServiceRow, selectServices, serviceJson, summaryOut } from "./records.ts";
+import { documentOut } from "./records-out.ts";
 import { settleTermination } from "./refunds.ts";
 import { callerOf, page, requireUuid, transact } from "./shared.ts";
 
@@ -211,7 +212,7 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
             },
           ],
         });
-        return { invoice: { json: JSON.stringify(documentJson(invoice)) } };
+        return { invoice: documentOut(invoice) };
       });
     },
 

@@ -1,10 +1,17 @@
 import { z } from "zod";
 import { idempotencyOf } from "../idempotency.ts";
 import { fromJson } from "../json-result.ts";
+import { required } from "../mappers/contract.ts";
+import { orderPaymentModeWords } from "../mappers/enums.ts";
+import {
+  resellerOrderCreationJson,
+  resellerOrderJson,
+  resellerPaymentRetryJson,
+} from "../mappers/reseller-order.ts";
 import { route } from "../route.ts";
 import { idParam } from "../schemas.ts";
 import * as wire from "../wire/reseller.ts";
-import { orderItem } from "./orders.ts";
+import { orderItem, orderItemIn } from "./orders.ts";
 
 /** Reseller routes: a reseller key with the account scope, and a signed request. */
 const reseller = (write: boolean) => ({ scope: "account" as const, signed: true, write });
@@ -60,12 +67,13 @@ export const resellerRoutes = [
     query: z.object({ externalOrderId: z.string().max(200).optional() }),
     response: wire.resellerOrderList,
     example: wire.resellerOrderListExample,
-    handler: async ({ clients, caller, query }) => ({
-      data: fromJson(
-        (await clients.billing.listResellerOrders({ caller, externalOrderId: query.externalOrderId ?? "" }))
-          .result,
-      ),
-    }),
+    handler: async ({ clients, caller, query }) => {
+      const { orders } = await clients.billing.listResellerOrders({
+        caller,
+        externalOrderId: query.externalOrderId ?? "",
+      });
+      return { data: { orders: orders.map(resellerOrderJson) } };
+    },
   }),
   route({
     method: "get",
@@ -77,9 +85,10 @@ export const resellerRoutes = [
     params: z.object({ orderId: idParam }),
     response: wire.resellerOrder,
     example: wire.resellerOrderExample,
-    handler: async ({ clients, caller, params }) => ({
-      data: fromJson((await clients.billing.getResellerOrder({ caller, orderId: params.orderId })).result),
-    }),
+    handler: async ({ clients, caller, params }) => {
+      const { order } = await clients.billing.getResellerOrder({ caller, orderId: params.orderId });
+      return { data: resellerOrderJson(required(order, "order")) };
+    },
   }),
   route({
     method: "get",
@@ -117,25 +126,17 @@ export const resellerRoutes = [
     }),
     successStatus: 201,
     cooldown: { rule: { action: "order", limit: 30, windowSeconds: 900 }, resource: () => "all" },
-    handler: async ({ clients, caller, body, req }) => ({
-      data: fromJson(
-        (
-          await clients.billing.createResellerOrder({
-            caller,
-            externalOrderId: body.externalOrderId,
-            externalCustomerId: body.externalCustomerId,
-            paymentMode: body.paymentMode,
-            items: body.items.map((i) => ({
-              productId: i.productId,
-              billingCycle: i.billingCycle,
-              hostname: i.hostname ?? "",
-              osImageId: i.configOptions?.os_image_id ?? "",
-            })),
-            ...idempotencyOf(req),
-          })
-        ).result,
-      ),
-    }),
+    handler: async ({ clients, caller, body, req }) => {
+      const { placed } = await clients.billing.createResellerOrder({
+        caller,
+        externalOrderId: body.externalOrderId,
+        externalCustomerId: body.externalCustomerId,
+        paymentMode: orderPaymentModeWords.value(body.paymentMode),
+        items: body.items.map(orderItemIn),
+        ...idempotencyOf(req),
+      });
+      return { data: resellerOrderCreationJson(required(placed, "placed order")) };
+    },
   }),
   route({
     method: "post",
@@ -148,8 +149,8 @@ export const resellerRoutes = [
     response: wire.resellerPaymentRetry,
     example: wire.resellerPaymentRetryExample,
     handler: async ({ clients, caller, params }) => ({
-      data: fromJson(
-        (await clients.billing.retryResellerPayment({ caller, orderId: params.orderId })).result,
+      data: resellerPaymentRetryJson(
+        await clients.billing.retryResellerPayment({ caller, orderId: params.orderId }),
       ),
     }),
   }),

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { fromJson } from "../json-result.ts";
+import { required } from "../mappers/contract.ts";
+import { invoiceJson } from "../mappers/invoice.ts";
 import { route } from "../route.ts";
 import { idParam, pageQuery, pagination } from "../schemas.ts";
 import { serviceSummaryJson } from "../service-summary.ts";
@@ -151,7 +153,10 @@ export const serviceRoutes = [
     cooldown: { rule: { action: "renew", limit: 1, windowSeconds: 600 }, resource: (ctx) => ctx.params.id },
     handler: async ({ clients, caller, params }) => {
       const { invoice } = await clients.billing.renewService({ caller, serviceId: params.id });
-      return { data: { invoice: fromJson(invoice) }, extra: { message: "Renewal invoice issued" } };
+      return {
+        data: { invoice: invoiceJson(required(invoice, "renewal invoice")) },
+        extra: { message: "Renewal invoice issued" },
+      };
     },
   }),
 ];
