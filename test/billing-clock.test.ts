@@ -49,7 +49,6 @@ describe("billing on a private stack", () => {
         label: "k",
         scopes: ["services", "orders", "billing", "destructive"],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
     await billing.client.adminAdjustCredit({ personId, customerId, amount: "500", currency: "EUR" });

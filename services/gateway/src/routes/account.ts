@@ -1,4 +1,5 @@
 import { fromJson } from "../json-result.ts";
+import { customerStatusWire } from "../mappers/customer-status.ts";
 import { route } from "../route.ts";
 import { pageQuery } from "../schemas.ts";
 import {
@@ -35,7 +36,7 @@ export const accountRoutes = [
           company: customer!.company,
           country: customer!.country,
           currency: customer!.currency,
-          status: customer!.status,
+          status: customerStatusWire(customer!.status),
           credit_balance: Number(balance.balance),
           person: { id: person!.id, name: person!.name, email: person!.email, is_owner: person!.isOwner },
           permissions: principal.permissions,
