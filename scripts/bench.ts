@@ -106,7 +106,6 @@ async function account(env: Record<string, string>) {
     label: "bench",
     scopes: ["services", "orders", "billing"],
     ipAllowlist: "",
-    expiresOn: "",
   });
   auth.close();
   return { customerId: customer!.id, personId: owner!.id, key: secretKey };
@@ -400,7 +399,6 @@ async function moneyBench(
       label: "b",
       scopes: ["orders", "billing"],
       ipAllowlist: "",
-      expiresOn: "",
     });
     await billing.client.adminAdjustCredit({
       personId: owner!.id,
@@ -492,7 +490,10 @@ async function moneyBench(
 /** 10,000 events across 100 partners through JetStream, the webhooks service and a local receiver. */
 async function webhookBench(_stack: Stack, env: Record<string, string>): Promise<string> {
   const { create, toBinary } = await import("@bufbuild/protobuf");
+  const { timestampNow } = await import("@bufbuild/protobuf/wkt");
   const { EventSchema } = await import("@hb/contracts/hb/events/v1/events_pb");
+  const { ServiceStatus } = await import("@hb/contracts/hb/billing/v1/common_pb");
+  const { PartnerStatus } = await import("@hb/contracts/hb/auth/v1/partners_pb");
   const { WebhooksService } = await import("@hb/contracts/hb/webhooks/v1/webhooks_pb");
   const { newId } = await import("@hb/platform");
   const { jetstream } = await import("@nats-io/jetstream");
@@ -525,7 +526,7 @@ async function webhookBench(_stack: Stack, env: Record<string, string>): Promise
       email: `p${i}@bench.test`,
       currency: "EUR",
     });
-    await auth.client.createPartner({ customerId: customer!.id, status: "active" });
+    await auth.client.createPartner({ customerId: customer!.id, status: PartnerStatus.ACTIVE });
     await webhooks.client.setWebhookUrl({
       partnerId: customer!.id,
       url: `http://127.0.0.1:${port}/${i === PARTNERS ? "hang" : "hook"}`,
@@ -542,9 +543,9 @@ async function webhookBench(_stack: Stack, env: Record<string, string>): Promise
     const event = create(EventSchema, {
       id: newId(),
       type: "service.suspended",
-      occurredAt: new Date().toISOString(),
+      occurredAt: timestampNow(),
       partnerId,
-      payload: { case: "service", value: { serviceId, status: "suspended", hostname: "h" } },
+      payload: { case: "service", value: { serviceId, status: ServiceStatus.SUSPENDED, hostname: "h" } },
     });
     await js.publish(subject, toBinary(EventSchema, event), { msgID: event.id });
   };

@@ -47,7 +47,6 @@ describe("billing on a private stack", () => {
         label: "k",
         scopes: ["services", "orders", "billing", "destructive"],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
     await billing.client.adminAdjustCredit({ personId, customerId, amount: "500", currency: "EUR" });

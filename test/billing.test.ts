@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import postgres from "postgres";
 import {
@@ -201,7 +202,6 @@ describe("orders", () => {
         label: "ro",
         scopes: [],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
     const product = await newProduct();
@@ -209,7 +209,7 @@ describe("orders", () => {
     assert.equal(r.status, 403);
     assert.equal(r.body.code, "SCOPE_REQUIRED");
     assert.equal(r.body.scope, "orders");
-    await auth.setCustomerStatus({ customerId: acct.customerId, status: "suspended" });
+    await auth.setCustomerStatus({ customerId: acct.customerId, status: CustomerStatus.SUSPENDED });
     const s = await order(acct.key, { productId: product.id, billingCycle: "monthly" });
     assert.equal(s.status, 403);
     assert.equal(s.body.code, "ACCOUNT_SUSPENDED");
@@ -434,7 +434,6 @@ describe("services, renewal and cancellation", () => {
         label: "s",
         scopes: ["services"],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
     const refused = await api("POST", `/api/v1/services/${id}/cancel`, { key: noScope, body: {} });
@@ -476,10 +475,11 @@ describe("outbox", () => {
     const { jetstreamManager } = await import("@nats-io/jetstream");
     const { create, toBinary } = await import("@bufbuild/protobuf");
     const { EventSchema } = await import("@hb/contracts/hb/events/v1/events_pb");
+    const { timestampNow } = await import("@bufbuild/protobuf/wkt");
     const { newId } = await import("@hb/platform");
     const ns = process.env.HB_NS!;
     const id = newId();
-    const event = create(EventSchema, { id, type: "order.paid", occurredAt: new Date().toISOString() });
+    const event = create(EventSchema, { id, type: "order.paid", occurredAt: timestampNow() });
     const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
     const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
     try {

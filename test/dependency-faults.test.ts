@@ -26,7 +26,6 @@ describe("when a dependency goes away", () => {
         label: "k",
         scopes: [],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
     assert.ok(customer);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import {
   type ApiResponse,
@@ -364,9 +365,12 @@ describe("unknown routes with a key", () => {
 });
 
 describe("reseller partner status", () => {
-  for (const status of ["suspended", "pending"]) {
+  for (const [status, value] of [
+    ["suspended", PartnerStatus.SUSPENDED],
+    ["pending", PartnerStatus.PENDING],
+  ] as const) {
     it(`a ${status} partner is refused writes with 403 FORBIDDEN and keeps reads`, async () => {
-      const p = await newPartner(status);
+      const p = await newPartner(value);
       const product = await newProduct();
       const order = {
         externalOrderId: `ext-${status}`,
@@ -388,7 +392,7 @@ describe("reseller partner status", () => {
   }
 
   it("an active partner places the same order (201)", async () => {
-    const p = await newPartner("active");
+    const p = await newPartner();
     const product = await newProduct();
     const placed = await signed(p, "POST", "/api/v1/reseller/orders", {
       externalOrderId: "ext-active",

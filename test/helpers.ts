@@ -4,6 +4,7 @@
  */
 import type { DescService } from "@bufbuild/protobuf";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
@@ -82,7 +83,6 @@ export async function newAccount(
     label: "test",
     scopes,
     ipAllowlist: "",
-    expiresOn: "",
   });
   return { customerId: customer!.id, ownerId: owner!.id, key: secretKey, keyId: key!.id };
 }
@@ -100,7 +100,6 @@ export async function newMember(customerId: string, permissions: string[], scope
     label: "member",
     scopes,
     ipAllowlist: "",
-    expiresOn: "",
   });
   return { personId: person!.id, key: secretKey, keyId: key!.id };
 }
@@ -186,7 +185,7 @@ export interface Partner {
 }
 
 /** A reseller partner with an account-scope key and its signing secret. */
-export async function newPartner(status = "active"): Promise<Partner> {
+export async function newPartner(status = PartnerStatus.ACTIVE): Promise<Partner> {
   const acct = await newAccount();
   const { signingSecret } = await auth.createPartner({ customerId: acct.customerId, status });
   const { secretKey } = await auth.createKey({
@@ -194,7 +193,6 @@ export async function newPartner(status = "active"): Promise<Partner> {
     label: "reseller",
     scopes: ["account", "orders"],
     ipAllowlist: "",
-    expiresOn: "",
   });
   return { customerId: acct.customerId, ownerId: acct.ownerId, secret: signingSecret, key: secretKey };
 }

@@ -1,3 +1,4 @@
+import { ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
@@ -49,7 +50,7 @@ export async function seedDemo(): Promise<DemoAccount> {
   const revokedKeys: DemoAccount["revokedKeys"] = [];
   for (const personId of [ownerId, member.id]) {
     for (const k of (await auth.listKeys({ personId })).keys) {
-      if (k.label.startsWith("demo:") && !k.revoked) {
+      if (k.label.startsWith("demo:") && k.status !== ApiKeyStatus.REVOKED) {
         await auth.revokeKey({ personId, keyId: k.id });
         revokedKeys.push({ id: k.id, label: k.label, display: k.display, personId });
       }
@@ -71,7 +72,6 @@ export async function seedDemo(): Promise<DemoAccount> {
       label: w.label,
       scopes: w.scopes,
       ipAllowlist: "",
-      expiresOn: "",
     });
     keys.push({ label: w.label, key: r.secretKey, scopes: r.key!.scopes, personId: w.personId });
   }

@@ -4,6 +4,7 @@
  * actors (new customers, so cool-downs, balances and checks start clean every run).
  */
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { rpcClient } from "@hb/platform";
@@ -175,7 +176,7 @@ const MEMBER_PERMISSIONS = [
 export async function newActors(w: World): Promise<Actors> {
   const run = `${process.pid}-${Date.now().toString(36)}-${++serial}`;
   const key = async (personId: string, scopes: string[]) =>
-    (await w.auth.createKey({ personId, label: "inv", scopes, ipAllowlist: "", expiresOn: "" })).secretKey;
+    (await w.auth.createKey({ personId, label: "inv", scopes, ipAllowlist: "" })).secretKey;
   const people: Person[] = [];
   const customers: Actors["customers"] = [];
   for (const [i, currency] of ["EUR", "USD", "EUR"].entries()) {
@@ -216,7 +217,10 @@ export async function newActors(w: World): Promise<Actors> {
     country: "DE",
     currency: "EUR",
   });
-  const { signingSecret } = await w.auth.createPartner({ customerId: customer!.id, status: "active" });
+  const { signingSecret } = await w.auth.createPartner({
+    customerId: customer!.id,
+    status: PartnerStatus.ACTIVE,
+  });
   const partner = {
     label: "partner",
     personId: owner!.id,

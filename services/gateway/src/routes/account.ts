@@ -1,5 +1,6 @@
 import { accountUsageJson } from "../mappers/account-usage.ts";
 import { required } from "../mappers/contract.ts";
+import { customerStatusWire } from "../mappers/customer-status.ts";
 import { transactionJson } from "../mappers/transaction.ts";
 import { route } from "../route.ts";
 import { pageQuery, pagination } from "../schemas.ts";
@@ -37,7 +38,7 @@ export const accountRoutes = [
           company: customer!.company,
           country: customer!.country,
           currency: customer!.currency,
-          status: customer!.status,
+          status: customerStatusWire(customer!.status),
           credit_balance: Number(balance.balance),
           person: { id: person!.id, name: person!.name, email: person!.email, is_owner: person!.isOwner },
           permissions: principal.permissions,

@@ -28,6 +28,7 @@ export const resellerRoutes = [
     exampleExtra: { message: "Webhook URL saved" },
     example: { webhookUrl: "https://shop.example.com/hooks/hosting" },
     body: z.object({ webhookUrl: z.string({ error: "must be a string" }).max(2000) }).strict(),
+    fieldNames: { url: "webhookUrl" },
     handler: async ({ clients, principal, body }) => {
       const r = await clients.webhooks.setWebhookUrl({
         partnerId: principal.customerId,
