@@ -1,4 +1,4 @@
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescEnum, DescService } from "@bufbuild/protobuf";
 import { rpcClient } from "@hb/platform";
 
 /**
@@ -89,4 +89,17 @@ export function plain(value: unknown): unknown {
   return JSON.parse(
     JSON.stringify(value, (k, v) => (k === "$typeName" ? undefined : typeof v === "bigint" ? Number(v) : v)),
   );
+}
+
+/**
+ * The value of a contract enum a flag names in lower case ("vps" → MACHINE_KIND_VPS); a name the
+ * enum does not have is a usage error.
+ */
+export function enumFlag(desc: DescEnum, flag: string, name: string): number {
+  const value = desc.values.find((v) => v.number !== 0 && v.localName === name.toUpperCase());
+  if (!value) {
+    const names = desc.values.filter((v) => v.number !== 0).map((v) => v.localName.toLowerCase());
+    throw new UsageError(`--${flag} must be one of ${names.join(", ")}`);
+  }
+  return value.number;
 }
