@@ -250,7 +250,9 @@ export async function newMachine(
     state: INSTANCE_STATES[opts.state ?? "running"],
     failBuild: opts.failBuild ?? false,
     controllerFails: opts.controllerFails ?? false,
-    disabledControls: (opts.disabledControls?.split(",") ?? []).map((c) => CONTROLS[c as keyof typeof CONTROLS]),
+    disabledControls: (opts.disabledControls?.split(",") ?? []).map(
+      (c) => CONTROLS[c as keyof typeof CONTROLS],
+    ),
   });
   return service!.id;
 }

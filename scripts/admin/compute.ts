@@ -1,5 +1,5 @@
-import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { toJson } from "@bufbuild/protobuf";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import {
   ControlSchema,

@@ -78,36 +78,49 @@ export function createActions(sql: Sql, { jobs, drivers }: ComputeDeps): Handler
 
     async reinstall(req) {
       const customerId = callerId(req.caller);
-      const { job } = await acceptAndLaunch(customerId, req.serviceId, kindFilter(req.kind), async (m, tx) => {
-        assertControllable(m, "reinstall");
-        if (!m.os_images.includes(req.imageId)) {
-          throw apiError("BAD_REQUEST", `"${req.imageId}" is not one of this machine's OS images`, {
-            violations: [{ field: "image_id", message: "must be one of this machine's OS images" }],
-          });
-        }
-        await tx`update machines set state = 'creating', os = ${req.imageId} where service_id = ${m.service_id}`;
-        return { action: "reinstall", target: "running" };
-      });
+      const { job } = await acceptAndLaunch(
+        customerId,
+        req.serviceId,
+        kindFilter(req.kind),
+        async (m, tx) => {
+          assertControllable(m, "reinstall");
+          if (!m.os_images.includes(req.imageId)) {
+            throw apiError("BAD_REQUEST", `"${req.imageId}" is not one of this machine's OS images`, {
+              violations: [{ field: "image_id", message: "must be one of this machine's OS images" }],
+            });
+          }
+          await tx`update machines set state = 'creating', os = ${req.imageId} where service_id = ${m.service_id}`;
+          return { action: "reinstall", target: "running" };
+        },
+      );
       return { jobId: job.id };
     },
 
     async resetPassword(req) {
       const customerId = callerId(req.caller);
       let rebuild = false;
-      const { job } = await acceptAndLaunch(customerId, req.serviceId, kindFilter(req.kind), async (m, tx) => {
-        assertControllable(m, "password");
-        if (m.kind === "dedicated") {
-          // Platform-provisioned servers are rebuilt with a generated password.
-          rebuild = true;
-          await tx`update machines set state = 'creating' where service_id = ${m.service_id}`;
-          return { action: "reinstall", target: "running" };
-        }
-        if (m.state !== "running")
-          throw apiError("CONFLICT", "The machine must be running to reset its password");
-        await tx`update machines set root_password_set_at = clock_timestamp() where service_id = ${m.service_id}`;
-        return { action: "password", target: m.state };
-      });
-      return { jobId: job.id, generatedPassword: rebuild ? randomBytes(12).toString("base64url") : undefined };
+      const { job } = await acceptAndLaunch(
+        customerId,
+        req.serviceId,
+        kindFilter(req.kind),
+        async (m, tx) => {
+          assertControllable(m, "password");
+          if (m.kind === "dedicated") {
+            // Platform-provisioned servers are rebuilt with a generated password.
+            rebuild = true;
+            await tx`update machines set state = 'creating' where service_id = ${m.service_id}`;
+            return { action: "reinstall", target: "running" };
+          }
+          if (m.state !== "running")
+            throw apiError("CONFLICT", "The machine must be running to reset its password");
+          await tx`update machines set root_password_set_at = clock_timestamp() where service_id = ${m.service_id}`;
+          return { action: "password", target: m.state };
+        },
+      );
+      return {
+        jobId: job.id,
+        generatedPassword: rebuild ? randomBytes(12).toString("base64url") : undefined,
+      };
     },
   };
 }

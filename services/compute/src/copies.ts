@@ -1,6 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Backup, BackupSchema, type Snapshot, SnapshotSchema } from "@hb/contracts/hb/compute/v1/copies_pb";
+import {
+  type Backup,
+  BackupSchema,
+  type Snapshot,
+  SnapshotSchema,
+} from "@hb/contracts/hb/compute/v1/copies_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { type ComputeDeps, callerId, type Handlers } from "./context.ts";
 import type { JobRow } from "./driver.ts";
@@ -78,7 +83,10 @@ export function createCopies(sql: Sql, { jobs }: ComputeDeps): Handlers {
         where service_id = ${m.service_id} and collection = ${collection} and status <> 'deleted'`;
       if (n >= MAX_COPIES)
         throw apiError("CONFLICT", `At most ${MAX_COPIES} ${collection}s per machine; delete one first`);
-      const copy = { id: newId(), name: name.trim() || `${collection}-${new Date().toISOString().slice(0, 19)}` };
+      const copy = {
+        id: newId(),
+        name: name.trim() || `${collection}-${new Date().toISOString().slice(0, 19)}`,
+      };
       await tx`insert into copies (id, service_id, customer_id, collection, name, size_gb)
         values (${copy.id}, ${m.service_id}, ${customerId}, ${collection}, ${copy.name}, ${Math.ceil(m.disk_gb / 4)})`;
       const job = await jobs.accept(tx, m, `${collection}_create`, m.state, copy.id);

@@ -1,11 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type SshKey, SshKeySchema } from "@hb/contracts/hb/compute/v1/ssh_keys_pb";
 import { InstanceState } from "@hb/contracts/hb/compute/v1/machines_pb";
+import { type SshKey, SshKeySchema } from "@hb/contracts/hb/compute/v1/ssh_keys_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql } from "@hb/platform";
 import { createActions } from "./actions.ts";
-import { createCopies } from "./copies.ts";
 import { type ComputeDeps, callerId, driverOf, type Handlers } from "./context.ts";
+import { createCopies } from "./copies.ts";
 import type { NewMachineRequest } from "./driver.ts";
 import { controls, instanceStates, machineKinds } from "./enums.ts";
 import { createJobRecords } from "./job-records.ts";
@@ -128,8 +128,7 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
     async adminCreateMachine(req) {
       if (!isUuid(req.serviceId) || !isUuid(req.customerId))
         throw badRequest("service_id", "service_id and customer_id must be UUIDs");
-      const state =
-        req.state === InstanceState.UNSPECIFIED ? "running" : instanceStates.name(req.state);
+      const state = req.state === InstanceState.UNSPECIFIED ? "running" : instanceStates.name(req.state);
       if (!state) throw badRequest("state", "is not an instance state");
       const disabled = req.disabledControls.map((c) => controls.name(c));
       if (disabled.some((c) => !c)) throw badRequest("disabled_controls", "names an unknown control");

@@ -119,7 +119,12 @@ describe("jobs with a provider driver other than the simulator", () => {
   it("builds a host named fail-over-1: the simulator's failure hooks are not compute's", async () => {
     const serviceId = randomUUID();
     await compute.provision!(
-      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname: "fail-over-1" }),
+      create(ProvisionRequestSchema, {
+        serviceId,
+        customerId,
+        kind: MachineKind.VPS,
+        hostname: "fail-over-1",
+      }),
       ctx,
     );
     await drain();
@@ -172,7 +177,12 @@ describe("jobs with a provider driver other than the simulator", () => {
         "reinstall",
         () =>
           compute.reinstall!(
-            create(ReinstallRequestSchema, { caller, serviceId: vps, kind: MachineKind.VPS, imageId: "debian-12" }),
+            create(ReinstallRequestSchema, {
+              caller,
+              serviceId: vps,
+              kind: MachineKind.VPS,
+              imageId: "debian-12",
+            }),
             ctx,
           ),
       ],
@@ -199,8 +209,7 @@ describe("jobs with a provider driver other than the simulator", () => {
       ],
       [
         "snapshot",
-        () =>
-          compute.createSnapshot!(create(CreateSnapshotRequestSchema, { caller, serviceId: vps }), ctx),
+        () => compute.createSnapshot!(create(CreateSnapshotRequestSchema, { caller, serviceId: vps }), ctx),
       ],
     ];
     for (const [label, step] of steps) {

@@ -1,9 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ConnectError } from "@connectrpc/connect";
-import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 import { InstanceState, IpAddressPurpose, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
-import { addressesFor, assertControllable, capabilitiesOf, type MachineRow, machineSummary } from "./machines.ts";
+import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
+import {
+  addressesFor,
+  assertControllable,
+  capabilitiesOf,
+  type MachineRow,
+  machineSummary,
+} from "./machines.ts";
 
 const machine = (over: Partial<MachineRow> = {}): MachineRow => ({
   service_id: "0190a5f4-0000-7000-8000-000000000001",

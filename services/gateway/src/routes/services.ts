@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { fromJson } from "../json-result.ts";
+import { serviceMachineJson } from "../mappers/machine.ts";
 import { route } from "../route.ts";
 import { idParam, pageQuery, pagination } from "../schemas.ts";
 import { serviceSummaryJson } from "../service-summary.ts";
@@ -65,14 +66,7 @@ export const serviceRoutes = [
         data: {
           ...serviceSummaryJson(service!),
           ...fromJson(detail),
-          machine: machine
-            ? {
-                provider: machine.provider,
-                primary_ip: machine.primaryIp,
-                location: machine.location,
-                state: machine.hasInstance ? machine.instanceState : null,
-              }
-            : null,
+          machine: serviceMachineJson(machine),
         },
       };
     },
