@@ -29,12 +29,12 @@ const COLLECTIONS = {
 } as const;
 type Collection = keyof typeof COLLECTIONS;
 
-const copyFields = (c: Pick<CopyRow, "id" | "name" | "status"> & Partial<CopyRow>) => ({
+const copyFields = (c: CopyRow) => ({
   id: c.id,
   name: c.name,
   status: copyStatuses.of(c.status),
-  sizeGb: c.size_gb ?? 0,
-  createdAt: c.created_at ? timestampFromDate(c.created_at) : undefined,
+  sizeGb: c.size_gb,
+  createdAt: timestampFromDate(c.created_at),
 });
 const snapshotOf = (c: CopyRow): Snapshot => create(SnapshotSchema, copyFields(c));
 const backupOf = (c: CopyRow): Backup => create(BackupSchema, copyFields(c));
@@ -77,20 +77,20 @@ export function createCopies(sql: Sql, { jobs }: ComputeDeps): Handlers {
     return answer as T;
   }
 
-  async function createCopy(customerId: string, serviceId: string, collection: Collection, name: string) {
+  async function createCopy(customerId: string, serviceId: string, collection: Collection, asked: string) {
     return write(customerId, serviceId, collection, async (m, tx) => {
       const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from copies
         where service_id = ${m.service_id} and collection = ${collection} and status <> 'deleted'`;
       if (n >= MAX_COPIES)
         throw apiError("CONFLICT", `At most ${MAX_COPIES} ${collection}s per machine; delete one first`);
-      const copy = {
-        id: newId(),
-        name: name.trim() || `${collection}-${new Date().toISOString().slice(0, 19)}`,
-      };
-      await tx`insert into copies (id, service_id, customer_id, collection, name, size_gb)
-        values (${copy.id}, ${m.service_id}, ${customerId}, ${collection}, ${copy.name}, ${Math.ceil(m.disk_gb / 4)})`;
+      const name = asked.trim() || `${collection}-${new Date().toISOString().slice(0, 19)}`;
+      const [copy] = await tx<
+        CopyRow[]
+      >`insert into copies (id, service_id, customer_id, collection, name, size_gb)
+        values (${newId()}, ${m.service_id}, ${customerId}, ${collection}, ${name}, ${Math.ceil(m.disk_gb / 4)})
+        returning *`;
       const job = await jobs.accept(tx, m, `${collection}_create`, m.state, copy.id);
-      return { copy: { ...copy, status: "creating" }, job };
+      return { copy, job };
     });
   }
 
@@ -136,7 +136,7 @@ export function createCopies(sql: Sql, { jobs }: ComputeDeps): Handlers {
 
     async createSnapshot(req) {
       const { copy, job } = await createCopy(callerId(req.caller), req.serviceId, "snapshot", req.name);
-      return { snapshot: create(SnapshotSchema, copyFields(copy)), jobId: job.id };
+      return { snapshot: snapshotOf(copy), jobId: job.id };
     },
 
     async revertSnapshot(req) {
@@ -159,7 +159,7 @@ export function createCopies(sql: Sql, { jobs }: ComputeDeps): Handlers {
 
     async createBackup(req) {
       const { copy, job } = await createCopy(callerId(req.caller), req.serviceId, "backup", req.name);
-      return { backup: create(BackupSchema, copyFields(copy)), jobId: job.id };
+      return { backup: backupOf(copy), jobId: job.id };
     },
 
     async restoreBackup(req) {
