@@ -8,6 +8,7 @@ import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { Control, InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { rpcClient, signRequest } from "@hb/platform";
 import { contractViolation, onViolation } from "./contract.ts";
 
@@ -218,14 +219,31 @@ export function signed(
   });
 }
 
+const MACHINE_KINDS = { vps: MachineKind.VPS, dedicated: MachineKind.DEDICATED, game: MachineKind.GAME };
+const INSTANCE_STATES = {
+  creating: InstanceState.CREATING,
+  running: InstanceState.RUNNING,
+  stopped: InstanceState.STOPPED,
+  error: InstanceState.ERROR,
+};
+const CONTROLS = {
+  power: Control.POWER,
+  reinstall: Control.REINSTALL,
+  password: Control.PASSWORD,
+  snapshots: Control.SNAPSHOTS,
+  backups: Control.BACKUPS,
+  rescue: Control.RESCUE,
+};
+
 /** A service in billing and its machine in compute, in the state asked for. */
 export async function newMachine(
   acct: Account,
   opts: {
-    kind?: string;
-    state?: string;
+    kind?: keyof typeof MACHINE_KINDS;
+    state?: keyof typeof INSTANCE_STATES;
     failBuild?: boolean;
     controllerFails?: boolean;
+    /** Comma-separated control names. */
     disabledControls?: string;
   } = {},
 ) {
@@ -240,11 +258,13 @@ export async function newMachine(
   await compute.adminCreateMachine({
     serviceId: service!.id,
     customerId: acct.customerId,
-    kind,
-    state: opts.state ?? "running",
+    kind: MACHINE_KINDS[kind],
+    state: INSTANCE_STATES[opts.state ?? "running"],
     failBuild: opts.failBuild ?? false,
     controllerFails: opts.controllerFails ?? false,
-    disabledControls: opts.disabledControls ?? "",
+    disabledControls: (opts.disabledControls?.split(",") ?? []).map(
+      (c) => CONTROLS[c as keyof typeof CONTROLS],
+    ),
   });
   return service!.id;
 }

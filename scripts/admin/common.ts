@@ -1,4 +1,11 @@
-import { createRegistry, type DescService, isMessage, type Message, toJson } from "@bufbuild/protobuf";
+import {
+  createRegistry,
+  type DescEnum,
+  type DescService,
+  isMessage,
+  type Message,
+  toJson,
+} from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
@@ -122,4 +129,17 @@ export function plain(value: unknown): unknown {
     );
   }
   return typeof value === "bigint" ? Number(value) : value;
+}
+
+/**
+ * The value of a contract enum a flag names in lower case ("vps" → MACHINE_KIND_VPS); a name the
+ * enum does not have is a usage error.
+ */
+export function enumFlag(desc: DescEnum, flag: string, name: string): number {
+  const value = desc.values.find((v) => v.number !== 0 && v.localName === name.toUpperCase());
+  if (!value) {
+    const names = desc.values.filter((v) => v.number !== 0).map((v) => v.localName.toLowerCase());
+    throw new UsageError(`--${flag} must be one of ${names.join(", ")}`);
+  }
+  return value.number;
 }

@@ -3,6 +3,7 @@ import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { type CommandGroup, client, command, plain } from "./common.ts";
 
 export interface DemoAccount {
@@ -213,11 +214,16 @@ async function seedMachines(
   if ((await billing.listServiceSummaries({ caller, page: 1, limit: 1 })).total > 0) return;
   const compute = client(ComputeService, "COMPUTE_ADDR", "127.0.0.1:50052");
   const machines = [
-    { kind: "vps", hostname: "web-1.demo", state: "running" },
-    { kind: "vps", hostname: "db-1.demo", state: "stopped" },
-    { kind: "vps", hostname: "broken-1.demo", state: "error" },
-    { kind: "dedicated", hostname: "metal-1.demo", state: "running" },
-    { kind: "game", hostname: "mc-1.demo", state: "running" },
+    { kind: "vps", machineKind: MachineKind.VPS, hostname: "web-1.demo", state: InstanceState.RUNNING },
+    { kind: "vps", machineKind: MachineKind.VPS, hostname: "db-1.demo", state: InstanceState.STOPPED },
+    { kind: "vps", machineKind: MachineKind.VPS, hostname: "broken-1.demo", state: InstanceState.ERROR },
+    {
+      kind: "dedicated",
+      machineKind: MachineKind.DEDICATED,
+      hostname: "metal-1.demo",
+      state: InstanceState.RUNNING,
+    },
+    { kind: "game", machineKind: MachineKind.GAME, hostname: "mc-1.demo", state: InstanceState.RUNNING },
   ];
   for (const m of machines) {
     const { service } = await billing.adminCreateService({
@@ -229,7 +235,7 @@ async function seedMachines(
     await compute.adminCreateMachine({
       serviceId: service!.id,
       customerId: demo.customerId,
-      kind: m.kind,
+      kind: m.machineKind,
       hostname: m.hostname,
       state: m.state,
     });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { fromJson } from "../json-result.ts";
 import { required } from "../mappers/contract.ts";
 import { invoiceJson } from "../mappers/invoice.ts";
+import { serviceMachineJson } from "../mappers/machine.ts";
 import { route } from "../route.ts";
 import { idParam, pageQuery, pagination } from "../schemas.ts";
 import { serviceSummaryJson } from "../service-summary.ts";
@@ -67,14 +68,7 @@ export const serviceRoutes = [
         data: {
           ...serviceSummaryJson(service!),
           ...fromJson(detail),
-          machine: machine
-            ? {
-                provider: machine.provider,
-                primary_ip: machine.primaryIp,
-                location: machine.location,
-                state: machine.hasInstance ? machine.instanceState : null,
-              }
-            : null,
+          machine: serviceMachineJson(machine),
         },
       };
     },
