@@ -110,7 +110,9 @@ describe("VPS records", () => {
       customerId: acct.customerId,
       productId: product.id,
       kind: "vps",
-      status: "pending",
+      // Awaiting payment, so the provisioner never builds it while the test looks (a "pending"
+      // service is picked up within 100 ms); the VPS record reads "pending" for both.
+      status: "pending_payment",
     });
     const r = await api("GET", `/api/v1/vps/${service!.id}`, { key: acct.key });
     assert.equal(r.status, 200, r.text);
