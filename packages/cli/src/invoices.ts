@@ -50,7 +50,11 @@ export function registerInvoices(program: Command, rt: Runtime): void {
     )
     .argument("<id>", "the invoice id")
     .option("--amount <amount>", "pay only this much (a decimal, at most 4 places), e.g. 5 or 12.50")
-    .action(async (id: string, opts: { amount?: string }, cmd: Command) => {
+    .option(
+      "--idempotency-key <key>",
+      "repeat a call safely: the same key and amount within 24 hours answers the first result",
+    )
+    .action(async (id: string, opts: { amount?: string; idempotencyKey?: string }, cmd: Command) => {
       if (opts.amount !== undefined && !/^\d+(\.\d{1,4})?$/.test(opts.amount)) {
         throw new CliExit(2, `--amount takes a decimal amount such as 12.50; "${opts.amount}" is not`);
       }
@@ -59,6 +63,7 @@ export function registerInvoices(program: Command, rt: Runtime): void {
       const result = await hb.post("/invoices/{id}/pay", {
         params: { path: { id } },
         body: opts.amount === undefined ? {} : { amount: opts.amount },
+        headers: opts.idempotencyKey ? { "Idempotency-Key": opts.idempotencyKey } : {},
       });
       rt.print(cmd).record(result.data);
     });

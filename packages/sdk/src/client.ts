@@ -6,11 +6,11 @@ import type {
   ResponseObjectMap,
   SuccessResponse,
 } from "openapi-typescript-helpers";
-import { HbError } from "./errors.ts";
+import { errorFromResponse, HbError } from "./errors.ts";
 import type { paths } from "./gen/openapi.ts";
 import { paginatedLists } from "./gen/operations.ts";
 import { defaultRetryPolicy, type RetryPolicy, sleep } from "./retry.ts";
-import { createTransport, type RetryEvent, refusal } from "./transport.ts";
+import { createTransport, type RetryEvent } from "./transport.ts";
 
 export type { paths };
 
@@ -128,7 +128,9 @@ export function createHbClient(options: HbClientOptions): HbClient {
     pending: Promise<{ data?: unknown; error?: unknown; response: Response }>,
   ): Promise<never> => {
     const { data, error, response } = await pending;
-    if (error !== undefined || !response.ok) throw await refusal(response);
+    // openapi-fetch has read the body already: the refusal is built from what it parsed.
+    if (error !== undefined || !response.ok)
+      throw errorFromResponse(response.status, error, response.headers);
     return data as never;
   };
   const call =

@@ -1,4 +1,4 @@
-import { errorFromResponse, HbError } from "./errors.ts";
+import { HbError } from "./errors.ts";
 import { moneyOperationOf, reReadOf } from "./money.ts";
 import { isRetryableStatus, type RetryPolicy, retryDelayMs, sleep } from "./retry.ts";
 
@@ -114,15 +114,4 @@ export function createTransport(opts: TransportOptions): (request: Request) => P
       await sleep(delayMs, request.signal);
     }
   };
-}
-
-/** The API's answer as an HbError when it is a refusal. */
-export async function refusal(response: Response): Promise<HbError> {
-  let body: unknown;
-  try {
-    body = await response.clone().json();
-  } catch {
-    body = undefined;
-  }
-  return errorFromResponse(response.status, body, response.headers);
 }
