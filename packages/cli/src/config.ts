@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
 
@@ -39,8 +39,8 @@ export async function readConfig(file: string): Promise<Config> {
 export async function writeConfig(file: string, config: Config): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
-  await chmod(tmp, 0o600); // the mode of writeFile is filtered by the umask
+  await rm(tmp, { force: true }); // a leftover would keep its own mode
+  await writeFile(tmp, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600, flag: "wx" });
   await rename(tmp, file);
 }
 
