@@ -52,7 +52,14 @@ export function createTransport(opts: TransportOptions): (request: Request) => P
   const reRead = async (request: Request, path: string): Promise<unknown> => {
     try {
       const res = await opts.fetch(
-        new Request(`${opts.baseUrl}${path}`, { headers: request.headers, signal: request.signal }),
+        new Request(`${opts.baseUrl}${path}`, {
+          // The key and agent only: the call's body headers and Idempotency-Key are not the read's.
+          headers: {
+            authorization: request.headers.get("authorization") ?? "",
+            "user-agent": request.headers.get("user-agent") ?? "",
+          },
+          signal: request.signal,
+        }),
       );
       if (!res.ok) return undefined;
       return ((await res.json()) as { data?: unknown }).data;
