@@ -44,7 +44,8 @@ const patterns = process.argv.slice(2).length
 const code = await new Promise<number>((resolve) => {
   const child = spawn(
     process.execPath,
-    ["--test", "--test-concurrency=4", "--test-timeout=120000", ...patterns],
+    // hb-source: the workspace's SDK is imported from its TypeScript source, as the typecheck reads it.
+    ["--conditions=hb-source", "--test", "--test-concurrency=4", "--test-timeout=120000", ...patterns],
     {
       stdio: "inherit",
       env: { ...process.env, ...env, GATEWAY_URL: stack.gatewayUrl },
