@@ -1,8 +1,12 @@
 import { type DataOf, type HbClient, HbError, type ListItem } from "@hosting-platform/sdk";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { progressReporter, waitOptions } from "./progress.ts";
 import { CliExit, type Runtime } from "./runtime.ts";
 import { withWait } from "./vps.ts";
+
+// The statuses GET /orders filters on (order statuses and payment statuses).
+const ORDER_STATUSES = ["pending", "active", "cancelled", "unpaid", "paid"] as const;
+type OrderStatusFilter = (typeof ORDER_STATUSES)[number];
 
 type Service = DataOf<"/services/{id}">;
 type Order = ListItem<"/orders">;
@@ -165,8 +169,10 @@ export function registerOrders(program: Command, rt: Runtime): void {
   orders
     .command("list")
     .description("the account's orders, newest first (all pages)")
-    .option("--status <status>", "only orders in this status")
-    .action(async (opts: { status?: string }, cmd: Command) => {
+    .addOption(
+      new Option("--status <status>", "only orders in this order or payment status").choices(ORDER_STATUSES),
+    )
+    .action(async (opts: { status?: OrderStatusFilter }, cmd: Command) => {
       const hb = await rt.client(cmd);
       const rows: Order[] = [];
       for await (const o of hb.paginate("/orders", opts.status ? { status: opts.status } : {})) rows.push(o);

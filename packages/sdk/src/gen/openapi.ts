@@ -21406,7 +21406,7 @@ export interface operations {
             query?: {
                 page?: number;
                 limit?: number;
-                status?: string;
+                status?: "pending" | "active" | "cancelled" | "unpaid" | "paid";
             };
             header?: never;
             path?: never;
