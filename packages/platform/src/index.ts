@@ -14,4 +14,3 @@ export * from "./request-log.ts";
 export * from "./retention.ts";
 export * from "./rpc.ts";
 export * from "./shutdown.ts";
-export * from "./webhook-signature.ts";

@@ -1,6 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
-import { type Logger, type Sql, signBody } from "@hb/platform";
+import type { Logger, Sql } from "@hb/platform";
+import { signWebhookBody } from "@hb/webhook-signature";
 import { type AttemptResult, attemptDelivery, USER_AGENT } from "./attempt.ts";
 import { backoffSeconds } from "./backoff.ts";
 
@@ -130,7 +131,7 @@ export async function runPass(
             "X-Webhook-Event": d.event,
             "X-Webhook-Id": d.id,
             "X-Webhook-Timestamp": timestamp,
-            "X-Webhook-Signature": signBody(partner.signingSecret, body),
+            "X-Webhook-Signature": signWebhookBody(body, partner.signingSecret),
           },
           { timeoutMs: opts.timeoutMs, allowed },
         );
