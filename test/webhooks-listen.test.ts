@@ -15,6 +15,7 @@ import { signResellerRequest, type VerifiedWebhook, verifyWebhook } from "@hb/we
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { webhooksListen } from "../packages/cli/src/webhooks-listen.ts";
+import { contractViolation } from "./contract.ts";
 import {
   addCredit,
   api,
@@ -72,6 +73,8 @@ async function openStream(p: Partner) {
   return {
     res,
     text: () => text,
+    /** Settles when the answer has been read to its end (a refusal) or the stream was closed. */
+    done: reading,
     close: async () => {
       stop.abort();
       await reading;
@@ -249,9 +252,15 @@ describe("GET /reseller/webhooks/stream", () => {
         assert.equal(s.res.status, 200);
         open.push(s);
       }
-      const sixth = await signed(p, "GET", STREAM);
-      assert.deepEqual([sixth.status, sixth.body.code], [409, "CONFLICT"], sixth.text);
-      assert.match(sixth.body.error, /At most 5 event streams/);
+      // Opened like the others, so a sixth stream that is let in fails here instead of hanging.
+      const sixth = await openStream(p);
+      if (sixth.res.status === 200) await sixth.close();
+      await sixth.done;
+      const refusal = JSON.parse(sixth.text());
+      assert.deepEqual([sixth.res.status, refusal.code], [409, "CONFLICT"], sixth.text());
+      assert.match(refusal.error, /At most 5 event streams/);
+      const violation = await contractViolation(GATEWAY, "GET", STREAM, 409, refusal);
+      assert.equal(violation, undefined, violation);
       // Another partner is not affected.
       const other = await openStream(await newPartner());
       assert.equal(other.res.status, 200);
