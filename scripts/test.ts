@@ -33,6 +33,8 @@ process.env.HOURLY_CHARGE_INTERVAL_MS ??= "200";
 // as allowed destinations of the programme settings before they save a URL.
 process.env.WEBHOOK_PASS_INTERVAL_MS ??= "300";
 process.env.WEBHOOK_TIMEOUT_MS ??= "1500";
+// The webhook event stream sends its heartbeat comments twice a second in tests.
+process.env.STREAM_HEARTBEAT_MS ??= "500";
 
 const { env, gatewayPort } = await stackEnv({ databaseUrl: base.toString(), ns });
 const stack = await startStack({ env, output: "pipe", gatewayPort });

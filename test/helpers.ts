@@ -9,7 +9,8 @@ import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { Control, InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
-import { rpcClient, signRequest } from "@hb/platform";
+import { rpcClient } from "@hb/platform";
+import { signResellerRequest } from "@hb/webhook-signature";
 import { contractViolation, onViolation } from "./contract.ts";
 
 export const GATEWAY = process.env.GATEWAY_URL ?? "http://127.0.0.1:8080";
@@ -207,14 +208,12 @@ export function signed(
   opts: { secret?: string; timestamp?: string } = {},
 ) {
   const raw = body === undefined ? "" : JSON.stringify(body);
-  const ts = opts.timestamp ?? String(Math.floor(Date.now() / 1000));
   return api(method, path, {
     key: p.key,
     rawBody: raw || undefined,
     headers: {
       "content-type": "application/json",
-      "x-reseller-timestamp": ts,
-      "x-reseller-signature": signRequest(opts.secret ?? p.secret, ts, raw),
+      ...signResellerRequest({ body: raw, secret: opts.secret ?? p.secret, timestamp: opts.timestamp }),
     },
   });
 }

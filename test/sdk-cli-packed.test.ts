@@ -78,7 +78,7 @@ describe("the packed SDK and CLI installed into an empty project", {
     configFile = path.join(dir, "config", "hb.json");
     await mkdir(project);
     const tarballs: string[] = [];
-    for (const pkg of ["sdk", "cli"]) {
+    for (const pkg of ["webhook-signature", "sdk", "cli"]) {
       // prepack compiles the package (tsc), so the tarball holds JS and .d.ts only.
       const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], {
         cwd: path.join(root, "packages", pkg),

@@ -7,7 +7,8 @@ import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { DeliveryStatus, WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
-import { newId, streams, verifyWebhookSignature } from "@hb/platform";
+import { newId, streams } from "@hb/platform";
+import { verifyWebhook } from "@hb/webhook-signature";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
@@ -284,13 +285,16 @@ describe("deliveries", () => {
     assert.equal(got.headers["content-type"], "application/json");
     assert.equal(got.headers["x-webhook-timestamp"], got.body.timestamp);
     assert.equal(got.body.event, "webhook.test");
-    assert.ok(verifyWebhookSignature(p.secret, got.raw, got.headers["x-webhook-signature"] as string));
-    assert.ok(
-      !verifyWebhookSignature(
-        p.secret,
-        JSON.stringify(JSON.parse(got.raw), null, 1),
-        got.headers["x-webhook-signature"] as string,
-      ),
+    const verified = verifyWebhook({ body: got.raw, headers: got.headers, secret: p.secret });
+    assert.deepEqual([verified.id, verified.event], [q.body.data.deliveryId, "webhook.test"]);
+    assert.throws(
+      () =>
+        verifyWebhook({
+          body: JSON.stringify(JSON.parse(got.raw), null, 1),
+          headers: got.headers,
+          secret: p.secret,
+        }),
+      { code: "bad_signature" },
     );
     const [d] = await eventually(async () => {
       const list = await deliveries(p);

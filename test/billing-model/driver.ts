@@ -3,7 +3,7 @@
  * calls signed), typed reads of the JSON answers, and billing's clock.
  */
 import { randomUUID } from "node:crypto";
-import { signRequest } from "@hb/platform";
+import { signResellerRequest } from "@hb/webhook-signature";
 
 export interface Reply {
   status: number;
@@ -29,9 +29,7 @@ export function http(gatewayUrl: string): Http {
     if (raw !== undefined) headers["content-type"] = "application/json";
     if (opts.idempotencyKey) headers["idempotency-key"] = opts.idempotencyKey;
     if (opts.signWith) {
-      const ts = String(Math.floor(Date.now() / 1000));
-      headers["x-reseller-timestamp"] = ts;
-      headers["x-reseller-signature"] = signRequest(opts.signWith, ts, raw ?? "");
+      Object.assign(headers, signResellerRequest({ body: raw, secret: opts.signWith }));
     }
     const res = await fetch(`${gatewayUrl}/api/v1${path}`, { method, headers, body: raw });
     const text = await res.text();

@@ -1,37 +1,7 @@
 import { normaliseBaseUrl } from "@hosting-platform/sdk";
 import type { Command } from "commander";
 import { CliExit, type Runtime } from "./runtime.ts";
-
-/** The shape of ./webhooks-listen.ts, which ships separately. */
-interface WebhooksListenModule {
-  webhooksListen(opts: {
-    apiUrl: string;
-    apiKey: string;
-    signingSecret: string;
-    forwardTo: string;
-    signal?: AbortSignal;
-    log: (line: string) => void;
-  }): Promise<void>;
-}
-
-// A specifier in a variable: the module may be absent from this build, and that is a runtime
-// answer ("not available"), not a compile error.
-const LISTEN_MODULE = import.meta.url.endsWith(".ts") ? "./webhooks-listen.ts" : "./webhooks-listen.js";
-
-async function loadListen(): Promise<WebhooksListenModule> {
-  try {
-    return (await import(LISTEN_MODULE)) as WebhooksListenModule;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ERR_MODULE_NOT_FOUND" && String((err as Error).message).includes("webhooks-listen")) {
-      throw new CliExit(
-        1,
-        "hb webhooks listen is not available in this build of hb (webhooks-listen is missing)",
-      );
-    }
-    throw err;
-  }
-}
+import { webhooksListen } from "./webhooks-listen.ts";
 
 export function registerWebhooks(program: Command, rt: Runtime): void {
   const webhooks = program.command("webhooks").description("Partner webhooks during development");
@@ -44,7 +14,6 @@ export function registerWebhooks(program: Command, rt: Runtime): void {
     .action(async (opts: { forwardTo: string; signingSecret?: string }, cmd: Command) => {
       const signingSecret = opts.signingSecret ?? rt.env.HB_WEBHOOK_SECRET;
       if (!signingSecret) throw new CliExit(2, "webhooks listen needs --signing-secret or HB_WEBHOOK_SECRET");
-      const { webhooksListen } = await loadListen();
       const ctx = await rt.context(cmd);
       const stop = new AbortController();
       const onSignal = () => stop.abort();

@@ -16,4 +16,3 @@ export * from "./retention.ts";
 export * from "./rpc.ts";
 export * from "./shutdown.ts";
 export * from "./unavailable.ts";
-export * from "./webhook-signature.ts";

@@ -6,7 +6,14 @@
  * request is checked against the rules its contract declares (request-rules.ts) before its handler.
  */
 import http2 from "node:http2";
-import { create, type DescMethodUnary, type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMethodServerStreaming,
+  type DescMethodUnary,
+  type DescService,
+  fromBinary,
+  toBinary,
+} from "@bufbuild/protobuf";
 import {
   type Client,
   Code,
@@ -49,6 +56,15 @@ function unaryMethods(desc: DescService): DescMethodUnary[] {
   return desc.methods.filter((m): m is DescMethodUnary => m.methodKind === "unary");
 }
 
+type StreamFn = (req: unknown, ctx: HandlerContext) => AsyncIterable<unknown>;
+const streamHandlerOf = (b: ServiceBinding, m: DescMethodServerStreaming) =>
+  b.impl[m.localName] as StreamFn | undefined;
+
+/** Server-streaming methods (a live feed such as the webhooks service's event stream). */
+function streamingMethods(desc: DescService): DescMethodServerStreaming[] {
+  return desc.methods.filter((m): m is DescMethodServerStreaming => m.methodKind === "server_streaming");
+}
+
 const healthBinding = bind(Health, {
   check: () => ({ status: HealthCheckResponse_ServingStatus.SERVING }),
 });
@@ -82,6 +98,8 @@ const emptyHeaders = new Headers();
 
 async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger): Promise<RpcServer> {
   const server = new grpc.Server({ "grpc.max_receive_message_length": 8 * 1024 * 1024 });
+  // Open streams end when the server closes, so shutdown does not wait out the grace period.
+  const openStreams = new Set<AbortController>();
   for (const binding of bindings) {
     const { desc, impl } = binding;
     const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
@@ -131,6 +149,52 @@ async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger
           );
       };
     }
+    for (const method of streamingMethods(desc)) {
+      const fn = streamHandlerOf(binding, method);
+      if (!fn) continue;
+      const path = `/${desc.typeName}/${method.name}`;
+      definition[method.localName] = {
+        path,
+        requestStream: false,
+        responseStream: true,
+        requestSerialize: (v) => Buffer.from(toBinary(method.input, v as never)),
+        requestDeserialize: (b: Buffer) => fromBinary(method.input, b),
+        responseSerialize: (v) => Buffer.from(toBinary(method.output, v as never)),
+        responseDeserialize: (b: Buffer) => fromBinary(method.output, b),
+      };
+      handlers[method.localName] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
+        const cancelled = new AbortController();
+        openStreams.add(cancelled);
+        call.on("cancelled", () => cancelled.abort());
+        const ctx = createHandlerContext({
+          service: desc,
+          method,
+          protocolName: "grpc",
+          requestMethod: "POST",
+          url: path,
+          requestHeader: emptyHeaders,
+          requestSignal: cancelled.signal,
+        });
+        (async () => {
+          for await (const message of fn.call(impl, call.request, ctx)) {
+            if (cancelled.signal.aborted) break;
+            // Backpressure: a slow reader holds the producer instead of growing a buffer.
+            if (!call.write(create(method.output, message as never)))
+              await new Promise((r) => call.once("drain", r));
+          }
+          call.end();
+        })()
+          .catch((err: unknown) => {
+            if (cancelled.signal.aborted) return;
+            const ce = toConnectError(err, log, path);
+            const md = new grpc.Metadata();
+            const info = ce.findDetails(ErrorInfoSchema)[0];
+            if (info) md.set(errorInfoKey, Buffer.from(toBinary(ErrorInfoSchema, info)));
+            call.emit("error", { code: ce.code as number, details: ce.rawMessage, metadata: md });
+          })
+          .finally(() => openStreams.delete(cancelled));
+      };
+    }
     server.addService(definition, handlers);
   }
   const bound = await new Promise<number>((resolve, reject) =>
@@ -142,6 +206,7 @@ async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger
     port: bound,
     close: (graceMs = 10_000) =>
       new Promise<void>((resolve) => {
+        for (const stream of openStreams) stream.abort();
         const timer = setTimeout(() => {
           server.forceShutdown();
           resolve();
@@ -169,6 +234,22 @@ async function serveConnect(port: number, bindings: ServiceBinding[], log: Logge
             check?.(req as never);
             return await fn.call(impl, req, ctx);
           } catch (err) {
+            throw toConnectError(err, log, `/${desc.typeName}/${method.name}`);
+          }
+        };
+      }
+      for (const method of streamingMethods(desc)) {
+        const fn = streamHandlerOf(binding, method);
+        if (!fn) continue;
+        // biome-ignore lint/suspicious/noExplicitAny: same shape as the handler it wraps
+        (wrapped as Record<string, any>)[method.localName] = async function* (
+          req: unknown,
+          ctx: HandlerContext,
+        ) {
+          try {
+            yield* fn.call(impl, req, ctx);
+          } catch (err) {
+            if (ctx.signal.aborted) return;
             throw toConnectError(err, log, `/${desc.typeName}/${method.name}`);
           }
         };
@@ -251,6 +332,36 @@ function grpcJsClient<S extends DescService>(desc: S, address: string, opts: Cli
           (err, value) => (err ? reject(fromGrpcError(err)) : resolve(value)),
         );
       });
+  }
+  for (const method of streamingMethods(desc)) {
+    const path = `/${desc.typeName}/${method.name}`;
+    const serialize = (v: never) => Buffer.from(toBinary(method.input, v));
+    const deserialize = (b: Buffer) => fromBinary(method.output, b);
+    // A stream has no deadline unless the caller gives one; the caller's signal cancels it.
+    client[method.localName] = async function* (
+      req: unknown,
+      callOpts?: { timeoutMs?: number; signal?: AbortSignal },
+    ) {
+      const call = channel.makeServerStreamRequest(
+        path,
+        serialize,
+        deserialize,
+        create(method.input, req as never) as never,
+        noMetadata,
+        callOpts?.timeoutMs ? { deadline: Date.now() + callOpts.timeoutMs } : {},
+      );
+      const cancel = () => call.cancel();
+      callOpts?.signal?.addEventListener("abort", cancel, { once: true });
+      try {
+        for await (const message of call) yield message;
+      } catch (err) {
+        if (callOpts?.signal?.aborted) return;
+        throw fromGrpcError(err as grpc.ServiceError);
+      } finally {
+        callOpts?.signal?.removeEventListener("abort", cancel);
+        call.cancel();
+      }
+    };
   }
   return { client: client as Client<S>, close: () => channel.close() };
 }

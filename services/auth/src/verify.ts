@@ -8,9 +8,9 @@ import {
   parseKey,
   type Redis,
   type Sql,
-  verifySignedRequest,
   type WindowCount,
 } from "@hb/platform";
+import { resellerSignatureMatches } from "@hb/webhook-signature";
 import { allowlistPermits } from "./allowlist.ts";
 import { customerStatusOf } from "./statuses.ts";
 
@@ -164,7 +164,7 @@ function checkResellerSignature(secret: string | null, req: VerifyRequest): stri
     return "Missing or malformed X-Reseller-Timestamp (Unix seconds)";
   const skew = Math.abs(Date.now() / 1000 - Number(req.resellerTimestamp));
   if (skew > SIGNATURE_MAX_SKEW_SECONDS) return "X-Reseller-Timestamp is too far from the current time";
-  return verifySignedRequest(secret, req.resellerTimestamp, req.rawBody, req.resellerSignature)
+  return resellerSignatureMatches(req.rawBody, secret, req.resellerTimestamp, req.resellerSignature)
     ? undefined
     : "Invalid X-Reseller-Signature";
 }

@@ -14,6 +14,8 @@ export const gatewayConfigShape = {
    */
   TRUSTED_PROXIES: z.string().default(""),
   BODY_LIMIT: z.string().default("1mb"),
+  /** Heartbeat comments on the webhook event stream, so proxies keep an idle stream open. */
+  STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
 };
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

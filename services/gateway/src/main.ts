@@ -21,7 +21,7 @@ runMain(log, async () => {
     clients,
     redis,
     log,
-    routes: allRoutes(cfg.PUBLIC_URL),
+    routes: allRoutes(cfg.PUBLIC_URL, { streamHeartbeatMs: cfg.STREAM_HEARTBEAT_MS }),
     requestLog,
   });
   const server = http.createServer({ keepAliveTimeout: 65_000 }, app);

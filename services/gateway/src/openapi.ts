@@ -221,7 +221,10 @@ export function buildOpenApi(routes: RouteDef[], serverUrl: string, opts: OpenAp
       responses: r.rawContentType
         ? {
             "200": {
-              description: "The document itself (no envelope)",
+              description:
+                r.rawContentType === "text/event-stream"
+                  ? "A stream of server-sent events (see the description)"
+                  : "The document itself (no envelope)",
               content: {
                 [r.rawContentType.split(";")[0]]: {
                   schema: r.rawContentType.startsWith("application/json")

@@ -13,7 +13,6 @@ import {
   enumWord,
   type Logger,
   type NatsConnection,
-  newId,
   type Sql,
   streams,
 } from "@hb/platform";
@@ -103,7 +102,9 @@ export async function startEventsConsumer(
         continue;
       }
       if (!PARTNER_EVENTS.has(e.type) || !e.partnerId) continue;
-      rows.push({ id: newId(), partner_id: e.partnerId, event_id: e.id, event: e.type, data: eventData(e) });
+      // The delivery's id (X-Webhook-Id) is the event's: the event stream (`hb webhooks listen`)
+      // sends the same event under the same id, so a receiver fed by both deduplicates them.
+      rows.push({ id: e.id, partner_id: e.partnerId, event_id: e.id, event: e.type, data: eventData(e) });
     }
     if (rows.length === 0) return;
     await sql`
@@ -111,6 +112,6 @@ export async function startEventsConsumer(
       select r.id, r.partner_id, r.event_id, r.event, r.data
       from jsonb_to_recordset(${sql.json(rows as never)}) as r(id uuid, partner_id uuid, event_id uuid, event text, data jsonb)
       where exists (select 1 from partner_webhooks w where w.partner_id = r.partner_id)
-      on conflict (event_id) do nothing`;
+      on conflict do nothing`;
   });
 }

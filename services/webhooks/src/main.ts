@@ -18,6 +18,7 @@ import {
   startRetention,
 } from "@hb/platform";
 import { z } from "zod";
+import { createEventStream } from "./event-stream.ts";
 import { startEventsConsumer } from "./events-consumer.ts";
 import { createHandlers } from "./handlers.ts";
 import { startPassLoop } from "./pass.ts";
@@ -34,6 +35,8 @@ runMain(log, async () => {
     WEBHOOK_PASS_BATCH: z.coerce.number().int().min(1).default(5000),
     WEBHOOK_PER_PARTNER: z.coerce.number().int().min(1).default(100),
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(64),
+    /** Event streams (`hb webhooks listen`) one partner may hold open at once on a replica. */
+    WEBHOOK_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(5),
   });
   const sql = connectDb(cfg.DATABASE_URL, "webhooks", cfg.DB_POOL_MAX);
   await migrate(sql, "webhooks", path.join(import.meta.dirname, "db/migrations"), log);
@@ -49,7 +52,17 @@ runMain(log, async () => {
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.WEBHOOKS_ADDR),
-    [bind(WebhooksService, createHandlers(sql, auth.client, log, opts))],
+    [
+      bind(WebhooksService, {
+        ...createHandlers(sql, auth.client, log, opts),
+        streamEvents: createEventStream({
+          nc,
+          ns: cfg.HB_NS,
+          auth: auth.client,
+          perPartner: cfg.WEBHOOK_STREAMS_PER_PARTNER,
+        }),
+      }),
+    ],
     log,
   );
   const consumer = await startEventsConsumer(sql, nc, cfg.HB_NS, log);

@@ -1,9 +1,10 @@
 import type { Client } from "@connectrpc/connect";
 import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
-import { type Logger, type Sql, signBody } from "@hb/platform";
-import { type AttemptResult, attemptDelivery, USER_AGENT } from "./attempt.ts";
+import type { Logger, Sql } from "@hb/platform";
+import { type AttemptResult, attemptDelivery } from "./attempt.ts";
 import { backoffSeconds } from "./backoff.ts";
+import { deliveryMessage } from "./delivery-message.ts";
 
 export interface PassOptions {
   timeoutMs: number;
@@ -117,24 +118,14 @@ export async function runPass(
           where id = any(${queue.slice(i).map((x) => x.id)}::uuid[])`;
       }
       attempted++;
-      const timestamp = new Date().toISOString();
-      const body = JSON.stringify({ event: d.event, timestamp, data: d.data });
       let result: AttemptResult;
       if (!partner.signingSecret) result = { ok: false, error: "webhook secret not configured" };
       else {
-        result = await attemptDelivery(
-          url,
-          body,
-          {
-            "Content-Type": "application/json",
-            "User-Agent": USER_AGENT,
-            "X-Webhook-Event": d.event,
-            "X-Webhook-Id": d.id,
-            "X-Webhook-Timestamp": timestamp,
-            "X-Webhook-Signature": signBody(partner.signingSecret, body),
-          },
-          { timeoutMs: opts.timeoutMs, allowed },
-        );
+        const message = deliveryMessage(d, partner.signingSecret);
+        result = await attemptDelivery(url, message.body, message.headers, {
+          timeoutMs: opts.timeoutMs,
+          allowed,
+        });
       }
       if (result.ok) {
         delivered.push({ id: d.id, code: result.status ?? null });

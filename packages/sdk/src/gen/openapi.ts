@@ -1436,6 +1436,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/reseller/webhooks/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream the partner's webhook events as signed deliveries (server-sent events)
+         * @description Server-sent events (text/event-stream) carrying every webhook event of the partner as it is
+         *     raised, each exactly as its delivery would be: the same body and headers, signed with the current
+         *     signing secret. For building a receiver on a machine without a public URL
+         *     (`hb webhooks listen --forward-to http://localhost:3000/hook`); deliveries to the endpoint on
+         *     file are unaffected, and a URL need not be on file. Events are sent while the partner profile is
+         *     active.
+         *
+         *     - `event: ready`, data `{"partnerId","openStreams","heartbeatSeconds"}`: the stream is open;
+         *       events raised before it are not sent.
+         *     - `event: delivery`, `id:` the X-Webhook-Id, data `{"id","event","headers","body"}`: POST
+         *       `body` unchanged with `headers` to your receiver.
+         *     - `: heartbeat` comments keep proxies from closing an idle stream.
+         *     - `event: error`, data `{"code","error"}`: the stream ends; reconnect.
+         *
+         *     A partner may hold a few streams open at once; one more is 409 CONFLICT.
+         */
+        get: operations["getResellerWebhooksStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -27112,6 +27146,223 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         code?: "PAYLOAD_TOO_LARGE";
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: the key's hourly request limit is spent; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: platform-side failure (generic message) */
+            500: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description `BAD_GATEWAY`: a platform service answered unexpectedly (generic message) */
+            502: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_GATEWAY";
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: a platform dependency is unavailable (generic message); retry later */
+            503: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getResellerWebhooksStream: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Unix time in seconds; refused when more than 300 s away from the server's clock.
+                 * @example 1795420800
+                 */
+                "X-Reseller-Timestamp": string;
+                /**
+                 * @description `hmac-sha256=` + lowercase hex of HMAC-SHA256(signing secret, `"<timestamp>.<raw body>"`). See the Reseller section.
+                 * @example hmac-sha256=5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592
+                 */
+                "X-Reseller-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream of server-sent events (see the description) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `BAD_REQUEST`: invalid input, or the action does not apply to this resource; `details` names the fields */
+            400: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: missing, malformed, unknown, expired or revoked key */
+            401: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer realm="api", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description `FEATURE_DISABLED`: the Customer API or the route's module is switched off; `FORBIDDEN`: an account permission, the IP allowlist, the account type or the resource's state refused the call; `SCOPE_REQUIRED`: the key lacks the route's scope (named in `scope`) */
+            403: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "FEATURE_DISABLED" | "FORBIDDEN" | "SCOPE_REQUIRED";
+                    };
+                };
+            };
+            /** @description `CONFLICT`: the resource is in the wrong state for this call */
+            409: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT";
                     };
                 };
             };

@@ -7,11 +7,12 @@ import { metaRoutes } from "./meta.ts";
 import { orderRoutes } from "./orders.ts";
 import { resellerRoutes } from "./reseller.ts";
 import { serviceRoutes } from "./services.ts";
+import { webhookStreamRoute } from "./webhook-stream.ts";
 
 /**
  * The whole route table. Each route group lives in its own file and is added here.
  */
-export function allRoutes(publicUrl: string): RouteDef[] {
+export function allRoutes(publicUrl: string, opts: { streamHeartbeatMs?: number } = {}): RouteDef[] {
   const table: RouteDef[] = [];
   table.push(...metaRoutes(() => table, publicUrl));
   table.push(
@@ -23,5 +24,6 @@ export function allRoutes(publicUrl: string): RouteDef[] {
     ...dedicatedRoutes,
   );
   table.push(...addonUpgradeRoutes, ...sshKeyRoutes, ...orderRoutes, ...documentRoutesAll, ...resellerRoutes);
+  table.push(webhookStreamRoute(opts.streamHeartbeatMs ?? 15_000));
   return table;
 }

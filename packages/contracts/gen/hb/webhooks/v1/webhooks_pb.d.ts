@@ -372,6 +372,105 @@ export declare type RunPassResponse = Message<"hb.webhooks.v1.RunPassResponse"> 
 export declare const RunPassResponseSchema: GenMessage<RunPassResponse>;
 
 /**
+ * @generated from message hb.webhooks.v1.StreamEventsRequest
+ */
+export declare type StreamEventsRequest = Message<"hb.webhooks.v1.StreamEventsRequest"> & {
+  /**
+   * @generated from field: string partner_id = 1;
+   */
+  partnerId: string;
+};
+
+/**
+ * Describes the message hb.webhooks.v1.StreamEventsRequest.
+ * Use `create(StreamEventsRequestSchema)` to create a new message.
+ */
+export declare const StreamEventsRequestSchema: GenMessage<StreamEventsRequest>;
+
+/**
+ * @generated from message hb.webhooks.v1.StreamEventsResponse
+ */
+export declare type StreamEventsResponse = Message<"hb.webhooks.v1.StreamEventsResponse"> & {
+  /**
+   * @generated from oneof hb.webhooks.v1.StreamEventsResponse.item
+   */
+  item: {
+    /**
+     * First message: the feed is open from here on.
+     *
+     * @generated from field: hb.webhooks.v1.StreamOpened opened = 1;
+     */
+    value: StreamOpened;
+    case: "opened";
+  } | {
+    /**
+     * @generated from field: hb.webhooks.v1.StreamedDelivery delivery = 2;
+     */
+    value: StreamedDelivery;
+    case: "delivery";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message hb.webhooks.v1.StreamEventsResponse.
+ * Use `create(StreamEventsResponseSchema)` to create a new message.
+ */
+export declare const StreamEventsResponseSchema: GenMessage<StreamEventsResponse>;
+
+/**
+ * @generated from message hb.webhooks.v1.StreamOpened
+ */
+export declare type StreamOpened = Message<"hb.webhooks.v1.StreamOpened"> & {
+  /**
+   * Other event streams of this partner open at the same time, this one included.
+   *
+   * @generated from field: int32 open_streams = 1;
+   */
+  openStreams: number;
+};
+
+/**
+ * Describes the message hb.webhooks.v1.StreamOpened.
+ * Use `create(StreamOpenedSchema)` to create a new message.
+ */
+export declare const StreamOpenedSchema: GenMessage<StreamOpened>;
+
+/**
+ * One event as its delivery would carry it. The headers are the delivery's own (Content-Type,
+ * User-Agent, X-Webhook-Id, X-Webhook-Event, X-Webhook-Timestamp, X-Webhook-Signature); the
+ * signature covers `body` byte for byte.
+ *
+ * @generated from message hb.webhooks.v1.StreamedDelivery
+ */
+export declare type StreamedDelivery = Message<"hb.webhooks.v1.StreamedDelivery"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string event = 2;
+   */
+  event: string;
+
+  /**
+   * @generated from field: string body = 3;
+   */
+  body: string;
+
+  /**
+   * @generated from field: map<string, string> headers = 4;
+   */
+  headers: { [key: string]: string };
+};
+
+/**
+ * Describes the message hb.webhooks.v1.StreamedDelivery.
+ * Use `create(StreamedDeliverySchema)` to create a new message.
+ */
+export declare const StreamedDeliverySchema: GenMessage<StreamedDelivery>;
+
+/**
  * Where a delivery stands.
  *
  * @generated from enum hb.webhooks.v1.DeliveryStatus
@@ -479,6 +578,19 @@ export declare const WebhooksService: GenService<{
     methodKind: "unary";
     input: typeof RunPassRequestSchema;
     output: typeof RunPassResponseSchema;
+  },
+  /**
+   * The partner's events as they happen, each as the delivery to its endpoint would be: the same
+   * body and headers, signed with the partner's current secret (`hb webhooks listen`). Live only:
+   * the first message says the feed is open, events raised before it are not sent. Sent while the
+   * partner profile is active, whether or not a URL is on file; deliveries are unaffected.
+   *
+   * @generated from rpc hb.webhooks.v1.WebhooksService.StreamEvents
+   */
+  streamEvents: {
+    methodKind: "server_streaming";
+    input: typeof StreamEventsRequestSchema;
+    output: typeof StreamEventsResponseSchema;
   },
 }>;
 
