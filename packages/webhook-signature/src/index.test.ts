@@ -89,9 +89,11 @@ describe("verifyWebhook", () => {
     const { body, headers } = delivery(new Date(Date.now() - 3_600_000));
     const fresh = { ...headers, "x-webhook-timestamp": new Date().toISOString() };
     assert.throws(() => verifyWebhook({ body, headers: fresh, secret }), refusal("invalid_payload"));
-    const relabelled = { ...delivery().headers, "x-webhook-event": "order.invoiced" };
+    // One delivery for both parts: two calls a millisecond apart would sign different bodies.
+    const genuine = delivery();
+    const relabelled = { ...genuine.headers, "x-webhook-event": "order.invoiced" };
     assert.throws(
-      () => verifyWebhook({ body: delivery().body, headers: relabelled, secret }),
+      () => verifyWebhook({ body: genuine.body, headers: relabelled, secret }),
       refusal("invalid_payload"),
     );
   });

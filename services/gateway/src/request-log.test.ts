@@ -62,4 +62,22 @@ describe("request log publisher", () => {
     assert.deepEqual(batches, [4, 2]);
     await publisher.flush();
   });
+
+  it("keeps publishing after a drain that found nothing to send", async () => {
+    const batches: number[] = [];
+    const publisher = createRequestLogPublisher(
+      async (payload) => {
+        batches.push((JSON.parse(new TextDecoder().decode(payload)) as unknown[]).length);
+      },
+      log,
+      { intervalMs: 5, maxBatch: 2 },
+    );
+    await publisher.flush(); // a drain with nothing buffered
+    publisher.publish(entry(1));
+    publisher.publish(entry(2)); // a full batch: goes at once
+    await until(() => publisher.pending() === 0);
+    publisher.publish(entry(3));
+    await until(() => publisher.pending() === 0);
+    assert.deepEqual(batches, [2, 1]);
+  });
 });

@@ -66,33 +66,38 @@ export function createRequestLogPublisher(
   };
 
   // One publisher at a time, so entries leave in the order they came.
-  const drain = (): Promise<void> => {
-    inFlight ??= (async () => {
+  const publishPending = async (): Promise<void> => {
+    while (buffer.length > 0) {
+      const batch = buffer.slice(0, maxBatch);
       try {
-        while (buffer.length > 0) {
-          const batch = buffer.slice(0, maxBatch);
-          try {
-            await publishBatch(encoder.encode(JSON.stringify(batch)));
-          } catch (err) {
-            failures++;
-            const wait = Math.min(maxRetryMs, retryMs * 2 ** (failures - 1));
-            if (failures === 1 || failures % 20 === 0)
-              log.warn("request log publish failed; keeping entries and retrying", {
-                err,
-                pending: buffer.length,
-                retryInMs: wait,
-              });
-            schedule(wait);
-            return;
-          }
-          failures = 0;
-          buffer.splice(0, batch.length);
-        }
-      } finally {
-        inFlight = undefined;
+        await publishBatch(encoder.encode(JSON.stringify(batch)));
+      } catch (err) {
+        failures++;
+        const wait = Math.min(maxRetryMs, retryMs * 2 ** (failures - 1));
+        if (failures === 1 || failures % 20 === 0)
+          log.warn("request log publish failed; keeping entries and retrying", {
+            err,
+            pending: buffer.length,
+            retryInMs: wait,
+          });
+        schedule(wait);
+        return;
       }
-    })();
-    return inFlight;
+      failures = 0;
+      buffer.splice(0, batch.length);
+    }
+  };
+  const drain = (): Promise<void> => {
+    if (inFlight) return inFlight;
+    // Assigned before anything runs, and cleared only by the run it names: a run that finds
+    // nothing to do must not leave a settled promise behind that blocks every later drain.
+    const run = Promise.resolve()
+      .then(publishPending)
+      .finally(() => {
+        if (inFlight === run) inFlight = undefined;
+      });
+    inFlight = run;
+    return run;
   };
 
   return {
