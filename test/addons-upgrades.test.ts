@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { addCredit, api, billing, newAccount, newProduct } from "./helpers.ts";
 
 async function serviceWithOptions(customerId: string) {
@@ -26,8 +27,8 @@ async function serviceWithOptions(customerId: string) {
   const { service } = await billing.adminCreateService({
     customerId,
     productId: product.id,
-    kind: "vps",
-    status: "active",
+    kind: ProductKind.VPS,
+    status: ServiceStatus.ACTIVE,
   });
   return {
     serviceId: service!.id,

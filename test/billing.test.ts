@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ProductKind, ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import { enumFromWord } from "@hb/platform";
 import postgres from "postgres";
 import { addCredit, api, auth, billing, eventually, newAccount, newMember, newProduct } from "./helpers.ts";
 
@@ -210,8 +212,8 @@ describe("invoices and payment", () => {
     const { service } = await billing.adminCreateService({
       customerId: acct.customerId,
       productId: product.id,
-      kind: "vps",
-      status: "active",
+      kind: ProductKind.VPS,
+      status: ServiceStatus.ACTIVE,
     });
     const doc = await billing.adminCreateInvoice({ serviceId: service!.id, amount, kind: "invoice" });
     return { serviceId: service!.id, invoice: JSON.parse(doc.document!.json) as { id: string } };
@@ -332,8 +334,8 @@ describe("services, renewal and cancellation", () => {
       await billing.adminCreateService({
         customerId: acct.customerId,
         productId: p.id,
-        kind,
-        status: kind === "game" ? "suspended" : "active",
+        kind: enumFromWord(ProductKindSchema, kind),
+        status: kind === "game" ? ServiceStatus.SUSPENDED : ServiceStatus.ACTIVE,
       });
     }
     const r = await api("GET", "/api/v1/services", { key: acct.key });
@@ -354,8 +356,8 @@ describe("services, renewal and cancellation", () => {
     const { service } = await billing.adminCreateService({
       customerId: acct.customerId,
       productId: p.id,
-      kind: "vps",
-      status: "active",
+      kind: ProductKind.VPS,
+      status: ServiceStatus.ACTIVE,
     });
     // A document already open on the service: refused with 409, and the refusal spends no cool-down.
     const open = await billing.adminCreateInvoice({
@@ -387,8 +389,8 @@ describe("services, renewal and cancellation", () => {
     const { service } = await billing.adminCreateService({
       customerId: acct.customerId,
       productId: p.id,
-      kind: "vps",
-      status: "active",
+      kind: ProductKind.VPS,
+      status: ServiceStatus.ACTIVE,
     });
     const id = service!.id;
     const scheduled = await api("POST", `/api/v1/services/${id}/cancel`, {

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
+import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import postgres from "postgres";
 import { ed25519Line, keyBlob, keyLine } from "../services/compute/src/ssh-key-fixture.ts";
 import {
@@ -109,8 +111,8 @@ describe("VPS records", () => {
     const { service } = await billing.adminCreateService({
       customerId: acct.customerId,
       productId: product.id,
-      kind: "vps",
-      status: "pending",
+      kind: ProductKind.VPS,
+      status: ServiceStatus.PENDING,
     });
     const r = await api("GET", `/api/v1/vps/${service!.id}`, { key: acct.key });
     assert.equal(r.status, 200, r.text);
@@ -345,7 +347,7 @@ describe("power and machine control", () => {
   it("refuses control of a suspended service with 403 FORBIDDEN", async () => {
     const acct = await newAccount();
     const id = await newMachine(acct);
-    await billing.adminSetServiceState({ serviceId: id, action: "suspend", reason: "abuse" });
+    await billing.adminSetServiceState({ serviceId: id, action: ServiceAction.SUSPEND, reason: "abuse" });
     await eventually(
       async () => (await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key })).status === 403,
     );

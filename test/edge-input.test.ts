@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import {
   type ApiResponse,
   addCredit,
@@ -216,8 +217,8 @@ describe("exact money input", () => {
     const { service } = await billing.adminCreateService({
       customerId,
       productId: product.id,
-      kind: "vps",
-      status: "active",
+      kind: ProductKind.VPS,
+      status: ServiceStatus.ACTIVE,
     });
     const doc = await billing.adminCreateInvoice({ serviceId: service!.id, amount, kind });
     return JSON.parse(doc.document!.json) as { id: string };

@@ -5,8 +5,9 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
-import { rpcClient, signRequest } from "@hb/platform";
+import { enumFromWord, rpcClient, signRequest } from "@hb/platform";
 import { contractViolation, onViolation } from "./contract.ts";
 
 export const GATEWAY = process.env.GATEWAY_URL ?? "http://127.0.0.1:8080";
@@ -222,8 +223,8 @@ export async function newMachine(
   const { service } = await billing.adminCreateService({
     customerId: acct.customerId,
     productId: product.id,
-    kind,
-    status: "active",
+    kind: enumFromWord(ProductKindSchema, kind),
+    status: ServiceStatus.ACTIVE,
   });
   await compute.adminCreateMachine({
     serviceId: service!.id,

@@ -1,5 +1,9 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ProductKindSchema, ServiceStatus, ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
+import { ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
+import { enumFromWord } from "@hb/platform";
 import { type ArgSpec, type CommandGroup, client, command, list, UsageError } from "./common.ts";
 
 const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
@@ -23,7 +27,12 @@ const serviceState = (action: "suspend" | "unsuspend" | "terminate", summary: st
     summary,
     args: [serviceArg],
     flags: reason,
-    run: ([id], f) => billing().adminSetServiceState({ serviceId: id, action, reason: f.reason ?? "" }),
+    run: ([id], f) =>
+      billing().adminSetServiceState({
+        serviceId: id,
+        action: enumFromWord(ServiceActionSchema, action),
+        reason: f.reason ?? "",
+      }),
   });
 
 export const billingCommands: CommandGroup = {
@@ -126,10 +135,10 @@ export const billingCommands: CommandGroup = {
         billing().adminCreateService({
           customerId: f.customer,
           productId: f.product ?? "",
-          kind: f.kind ?? "vps",
+          kind: enumFromWord(ProductKindSchema, f.kind ?? "vps"),
           hostname: f.hostname ?? "",
           name: f.name ?? "",
-          status: f.status ?? "",
+          status: f.status ? enumFromWord(ServiceStatusSchema, f.status) : ServiceStatus.UNSPECIFIED,
           provision: f.provision === true,
           osImageId: f.os ?? "",
         }),
@@ -169,7 +178,8 @@ export const billingCommands: CommandGroup = {
         if (!Number.isSafeInteger(seconds) || [f.days, f.hours, f.seconds].some((n) => (n ?? 0) < 0)) {
           throw new UsageError("--days, --hours and --seconds must be whole numbers of 0 or more");
         }
-        return billing().adminAdvanceClock({ seconds: BigInt(seconds) });
+        const { now } = await billing().adminAdvanceClock({ seconds: BigInt(seconds) });
+        return { now: now ? timestampDate(now).toISOString() : null };
       },
     }),
   },

@@ -1,5 +1,7 @@
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { enumFromWord } from "@hb/platform";
 import { type CommandGroup, client, command } from "./common.ts";
 
 const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
@@ -28,10 +30,10 @@ export const computeCommands: CommandGroup = {
         const kind = f.kind ?? "vps";
         const { service } = await billing().adminCreateService({
           customerId: f.customer,
-          kind,
+          kind: enumFromWord(ProductKindSchema, kind),
           productId: f.product ?? "",
           hostname: f.hostname ?? "",
-          status: "active",
+          status: ServiceStatus.ACTIVE,
         });
         const machine = await compute().adminCreateMachine({
           serviceId: service!.id,

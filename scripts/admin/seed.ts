@@ -1,6 +1,8 @@
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { enumFromWord } from "@hb/platform";
 import { type CommandGroup, client, command, plain } from "./common.ts";
 
 export interface DemoAccount {
@@ -181,7 +183,7 @@ async function seedBilling(demo: { customerId: string; ownerPersonId: string }) 
     caller: { customerId: demo.customerId, personId: demo.ownerPersonId },
   });
   await seedMachines(billing, demo);
-  if (Number(account.balance) === 0) {
+  if (Number(account.balance?.amount ?? "0") === 0) {
     await billing.adminAdjustCredit({
       personId: demo.ownerPersonId,
       customerId: demo.customerId,
@@ -210,9 +212,9 @@ async function seedMachines(
   for (const m of machines) {
     const { service } = await billing.adminCreateService({
       customerId: demo.customerId,
-      kind: m.kind,
+      kind: enumFromWord(ProductKindSchema, m.kind),
       hostname: m.hostname,
-      status: "active",
+      status: ServiceStatus.ACTIVE,
     });
     await compute.adminCreateMachine({
       serviceId: service!.id,

@@ -2,6 +2,7 @@ export * from "./api-key.ts";
 export * from "./config.ts";
 export * from "./cooldown.ts";
 export * from "./db.ts";
+export * from "./enum-words.ts";
 export * from "./errors.ts";
 export * from "./ids.ts";
 export * from "./log.ts";

@@ -2,6 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { badRequest, type Sql } from "@hb/platform";
 import { clock } from "./clock.ts";
+import { moneyOut } from "./contract-values.ts";
 import { lockBalance, move } from "./ledger.ts";
 import { formatMoney, money, monthlyEquivalent, parseMoney, toNumber } from "./money.ts";
 import { callerOf, json, page, pagination, requireUuid, transact } from "./shared.ts";
@@ -18,7 +19,7 @@ export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingServi
     async getAccount(req) {
       const caller = callerOf(req.caller);
       const row = await balanceRow(caller.personId);
-      return { balance: formatMoney(money(row?.balance ?? "0")), currency: row?.currency ?? "" };
+      return { balance: moneyOut(row?.balance ?? "0", row?.currency ?? "") };
     },
 
     async getUsage(req) {

@@ -1,6 +1,8 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/billing_pb";
+import type { ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import type { Sql } from "@hb/platform";
+import { moneyOut, timeOut } from "./contract-values.ts";
+import { cancellationTypes, cycles, productKinds, serviceStatuses } from "./enums.ts";
 import { formatMoney, money, toNumber } from "./money.ts";
 
 export interface ServiceRow {
@@ -41,24 +43,25 @@ export const summaryOut = (r: ServiceRow): MessageInitShape<typeof ServiceSummar
   customerId: r.customer_id,
   name: r.name,
   hostname: r.hostname,
-  kind: r.kind,
-  status: r.status,
+  kind: productKinds.toProto(r.kind),
+  status: serviceStatuses.toProto(r.status),
   product: { id: r.product_id, name: r.product_name },
   billing: {
-    cycle: r.cycle,
-    amount: formatMoney(money(r.amount)),
-    currency: r.currency,
-    nextDueDate: r.next_due_date.toISOString(),
+    cycle: cycles.toProto(r.cycle),
+    price: moneyOut(r.amount, r.currency),
+    nextDueDate: timeOut(r.next_due_date),
   },
   cancellation: r.cancellation
     ? {
-        type: r.cancellation.type,
+        type: cancellationTypes.toProto(r.cancellation.type),
         reason: r.cancellation.reason,
-        requestedAt: r.cancellation.requested_at,
-        effectiveAt: r.cancellation.effective_at,
+        requestedAt: timeOut(new Date(r.cancellation.requested_at)),
+        effectiveAt: timeOut(new Date(r.cancellation.effective_at)),
       }
     : undefined,
-  createdAt: r.created_at.toISOString(),
+  createdAt: timeOut(r.created_at),
+  orderId: r.order_id ?? undefined,
+  failureReason: r.failure_reason ?? undefined,
 });
 
 /** The service record of the customer API. */

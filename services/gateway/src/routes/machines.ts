@@ -1,11 +1,13 @@
-import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
+import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/services_pb";
 import { JobStatus, type MachineSummary } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { apiError } from "@hb/platform";
 import { z } from "zod";
 import { fromJson } from "../json-result.ts";
+import { productKinds } from "../mappers/enums.ts";
+import { serviceSummaryJson } from "../mappers/service.ts";
 import { type Context, route } from "../route.ts";
 import { idParam, pageQuery, pagination, password } from "../schemas.ts";
-import { serviceSummaryJson } from "../service-summary.ts";
 import {
   backupCreated,
   backupList,
@@ -53,12 +55,12 @@ function vpsStatus(status: string): string {
 function machineRecord(kind: string, s: ServiceSummary, m: MachineSummary | undefined, detail: boolean) {
   const part = m ? fromJson({ json: m.json }) : {};
   const { capabilities, ...machine } = part as { capabilities?: unknown } & Record<string, unknown>;
-  const { id, name, product, billing, cancellation } = serviceSummaryJson(s);
+  const { id, name, hostname, status, product, billing, cancellation, created_at } = serviceSummaryJson(s);
   return {
     id,
     name,
-    hostname: m?.hostname || s.hostname,
-    status: vpsStatus(s.status),
+    hostname: m?.hostname || hostname,
+    status: vpsStatus(status),
     kind,
     provider: m?.provider ?? "simulator",
     product,
@@ -68,17 +70,20 @@ function machineRecord(kind: string, s: ServiceSummary, m: MachineSummary | unde
     primary_ip: (machine.primary_ip as string | undefined) ?? "",
     ip_addresses: (machine.ip_addresses as unknown[] | undefined) ?? [],
     ...(machine.instance ? { instance: machine.instance } : {}),
-    created_at: s.createdAt,
+    created_at,
     // No machine yet (not provisioned): no control is available, rather than an empty object.
     ...(detail ? { capabilities: capabilities ?? Object.fromEntries(CONTROLS.map((c) => [c, false])) } : {}),
   };
 }
 
 /** A page of machines of one kind: one billing call for the page, one compute call for its machines. */
-async function listMachines(ctx: Context<unknown, { page: number; limit: number }, unknown>, kind: string) {
+async function listMachines(
+  ctx: Context<unknown, { page: number; limit: number }, unknown>,
+  kind: "vps" | "dedicated",
+) {
   const { services, total } = await ctx.clients.billing.listServiceSummaries({
     caller: ctx.caller,
-    kind,
+    kind: productKinds.fromWire(kind),
     page: ctx.query.page,
     limit: ctx.query.limit,
   });
@@ -95,13 +100,13 @@ async function listMachines(ctx: Context<unknown, { page: number; limit: number 
   };
 }
 
-async function getMachine(ctx: Context<{ id: string }, unknown, unknown>, kind: string) {
+async function getMachine(ctx: Context<{ id: string }, unknown, unknown>, kind: "vps" | "dedicated") {
   const [{ services }, { machines }] = await Promise.all([
     ctx.clients.billing.getServiceSummaries({ caller: ctx.caller, serviceIds: [ctx.params.id] }),
     ctx.clients.compute.describeMachines({ caller: ctx.caller, serviceIds: [ctx.params.id] }),
   ]);
   const s = services[0];
-  if (!s || s.kind !== kind) {
+  if (!s || s.kind !== productKinds.fromWire(kind)) {
     throw apiError("NOT_FOUND", `${kind === "vps" ? "VPS" : "Dedicated server"} not found`);
   }
   return { data: machineRecord(kind, s, machines[0], true) };
@@ -773,7 +778,7 @@ export const copyRoutes = [
       const [{ services }] = await Promise.all([
         clients.billing.getServiceSummaries({ caller, serviceIds: [params.id] }),
       ]);
-      if (services[0]?.kind !== "vps") throw apiError("NOT_FOUND", "VPS not found");
+      if (services[0]?.kind !== ProductKind.VPS) throw apiError("NOT_FOUND", "VPS not found");
       const { service } = await clients.billing.cancelService({
         caller,
         serviceId: params.id,

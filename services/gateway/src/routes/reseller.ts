@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { idempotencyOf } from "../idempotency.ts";
 import { fromJson } from "../json-result.ts";
+import { resellerServiceJson, resellerServiceStateJson } from "../mappers/reseller-service.ts";
+import { serviceActions } from "../mappers/service.ts";
 import { route } from "../route.ts";
 import { idParam } from "../schemas.ts";
 import * as wire from "../wire/reseller.ts";
@@ -90,7 +92,9 @@ export const resellerRoutes = [
     response: wire.resellerServiceList,
     example: wire.resellerServiceListExample,
     handler: async ({ clients, caller }) => ({
-      data: fromJson((await clients.billing.listResellerServices({ caller })).result),
+      data: {
+        services: (await clients.billing.listResellerServices({ caller })).services.map(resellerServiceJson),
+      },
     }),
   }),
   route({
@@ -169,15 +173,15 @@ export const resellerRoutes = [
       },
       body: z.object({ reason: z.string().max(500).default("") }),
       handler: async ({ clients, caller, params, body }) => ({
-        data: fromJson(
+        data: resellerServiceStateJson(
           (
             await clients.billing.resellerSetServiceState({
               caller,
               serviceId: params.serviceId,
-              action,
+              action: serviceActions.fromWire(action),
               reason: body.reason,
             })
-          ).result,
+          ).service!,
         ),
       }),
     }),

@@ -1,0 +1,89 @@
+import {
+  type Addon,
+  AddonBillingType,
+  type AddonOffer,
+  AddonStatus,
+} from "@hb/contracts/hb/billing/v1/addons_pb";
+import type { BuyAddonResponse, CancelAddonResponse } from "@hb/contracts/hb/billing/v1/billing_pb";
+import type { z } from "zod";
+import type { addon, addonCancellation, addonPurchase, availableAddonList } from "../wire/addon.ts";
+import type { invoice } from "../wire/invoice.ts";
+import { addonCycles } from "./enums.ts";
+import { amountNumber, decimal4, isoTime, isoTimeOrNull, wireEnum } from "./values.ts";
+
+export const addonBillingTypes = wireEnum<AddonBillingType, "one_time" | "recurring">("add-on billing type", {
+  one_time: AddonBillingType.ONE_TIME,
+  recurring: AddonBillingType.RECURRING,
+});
+
+// A cancelled add-on leaves the list, so the wire has no word for that status.
+const addonStatuses = wireEnum<AddonStatus, "pending_payment" | "active">("add-on status", {
+  pending_payment: AddonStatus.PENDING_PAYMENT,
+  active: AddonStatus.ACTIVE,
+});
+
+/** An add-on the service holds. */
+export function addonJson(a: Addon): z.infer<typeof addon> {
+  return {
+    id: a.id,
+    option_id: a.optionId,
+    name: a.name,
+    billing_type: addonBillingTypes.toWire(a.billingType),
+    billing_cycle: addonCycles.toWire(a.cycle),
+    quantity: a.quantity,
+    amount: decimal4(a.price),
+    paid_amount: decimal4(a.paid),
+    status: addonStatuses.toWire(a.status),
+    started_at: isoTime(a.startedAt),
+    next_due_date: isoTimeOrNull(a.nextDueDate),
+  };
+}
+
+/** The add-ons a product offers, with a price per cycle. */
+export function addonOffersJson(offers: AddonOffer[]): z.infer<typeof availableAddonList> {
+  return {
+    options: offers.map((o) => {
+      const price = (cycle: string) =>
+        amountNumber(o.recurringPrices.find((p) => addonCycles.toWire(p.cycle) === cycle)?.price);
+      return {
+        id: o.optionId,
+        name: o.name,
+        prices: {
+          recurring: o.recurringPrices.length
+            ? {
+                monthly: price("monthly"),
+                quarterly: price("quarterly"),
+                semiannually: price("semiannually"),
+                annually: price("annually"),
+                biennially: price("biennially"),
+              }
+            : null,
+          one_time: o.oneTimePrice ? amountNumber(o.oneTimePrice) : null,
+        },
+        held: o.held,
+      };
+    }),
+  };
+}
+
+/** The purchase, with its invoice in the invoice record's shape. */
+export function addonPurchaseJson(
+  r: BuyAddonResponse,
+  invoiceRecord: z.infer<typeof invoice>,
+): z.infer<typeof addonPurchase> {
+  return {
+    addon: addonJson(r.addon!),
+    invoice: invoiceRecord,
+    settled: r.settled,
+    credit_balance: amountNumber(r.creditBalance),
+  };
+}
+
+export function addonCancellationJson(r: CancelAddonResponse): z.infer<typeof addonCancellation> {
+  return {
+    option_id: r.optionId,
+    status: "cancelled",
+    cancelled: r.cancelled,
+    credit: amountNumber(r.credit),
+  };
+}
