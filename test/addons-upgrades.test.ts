@@ -77,6 +77,27 @@ describe("add-ons", () => {
     );
   });
 
+  it("answers a retried purchase with the same Idempotency-Key from the first, charging once", async () => {
+    const acct = await newAccount();
+    await addCredit(acct, "100");
+    const s = await serviceWithOptions(acct.customerId);
+    const buy = (billingCycle: string) =>
+      api("POST", `/api/v1/services/${s.serviceId}/options`, {
+        key: acct.key,
+        headers: { "idempotency-key": "addon-retry-1" },
+        body: { optionId: s.ipOption, billingType: "recurring", billingCycle },
+      });
+    const first = await buy("monthly");
+    const second = await buy("monthly");
+    assert.equal(first.status, 201, first.text);
+    assert.equal(second.status, 201, second.text);
+    assert.deepEqual(second.body.data, first.body.data);
+    assert.equal(second.body.data.credit_balance, 98);
+    const balance = await api("GET", "/api/v1/account/balance", { key: acct.key });
+    assert.equal(balance.body.data.balance, 98, "charged once");
+    assert.equal((await buy("annually")).status, 400, "the same key with another body");
+  });
+
   it("validates the purchase", async () => {
     const acct = await newAccount();
     const s = await serviceWithOptions(acct.customerId);
