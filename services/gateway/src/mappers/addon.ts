@@ -5,6 +5,7 @@ import {
   AddonStatus,
 } from "@hb/contracts/hb/billing/v1/addons_pb";
 import type { BuyAddonResponse, CancelAddonResponse } from "@hb/contracts/hb/billing/v1/billing_pb";
+import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import type { z } from "zod";
 import type { addon, addonCancellation, addonPurchase, availableAddonList } from "../wire/addon.ts";
 import type { invoice } from "../wire/invoice.ts";
@@ -43,13 +44,15 @@ export function addonJson(a: Addon): z.infer<typeof addon> {
 export function addonOffersJson(offers: AddonOffer[]): z.infer<typeof availableAddonList> {
   return {
     options: offers.map((o) => {
-      const price = (cycle: string) =>
-        amountNumber(o.recurringPrices.find((p) => addonCycles.toWire(p.cycle) === cycle)?.price);
+      const byCycle = new Map<string, Money | undefined>(
+        o.recurringPrices.map((p) => [addonCycles.toWire(p.cycle), p.price]),
+      );
+      const price = (cycle: string) => amountNumber(byCycle.get(cycle));
       return {
         id: o.optionId,
         name: o.name,
         prices: {
-          recurring: o.recurringPrices.length
+          recurring: byCycle.size
             ? {
                 monthly: price("monthly"),
                 quarterly: price("quarterly"),
