@@ -14,6 +14,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { InstanceState } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 
 const transport = (addr: string) => createGrpcTransport({ baseUrl: `http://${addr}` });
@@ -37,9 +38,8 @@ try {
   const machines = await compute.describeMachines({ caller, serviceIds: page.services.map((s) => s.id) });
   for (const s of page.services) {
     const m = machines.machines.find((x) => x.serviceId === s.id);
-    console.log(
-      `${s.id} ${s.hostname} billing=${ServiceStatus[s.status]} machine=${m?.instanceState || "not built"}`,
-    );
+    const state = m?.instance ? InstanceState[m.instance.state].toLowerCase() : "not built";
+    console.log(`${s.id} ${s.hostname} billing=${ServiceStatus[s.status]} machine=${state}`);
   }
 } catch (err) {
   // The spec's machine code travels beside the gRPC status as an ErrorInfo: a Connect error detail

@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { rpcClient } from "@hb/platform";
 import autocannon from "autocannon";
 import postgres from "postgres";
@@ -105,7 +106,6 @@ async function account(env: Record<string, string>) {
     label: "bench",
     scopes: ["services", "orders", "billing"],
     ipAllowlist: "",
-    expiresOn: "",
   });
   auth.close();
   return { customerId: customer!.id, personId: owner!.id, key: secretKey };
@@ -114,16 +114,14 @@ async function account(env: Record<string, string>) {
 /** Bulk-creates `n` running VPS (billing services + compute machines) for one customer. */
 async function seedVps(env: Record<string, string>, customerId: string, n: number) {
   const billing = rpcClient("grpc-js", BillingService, env.BILLING_ADDR, { timeoutMs: 10_000 });
-  const product = JSON.parse(
-    (
-      await billing.client.adminCreateProduct({
-        name: `Bench VPS ${n}`,
-        kind: "vps",
-        prices: { monthly: "5" },
-        currency: "EUR",
-      })
-    ).product!.json,
-  );
+  const product = (
+    await billing.client.adminCreateProduct({
+      name: `Bench VPS ${n}`,
+      kind: ProductKind.VPS,
+      prices: [{ cycle: BillingCycle.MONTHLY, price: { currency: "EUR", amount: "5" } }],
+      currency: "EUR",
+    })
+  ).product!;
   billing.close();
   const sql = postgres(env.DATABASE_URL, { max: 1, onnotice: () => {} });
   await sql`
@@ -380,16 +378,14 @@ async function moneyBench(
 ): Promise<Result[]> {
   const auth = rpcClient("grpc-js", AuthService, env.AUTH_ADDR, { timeoutMs: 10_000 });
   const billing = rpcClient("grpc-js", BillingService, env.BILLING_ADDR, { timeoutMs: 10_000 });
-  const product = JSON.parse(
-    (
-      await billing.client.adminCreateProduct({
-        name: "Bench order",
-        kind: "game",
-        prices: { monthly: "1" },
-        currency: "EUR",
-      })
-    ).product!.json,
-  );
+  const product = (
+    await billing.client.adminCreateProduct({
+      name: "Bench order",
+      kind: ProductKind.GAME,
+      prices: [{ cycle: BillingCycle.MONTHLY, price: { currency: "EUR", amount: "1" } }],
+      currency: "EUR",
+    })
+  ).product!;
   // Orders have a cool-down of 30 per 15 minutes per person: spread the load over many people.
   const people: { key: string; personId: string; customerId: string }[] = [];
   for (let i = 0; i < 150; i++) {
@@ -403,7 +399,6 @@ async function moneyBench(
       label: "b",
       scopes: ["orders", "billing"],
       ipAllowlist: "",
-      expiresOn: "",
     });
     await billing.client.adminAdjustCredit({
       personId: owner!.id,
@@ -495,7 +490,10 @@ async function moneyBench(
 /** 10,000 events across 100 partners through JetStream, the webhooks service and a local receiver. */
 async function webhookBench(_stack: Stack, env: Record<string, string>): Promise<string> {
   const { create, toBinary } = await import("@bufbuild/protobuf");
+  const { timestampNow } = await import("@bufbuild/protobuf/wkt");
   const { EventSchema } = await import("@hb/contracts/hb/events/v1/events_pb");
+  const { ServiceStatus } = await import("@hb/contracts/hb/billing/v1/common_pb");
+  const { PartnerStatus } = await import("@hb/contracts/hb/auth/v1/partners_pb");
   const { WebhooksService } = await import("@hb/contracts/hb/webhooks/v1/webhooks_pb");
   const { newId } = await import("@hb/platform");
   const { jetstream } = await import("@nats-io/jetstream");
@@ -528,7 +526,7 @@ async function webhookBench(_stack: Stack, env: Record<string, string>): Promise
       email: `p${i}@bench.test`,
       currency: "EUR",
     });
-    await auth.client.createPartner({ customerId: customer!.id, status: "active" });
+    await auth.client.createPartner({ customerId: customer!.id, status: PartnerStatus.ACTIVE });
     await webhooks.client.setWebhookUrl({
       partnerId: customer!.id,
       url: `http://127.0.0.1:${port}/${i === PARTNERS ? "hang" : "hook"}`,
@@ -545,9 +543,9 @@ async function webhookBench(_stack: Stack, env: Record<string, string>): Promise
     const event = create(EventSchema, {
       id: newId(),
       type: "service.suspended",
-      occurredAt: new Date().toISOString(),
+      occurredAt: timestampNow(),
       partnerId,
-      payload: { case: "service", value: { serviceId, status: "suspended", hostname: "h" } },
+      payload: { case: "service", value: { serviceId, status: ServiceStatus.SUSPENDED, hostname: "h" } },
     });
     await js.publish(subject, toBinary(EventSchema, event), { msgID: event.id });
   };

@@ -22,6 +22,17 @@ interface Field {
   type: string;
   typeName?: string;
   proto3Optional?: boolean;
+  options?: { "[buf.validate.field]"?: FieldRules };
+}
+/** The part of buf.validate.FieldRules the contracts use, as `buf build` writes it in JSON. */
+interface FieldRules {
+  required?: boolean;
+  ignore?: string;
+  cel?: { id: string; message: string; expression: string }[];
+  string?: Record<string, unknown>;
+  enum?: { definedOnly?: boolean };
+  repeated?: { items?: FieldRules; minItems?: string; maxItems?: string };
+  [kind: string]: unknown;
 }
 interface Message {
   name: string;
@@ -64,7 +75,7 @@ const image = JSON.parse(
 ) as { file: FileDesc[] };
 
 const files = image.file
-  .filter((f) => !f.name.startsWith("google/") && !f.name.startsWith("grpc/"))
+  .filter((f) => !["google/", "grpc/", "buf/"].some((vendored) => f.name.startsWith(vendored)))
   .sort((a, b) => a.name.localeCompare(b.name));
 
 const comment = (f: FileDesc, p: number[]) => {
@@ -102,6 +113,27 @@ function typeOf(field: Field, msg: Message): string {
   return base;
 }
 
+/** A field's declared rules (buf.validate) in words, checked by the server before the handler. */
+function rulesOf(rules: FieldRules | undefined): string[] {
+  if (!rules) return [];
+  const words: string[] = [];
+  if (rules.required) words.push("required");
+  const text = rules.string ?? {};
+  if (text.uuid) words.push(rules.ignore === "IGNORE_IF_ZERO_VALUE" ? "a UUID or empty" : "a UUID");
+  if (text.maxLen) words.push(`at most ${text.maxLen} characters`);
+  if (rules.enum?.definedOnly) words.push("a defined value");
+  if (rules.repeated?.items) words.push(...rulesOf(rules.repeated.items).map((w) => `each ${w}`));
+  // Custom rules (CEL) are described by their messages: "must be …", or "is required" (not blank).
+  for (const rule of rules.cel ?? [])
+    words.push(rule.message.replace(/^must be /, "").replace(/^is required$/, "not blank"));
+  return words;
+}
+
+const ruleText = (field: Field) => {
+  const words = rulesOf(field.options?.["[buf.validate.field]"]);
+  return words.length ? ` **Rule:** ${words.join("; ")}.` : "";
+};
+
 const out: string[] = [
   "# Internal API (gRPC)",
   "",
@@ -109,6 +141,8 @@ const out: string[] = [
   "HTTP/2 (any gRPC client works; `grpc.health.v1.Health` answers on each) and errors carry the spec's",
   "machine code in a `hb.platform.v1.ErrorInfo` detail (binary trailer `hb-error-bin` with grpc-js). Calls",
   "made for a customer carry `hb.platform.v1.Caller`. `examples/internal-client.ts` shows a typed client.",
+  "A request field's **Rule** is declared in the contract (protovalidate) and checked by the serving",
+  "side before the handler: a request that breaks one is refused with `BAD_REQUEST`, each field named.",
   "",
 ];
 
@@ -146,7 +180,7 @@ for (const f of files) {
     out.push("| # | Field | Type | Meaning |", "|---|---|---|---|");
     for (const [fi, field] of msg.field.entries()) {
       out.push(
-        `| ${field.number} | \`${field.name}\` | \`${typeOf(field, msg)}\` | ${comment(f, [4, mi, 2, fi])} |`,
+        `| ${field.number} | \`${field.name}\` | \`${typeOf(field, msg)}\` | ${comment(f, [4, mi, 2, fi])}${ruleText(field)} |`,
       );
     }
     out.push("");

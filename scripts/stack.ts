@@ -23,6 +23,17 @@ export interface StackOptions {
   /** Print service logs to this process's stdout (npm start) or keep them (tests). */
   output: "inherit" | "pipe" | "ignore";
   gatewayPort: number;
+  /**
+   * Start a service again when it exits on its own (npm start): one crash must not take the
+   * platform down. Restarts back off from 1 s to 30 s while a service keeps failing.
+   */
+  supervise?: boolean;
+  /** Told about every unexpected exit and restart (npm start prints it). */
+  onRestart?: (
+    name: string,
+    exit: { code: number | null; signal: NodeJS.Signals | null },
+    delayMs: number,
+  ) => void;
 }
 
 export interface Stack {
@@ -64,6 +75,23 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   await ensureDatabase(env.DATABASE_URL);
   const procs = new Map<string, ChildProcess>();
   const nodeBin = process.execPath;
+  let stopping = false;
+  const failures = new Map<string, { count: number; since: number }>();
+
+  const supervise = (name: string, proc: ChildProcess) => {
+    proc.once("exit", (code, signal) => {
+      if (stopping || procs.get(name) !== proc) return; // stopped, or replaced by restart()
+      // A service that ran for a minute is healthy again: its back-off starts over.
+      const previous = failures.get(name);
+      const count = previous && Date.now() - previous.since < 60_000 ? previous.count + 1 : 1;
+      failures.set(name, { count, since: Date.now() });
+      const delayMs = Math.min(30_000, 1000 * 2 ** (count - 1));
+      opts.onRestart?.(name, { code, signal }, delayMs);
+      setTimeout(() => {
+        if (!stopping && procs.get(name) === proc) launch(name);
+      }, delayMs).unref();
+    });
+  };
 
   const launch = (name: string) => {
     const proc = spawn(nodeBin, [entry(name)], {
@@ -83,6 +111,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       (proc as ChildProcess & { tail?: string[] }).tail = tail;
     }
     procs.set(name, proc);
+    if (opts.supervise) supervise(name, proc);
     return proc;
   };
 
@@ -103,6 +132,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   };
 
   const stop = async () => {
+    stopping = true;
     const all = [...procs.values()].filter((p) => p.exitCode === null && p.signalCode === null);
     await Promise.all(
       all.map(

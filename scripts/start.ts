@@ -41,7 +41,16 @@ async function main() {
   Object.assign(env, deps.urls);
   for (const [k, v] of Object.entries(deps.urls)) process.env[k] = v;
 
-  const stack = await startStack({ env, output: "inherit", gatewayPort: Number(env.PORT) });
+  const stack = await startStack({
+    env,
+    output: "inherit",
+    gatewayPort: Number(env.PORT),
+    supervise: true,
+    onRestart: (name, exit, delayMs) =>
+      process.stderr.write(
+        `${name} exited unexpectedly (${exit.signal ?? `code ${exit.code}`}); starting it again in ${delayMs / 1000} s.\n`,
+      ),
+  });
   const demo = await seedDemo();
   const full = demo.keys[0];
   const revoked = demo.revokedKeys.length
@@ -81,14 +90,6 @@ ${revoked}
   };
   process.on("SIGINT", () => void shutdown());
   process.on("SIGTERM", () => void shutdown());
-  for (const [name, proc] of stack.procs) {
-    proc.on("exit", (code) => {
-      if (!stopping) {
-        process.stderr.write(`${name} exited unexpectedly (code ${code}); stopping.\n`);
-        void shutdown();
-      }
-    });
-  }
 }
 
 main().catch((err: unknown) => {

@@ -1,29 +1,30 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
-import { addCredit, api, billing, newAccount, newProduct } from "./helpers.ts";
+import { addCredit, amountOf, api, billing, cyclePrices, kindOf, newAccount, newProduct } from "./helpers.ts";
 
 async function serviceWithOptions(customerId: string) {
   const product = await newProduct("vps", { monthly: "10.0000" });
   const bigger = await billing.adminCreateProduct({
     name: `${product.name} XL`,
-    kind: "vps",
-    prices: { monthly: "30.0000" },
+    kind: kindOf("vps"),
+    prices: cyclePrices({ monthly: "30.0000" }),
     currency: "EUR",
   });
-  const ip = JSON.parse(
-    (
-      await billing.adminAddProductOption({
-        productId: product.id,
-        name: "Extra IP",
-        recurringPrice: "2.0000",
-      })
-    ).option!.json,
-  );
-  const setup = JSON.parse(
-    (await billing.adminAddProductOption({ productId: product.id, name: "Setup", oneTimePrice: "25.0000" }))
-      .option!.json,
-  );
+  const ip = (
+    await billing.adminAddProductOption({
+      productId: product.id,
+      name: "Extra IP",
+      recurringMonthlyPrice: amountOf("2.0000"),
+    })
+  ).option!;
+  const setup = (
+    await billing.adminAddProductOption({
+      productId: product.id,
+      name: "Setup",
+      oneTimePrice: amountOf("25.0000"),
+    })
+  ).option!;
   const { service } = await billing.adminCreateService({
     customerId,
     productId: product.id,
@@ -32,9 +33,9 @@ async function serviceWithOptions(customerId: string) {
   });
   return {
     serviceId: service!.id,
-    ipOption: ip.id as string,
-    setupOption: setup.id as string,
-    bigger: JSON.parse(bigger.product!.json).id as string,
+    ipOption: ip.id,
+    setupOption: setup.id,
+    bigger: bigger.product!.id,
   };
 }
 

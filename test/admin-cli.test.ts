@@ -80,6 +80,31 @@ describe("the admin command", { concurrency: true }, () => {
     assert.match(r.stderr, /--vcpus takes a whole number; "two" is not a number/);
   });
 
+  it("says a date flag's bad value is not a date, with exit 2, and creates nothing", async () => {
+    const { owner } = await auth.createCustomer({ name: "D", email: `${unique("date")}@example.test` });
+    for (const expires of ["2027-02-30", "tomorrow", "2027-1-1"]) {
+      const r = await admin("key", "create", "--person", owner!.id, "--label", "ci", "--expires", expires);
+      assert.equal(r.code, 2, expires);
+      assert.match(
+        r.stderr,
+        new RegExp(`--expires takes a date written YYYY-MM-DD; "${expires}" is not one`),
+      );
+    }
+    const past = await admin(
+      "key",
+      "create",
+      "--person",
+      owner!.id,
+      "--label",
+      "ci",
+      "--expires",
+      "2020-01-01",
+    );
+    assert.equal(past.code, 1);
+    assert.equal(refusal(past).error, "--expires must be today or later");
+    assert.deepEqual((await auth.listKeys({ personId: owner!.id })).keys, []);
+  });
+
   it("names the flag the user typed when the service refuses a value, with exit 1", async () => {
     const r = await admin("settings", "set", "--hourly-limit", "0");
     assert.equal(r.code, 1);

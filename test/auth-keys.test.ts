@@ -1,10 +1,21 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { toJsonString } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
+import { type ApiKey, ApiKeySchema, ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
 import { generateKey, KEY_MARKER, parseKey } from "@hb/platform";
 import { api, auth, eventually, newAccount, newMember, unique } from "./helpers.ts";
 
-const today = () => new Date().toISOString().slice(0, 10);
-const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+/** A calendar date as the contract carries it: 00:00 UTC of the day, `days` from today (UTC). */
+const dayFromToday = (days: number) =>
+  timestampFromDate(
+    new Date(`${new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10)}T00:00:00Z`),
+  );
+const today = () => dayFromToday(0);
+/** Every field of the keys, as JSON text. */
+const asJson = (keys: ApiKey[]) => keys.map((k) => toJsonString(ApiKeySchema, k)).join("\n");
+const tomorrow = () => dayFromToday(1);
 
 describe("authentication at the gateway", () => {
   it("answers a valid key with the index: owner, label, scopes, counters and links", async () => {
@@ -90,7 +101,7 @@ describe("authentication at the gateway", () => {
       expiresOn: today(),
     });
     assert.equal((await api("GET", "/api/v1/", { key: secretKey })).status, 200);
-    assert.equal(key!.expired, false);
+    assert.equal(key!.status, ApiKeyStatus.ACTIVE);
     // Expiry dates in the past cannot be set through the API, so age the key in the database.
     const { default: postgres } = await import("postgres");
     const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
@@ -103,7 +114,7 @@ describe("authentication at the gateway", () => {
     assert.equal(r.status, 401);
     assert.equal(r.body.code, "UNAUTHORIZED");
     const listed = (await auth.listKeys({ personId: acct.ownerId })).keys.find((k) => k.id === key!.id)!;
-    assert.equal(listed.expired, true);
+    assert.equal(listed.status, ApiKeyStatus.EXPIRED);
   });
 
   it("sends rate-limit headers on success and on refusals, counting every request", async () => {
@@ -154,14 +165,14 @@ describe("authentication at the gateway", () => {
   it("refuses writes but not reads of a suspended account (checked after scope)", async () => {
     const uuid = "01a2070d-89b7-7094-b1d2-cc98e6753b5b";
     const acct = await newAccount(["services"]);
-    await auth.setCustomerStatus({ customerId: acct.customerId, status: "suspended" });
+    await auth.setCustomerStatus({ customerId: acct.customerId, status: CustomerStatus.SUSPENDED });
     assert.equal((await api("GET", "/api/v1/", { key: acct.key })).status, 200);
     const write = await api("POST", `/api/v1/vps/${uuid}/start`, { key: acct.key });
     assert.deepEqual([write.status, write.body.code], [403, "ACCOUNT_SUSPENDED"]);
     const missingScope = await api("POST", `/api/v1/invoices/${uuid}/pay`, { key: acct.key, body: {} });
     assert.deepEqual([missingScope.status, missingScope.body.code], [403, "SCOPE_REQUIRED"]);
     assert.equal(missingScope.body.scope, "billing");
-    await auth.setCustomerStatus({ customerId: acct.customerId, status: "active" });
+    await auth.setCustomerStatus({ customerId: acct.customerId, status: CustomerStatus.ACTIVE });
     const ok = await api("POST", `/api/v1/vps/${uuid}/start`, { key: acct.key });
     assert.deepEqual([ok.status, ok.body.code], [404, "NOT_FOUND"], "past the key checks");
   });
@@ -169,7 +180,7 @@ describe("authentication at the gateway", () => {
   it("checks scope before permission before suspension", async () => {
     const acct = await newAccount();
     const member = await newMember(acct.customerId, ["view_services"]);
-    await auth.setCustomerStatus({ customerId: acct.customerId, status: "suspended" });
+    await auth.setCustomerStatus({ customerId: acct.customerId, status: CustomerStatus.SUSPENDED });
     const noScope = await auth.verify({
       key: member.key,
       sourceIp: "127.0.0.1",
@@ -196,13 +207,12 @@ describe("key management (portal path through auth)", () => {
       label: "ci",
       scopes: ["billing", "services"],
       ipAllowlist: "",
-      expiresOn: "",
     });
     assert.deepEqual(key!.scopes, ["read", "services", "billing"]);
     assert.match(secretKey, new RegExp(`^${KEY_MARKER}_[0-9A-Za-z]{8}_[0-9A-Za-z]{96}$`));
     assert.equal(key!.display, `${KEY_MARKER}_${key!.prefix}_…`);
     const listed = (await auth.listKeys({ personId: acct.ownerId })).keys;
-    assert.ok(!JSON.stringify(listed).includes(secretKey.split("_")[2]), "the secret is never listed");
+    assert.ok(!asJson(listed).includes(secretKey.split("_")[2]), "the secret is never listed");
   });
 
   it("refuses unknown scopes and a scope the person's role does not cover, naming the permission", async () => {
@@ -213,7 +223,6 @@ describe("key management (portal path through auth)", () => {
         label: "x",
         scopes: ["admin"],
         ipAllowlist: "",
-        expiresOn: "",
       }),
       /Unknown scope "admin"/,
     );
@@ -224,7 +233,6 @@ describe("key management (portal path through auth)", () => {
         label: "x",
         scopes: ["billing"],
         ipAllowlist: "",
-        expiresOn: "",
       }),
       /Pay Invoices/,
     );
@@ -234,7 +242,6 @@ describe("key management (portal path through auth)", () => {
         label: "x",
         scopes: ["destructive"],
         ipAllowlist: "",
-        expiresOn: "",
       }),
       /Cancel Services/,
     );
@@ -248,13 +255,12 @@ describe("key management (portal path through auth)", () => {
         label: "x",
         scopes: [],
         ipAllowlist: "10.0.0.1, nonsense",
-        expiresOn: "",
       }),
       /"nonsense" is not a valid IP address or CIDR range/,
     );
     const many = Array.from({ length: 51 }, (_, i) => `10.1.${i}.0/24`).join("\n");
     await assert.rejects(
-      auth.createKey({ personId: acct.ownerId, label: "x", scopes: [], ipAllowlist: many, expiresOn: "" }),
+      auth.createKey({ personId: acct.ownerId, label: "x", scopes: [], ipAllowlist: many }),
       /At most 50/,
     );
   });
@@ -270,13 +276,12 @@ describe("key management (portal path through auth)", () => {
             label: `k${i}`,
             scopes: [],
             ipAllowlist: "",
-            expiresOn: "",
           })
         ).key!.id,
       );
     }
     await assert.rejects(
-      auth.createKey({ personId: acct.ownerId, label: "11th", scopes: [], ipAllowlist: "", expiresOn: "" }),
+      auth.createKey({ personId: acct.ownerId, label: "11th", scopes: [], ipAllowlist: "" }),
       /maximum of 10 active keys/,
     );
     await auth.revokeKey({ personId: acct.ownerId, keyId: ids[0] });
@@ -285,7 +290,6 @@ describe("key management (portal path through auth)", () => {
       label: "after revoke",
       scopes: [],
       ipAllowlist: "",
-      expiresOn: "",
     });
     assert.equal(r.key!.label, "after revoke");
   });
@@ -297,26 +301,25 @@ describe("key management (portal path through auth)", () => {
       keyId: acct.keyId,
       label: "renamed",
       ipAllowlist: "192.0.2.0/24",
-      expiresOn: tomorrow(),
+      expiry: { case: "expiresOn", value: tomorrow() },
     });
     assert.equal(edited.key!.label, "renamed");
     assert.deepEqual(edited.key!.ipAllowlist, ["192.0.2.0/24"]);
-    assert.equal(edited.key!.expiresOn, tomorrow());
+    assert.deepEqual(edited.key!.expiresOn, tomorrow());
     assert.deepEqual(edited.key!.scopes, ["read", "services"]);
     const second = await auth.createKey({
       personId: acct.ownerId,
       label: "newer",
       scopes: [],
       ipAllowlist: "",
-      expiresOn: "",
     });
     await auth.revokeKey({ personId: acct.ownerId, keyId: acct.keyId });
     const { keys } = await auth.listKeys({ personId: acct.ownerId });
     assert.deepEqual(
-      keys.map((k) => [k.label, k.revoked]),
+      keys.map((k) => [k.label, k.status]),
       [
-        ["newer", false],
-        ["renamed", true],
+        ["newer", ApiKeyStatus.ACTIVE],
+        ["renamed", ApiKeyStatus.REVOKED],
       ],
     );
     await assert.rejects(
@@ -326,16 +329,22 @@ describe("key management (portal path through auth)", () => {
     assert.ok(second.key);
   });
 
-  it("refuses a bad expiry date and an empty label", async () => {
+  it("refuses an expiry in the past or not at 00:00 UTC, and an empty label", async () => {
     const acct = await newAccount();
-    for (const expiresOn of ["2020-01-01", "2027-02-30", "tomorrow", "2027-1-1"]) {
+    const noon = timestampFromDate(
+      new Date(`${new Date(Date.now() + 2 * 86_400_000).toISOString().slice(0, 10)}T12:00:00Z`),
+    );
+    for (const [expiresOn, why] of [
+      [dayFromToday(-1), /expires_on must be today or later/],
+      [noon, /expires_on must be a date \(00:00 UTC\)/],
+    ] as const) {
       await assert.rejects(
         auth.createKey({ personId: acct.ownerId, label: "x", scopes: [], ipAllowlist: "", expiresOn }),
-        /expires_on/,
+        why,
       );
     }
     await assert.rejects(
-      auth.createKey({ personId: acct.ownerId, label: "   ", scopes: [], ipAllowlist: "", expiresOn: "" }),
+      auth.createKey({ personId: acct.ownerId, label: "   ", scopes: [], ipAllowlist: "" }),
       /label is required/,
     );
   });
@@ -376,7 +385,7 @@ describe("key management (portal path through auth)", () => {
       .staff!;
     const { keys } = await auth.staffListKeys({ staffId: viewer.id, customerId: acct.customerId });
     assert.equal(keys.length, 1);
-    assert.ok(!JSON.stringify(keys).includes(acct.key.split("_")[2]));
+    assert.ok(!asJson(keys).includes(acct.key.split("_")[2]));
     await assert.rejects(
       auth.staffListKeys({ staffId: none.id, customerId: acct.customerId }),
       /view clients/,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { resolveError, rpcClient } from "@hb/platform";
-import { eventually, billing as sharedBilling } from "./helpers.ts";
+import { amountOf, cyclePrices, eventually, kindOf, billing as sharedBilling } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 
 // Billing on a private stack: a fresh ledger (its ids start at 1, so ordering across 9 → 10 shows),
@@ -17,18 +17,16 @@ describe("billing on a private stack", () => {
   const call = (method: string, path: string, body?: unknown) => s.call(method, path, key, body);
   const advance = async (seconds: number) => billing.client.adminAdvanceClock({ seconds: BigInt(seconds) });
   const product = async (prices: Record<string, string>, minCredit = "") =>
-    JSON.parse(
-      (
-        await billing.client.adminCreateProduct({
-          name: `plan ${Object.keys(prices).join("/")} ${Date.now()}`,
-          kind: "vps",
-          prices,
-          currency: "EUR",
-          osImages: ["debian-12"],
-          minCredit,
-        })
-      ).product!.json,
-    ).id as string;
+    (
+      await billing.client.adminCreateProduct({
+        name: `plan ${Object.keys(prices).join("/")} ${Date.now()}`,
+        kind: kindOf("vps"),
+        prices: cyclePrices(prices),
+        currency: "EUR",
+        osImages: ["debian-12"],
+        minimumCredit: minCredit ? amountOf(minCredit) : undefined,
+      })
+    ).product!.id;
   const balance = async () => (await call("GET", "/account/balance")).body.data.balance as number;
 
   before(async () => {
@@ -49,7 +47,6 @@ describe("billing on a private stack", () => {
         label: "k",
         scopes: ["services", "orders", "billing", "destructive"],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
     await billing.client.adminAdjustCredit({ personId, customerId, amount: "500", currency: "EUR" });

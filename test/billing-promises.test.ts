@@ -4,10 +4,13 @@ import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import {
   type Account,
   addCredit,
+  amountOf,
   api,
   balanceOf,
   billing,
+  cyclePrices,
   eventually,
+  kindOf,
   newAccount,
   newMember,
   newPartner,
@@ -24,13 +27,19 @@ import {
 async function plan(prices: Record<string, string>, bigger?: Record<string, string>) {
   const product = await newProduct("vps", prices);
   const big = await newProduct("vps", bigger ?? prices);
-  const option = async (name: string, p: { recurringPrice?: string; oneTimePrice?: string }) =>
-    JSON.parse((await billing.adminAddProductOption({ productId: product.id, name, ...p })).option!.json)
-      .id as string;
+  const option = async (name: string, p: { recurringMonthlyPrice?: string; oneTimePrice?: string }) =>
+    (
+      await billing.adminAddProductOption({
+        productId: product.id,
+        name,
+        recurringMonthlyPrice: p.recurringMonthlyPrice ? amountOf(p.recurringMonthlyPrice) : undefined,
+        oneTimePrice: p.oneTimePrice ? amountOf(p.oneTimePrice) : undefined,
+      })
+    ).option!.id;
   return {
     productId: product.id,
     biggerId: big.id,
-    ip: await option("Extra IPv4", { recurringPrice: "2.0000" }),
+    ip: await option("Extra IPv4", { recurringMonthlyPrice: "2.0000" }),
     setup: await option("Setup", { oneTimePrice: "25.0000" }),
   };
 }
@@ -419,17 +428,17 @@ describe("catalogue", () => {
   it("lists orderable products with their cycles, prices and the hourly minimum credit", async () => {
     const { product } = await billing.adminCreateProduct({
       name: unique("hourly plan"),
-      kind: "vps",
-      prices: { monthly: "10.0000", hourly: "0.0200" },
+      kind: kindOf("vps"),
+      prices: cyclePrices({ monthly: "10.0000", hourly: "0.0200" }),
       vcpus: 1,
       memoryMb: 1024,
       diskGb: 20,
       location: "fra1",
       osImages: ["debian-12"],
       currency: "EUR",
-      minCredit: "5",
+      minimumCredit: amountOf("5"),
     });
-    const id = JSON.parse(product!.json).id as string;
+    const id = product!.id;
     const acct = await newAccount();
     const r = await api("GET", "/api/v1/products", { key: acct.key });
     assert.equal(r.status, 200, r.text);

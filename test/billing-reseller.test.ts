@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
-import { ServiceStatus, ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
+import { BillingCycle, ServiceStatus, ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
+import { OrderPaymentMode } from "@hb/contracts/hb/billing/v1/orders_pb";
 import { ServiceAction, ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { enumFromWord, resolveError } from "@hb/platform";
@@ -51,11 +52,10 @@ describe("reseller orders (billing side)", () => {
       caller: callerOf(p),
       externalOrderId: ext,
       externalCustomerId: "cust-42",
-      paymentMode: "invoice",
-      items: [{ productId: product.id, billingCycle: "monthly", hostname: "r1" }],
+      paymentMode: OrderPaymentMode.INVOICE,
+      items: [{ productId: product.id, billingCycle: BillingCycle.MONTHLY, hostname: "r1" }],
     });
-    const d = JSON.parse(r.result!.json);
-    assert.equal(d.settled, false);
+    assert.equal(r.placed!.settled, false);
     const ev = await eventually(async () =>
       (await outboxEvents("order.invoiced")).find(
         (e) => e.payload.case === "order" && e.payload.value.externalOrderId === ext,
@@ -77,8 +77,8 @@ describe("reseller orders (billing side)", () => {
         billing.createResellerOrder({
           caller: callerOf(p),
           externalOrderId: ext,
-          paymentMode: "invoice",
-          items: [{ productId: product.id, billingCycle: "monthly" }],
+          paymentMode: OrderPaymentMode.INVOICE,
+          items: [{ productId: product.id, billingCycle: BillingCycle.MONTHLY }],
         }),
       ),
       "CONFLICT",
@@ -88,8 +88,8 @@ describe("reseller orders (billing side)", () => {
         billing.createResellerOrder({
           caller: callerOf(p),
           externalOrderId: `${ext}-b`,
-          paymentMode: "cash",
-          items: [{ productId: product.id, billingCycle: "monthly" }],
+          paymentMode: OrderPaymentMode.UNSPECIFIED,
+          items: [{ productId: product.id, billingCycle: BillingCycle.MONTHLY }],
         }),
       ),
       "BAD_REQUEST",
@@ -99,9 +99,7 @@ describe("reseller orders (billing side)", () => {
     assert.equal(orders[0].n, 1, "neither refused call created an order");
     // Another partner cannot see the order.
     const other = await newAccount();
-    const list = JSON.parse(
-      (await billing.listResellerOrders({ caller: callerOf(other), externalOrderId: ext })).result!.json,
-    );
+    const list = await billing.listResellerOrders({ caller: callerOf(other), externalOrderId: ext });
     assert.equal(list.orders.length, 0);
   });
 
@@ -114,15 +112,15 @@ describe("reseller orders (billing side)", () => {
       caller: callerOf(p),
       externalOrderId: ext,
       externalCustomerId: "c-1",
-      paymentMode: "credit",
-      items: [{ productId: product.id, billingCycle: "monthly", hostname: "s1" }],
+      paymentMode: OrderPaymentMode.CREDIT,
+      items: [{ productId: product.id, billingCycle: BillingCycle.MONTHLY, hostname: "s1" }],
     });
-    const orderId: string = JSON.parse(r.result!.json).id;
-    assert.ok(orderId, r.result!.json);
+    const orderId = r.placed!.order!.id;
+    assert.ok(orderId);
     const svc = await eventually(async () => {
-      const o = JSON.parse((await billing.getResellerOrder({ caller: callerOf(p), orderId })).result!.json);
-      const s = o.services?.[0];
-      return s?.status === "active" ? s : undefined;
+      const o = (await billing.getResellerOrder({ caller: callerOf(p), orderId })).order!;
+      const s = o.services[0];
+      return s?.status === ServiceStatus.ACTIVE ? s : undefined;
     }, 20_000);
     const other = await newAccount();
     assert.equal(

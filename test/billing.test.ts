@@ -1,9 +1,23 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { ProductKind, ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { enumFromWord } from "@hb/platform";
 import postgres from "postgres";
-import { addCredit, api, auth, billing, eventually, newAccount, newMember, newProduct } from "./helpers.ts";
+import {
+  addCredit,
+  amountOf,
+  api,
+  auth,
+  billing,
+  cyclePrices,
+  eventually,
+  kindOf,
+  newAccount,
+  newMember,
+  newProduct,
+} from "./helpers.ts";
 
 const order = (key: string, body: unknown, headers: Record<string, string> = {}) =>
   api("POST", "/api/v1/orders", { key, body, headers });
@@ -190,7 +204,6 @@ describe("orders", () => {
         label: "ro",
         scopes: [],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
     const product = await newProduct();
@@ -198,7 +211,7 @@ describe("orders", () => {
     assert.equal(r.status, 403);
     assert.equal(r.body.code, "SCOPE_REQUIRED");
     assert.equal(r.body.scope, "orders");
-    await auth.setCustomerStatus({ customerId: acct.customerId, status: "suspended" });
+    await auth.setCustomerStatus({ customerId: acct.customerId, status: CustomerStatus.SUSPENDED });
     const s = await order(acct.key, { productId: product.id, billingCycle: "monthly" });
     assert.equal(s.status, 403);
     assert.equal(s.body.code, "ACCOUNT_SUSPENDED");
@@ -215,8 +228,12 @@ describe("invoices and payment", () => {
       kind: ProductKind.VPS,
       status: ServiceStatus.ACTIVE,
     });
-    const doc = await billing.adminCreateInvoice({ serviceId: service!.id, amount, kind: "invoice" });
-    return { serviceId: service!.id, invoice: JSON.parse(doc.document!.json) as { id: string } };
+    const doc = await billing.adminCreateInvoice({
+      serviceId: service!.id,
+      amount: amountOf(amount),
+      kind: DocumentKind.INVOICE,
+    });
+    return { serviceId: service!.id, invoice: doc.document! };
   }
 
   it("charges once when the same invoice is paid many times at once", async () => {
@@ -362,13 +379,13 @@ describe("services, renewal and cancellation", () => {
     // A document already open on the service: refused with 409, and the refusal spends no cool-down.
     const open = await billing.adminCreateInvoice({
       serviceId: service!.id,
-      amount: "3",
+      amount: amountOf("3"),
       description: "extra",
     });
     const refused = await api("POST", `/api/v1/services/${service!.id}/renew`, { key: acct.key });
     assert.equal(refused.status, 409, refused.text);
     assert.equal(refused.body.code, "CONFLICT");
-    const openId = JSON.parse(open.document!.json).id;
+    const openId = open.document!.id;
     await addCredit(acct, "3");
     assert.equal(
       (await api("POST", `/api/v1/invoices/${openId}/pay`, { key: acct.key, body: {} })).status,
@@ -419,7 +436,6 @@ describe("services, renewal and cancellation", () => {
         label: "s",
         scopes: ["services"],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
     const refused = await api("POST", `/api/v1/services/${id}/cancel`, { key: noScope, body: {} });
@@ -461,10 +477,11 @@ describe("outbox", () => {
     const { jetstreamManager } = await import("@nats-io/jetstream");
     const { create, toBinary } = await import("@bufbuild/protobuf");
     const { EventSchema } = await import("@hb/contracts/hb/events/v1/events_pb");
+    const { timestampNow } = await import("@bufbuild/protobuf/wkt");
     const { newId } = await import("@hb/platform");
     const ns = process.env.HB_NS!;
     const id = newId();
-    const event = create(EventSchema, { id, type: "order.paid", occurredAt: new Date().toISOString() });
+    const event = create(EventSchema, { id, type: "order.paid", occurredAt: timestampNow() });
     const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
     const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
     try {
@@ -505,14 +522,15 @@ describe("hourly products", () => {
     const acct = await newAccount();
     const r = await billing.adminCreateProduct({
       name: `hourly ${Date.now()}`,
-      kind: "vps",
-      prices: { hourly: "0.5000" },
+      kind: kindOf("vps"),
+      prices: cyclePrices({ hourly: "0.5000" }),
       currency: "EUR",
-      minCredit: "1.0000",
+      minimumCredit: amountOf("1.0000"),
       osImages: ["debian-12"],
     });
-    const product = JSON.parse(r.product!.json) as { id: string; hourly: { minimum_credit: number } };
-    assert.equal(product.hourly.minimum_credit, 1);
+    const product = r.product!;
+    const shown = await api("GET", `/api/v1/products/${product.id}`, { key: acct.key });
+    assert.equal(shown.body.data.hourly.minimum_credit, 1);
     const poor = await api("POST", "/api/v1/orders", {
       key: acct.key,
       body: { productId: product.id, billingCycle: "hourly" },

@@ -22,7 +22,6 @@ describe("company-wide settings", () => {
         label: "k",
         scopes: ["services"],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
   });
@@ -103,9 +102,8 @@ describe("company-wide settings", () => {
   });
 
   it("the hourly window refuses with 429 RATE_LIMITED and Retry-After once the company limit is used", async () => {
-    const fresh = (
-      await s.auth.createKey({ personId: ownerId, label: "rl", scopes: [], ipAllowlist: "", expiresOn: "" })
-    ).secretKey;
+    const fresh = (await s.auth.createKey({ personId: ownerId, label: "rl", scopes: [], ipAllowlist: "" }))
+      .secretKey;
     await s.auth.updateSettings({ hourlyRequestLimit: 3 });
     try {
       const statuses = [];
@@ -133,11 +131,10 @@ describe("company-wide settings", () => {
           label: `k${i}`,
           scopes: [],
           ipAllowlist: "",
-          expiresOn: "",
         });
       }
       await assert.rejects(
-        s.auth.createKey({ personId: ownerId, label: "over", scopes: [], ipAllowlist: "", expiresOn: "" }),
+        s.auth.createKey({ personId: ownerId, label: "over", scopes: [], ipAllowlist: "" }),
         /maximum of 3 active keys/,
       );
     } finally {

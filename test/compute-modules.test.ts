@@ -18,7 +18,6 @@ describe("compute routes behind modules", () => {
         label: "k",
         scopes: ["services"],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
   });

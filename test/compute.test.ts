@@ -255,7 +255,6 @@ describe("power and machine control", () => {
         label: "2",
         scopes: ["services"],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
     for (let i = 0; i < 5; i++) await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key });
@@ -619,7 +618,6 @@ describe("snapshots, backups and cancelling a VPS", () => {
         label: "s",
         scopes: ["services"],
         ipAllowlist: "",
-        expiresOn: "",
       })
     ).secretKey;
     const refused = await api("DELETE", `/api/v1/vps/${id}`, { key: noScope, body: { immediate: true } });

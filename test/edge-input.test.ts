@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import {
   type ApiResponse,
   addCredit,
+  amountOf,
   api,
   auth,
   billing,
@@ -220,8 +223,12 @@ describe("exact money input", () => {
       kind: ProductKind.VPS,
       status: ServiceStatus.ACTIVE,
     });
-    const doc = await billing.adminCreateInvoice({ serviceId: service!.id, amount, kind });
-    return JSON.parse(doc.document!.json) as { id: string };
+    const doc = await billing.adminCreateInvoice({
+      serviceId: service!.id,
+      amount: amountOf(amount),
+      kind: kind === "proforma" ? DocumentKind.PROFORMA : DocumentKind.INVOICE,
+    });
+    return doc.document!;
   }
 
   it("pays 0.07, 0.57 and 2.01 exactly, as numbers or decimal strings", async () => {
@@ -359,9 +366,12 @@ describe("unknown routes with a key", () => {
 });
 
 describe("reseller partner status", () => {
-  for (const status of ["suspended", "pending"]) {
+  for (const [status, value] of [
+    ["suspended", PartnerStatus.SUSPENDED],
+    ["pending", PartnerStatus.PENDING],
+  ] as const) {
     it(`a ${status} partner is refused writes with 403 FORBIDDEN and keeps reads`, async () => {
-      const p = await newPartner(status);
+      const p = await newPartner(value);
       const product = await newProduct();
       const order = {
         externalOrderId: `ext-${status}`,
@@ -383,7 +393,7 @@ describe("reseller partner status", () => {
   }
 
   it("an active partner places the same order (201)", async () => {
-    const p = await newPartner("active");
+    const p = await newPartner();
     const product = await newProduct();
     const placed = await signed(p, "POST", "/api/v1/reseller/orders", {
       externalOrderId: "ext-active",

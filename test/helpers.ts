@@ -4,10 +4,12 @@
  */
 import type { DescService } from "@bufbuild/protobuf";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import { BillingCycle, ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
-import { enumFromWord, rpcClient, signRequest } from "@hb/platform";
+import { Control, InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
+import { rpcClient, signRequest } from "@hb/platform";
 import { contractViolation, onViolation } from "./contract.ts";
 
 export const GATEWAY = process.env.GATEWAY_URL ?? "http://127.0.0.1:8080";
@@ -82,7 +84,6 @@ export async function newAccount(
     label: "test",
     scopes,
     ipAllowlist: "",
-    expiresOn: "",
   });
   return { customerId: customer!.id, ownerId: owner!.id, key: secretKey, keyId: key!.id };
 }
@@ -100,7 +101,6 @@ export async function newMember(customerId: string, permissions: string[], scope
     label: "member",
     scopes,
     ipAllowlist: "",
-    expiresOn: "",
   });
   return { personId: person!.id, key: secretKey, keyId: key!.id };
 }
@@ -128,6 +128,19 @@ export async function eventually<T>(
 export const billing = grpc(BillingService, "BILLING_ADDR");
 export const compute = grpc(ComputeService, "COMPUTE_ADDR");
 
+/** An exact amount as billing's contract takes it. */
+export const amountOf = (amount: string, currency = "EUR") => ({ currency, amount });
+
+/** Prices by cycle word ({ monthly: "10" }) as billing's contract takes them. */
+export const cyclePrices = (prices: Record<string, string>, currency = "EUR") =>
+  Object.entries(prices).map(([cycle, amount]) => ({
+    cycle: BillingCycle[cycle.toUpperCase() as keyof typeof BillingCycle],
+    price: amountOf(amount, currency),
+  }));
+
+/** A product kind word (vps, dedicated, game) as billing's contract takes it. */
+export const kindOf = (kind: string) => ProductKind[kind.toUpperCase() as keyof typeof ProductKind];
+
 /** A catalogue product of its own for a test (unique name). */
 export async function newProduct(
   kind = "vps",
@@ -136,8 +149,8 @@ export async function newProduct(
 ) {
   const r = await billing.adminCreateProduct({
     name: unique(`${kind} plan`),
-    kind,
-    prices,
+    kind: kindOf(kind),
+    prices: cyclePrices(prices, currency),
     vcpus: 2,
     memoryMb: 2048,
     diskGb: 40,
@@ -145,7 +158,7 @@ export async function newProduct(
     osImages: ["ubuntu-24.04", "debian-12"],
     currency,
   });
-  return JSON.parse(r.product!.json) as { id: string; name: string };
+  return r.product!;
 }
 
 export async function addCredit(acct: Account, amount: string, currency = "EUR") {
@@ -173,7 +186,7 @@ export interface Partner {
 }
 
 /** A reseller partner with an account-scope key and its signing secret. */
-export async function newPartner(status = "active"): Promise<Partner> {
+export async function newPartner(status = PartnerStatus.ACTIVE): Promise<Partner> {
   const acct = await newAccount();
   const { signingSecret } = await auth.createPartner({ customerId: acct.customerId, status });
   const { secretKey } = await auth.createKey({
@@ -181,7 +194,6 @@ export async function newPartner(status = "active"): Promise<Partner> {
     label: "reseller",
     scopes: ["account", "orders"],
     ipAllowlist: "",
-    expiresOn: "",
   });
   return { customerId: acct.customerId, ownerId: acct.ownerId, secret: signingSecret, key: secretKey };
 }
@@ -207,14 +219,31 @@ export function signed(
   });
 }
 
+const MACHINE_KINDS = { vps: MachineKind.VPS, dedicated: MachineKind.DEDICATED, game: MachineKind.GAME };
+const INSTANCE_STATES = {
+  creating: InstanceState.CREATING,
+  running: InstanceState.RUNNING,
+  stopped: InstanceState.STOPPED,
+  error: InstanceState.ERROR,
+};
+const CONTROLS = {
+  power: Control.POWER,
+  reinstall: Control.REINSTALL,
+  password: Control.PASSWORD,
+  snapshots: Control.SNAPSHOTS,
+  backups: Control.BACKUPS,
+  rescue: Control.RESCUE,
+};
+
 /** A service in billing and its machine in compute, in the state asked for. */
 export async function newMachine(
   acct: Account,
   opts: {
-    kind?: string;
-    state?: string;
+    kind?: keyof typeof MACHINE_KINDS;
+    state?: keyof typeof INSTANCE_STATES;
     failBuild?: boolean;
     controllerFails?: boolean;
+    /** Comma-separated control names. */
     disabledControls?: string;
   } = {},
 ) {
@@ -223,17 +252,19 @@ export async function newMachine(
   const { service } = await billing.adminCreateService({
     customerId: acct.customerId,
     productId: product.id,
-    kind: enumFromWord(ProductKindSchema, kind),
+    kind: kindOf(kind),
     status: ServiceStatus.ACTIVE,
   });
   await compute.adminCreateMachine({
     serviceId: service!.id,
     customerId: acct.customerId,
-    kind,
-    state: opts.state ?? "running",
+    kind: MACHINE_KINDS[kind],
+    state: INSTANCE_STATES[opts.state ?? "running"],
     failBuild: opts.failBuild ?? false,
     controllerFails: opts.controllerFails ?? false,
-    disabledControls: opts.disabledControls ?? "",
+    disabledControls: (opts.disabledControls?.split(",") ?? []).map(
+      (c) => CONTROLS[c as keyof typeof CONTROLS],
+    ),
   });
   return service!.id;
 }

@@ -23,9 +23,13 @@ export interface OwnAnswer {
   text: string;
 }
 
-export async function ownStack(label: string, extraEnv: Record<string, string> = {}): Promise<OwnStack> {
+export async function ownStack(
+  label: string,
+  extraEnv: Record<string, string> = {},
+  postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+): Promise<OwnStack> {
   const suffix = `${label}${Date.now().toString(36)}${process.pid.toString(36)}`;
-  const db = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+  const db = new URL(postgresUrl);
   db.pathname = `/hb_test_${suffix}`;
   const ns = `t${suffix}`.toLowerCase().slice(0, 30);
   const { env, gatewayPort } = await stackEnv({ databaseUrl: db.toString(), ns });

@@ -4,6 +4,9 @@ import http from "node:http";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { create, toBinary } from "@bufbuild/protobuf";
+import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
+import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { newId, rpcClient } from "@hb/platform";
@@ -52,7 +55,7 @@ describe("webhook delivery survives a crash", () => {
   it("SIGKILL of the webhooks service in the middle of a burst loses nothing", async () => {
     const { customer } = await s.auth.createCustomer({ name: "P", email: "p@example.test", currency: "EUR" });
     const partnerId = customer!.id;
-    await s.auth.createPartner({ customerId: partnerId, status: "active" });
+    await s.auth.createPartner({ customerId: partnerId, status: PartnerStatus.ACTIVE });
     const { settings } = await adminSettings("--allow-destination", `127.0.0.1:${receiverPort()}`);
     assert.deepEqual(settings.allowedDestinations, [`127.0.0.1:${receiverPort()}`]);
     const webhooks = rpcClient("grpc-js", WebhooksService, s.stack.env.WEBHOOKS_ADDR, { timeoutMs: 5000 });
@@ -70,9 +73,9 @@ describe("webhook delivery survives a crash", () => {
         const event = create(EventSchema, {
           id: newId(),
           type: "service.suspended",
-          occurredAt: new Date().toISOString(),
+          occurredAt: timestampNow(),
           partnerId,
-          payload: { case: "service", value: { serviceId, status: "suspended", hostname: "h" } },
+          payload: { case: "service", value: { serviceId, status: ServiceStatus.SUSPENDED, hostname: "h" } },
         });
         await js.publish(`${ns}.events.service.suspended`, toBinary(EventSchema, event), { msgID: event.id });
       }
@@ -153,7 +156,7 @@ describe("webhook delivery survives a crash", () => {
     const { execSync } = await import("node:child_process");
     const { customer } = await s.auth.createCustomer({ name: "Q", email: "q@example.test", currency: "EUR" });
     const partnerId = customer!.id;
-    await s.auth.createPartner({ customerId: partnerId, status: "active" });
+    await s.auth.createPartner({ customerId: partnerId, status: PartnerStatus.ACTIVE });
     const webhooks = rpcClient("grpc-js", WebhooksService, s.stack.env.WEBHOOKS_ADDR, { timeoutMs: 5000 });
     await adminSettings("--allow-destination", `127.0.0.1:${receiverPort()}`);
     await webhooks.client.setWebhookUrl({ partnerId, url: `http://127.0.0.1:${receiverPort()}/` });
@@ -169,9 +172,9 @@ describe("webhook delivery survives a crash", () => {
         const event = create(EventSchema, {
           id: newId(),
           type: "service.unsuspended",
-          occurredAt: new Date().toISOString(),
+          occurredAt: timestampNow(),
           partnerId,
-          payload: { case: "service", value: { serviceId, status: "active", hostname: "h" } },
+          payload: { case: "service", value: { serviceId, status: ServiceStatus.ACTIVE, hostname: "h" } },
         });
         await js.publish(`${ns}.events.service.unsuspended`, toBinary(EventSchema, event), {
           msgID: event.id,

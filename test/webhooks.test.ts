@@ -2,8 +2,11 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
+import { timestampMs, timestampNow } from "@bufbuild/protobuf/wkt";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
+import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
-import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+import { DeliveryStatus, WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { newId, streams, verifyWebhookSignature } from "@hb/platform";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -89,9 +92,9 @@ async function raiseServiceEvent(partnerId: string, serviceId: string) {
     const event = create(EventSchema, {
       id: newId(),
       type: "service.suspended",
-      occurredAt: new Date().toISOString(),
+      occurredAt: timestampNow(),
       partnerId,
-      payload: { case: "service", value: { serviceId, status: "suspended", hostname: "h" } },
+      payload: { case: "service", value: { serviceId, status: ServiceStatus.SUSPENDED, hostname: "h" } },
     });
     const ack = await jetstream(nc).publish(`${ns}.events.service.suspended`, toBinary(EventSchema, event), {
       msgID: event.id,
@@ -127,7 +130,6 @@ describe("reseller request authentication", () => {
         label: "x",
         scopes: ["account"],
         ipAllowlist: "",
-        expiresOn: "",
       }),
       /reseller partners/,
     );
@@ -236,8 +238,8 @@ describe("allowed destinations", () => {
       const q = await signed(p, "POST", "/api/v1/reseller/webhooks/test");
       const d = await afterAttempts(p, q.body.data.deliveryId, 1);
       assert.match(d.lastError, /blocked/);
-      assert.equal(d.status, "pending");
-      assert.ok(Date.parse(d.nextAttemptAt) > Date.now() + 30_000, "rescheduled with back-off");
+      assert.equal(d.status, DeliveryStatus.PENDING);
+      assert.ok(timestampMs(d.nextAttemptAt!) > Date.now() + 30_000, "rescheduled with back-off");
       assert.equal(own.got.length, 0);
     } finally {
       own.server.close();
@@ -292,7 +294,7 @@ describe("deliveries", () => {
     );
     const [d] = await eventually(async () => {
       const list = await deliveries(p);
-      return list[0]?.status === "delivered" ? list : undefined;
+      return list[0]?.status === DeliveryStatus.DELIVERED ? list : undefined;
     });
     assert.equal(d.attempts, 1);
     assert.equal(d.responseCode, 200);
@@ -310,9 +312,9 @@ describe("deliveries", () => {
       const id = q.body.data.deliveryId as string;
       await eventually(async () => (await deliveries(p))[0].attempts === 1);
       const first = await deliveries(p);
-      assert.equal(first[0].status, "pending");
+      assert.equal(first[0].status, DeliveryStatus.PENDING);
       assert.equal(first[0].responseCode, 503);
-      const wait = (Date.parse(first[0].nextAttemptAt) - Date.now()) / 1000;
+      const wait = (timestampMs(first[0].nextAttemptAt!) - Date.now()) / 1000;
       assert.ok(wait > 50 && wait <= 60, `back-off ${wait}s`);
       for (let attempt = 2; attempt <= 5; attempt++) {
         await sql`update webhooks.deliveries set next_attempt_at = now() where id = ${id}`;
@@ -323,7 +325,7 @@ describe("deliveries", () => {
       assert.equal(new Set(attempts.map((a) => a.headers["x-webhook-signature"])).size, 5);
       assert.equal(new Set(attempts.map((a) => a.body.timestamp)).size, 5);
       const [last] = await deliveries(p);
-      assert.equal(last.status, "failed");
+      assert.equal(last.status, DeliveryStatus.FAILED);
       // Failed is terminal: made due again, it is still never claimed. A newer delivery queued
       // behind it is attempted after it in creation order, so once the newer one arrives the
       // failed one would have had its sixth attempt already.
@@ -355,7 +357,7 @@ describe("deliveries", () => {
       });
       assert.equal(d.lastError, "Endpoint returned a redirect, not followed");
       assert.equal(d.responseCode, 302);
-      assert.equal(d.status, "pending");
+      assert.equal(d.status, DeliveryStatus.PENDING);
       assert.deepEqual(
         rx.got.filter((r) => r.body.data.partnerId === p.customerId).map((r) => r.path),
         ["/hook?redirect=1"],
@@ -405,7 +407,7 @@ describe("deliveries", () => {
     for (const [i, { p, id }] of partners.entries()) {
       const d = await afterAttempts(p, id, 1);
       assert.match(d.lastError, /blocked/, stored[i]);
-      assert.equal(d.status, "pending", stored[i]);
+      assert.equal(d.status, DeliveryStatus.PENDING, stored[i]);
       assert.equal(rx.got.filter((r) => r.body.data.partnerId === p.customerId).length, 0, stored[i]);
     }
   });
@@ -451,7 +453,7 @@ describe("deliveries", () => {
   });
 
   it("sends nothing while the partner is pending or suspended, and sends it once active", async () => {
-    const p = await newPartner("pending");
+    const p = await newPartner(PartnerStatus.PENDING);
     const other = await newPartner();
     await webhooks.setWebhookUrl({ partnerId: p.customerId, url });
     await webhooks.setWebhookUrl({ partnerId: other.customerId, url });
@@ -462,19 +464,23 @@ describe("deliveries", () => {
       // (creation order), so once this one is delivered, p's has had its chance.
       const later = (await webhooks.queueTest({ partnerId: other.customerId })).deliveryId;
       await eventually(
-        async () => (await deliveries(other)).find((d) => d.id === later)?.status === "delivered",
+        async () =>
+          (await deliveries(other)).find((d) => d.id === later)?.status === DeliveryStatus.DELIVERED,
       );
       assert.equal(received(deliveryId), 0);
       const d = (await deliveries(p)).find((x) => x.id === deliveryId)!;
-      assert.deepEqual({ status: d.status, attempts: d.attempts }, { status: "pending", attempts: 0 });
+      assert.deepEqual(
+        { status: d.status, attempts: d.attempts },
+        { status: DeliveryStatus.PENDING, attempts: 0 },
+      );
       return deliveryId;
     };
     const whilePending = await withheld();
-    await auth.setPartnerStatus({ customerId: p.customerId, status: "active" });
+    await auth.setPartnerStatus({ customerId: p.customerId, status: PartnerStatus.ACTIVE });
     await eventually(async () => received(whilePending) === 1);
-    await auth.setPartnerStatus({ customerId: p.customerId, status: "suspended" });
+    await auth.setPartnerStatus({ customerId: p.customerId, status: PartnerStatus.SUSPENDED });
     const whileSuspended = await withheld();
-    await auth.setPartnerStatus({ customerId: p.customerId, status: "active" });
+    await auth.setPartnerStatus({ customerId: p.customerId, status: PartnerStatus.ACTIVE });
     await eventually(async () => received(whileSuspended) === 1);
   });
 
@@ -490,18 +496,18 @@ describe("deliveries", () => {
     await eventually(async () => rx.got.some((r) => r.body.data.serviceId === kept));
     const list = await deliveries(p);
     assert.equal(list.length, 1, "only the event raised with a URL on file was queued");
-    assert.equal(list[0].status, "delivered");
+    assert.equal(list[0].status, DeliveryStatus.DELIVERED);
     assert.equal(rx.got.filter((r) => r.body.data.serviceId === dropped).length, 0);
   });
 
   it("attempts a partner's deliveries in creation order; a failing one is overtaken after back-off", async () => {
-    const p = await newPartner("suspended");
+    const p = await newPartner(PartnerStatus.SUSPENDED);
     await webhooks.setWebhookUrl({ partnerId: p.customerId, url });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await webhooks.queueTest({ partnerId: p.customerId })).deliveryId);
     rx.set((r) => ({ status: r.headers["x-webhook-id"] === ids[0] ? 500 : 200 }));
     try {
-      await auth.setPartnerStatus({ customerId: p.customerId, status: "active" });
+      await auth.setPartnerStatus({ customerId: p.customerId, status: PartnerStatus.ACTIVE });
       await eventually(async () => rx.got.some((r) => r.headers["x-webhook-id"] === ids[2]));
       const order = rx.got
         .filter((r) => ids.includes(r.headers["x-webhook-id"] as string))

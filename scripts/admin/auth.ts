@@ -1,6 +1,7 @@
+import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { ALL_PERMISSIONS, SCOPES, STAFF_PERMISSIONS } from "@hb/platform";
-import { type ArgSpec, type CommandGroup, client, command, list } from "./common.ts";
+import { type ArgSpec, type CommandGroup, client, command, dayStart, list } from "./common.ts";
 
 const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
 
@@ -53,12 +54,12 @@ export const authCommands: CommandGroup = {
     "customer suspend": command({
       summary: "Suspends a customer: its keys stop working",
       args: [customerArg],
-      run: ([id]) => auth().setCustomerStatus({ customerId: id, status: "suspended" }),
+      run: ([id]) => auth().setCustomerStatus({ customerId: id, status: CustomerStatus.SUSPENDED }),
     }),
     "customer activate": command({
       summary: "Lifts a customer's suspension",
       args: [customerArg],
-      run: ([id]) => auth().setCustomerStatus({ customerId: id, status: "active" }),
+      run: ([id]) => auth().setCustomerStatus({ customerId: id, status: CustomerStatus.ACTIVE }),
     }),
     "person create": command({
       summary: "Adds a team member to a customer",
@@ -124,7 +125,7 @@ export const authCommands: CommandGroup = {
           label: f.label,
           scopes: list(f.scopes),
           ipAllowlist: f.allowlist ?? "",
-          expiresOn: f.expires ?? "",
+          expiresOn: f.expires ? dayStart("expires", f.expires) : undefined,
         }),
     }),
     "key edit": command({
@@ -147,7 +148,12 @@ export const authCommands: CommandGroup = {
           keyId: id,
           label: f.label,
           ipAllowlist: f.allowlist,
-          expiresOn: f.expires,
+          expiry:
+            f.expires === undefined
+              ? undefined
+              : f.expires === ""
+                ? { case: "noExpiry", value: true }
+                : { case: "expiresOn", value: dayStart("expires", f.expires) },
         }),
     }),
     "key revoke": command({

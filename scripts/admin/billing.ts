@@ -1,24 +1,32 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { ProductKindSchema, ServiceStatus, ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
+import {
+  BillingCycleSchema,
+  ProductKindSchema,
+  ServiceStatus,
+  ServiceStatusSchema,
+} from "@hb/contracts/hb/billing/v1/common_pb";
+import { DocumentKindSchema } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
-import { enumFromWord } from "@hb/platform";
-import { type ArgSpec, type CommandGroup, client, command, list, UsageError } from "./common.ts";
+import { type ArgSpec, type CommandGroup, client, command, enumFlag, list, UsageError } from "./common.ts";
 
 const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
 const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
-const parsed = (r: { json: string } | undefined) => (r ? JSON.parse(r.json) : null);
 
-function prices(text: string): Record<string, string> {
-  // "monthly=10,annually=100"
-  return Object.fromEntries(
-    list(text).map((p) => {
-      const [cycle, price] = p.split("=");
-      return [cycle.trim(), (price ?? "").trim()];
-    }),
-  );
+/** "monthly=10,annually=100" as the product's prices. */
+function prices(text: string, currency: string) {
+  return list(text).map((p) => {
+    const [cycle, price] = p.split("=");
+    return {
+      cycle: enumFlag(BillingCycleSchema, "prices", cycle.trim()),
+      price: { currency, amount: (price ?? "").trim() },
+    };
+  });
 }
+
+/** A decimal typed on the command line; the backend checks it and fills the currency it is in. */
+const amount = (text: string | undefined) => (text ? { currency: "", amount: text } : undefined);
 
 const serviceArg: ArgSpec = { name: "serviceId", help: "the service's id", field: "service_id" };
 const reason = { reason: { type: "string", value: "R", help: "shown to the customer" } } as const;
@@ -30,7 +38,7 @@ const serviceState = (action: "suspend" | "unsuspend" | "terminate", summary: st
     run: ([id], f) =>
       billing().adminSetServiceState({
         serviceId: id,
-        action: enumFromWord(ServiceActionSchema, action),
+        action: enumFlag(ServiceActionSchema, "action", action),
         reason: f.reason ?? "",
       }),
   });
@@ -77,23 +85,23 @@ export const billingCommands: CommandGroup = {
         currency: { type: "string", value: "EUR", help: "default EUR" },
         "min-credit": { type: "string", value: "10", help: "credit an hourly order needs" },
       },
-      run: async (_a, f) =>
-        parsed(
-          (
-            await billing().adminCreateProduct({
-              name: f.name,
-              kind: f.kind ?? "vps",
-              prices: prices(f.prices),
-              vcpus: f.vcpus ?? 0,
-              memoryMb: f.memory ?? 0,
-              diskGb: f.disk ?? 0,
-              location: f.location ?? "",
-              osImages: list(f.os),
-              currency: f.currency ?? "EUR",
-              minCredit: f["min-credit"] ?? "",
-            })
-          ).product,
-        ),
+      run: async (_a, f) => {
+        const currency = f.currency ?? "EUR";
+        return (
+          await billing().adminCreateProduct({
+            name: f.name,
+            kind: enumFlag(ProductKindSchema, "kind", f.kind ?? "vps"),
+            prices: prices(f.prices, currency),
+            vcpus: f.vcpus ?? 0,
+            memoryMb: f.memory ?? 0,
+            diskGb: f.disk ?? 0,
+            location: f.location ?? "",
+            osImages: list(f.os),
+            currency,
+            minimumCredit: f["min-credit"] ? { currency, amount: f["min-credit"] } : undefined,
+          })
+        ).product;
+      },
     }),
     "product option": command({
       summary: "Adds an option (add-on) to a product",
@@ -104,20 +112,18 @@ export const billingCommands: CommandGroup = {
         "one-time": { type: "string", value: "10", field: "one_time_price", help: "one-time price" },
       },
       run: async (_a, f) =>
-        parsed(
-          (
-            await billing().adminAddProductOption({
-              productId: f.product,
-              name: f.name,
-              recurringPrice: f.monthly ?? "",
-              oneTimePrice: f["one-time"] ?? "",
-            })
-          ).option,
-        ),
+        (
+          await billing().adminAddProductOption({
+            productId: f.product,
+            name: f.name,
+            recurringMonthlyPrice: amount(f.monthly),
+            oneTimePrice: amount(f["one-time"]),
+          })
+        ).option,
     }),
     "product list": command({
       summary: "Lists the catalogue",
-      run: async () => parsed((await billing().listProducts({})).result),
+      run: async () => (await billing().listProducts({})).products,
     }),
     "service create": command({
       summary: "Creates a service for a customer (--provision builds it through compute)",
@@ -135,10 +141,10 @@ export const billingCommands: CommandGroup = {
         billing().adminCreateService({
           customerId: f.customer,
           productId: f.product ?? "",
-          kind: enumFromWord(ProductKindSchema, f.kind ?? "vps"),
+          kind: enumFlag(ProductKindSchema, "kind", f.kind ?? "vps"),
           hostname: f.hostname ?? "",
           name: f.name ?? "",
-          status: f.status ? enumFromWord(ServiceStatusSchema, f.status) : ServiceStatus.UNSPECIFIED,
+          status: f.status ? enumFlag(ServiceStatusSchema, "status", f.status) : ServiceStatus.UNSPECIFIED,
           provision: f.provision === true,
           osImageId: f.os ?? "",
         }),
@@ -155,16 +161,14 @@ export const billingCommands: CommandGroup = {
         description: { type: "string", value: "D", help: "line description" },
       },
       run: async (_a, f) =>
-        parsed(
-          (
-            await billing().adminCreateInvoice({
-              serviceId: f.service,
-              amount: f.amount ?? "",
-              kind: f.kind ?? "invoice",
-              description: f.description ?? "",
-            })
-          ).document,
-        ),
+        (
+          await billing().adminCreateInvoice({
+            serviceId: f.service,
+            amount: amount(f.amount),
+            kind: enumFlag(DocumentKindSchema, "kind", f.kind ?? "invoice"),
+            description: f.description ?? "",
+          })
+        ).document,
     }),
     "clock advance": command({
       summary: "Moves billing's clock forward and runs what falls due (npm start and tests only)",

@@ -1,4 +1,16 @@
-import type { DescService } from "@bufbuild/protobuf";
+import {
+  createRegistry,
+  type DescEnum,
+  type DescService,
+  isMessage,
+  type Message,
+  toJson,
+} from "@bufbuild/protobuf";
+import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { rpcClient } from "@hb/platform";
 
 /**
@@ -84,9 +96,50 @@ export const list = (v: string | undefined): string[] =>
 /** The user's command line is wrong: exit 2 with the message. */
 export class UsageError extends Error {}
 
-/** Protobuf messages as plain JSON: no $typeName, bigint as number. */
+/** A date flag (YYYY-MM-DD, a real calendar date) as the contract takes a date: 00:00 UTC of that day. */
+export function dayStart(flag: string, raw: string): Timestamp {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(raw);
+  const d = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : undefined;
+  if (!d || d.toISOString().slice(0, 10) !== raw) {
+    throw new UsageError(`--${flag} takes a date written YYYY-MM-DD; "${raw}" is not one.`);
+  }
+  return timestampFromDate(d);
+}
+
+// The services' responses, to print them in the protobuf JSON form (enum names, RFC 3339 times).
+const responses = createRegistry(
+  AuthService.file,
+  BillingService.file,
+  ComputeService.file,
+  WebhooksService.file,
+);
+
+/** What a command returns as plain JSON: messages in their JSON form, other values as they are. */
 export function plain(value: unknown): unknown {
-  return JSON.parse(
-    JSON.stringify(value, (k, v) => (k === "$typeName" ? undefined : typeof v === "bigint" ? Number(v) : v)),
-  );
+  if (isMessage(value)) {
+    const desc = responses.getMessage(value.$typeName);
+    if (desc) return toJson(desc, value as Message, { alwaysEmitImplicit: true });
+  }
+  if (Array.isArray(value)) return value.map(plain);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => k !== "$typeName")
+        .map(([k, v]) => [k, plain(v)]),
+    );
+  }
+  return typeof value === "bigint" ? Number(value) : value;
+}
+
+/**
+ * The value of a contract enum a flag names in lower case ("vps" → MACHINE_KIND_VPS); a name the
+ * enum does not have is a usage error.
+ */
+export function enumFlag(desc: DescEnum, flag: string, name: string): number {
+  const value = desc.values.find((v) => v.number !== 0 && v.localName === name.toUpperCase());
+  if (!value) {
+    const names = desc.values.filter((v) => v.number !== 0).map((v) => v.localName.toLowerCase());
+    throw new UsageError(`--${flag} must be one of ${names.join(", ")}`);
+  }
+  return value.number;
 }

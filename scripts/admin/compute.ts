@@ -1,8 +1,14 @@
+import { toJson } from "@bufbuild/protobuf";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
-import { enumFromWord } from "@hb/platform";
-import { type CommandGroup, client, command } from "./common.ts";
+import {
+  ControlSchema,
+  InstanceStateSchema,
+  MachineKindSchema,
+  MachineSummarySchema,
+} from "@hb/contracts/hb/compute/v1/machines_pb";
+import { type CommandGroup, client, command, enumFlag, list } from "./common.ts";
 
 const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
 const compute = () => client(ComputeService, "COMPUTE_ADDR", "127.0.0.1:50052");
@@ -28,23 +34,27 @@ export const computeCommands: CommandGroup = {
       },
       run: async (_a, f) => {
         const kind = f.kind ?? "vps";
+        // Every flag is checked before anything is created.
+        const machineFlags = {
+          kind: enumFlag(MachineKindSchema, "kind", kind),
+          state: enumFlag(InstanceStateSchema, "state", f.state ?? "running"),
+          disabledControls: list(f.disable).map((c) => enumFlag(ControlSchema, "disable", c)),
+        };
         const { service } = await billing().adminCreateService({
           customerId: f.customer,
-          kind: enumFromWord(ProductKindSchema, kind),
+          kind: enumFlag(ProductKindSchema, "kind", kind),
           productId: f.product ?? "",
           hostname: f.hostname ?? "",
           status: ServiceStatus.ACTIVE,
         });
-        const machine = await compute().adminCreateMachine({
+        const { machine } = await compute().adminCreateMachine({
           serviceId: service!.id,
           customerId: f.customer,
-          kind,
           hostname: service!.hostname,
-          state: f.state ?? "running",
           controllerFails: f["controller-fails"] === true,
-          disabledControls: f.disable ?? "",
+          ...machineFlags,
         });
-        return { service, machine: JSON.parse(machine.json) };
+        return { service, machine: machine && toJson(MachineSummarySchema, machine) };
       },
     }),
   },

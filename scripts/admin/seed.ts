@@ -1,8 +1,9 @@
+import { ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import { BillingCycle, ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
-import { enumFromWord } from "@hb/platform";
+import { InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { type CommandGroup, client, command, plain } from "./common.ts";
 
 export interface DemoAccount {
@@ -50,7 +51,7 @@ export async function seedDemo(): Promise<DemoAccount> {
   const revokedKeys: DemoAccount["revokedKeys"] = [];
   for (const personId of [ownerId, member.id]) {
     for (const k of (await auth.listKeys({ personId })).keys) {
-      if (k.label.startsWith("demo:") && !k.revoked) {
+      if (k.label.startsWith("demo:") && k.status !== ApiKeyStatus.REVOKED) {
         await auth.revokeKey({ personId, keyId: k.id });
         revokedKeys.push({ id: k.id, label: k.label, display: k.display, personId });
       }
@@ -72,7 +73,6 @@ export async function seedDemo(): Promise<DemoAccount> {
       label: w.label,
       scopes: w.scopes,
       ipAllowlist: "",
-      expiresOn: "",
     });
     keys.push({ label: w.label, key: r.secretKey, scopes: r.key!.scopes, personId: w.personId });
   }
@@ -100,8 +100,9 @@ export const seedCommands: CommandGroup = {
 
 export const DEMO_PRODUCTS: Array<{
   name: string;
-  kind: string;
-  prices: Record<string, string>;
+  kind: ProductKind;
+  /** EUR per cycle. */
+  prices: Array<[BillingCycle, string]>;
   vcpus: number;
   memoryMb: number;
   diskGb: number;
@@ -110,8 +111,12 @@ export const DEMO_PRODUCTS: Array<{
 }> = [
   {
     name: "VPS Small",
-    kind: "vps",
-    prices: { monthly: "5.0000", quarterly: "14.5000", annually: "55.0000" },
+    kind: ProductKind.VPS,
+    prices: [
+      [BillingCycle.MONTHLY, "5.0000"],
+      [BillingCycle.QUARTERLY, "14.5000"],
+      [BillingCycle.ANNUALLY, "55.0000"],
+    ],
     vcpus: 1,
     memoryMb: 2048,
     diskGb: 40,
@@ -120,8 +125,11 @@ export const DEMO_PRODUCTS: Array<{
   },
   {
     name: "VPS Medium",
-    kind: "vps",
-    prices: { monthly: "12.0000", annually: "130.0000" },
+    kind: ProductKind.VPS,
+    prices: [
+      [BillingCycle.MONTHLY, "12.0000"],
+      [BillingCycle.ANNUALLY, "130.0000"],
+    ],
     vcpus: 2,
     memoryMb: 4096,
     diskGb: 80,
@@ -130,8 +138,8 @@ export const DEMO_PRODUCTS: Array<{
   },
   {
     name: "Dedicated E3",
-    kind: "dedicated",
-    prices: { monthly: "79.0000" },
+    kind: ProductKind.DEDICATED,
+    prices: [[BillingCycle.MONTHLY, "79.0000"]],
     vcpus: 8,
     memoryMb: 32768,
     diskGb: 960,
@@ -140,8 +148,8 @@ export const DEMO_PRODUCTS: Array<{
   },
   {
     name: "Game Server",
-    kind: "game",
-    prices: { monthly: "12.0000" },
+    kind: ProductKind.GAME,
+    prices: [[BillingCycle.MONTHLY, "12.0000"]],
     vcpus: 2,
     memoryMb: 4096,
     diskGb: 30,
@@ -153,29 +161,32 @@ export const DEMO_PRODUCTS: Array<{
 /** The catalogue once, and 500 EUR of credit for the demo owner the first time. */
 async function seedBilling(demo: { customerId: string; ownerPersonId: string }) {
   const billing = client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
-  const existing = JSON.parse((await billing.listProducts({})).result?.json ?? "{}") as {
-    products?: { name: string }[];
-  };
+  const existing = (await billing.listProducts({})).products;
+  const eur = (amount: string) => ({ currency: "EUR", amount });
   for (const p of DEMO_PRODUCTS) {
-    if (existing.products?.some((e) => e.name === p.name)) continue;
-    const created = JSON.parse(
-      (await billing.adminCreateProduct({ ...p, currency: "EUR" })).product!.json,
-    ) as { id: string };
-    if (p.kind === "vps") {
+    if (existing.some((e) => e.name === p.name)) continue;
+    const created = (
+      await billing.adminCreateProduct({
+        ...p,
+        prices: p.prices.map(([cycle, amount]) => ({ cycle, price: eur(amount) })),
+        currency: "EUR",
+      })
+    ).product!;
+    if (p.kind === ProductKind.VPS) {
       await billing.adminAddProductOption({
         productId: created.id,
         name: "Extra IPv4 address",
-        recurringPrice: "2.0000",
+        recurringMonthlyPrice: eur("2.0000"),
       });
       await billing.adminAddProductOption({
         productId: created.id,
         name: "Daily backups",
-        recurringPrice: "1.5000",
+        recurringMonthlyPrice: eur("1.5000"),
       });
       await billing.adminAddProductOption({
         productId: created.id,
         name: "Setup assistance",
-        oneTimePrice: "25.0000",
+        oneTimePrice: eur("25.0000"),
       });
     }
   }
@@ -203,23 +214,48 @@ async function seedMachines(
   if ((await billing.listServiceSummaries({ caller, page: 1, limit: 1 })).total > 0) return;
   const compute = client(ComputeService, "COMPUTE_ADDR", "127.0.0.1:50052");
   const machines = [
-    { kind: "vps", hostname: "web-1.demo", state: "running" },
-    { kind: "vps", hostname: "db-1.demo", state: "stopped" },
-    { kind: "vps", hostname: "broken-1.demo", state: "error" },
-    { kind: "dedicated", hostname: "metal-1.demo", state: "running" },
-    { kind: "game", hostname: "mc-1.demo", state: "running" },
+    {
+      kind: ProductKind.VPS,
+      machineKind: MachineKind.VPS,
+      hostname: "web-1.demo",
+      state: InstanceState.RUNNING,
+    },
+    {
+      kind: ProductKind.VPS,
+      machineKind: MachineKind.VPS,
+      hostname: "db-1.demo",
+      state: InstanceState.STOPPED,
+    },
+    {
+      kind: ProductKind.VPS,
+      machineKind: MachineKind.VPS,
+      hostname: "broken-1.demo",
+      state: InstanceState.ERROR,
+    },
+    {
+      kind: ProductKind.DEDICATED,
+      machineKind: MachineKind.DEDICATED,
+      hostname: "metal-1.demo",
+      state: InstanceState.RUNNING,
+    },
+    {
+      kind: ProductKind.GAME,
+      machineKind: MachineKind.GAME,
+      hostname: "mc-1.demo",
+      state: InstanceState.RUNNING,
+    },
   ];
   for (const m of machines) {
     const { service } = await billing.adminCreateService({
       customerId: demo.customerId,
-      kind: enumFromWord(ProductKindSchema, m.kind),
+      kind: m.kind,
       hostname: m.hostname,
       status: ServiceStatus.ACTIVE,
     });
     await compute.adminCreateMachine({
       serviceId: service!.id,
       customerId: demo.customerId,
-      kind: m.kind,
+      kind: m.machineKind,
       hostname: m.hostname,
       state: m.state,
     });

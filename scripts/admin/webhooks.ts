@@ -1,6 +1,8 @@
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { PartnerStatus, PartnerStatusSchema } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
-import { type ArgSpec, type CommandGroup, client, command, list } from "./common.ts";
+import { enumOfWord } from "@hb/platform";
+import { type ArgSpec, type CommandGroup, client, command, list, UsageError } from "./common.ts";
 
 const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
 const webhooks = () => client(WebhooksService, "WEBHOOKS_ADDR", "127.0.0.1:50054");
@@ -8,7 +10,7 @@ const webhooks = () => client(WebhooksService, "WEBHOOKS_ADDR", "127.0.0.1:50054
 const partnerArg: ArgSpec = { name: "customerId", help: "the partner's customer id", field: "customer_id" };
 // The webhooks service calls the same id partner_id.
 const partnerArgAtWebhooks: ArgSpec = { ...partnerArg, field: "partner_id" };
-const partnerStatus = (status: "active" | "suspended" | "pending", summary: string) =>
+const partnerStatus = (status: PartnerStatus, summary: string) =>
   command({
     summary,
     args: [partnerArg],
@@ -24,11 +26,15 @@ export const webhookCommands: CommandGroup = {
         customer: { type: "string", value: "ID", required: true, help: "the customer's id" },
         status: { type: "string", value: "pending|active|suspended", help: "default pending" },
       },
-      run: (_a, f) => auth().createPartner({ customerId: f.customer, status: f.status ?? "pending" }),
+      run: (_a, f) => {
+        const status = enumOfWord<PartnerStatus>(PartnerStatusSchema, f.status ?? "pending");
+        if (!status) throw new UsageError(`--status takes pending, active or suspended, not "${f.status}".`);
+        return auth().createPartner({ customerId: f.customer, status });
+      },
     }),
-    "partner activate": partnerStatus("active", "Activates a partner: signed writes work"),
-    "partner suspend": partnerStatus("suspended", "Suspends a partner: reads only"),
-    "partner pending": partnerStatus("pending", "Sets a partner back to pending: reads only"),
+    "partner activate": partnerStatus(PartnerStatus.ACTIVE, "Activates a partner: signed writes work"),
+    "partner suspend": partnerStatus(PartnerStatus.SUSPENDED, "Suspends a partner: reads only"),
+    "partner pending": partnerStatus(PartnerStatus.PENDING, "Sets a partner back to pending: reads only"),
     "partner rotate-secret": command({
       summary: "Prints a new signing secret once; the old one stops at once",
       args: [partnerArg],
@@ -44,7 +50,6 @@ export const webhookCommands: CommandGroup = {
           value: "URL",
           required: true,
           allowEmpty: true,
-          field: "webhookUrl",
           help: "'' clears it",
         },
       },

@@ -4,7 +4,9 @@
  * actors (new customers, so cool-downs, balances and checks start clean every run).
  */
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { rpcClient } from "@hb/platform";
 import postgres from "postgres";
 import { clockAdminOf, type Http, http, ModelClock } from "./driver.ts";
@@ -100,28 +102,31 @@ export async function openWorld(env: Record<string, string>, gatewayUrl: string)
   for (const c of CATALOGUE) {
     const r = await billingH.client.adminCreateProduct({
       name: `inv ${c.label}`,
-      kind: "vps",
-      prices: c.prices,
+      kind: ProductKind.VPS,
+      prices: Object.entries(c.prices).map(([cycle, amount]) => ({
+        cycle: BillingCycle[cycle.toUpperCase() as keyof typeof BillingCycle],
+        price: { currency: c.currency, amount },
+      })),
       vcpus: 1,
       memoryMb: 1024,
       diskGb: 20,
       location: "fra1",
       osImages: ["debian-12"],
       currency: c.currency,
-      minCredit: c.minCredit ?? "",
+      minimumCredit: c.minCredit ? { currency: c.currency, amount: c.minCredit } : undefined,
     });
-    const id = (JSON.parse(r.product!.json) as { id: string }).id;
+    const id = r.product!.id;
     const options: OptionDef[] = [];
     if (c.options) {
       for (const o of OPTIONS) {
         const made = await billingH.client.adminAddProductOption({
           productId: id,
           name: o.name,
-          recurringPrice: o.recurring ?? "",
-          oneTimePrice: o.oneTime ?? "",
+          recurringMonthlyPrice: o.recurring ? { currency: c.currency, amount: o.recurring } : undefined,
+          oneTimePrice: o.oneTime ? { currency: c.currency, amount: o.oneTime } : undefined,
         });
         options.push({
-          id: (JSON.parse(made.option!.json) as { id: string }).id,
+          id: made.option!.id,
           name: o.name,
           recurring: o.recurring ? units(o.recurring) : undefined,
           oneTime: o.oneTime ? units(o.oneTime) : undefined,
@@ -171,7 +176,7 @@ const MEMBER_PERMISSIONS = [
 export async function newActors(w: World): Promise<Actors> {
   const run = `${process.pid}-${Date.now().toString(36)}-${++serial}`;
   const key = async (personId: string, scopes: string[]) =>
-    (await w.auth.createKey({ personId, label: "inv", scopes, ipAllowlist: "", expiresOn: "" })).secretKey;
+    (await w.auth.createKey({ personId, label: "inv", scopes, ipAllowlist: "" })).secretKey;
   const people: Person[] = [];
   const customers: Actors["customers"] = [];
   for (const [i, currency] of ["EUR", "USD", "EUR"].entries()) {
@@ -212,7 +217,10 @@ export async function newActors(w: World): Promise<Actors> {
     country: "DE",
     currency: "EUR",
   });
-  const { signingSecret } = await w.auth.createPartner({ customerId: customer!.id, status: "active" });
+  const { signingSecret } = await w.auth.createPartner({
+    customerId: customer!.id,
+    status: PartnerStatus.ACTIVE,
+  });
   const partner = {
     label: "partner",
     personId: owner!.id,

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type ErrorInfo, ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
+import { isDependencyUnavailable } from "./unavailable.ts";
 
 /**
  * The one table of the error model: the spec's machine code, the HTTP status the gateway answers
@@ -91,6 +92,9 @@ export interface ResolvedError {
 
 /** Turns anything thrown (ConnectError from a backend, or a bug) into the spec's terms. */
 export function resolveError(err: unknown): ResolvedError {
+  if (!(err instanceof ConnectError) && isDependencyUnavailable(err)) {
+    return { code: "SERVICE_UNAVAILABLE", status: 503, message: genericMessages[503] };
+  }
   const ce = ConnectError.from(err);
   const info = ce.findDetails(ErrorInfoSchema)[0];
   const code: ErrorCode =

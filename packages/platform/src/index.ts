@@ -15,4 +15,5 @@ export * from "./request-log.ts";
 export * from "./retention.ts";
 export * from "./rpc.ts";
 export * from "./shutdown.ts";
+export * from "./unavailable.ts";
 export * from "./webhook-signature.ts";

@@ -1,4 +1,5 @@
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import type { Sql, TxSql } from "./db.ts";
 import { newId } from "./ids.ts";
@@ -25,7 +26,7 @@ export type EventInit = Omit<MessageInitShape<typeof EventSchema>, "id" | "occur
  */
 export async function writeOutbox(tx: TxSql, ns: string, init: EventInit): Promise<string> {
   const id = newId();
-  const event = create(EventSchema, { ...init, id, occurredAt: new Date().toISOString() });
+  const event = create(EventSchema, { ...init, id, occurredAt: timestampNow() });
   const subject = streams(ns).eventSubject(event.type);
   await tx`insert into outbox (id, subject, payload) values (${id}, ${subject}, ${Buffer.from(toBinary(EventSchema, event))})`;
   await tx`select pg_notify('outbox', '')`;

@@ -2,7 +2,8 @@
  * The one transport module. Handlers are written once in Connect's ServiceImpl shape with
  * protobuf-es types; this file serves and calls them over plain gRPC with @grpc/grpc-js (the
  * cheaper transport on the hot path, see docs/benchmarks.md) or with connect-node. Both speak the
- * gRPC protocol on the wire, so any gRPC client, probe or tool works against either.
+ * gRPC protocol on the wire, so any gRPC client, probe or tool works against either. Either way a
+ * request is checked against the rules its contract declares (request-rules.ts) before its handler.
  */
 import http2 from "node:http2";
 import { create, type DescMethodUnary, type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -20,7 +21,10 @@ import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-nod
 import * as grpc from "@grpc/grpc-js";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
+import { apiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
+import { requestCheck } from "./request-rules.ts";
+import { isDependencyUnavailable } from "./unavailable.ts";
 
 export type Transport = "grpc-js" | "connect";
 const errorInfoKey = "hb-error-bin";
@@ -56,6 +60,10 @@ function toConnectError(err: unknown, log: Logger, method: string): ConnectError
       log.error("rpc failed", { method, err, cause: err.cause });
     return err;
   }
+  if (isDependencyUnavailable(err)) {
+    log.warn("rpc failed: a dependency is unavailable", { method, err });
+    return apiError("SERVICE_UNAVAILABLE", "a dependency is unavailable");
+  }
   log.error("rpc handler threw", { method, err });
   return new ConnectError("internal error", Code.Internal);
 }
@@ -82,6 +90,7 @@ async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger
       const fn = handlerOf(binding, method);
       if (!fn) continue;
       const path = `/${desc.typeName}/${method.name}`;
+      const check = requestCheck(method.input);
       definition[method.localName] = {
         path,
         requestStream: false,
@@ -106,7 +115,10 @@ async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger
           requestHeader: emptyHeaders,
         });
         Promise.resolve()
-          .then(() => fn.call(impl, call.request, ctx))
+          .then(() => {
+            check?.(call.request as never);
+            return fn.call(impl, call.request, ctx);
+          })
           .then(
             (res) => callback(null, create(method.output, res as never)),
             (err: unknown) => {
@@ -150,9 +162,11 @@ async function serveConnect(port: number, bindings: ServiceBinding[], log: Logge
       for (const method of unaryMethods(desc)) {
         const fn = handlerOf(binding, method);
         if (!fn) continue;
+        const check = requestCheck(method.input);
         // biome-ignore lint/suspicious/noExplicitAny: same shape as the handler it wraps
         (wrapped as Record<string, any>)[method.localName] = async (req: unknown, ctx: HandlerContext) => {
           try {
+            check?.(req as never);
             return await fn.call(impl, req, ctx);
           } catch (err) {
             throw toConnectError(err, log, `/${desc.typeName}/${method.name}`);

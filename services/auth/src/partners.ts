@@ -1,8 +1,11 @@
 import { randomBytes } from "node:crypto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
-import { apiError, badRequest, isUuid, notFound, type Sql } from "@hb/platform";
-import { requireId } from "./accounts.ts";
+import { type PartnerSchema, PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
+import { apiError, notFound, type Sql } from "@hb/platform";
+import { partnerStatusColumn, partnerStatusOf } from "./statuses.ts";
 
 interface PartnerRow {
   customer_id: string;
@@ -12,32 +15,27 @@ interface PartnerRow {
   created_at: Date;
 }
 
-const STATUSES = ["pending", "active", "suspended"];
 const newSecret = () => `whsec_${randomBytes(32).toString("base64url")}`;
 
-const partnerOut = (p: PartnerRow) => ({
+const partnerOut = (p: PartnerRow): MessageInitShape<typeof PartnerSchema> => ({
   customerId: p.customer_id,
-  status: p.status,
+  status: partnerStatusOf(p.status),
   hasSecret: p.signing_secret !== null,
-  secretRotatedAt: p.secret_rotated_at?.toISOString() ?? "",
-  createdAt: p.created_at.toISOString(),
+  secretRotatedAt: p.secret_rotated_at ? timestampFromDate(p.secret_rotated_at) : undefined,
+  createdAt: timestampFromDate(p.created_at),
 });
 
 /** Reseller partner profiles: status and the signing secret. */
 export function createPartners(sql: Sql): Partial<ServiceImpl<typeof AuthService>> {
   const get = async (customerId: string) => {
-    const [p] = await sql<
-      PartnerRow[]
-    >`select * from partners where customer_id = ${requireId("customer_id", customerId)}`;
+    const [p] = await sql<PartnerRow[]>`select * from partners where customer_id = ${customerId}`;
     if (!p) throw notFound("Partner profile");
     return p;
   };
   return {
     async createPartner(req) {
-      const status = req.status || "pending";
-      if (!STATUSES.includes(status))
-        throw badRequest("status", "status must be pending, active or suspended");
-      const [c] = await sql`select 1 from customers where id = ${requireId("customer_id", req.customerId)}`;
+      const status = partnerStatusColumn(req.status || PartnerStatus.PENDING);
+      const [c] = await sql`select 1 from customers where id = ${req.customerId}`;
       if (!c) throw notFound("Customer");
       const secret = newSecret();
       const rows = await sql<PartnerRow[]>`
@@ -49,12 +47,10 @@ export function createPartners(sql: Sql): Partial<ServiceImpl<typeof AuthService
     },
 
     async setPartnerStatus(req) {
-      if (!STATUSES.includes(req.status))
-        throw badRequest("status", "status must be pending, active or suspended");
       await get(req.customerId);
       const [p] = await sql<
         PartnerRow[]
-      >`update partners set status = ${req.status} where customer_id = ${req.customerId} returning *`;
+      >`update partners set status = ${partnerStatusColumn(req.status)} where customer_id = ${req.customerId} returning *`;
       return { partner: partnerOut(p) };
     },
 
@@ -69,13 +65,14 @@ export function createPartners(sql: Sql): Partial<ServiceImpl<typeof AuthService
     },
 
     async getPartnerForDelivery(req) {
-      const ids = req.customerIds.filter(isUuid);
-      if (ids.length === 0) return { partners: [] };
-      const rows = await sql<PartnerRow[]>`select * from partners where customer_id in ${sql(ids)}`;
+      if (req.customerIds.length === 0) return { partners: [] };
+      const rows = await sql<
+        PartnerRow[]
+      >`select * from partners where customer_id in ${sql(req.customerIds)}`;
       return {
         partners: rows.map((p) => ({
           customerId: p.customer_id,
-          status: p.status,
+          status: partnerStatusOf(p.status),
           signingSecret: p.signing_secret ?? "",
         })),
       };

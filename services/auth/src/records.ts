@@ -1,12 +1,13 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type {
-  ApiKeySchema,
-  CustomerSchema,
-  PersonSchema,
-  RequestLogEntrySchema,
-  SettingsSchema,
-} from "@hb/contracts/hb/auth/v1/auth_pb";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { CustomerSchema, PersonSchema, SettingsSchema } from "@hb/contracts/hb/auth/v1/accounts_pb";
+import {
+  type ApiKeySchema,
+  ApiKeyStatus,
+  type RequestLogEntrySchema,
+} from "@hb/contracts/hb/auth/v1/api_keys_pb";
 import { ALL_PERMISSIONS, displayKey } from "@hb/platform";
+import { customerStatusOf } from "./statuses.ts";
 
 /** Rows of the auth schema and their wire shapes. */
 export interface CustomerRow {
@@ -37,7 +38,8 @@ export interface KeyRow {
   prefix: string;
   scopes: string[];
   ip_allowlist: string[];
-  expires_on: string | null;
+  /** 00:00 UTC of the last day the key works. */
+  expires_on: Date | null;
   expired: boolean;
   revoked_at: Date | null;
   last_used_at: Date | null;
@@ -61,9 +63,9 @@ export interface SettingsRow {
   vps_module: boolean;
 }
 
-/** Columns to select for a KeyRow (expires_on as text, expired computed in UTC). */
+/** Columns to select for a KeyRow (expires_on as 00:00 UTC of the date, expired computed in UTC). */
 export const keyColumns = `id, customer_id, person_id, label, prefix, scopes, ip_allowlist,
-  to_char(expires_on, 'YYYY-MM-DD') as expires_on,
+  expires_on::timestamp at time zone 'utc' as expires_on,
   coalesce(expires_on < (now() at time zone 'utc')::date, false) as expired,
   revoked_at, last_used_at, last_used_ip, created_at`;
 
@@ -74,9 +76,9 @@ export const customerOut = (r: CustomerRow): MessageInitShape<typeof CustomerSch
   company: r.company,
   country: r.country,
   currency: r.currency,
-  status: r.status,
+  status: customerStatusOf(r.status),
   ownerPersonId: r.owner_person_id ?? "",
-  createdAt: r.created_at.toISOString(),
+  createdAt: timestampFromDate(r.created_at),
 });
 
 export const personOut = (r: PersonRow): MessageInitShape<typeof PersonSchema> => ({
@@ -86,7 +88,7 @@ export const personOut = (r: PersonRow): MessageInitShape<typeof PersonSchema> =
   email: r.email,
   isOwner: r.is_owner,
   permissions: r.is_owner ? [...ALL_PERMISSIONS] : r.permissions,
-  createdAt: r.created_at.toISOString(),
+  createdAt: timestampFromDate(r.created_at),
 });
 
 export const keyOut = (r: KeyRow): MessageInitShape<typeof ApiKeySchema> => ({
@@ -98,13 +100,12 @@ export const keyOut = (r: KeyRow): MessageInitShape<typeof ApiKeySchema> => ({
   display: displayKey(r.prefix),
   scopes: r.scopes,
   ipAllowlist: r.ip_allowlist,
-  expiresOn: r.expires_on ?? "",
-  expired: r.expired,
-  revoked: r.revoked_at !== null,
-  revokedAt: r.revoked_at?.toISOString() ?? "",
-  lastUsedAt: r.last_used_at?.toISOString() ?? "",
+  expiresOn: r.expires_on ? timestampFromDate(r.expires_on) : undefined,
+  status: r.revoked_at ? ApiKeyStatus.REVOKED : r.expired ? ApiKeyStatus.EXPIRED : ApiKeyStatus.ACTIVE,
+  revokedAt: r.revoked_at ? timestampFromDate(r.revoked_at) : undefined,
+  lastUsedAt: r.last_used_at ? timestampFromDate(r.last_used_at) : undefined,
   lastUsedIp: r.last_used_ip ?? "",
-  createdAt: r.created_at.toISOString(),
+  createdAt: timestampFromDate(r.created_at),
 });
 
 export const logOut = (r: LogRow): MessageInitShape<typeof RequestLogEntrySchema> => ({
@@ -114,7 +115,7 @@ export const logOut = (r: LogRow): MessageInitShape<typeof RequestLogEntrySchema
   statusCode: r.status_code,
   sourceIp: r.source_ip,
   durationMs: r.duration_ms,
-  time: r.at.toISOString(),
+  time: timestampFromDate(r.at),
 });
 
 export const settingsOut = (r: SettingsRow): MessageInitShape<typeof SettingsSchema> => ({

@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { VerifyRequest, VerifyResponseSchema } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { Module, type VerifyRequest, type VerifyResponseSchema } from "@hb/contracts/hb/auth/v1/auth_pb";
 import {
   ALL_PERMISSIONS,
   countHourly,
@@ -12,6 +12,7 @@ import {
   type WindowCount,
 } from "@hb/platform";
 import { allowlistPermits } from "./allowlist.ts";
+import { customerStatusOf } from "./statuses.ts";
 
 type VerifyResult = MessageInitShape<typeof VerifyResponseSchema>;
 
@@ -95,12 +96,16 @@ export function createVerify(sql: Sql, redis: Redis, ns: string, pepper: string)
         scopes: row.scopes,
         permissions,
         isOwner: row.is_owner,
-        accountStatus: row.account_status,
+        accountStatus: customerStatusOf(row.account_status),
         personName: row.person_name,
         personEmail: row.person_email,
         currency: row.currency,
       },
-      rateLimit: { limit: window.limit, remaining: window.remaining, reset: BigInt(window.reset) },
+      rateLimit: {
+        limit: window.limit,
+        remaining: window.remaining,
+        reset: { seconds: BigInt(window.reset) },
+      },
     };
     const refusal = check(row, req, window, permissions);
     if (refusal) result.refusal = refusal;
@@ -121,10 +126,10 @@ function check(row: KeyRow, req: VerifyRequest, window: WindowCount, permissions
       retryAfterSeconds: retryAfter(window),
     };
   }
-  if (req.module === "inventory" && !row.inventory_module) {
+  if (req.module === Module.INVENTORY && !row.inventory_module) {
     return refuse("FEATURE_DISABLED", "Dedicated servers are not available (Inventory module is off)");
   }
-  if (req.module === "vps" && !row.vps_module) {
+  if (req.module === Module.VPS && !row.vps_module) {
     return refuse("FEATURE_DISABLED", "VPS snapshots are not available (VPS module is off)");
   }
   if (req.scope === "account" && !row.partner_status) {

@@ -1,11 +1,13 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { badRequest, type Sql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
+import { serviceStatus, transactionKind } from "./enums.ts";
 import { lockBalance, move } from "./ledger.ts";
-import { formatMoney, money, monthlyEquivalent, parseMoney, toNumber } from "./money.ts";
-import { callerOf, json, page, pagination, requireUuid, transact } from "./shared.ts";
+import { formatMoney, money, monthlyEquivalent, parseMoney } from "./money.ts";
+import { callerOf, page, requireUuid, transact } from "./shared.ts";
 
 export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingService>> {
   const balanceRow = async (personId: string) =>
@@ -39,18 +41,20 @@ export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingServi
         where customer_id = ${caller.customerId} and kind = 'hourly_charge' and created_at >= date_trunc('month', ${clock.now()}::timestamptz)`;
       const row = await balanceRow(caller.personId);
       const monthly = recurring.reduce((sum, r) => sum + monthlyEquivalent(money(r.amount), r.cycle), 0n);
-      return json({
-        services: {
-          total: services.reduce((n, s) => n + s.count, 0),
-          by_status: Object.fromEntries(services.map((s) => [s.status, s.count])),
+      // Every figure is in the account's currency: the balance's once it holds credit.
+      const currency = row?.currency ?? caller.currency;
+      return {
+        usage: {
+          servicesTotal: services.reduce((n, s) => n + s.count, 0),
+          servicesByStatus: services.map((s) => ({ status: serviceStatus.out(s.status), count: s.count })),
+          recurringMonthlyAmount: moneyOut(monthly, currency),
+          unpaidInvoicesCount: unpaid.n,
+          unpaidInvoicesTotal: moneyOut(money(unpaid.due), currency),
+          paidThisMonth: moneyOut(money(paid.paid), currency),
+          hourlyChargesThisMonth: moneyOut(money(hourly.charged), currency),
+          balance: row ? moneyOut(money(row.balance), row.currency) : undefined,
         },
-        recurring_monthly_amount: toNumber(monthly),
-        unpaid_invoices: { count: unpaid.n, total: toNumber(money(unpaid.due)) },
-        paid_this_month: toNumber(money(paid.paid)),
-        hourly_charges_this_month: toNumber(money(hourly.charged)),
-        balance: toNumber(money(row?.balance ?? "0")),
-        currency: row?.currency ?? "",
-      });
+      };
     },
 
     async listTransactions(req) {
@@ -71,18 +75,19 @@ export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingServi
       const [{ n }] = await sql<
         { n: number }[]
       >`select count(*)::int as n from ledger where person_id = ${caller.personId}`;
-      return json({
+      const currency = (await balanceRow(caller.personId))?.currency ?? caller.currency;
+      return {
         transactions: rows.map((r) => ({
-          id: r.id,
-          type: r.kind,
-          amount: toNumber(money(r.amount)),
-          balance_after: toNumber(money(r.balance_after)),
+          id: BigInt(r.id),
+          kind: transactionKind.out(r.kind),
+          amount: moneyOut(money(r.amount), currency),
+          balanceAfter: moneyOut(money(r.balance_after), currency),
           description: r.description,
-          document_id: r.document_id,
-          created_at: r.created_at.toISOString(),
+          documentId: r.document_id ?? undefined,
+          createdAt: timestampFromDate(r.created_at),
         })),
-        pagination: pagination(p, n),
-      });
+        total: n,
+      };
     },
 
     async adminAdjustCredit(req) {

@@ -9,13 +9,14 @@ import {
 import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
 import type { UpgradeSchema } from "@hb/contracts/hb/billing/v1/upgrades_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { priceIn } from "./catalogue.ts";
 import { clock } from "./clock.ts";
 import { moneyOut, timeOut } from "./contract-values.ts";
 import { createDocument, extendPaidTerm, payFromCredit } from "./documents.ts";
-import { addonBillingTypes, addonStatuses, cycles, upgradeKinds, upgradeStatuses } from "./enums.ts";
+import { addonBillingType, addonStatus, billingCycle, upgradeKind, upgradeStatus } from "./enums.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, currencyMismatch, lockBalance, refundPayments } from "./ledger.ts";
-import { addCycle, CYCLE_MONTHS, formatMoney, isCycle, money, parseMoney, type Units } from "./money.ts";
+import { addCycle, CYCLE_MONTHS, formatMoney, isCycle, money, type Units } from "./money.ts";
 import { prorate, remainingShare } from "./proration.ts";
 import { type DocumentRow, type ServiceRow, selectServices } from "./records.ts";
 import {
@@ -59,12 +60,12 @@ const addonOut = (a: AddonRow, currency: string): MessageInitShape<typeof AddonS
   id: a.id,
   optionId: a.option_id,
   name: a.name,
-  billingType: addonBillingTypes.toProto(a.billing_type),
-  cycle: cycles.toProto(a.cycle),
+  billingType: addonBillingType.out(a.billing_type),
+  cycle: billingCycle.out(a.cycle),
   quantity: a.quantity,
   price: moneyOut(a.amount, currency),
   paid: moneyOut(a.paid_amount, currency),
-  status: addonStatuses.toProto(a.status),
+  status: addonStatus.out(a.status),
   startedAt: timeOut(a.started_at),
   nextDueDate: timeOut(a.next_due_date),
 });
@@ -73,8 +74,8 @@ const addonOut = (a: AddonRow, currency: string): MessageInitShape<typeof AddonS
 const upgradeOut = (u: UpgradeRow, currency: string): MessageInitShape<typeof UpgradeSchema> => ({
   id: u.id,
   serviceId: u.service_id,
-  kind: upgradeKinds.toProto(u.kind),
-  status: upgradeStatuses.toProto(u.status),
+  kind: upgradeKind.out(u.kind),
+  status: upgradeStatus.out(u.status),
   fromProductId: u.from_product_id,
   toProductId: u.to_product_id ?? undefined,
   addOptionIds: u.add_options,
@@ -123,7 +124,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
           name: o.name,
           recurringPrices: o.recurring_price
             ? Object.keys(CYCLE_MONTHS).map((c) => ({
-                cycle: cycles.toProto(c),
+                cycle: billingCycle.out(c),
                 price: moneyOut(cyclePrice(money(o.recurring_price!), c), s.currency),
               }))
             : [],
@@ -136,14 +137,14 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
     async buyAddon(req) {
       const caller = callerOf(req.caller);
       if (!isUuid(req.optionId)) throw badRequest("optionId", "optionId is not a valid identifier");
-      const billingType = addonBillingTypes.fromProto(req.billingType);
+      const billingType = addonBillingType.in(req.billingType);
       if (!billingType) throw badRequest("billingType", "billingType must be one_time or recurring");
       const cycle =
         billingType !== "recurring"
           ? "one_time"
           : req.billingCycle === BillingCycle.UNSPECIFIED
             ? "monthly"
-            : cycles.fromProto(req.billingCycle);
+            : billingCycle.in(req.billingCycle);
       if (cycle === undefined || (billingType === "recurring" && !isCycle(cycle)))
         throw badRequest("billingCycle", "billingCycle must be a recurring billing cycle");
       const quantity = req.quantity || 1;
@@ -242,13 +243,13 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
           productId: s.product_id,
           name: s.product_name,
           price: moneyOut(s.amount, s.currency),
-          cycle: cycles.toProto(s.cycle),
+          cycle: billingCycle.out(s.cycle),
         },
         paths: targets.map((t) => ({
           productId: t.id,
           name: t.name,
           price: moneyOut(t.price, s.currency),
-          cycle: cycles.toProto(s.cycle),
+          cycle: billingCycle.out(s.cycle),
           // The prorated amount covers the time from now to the date the service is paid up to.
           proratedAmount: moneyOut(prorate(money(s.amount), money(t.price), share), s.currency),
           paidUntil: timeOut(s.next_due_date),
@@ -440,18 +441,22 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
     },
 
     async adminAddProductOption(req) {
-      const [p] = await sql`select 1 from products where id = ${requireUuid("product_id", req.productId)}`;
+      const [p] = await sql<{ currency: string }[]>`
+        select currency from products where id = ${requireUuid("product_id", req.productId)}`;
       if (!p) throw notFound("Product");
-      const recurring = req.recurringPrice ? parseMoney(req.recurringPrice) : null;
-      const oneTime = req.oneTimePrice ? parseMoney(req.oneTimePrice) : null;
-      if (recurring === undefined || oneTime === undefined || (recurring === null && oneTime === null)) {
-        throw badRequest("recurring_price", "give a recurring (per month) and/or one-time price");
+      const recurring = priceIn(req.recurringMonthlyPrice, "recurring_monthly_price", p.currency);
+      const oneTime = priceIn(req.oneTimePrice, "one_time_price", p.currency);
+      if (recurring === undefined && oneTime === undefined) {
+        throw badRequest("recurring_monthly_price", "give a recurring (per month) and/or one-time price");
       }
       const id = newId();
+      const name = req.name.trim() || "Option";
       await sql`insert into product_options (id, product_id, name, recurring_price, one_time_price)
-        values (${id}, ${req.productId}, ${req.name.trim() || "Option"}, ${recurring === null ? null : formatMoney(recurring)},
-                ${oneTime === null ? null : formatMoney(oneTime)})`;
-      return { option: { json: JSON.stringify({ id, product_id: req.productId, name: req.name }) } };
+        values (${id}, ${req.productId}, ${name}, ${recurring === undefined ? null : formatMoney(recurring)},
+                ${oneTime === undefined ? null : formatMoney(oneTime)})`;
+      const price = (units: bigint | undefined) =>
+        units === undefined ? undefined : moneyOut(units, p.currency);
+      return { option: { id, name, recurringMonthlyPrice: price(recurring), oneTimePrice: price(oneTime) } };
     },
   };
 }

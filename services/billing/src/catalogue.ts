@@ -1,8 +1,23 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import type { CatalogueProductSchema } from "@hb/contracts/hb/billing/v1/products_pb";
+import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { badRequest, newId, notFound, type Sql } from "@hb/platform";
-import { formatMoney, isCycle, money, parseMoney, toNumber } from "./money.ts";
-import { json, requireUuid, transact } from "./shared.ts";
+import { moneyOut } from "./contract-values.ts";
+import { billingCycle, productKind } from "./enums.ts";
+import { formatMoney, money, parseMoney, type Units } from "./money.ts";
+import { requireUuid, transact } from "./shared.ts";
+
+/** An admin-given price: exact, not negative, in the product's currency. */
+export function priceIn(m: Money | undefined, field: string, currency: string): Units | undefined {
+  if (!m) return undefined;
+  const v = parseMoney(m.amount);
+  if (v === undefined || v < 0n) throw badRequest(field, `bad price "${m.amount}"`);
+  if (m.currency && m.currency !== currency)
+    throw badRequest(field, `prices must be in the product's currency ${currency}, not ${m.currency}`);
+  return v;
+}
 
 interface ProductRow {
   id: string;
@@ -20,34 +35,27 @@ interface ProductRow {
   options: { id: string; name: string; recurring_price: string | null; one_time_price: string | null }[];
 }
 
-const productJson = (p: ProductRow, detail: boolean) => ({
-  id: p.id,
-  name: p.name,
-  kind: p.kind,
-  description: p.description,
-  currency: p.currency,
-  specs: { vcpus: p.vcpus, memory_mb: p.memory_mb, disk_gb: p.disk_gb, location: p.location },
-  billing_cycles: p.prices.map((c) => ({
-    cycle: c.cycle,
-    price: formatMoney(money(c.price)),
-    amount: toNumber(money(c.price)),
-  })),
-  ...(p.prices.some((c) => c.cycle === "hourly")
-    ? { hourly: { minimum_credit: toNumber(money(p.min_credit)) } }
-    : {}),
-  ...(detail
-    ? {
-        os_images: p.os_images.map((id) => ({ id, name: id })),
-        options: p.options.map((o) => ({
-          id: o.id,
-          name: o.name,
-          // Recurring add-ons are priced per month; a cycle costs that times its months.
-          recurring_monthly: o.recurring_price === null ? null : toNumber(money(o.recurring_price)),
-          one_time: o.one_time_price === null ? null : toNumber(money(o.one_time_price)),
-        })),
-      }
-    : {}),
-});
+/** A catalogue row as the contract's product; prices in the product's currency. */
+export function productOut(p: ProductRow): MessageInitShape<typeof CatalogueProductSchema> {
+  const price = (text: string) => moneyOut(money(text), p.currency);
+  return {
+    id: p.id,
+    name: p.name,
+    kind: productKind.out(p.kind),
+    description: p.description,
+    currency: p.currency,
+    specs: { vcpus: p.vcpus, memoryMb: p.memory_mb, diskGb: p.disk_gb, location: p.location },
+    prices: p.prices.map((c) => ({ cycle: billingCycle.out(c.cycle), price: price(c.price) })),
+    minimumCredit: price(p.min_credit),
+    osImages: p.os_images,
+    options: p.options.map((o) => ({
+      id: o.id,
+      name: o.name,
+      recurringMonthlyPrice: o.recurring_price === null ? undefined : price(o.recurring_price),
+      oneTimePrice: o.one_time_price === null ? undefined : price(o.one_time_price),
+    })),
+  };
+}
 
 const productSelect = `select p.*, coalesce((select json_agg(json_build_object('cycle', cycle, 'price', price::text) order by price)
   from product_prices where product_id = p.id), '[]') as prices,
@@ -59,7 +67,7 @@ export function createCatalogue(sql: Sql): Partial<ServiceImpl<typeof BillingSer
   return {
     async listProducts() {
       const rows = await sql.unsafe<ProductRow[]>(`${productSelect} where p.active order by p.kind, p.name`);
-      return json({ products: rows.map((p) => productJson(p, false)) });
+      return { products: rows.map(productOut) };
     },
 
     async getProduct(req) {
@@ -67,30 +75,37 @@ export function createCatalogue(sql: Sql): Partial<ServiceImpl<typeof BillingSer
         requireUuid("id", req.productId),
       ]);
       if (!p) throw notFound("Product");
-      return json(productJson(p, true));
+      return { product: productOut(p) };
     },
 
     async adminCreateProduct(req) {
       if (!req.name.trim()) throw badRequest("name", "name is required");
-      const entries = Object.entries(req.prices);
-      if (entries.length === 0)
+      if (req.prices.length === 0)
         throw badRequest("prices", "at least one cycle price is required, e.g. monthly=10");
-      for (const [cycle, price] of entries) {
-        if (!isCycle(cycle)) throw badRequest("prices", `unknown cycle "${cycle}"`);
-        const v = parseMoney(price);
-        if (v === undefined || v < 0n) throw badRequest("prices", `bad price "${price}" for ${cycle}`);
+      const currency = req.currency || "EUR";
+      const prices = new Map<string, Units>();
+      for (const p of req.prices) {
+        const cycle = billingCycle.in(p.cycle);
+        if (cycle === undefined || cycle === "one_time") throw badRequest("prices", "unknown cycle");
+        if (prices.has(cycle)) throw badRequest("prices", `two prices for ${cycle}`);
+        const v = priceIn(p.price, "prices", currency);
+        if (v === undefined) throw badRequest("prices", `no price for ${cycle}`);
+        prices.set(cycle, v);
       }
+      const kind = req.kind ? productKind.in(req.kind) : "vps";
+      if (kind === undefined) throw badRequest("kind", "unknown product kind");
+      const minCredit = priceIn(req.minimumCredit, "minimum_credit", currency) ?? 0n;
       const id = newId();
       await transact(sql, async (tx) => {
         await tx`insert into products (id, name, kind, currency, vcpus, memory_mb, disk_gb, location, os_images, min_credit)
-          values (${id}, ${req.name.trim()}, ${req.kind || "vps"}, ${req.currency || "EUR"}, ${req.vcpus}, ${req.memoryMb},
-                  ${req.diskGb}, ${req.location}, ${req.osImages}, ${formatMoney(parseMoney(req.minCredit || "0") ?? 0n)})`;
-        for (const [cycle, price] of entries) {
-          await tx`insert into product_prices (product_id, cycle, price) values (${id}, ${cycle}, ${formatMoney(money(price))})`;
+          values (${id}, ${req.name.trim()}, ${kind}, ${currency}, ${req.vcpus}, ${req.memoryMb},
+                  ${req.diskGb}, ${req.location}, ${req.osImages}, ${formatMoney(minCredit)})`;
+        for (const [cycle, price] of prices) {
+          await tx`insert into product_prices (product_id, cycle, price) values (${id}, ${cycle}, ${formatMoney(price)})`;
         }
       });
       const [p] = await sql.unsafe<ProductRow[]>(`${productSelect} where p.id = $1`, [id]);
-      return { product: { json: JSON.stringify(productJson(p, true)) } };
+      return { product: productOut(p) };
     },
   };
 }

@@ -1,27 +1,40 @@
 import { AddonBillingType, AddonStatus } from "@hb/contracts/hb/billing/v1/addons_pb";
 import { BillingCycle, ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import { DocumentKind, DocumentPurpose, DocumentStatus } from "@hb/contracts/hb/billing/v1/documents_pb";
+import { TransactionKind } from "@hb/contracts/hb/billing/v1/ledger_pb";
+import {
+  OrderPaymentMode,
+  OrderPaymentStatus,
+  OrderProvisioningStatus,
+  OrderStatus,
+} from "@hb/contracts/hb/billing/v1/orders_pb";
 import { CancellationType, ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { UpgradeKind, UpgradeStatus } from "@hb/contracts/hb/billing/v1/upgrades_pb";
 
 /**
- * The one place billing translates between the names its tables store ("monthly", "active", …)
- * and the contract's enums. A stored name the contract does not know reads as UNSPECIFIED (0).
+ * The one place billing translates its stored words (the database's text columns) to the
+ * contract's enums and back.
  */
-export interface EnumNames<E extends number> {
-  toProto(name: string): E;
-  /** The stored name; undefined for UNSPECIFIED or a value this build does not know. */
-  fromProto(value: number): string | undefined;
+export interface EnumCodec<S extends string, E extends number> {
+  /** A stored word as the enum; a word the contract does not know is a bug, so it throws. */
+  out(stored: string): E;
+  /** The stored word of an enum value from a request; undefined for UNSPECIFIED or an unknown number. */
+  in(value: number): S | undefined;
 }
 
-export function enumNames<E extends number>(names: Record<string, E>): EnumNames<E> {
-  const byValue = new Map<number, string>(Object.entries(names).map(([name, value]) => [value, name]));
+export function enumCodec<S extends string, E extends number>(words: Record<S, E>): EnumCodec<S, E> {
+  const back = new Map<number, S>(Object.entries(words).map(([w, v]) => [v as number, w as S]));
   return {
-    toProto: (name) => names[name] ?? (0 as E),
-    fromProto: (value) => byValue.get(value),
+    out(stored) {
+      const v = (words as Record<string, E | undefined>)[stored];
+      if (v === undefined) throw new Error(`no contract value for stored word "${stored}"`);
+      return v;
+    },
+    in: (value) => back.get(value),
   };
 }
 
-export const cycles = enumNames({
+export const billingCycle = enumCodec({
   hourly: BillingCycle.HOURLY,
   monthly: BillingCycle.MONTHLY,
   quarterly: BillingCycle.QUARTERLY,
@@ -31,7 +44,13 @@ export const cycles = enumNames({
   one_time: BillingCycle.ONE_TIME,
 });
 
-export const serviceStatuses = enumNames({
+export const productKind = enumCodec({
+  vps: ProductKind.VPS,
+  dedicated: ProductKind.DEDICATED,
+  game: ProductKind.GAME,
+});
+
+export const serviceStatus = enumCodec({
   pending_payment: ServiceStatus.PENDING_PAYMENT,
   pending: ServiceStatus.PENDING,
   installing: ServiceStatus.INSTALLING,
@@ -42,34 +61,76 @@ export const serviceStatuses = enumNames({
   cancelled: ServiceStatus.CANCELLED,
 });
 
-export const productKinds = enumNames({
-  vps: ProductKind.VPS,
-  dedicated: ProductKind.DEDICATED,
-  game: ProductKind.GAME,
+export const documentKind = enumCodec({ invoice: DocumentKind.INVOICE, proforma: DocumentKind.PROFORMA });
+
+export const documentStatus = enumCodec({
+  unpaid: DocumentStatus.UNPAID,
+  paid: DocumentStatus.PAID,
+  cancelled: DocumentStatus.CANCELLED,
+  converted: DocumentStatus.CONVERTED,
 });
 
-export const cancellationTypes = enumNames({ end_of_term: CancellationType.END_OF_TERM });
+export const documentPurpose = enumCodec({
+  order: DocumentPurpose.ORDER,
+  renewal: DocumentPurpose.RENEWAL,
+  manual: DocumentPurpose.MANUAL,
+  upgrade: DocumentPurpose.UPGRADE,
+  addon: DocumentPurpose.ADDON,
+});
 
-export const serviceActions = enumNames({
+export const orderStatus = enumCodec({
+  pending: OrderStatus.PENDING,
+  active: OrderStatus.ACTIVE,
+  cancelled: OrderStatus.CANCELLED,
+});
+
+export const orderPaymentStatus = enumCodec({
+  unpaid: OrderPaymentStatus.UNPAID,
+  paid: OrderPaymentStatus.PAID,
+});
+
+export const orderPaymentMode = enumCodec({
+  credit: OrderPaymentMode.CREDIT,
+  invoice: OrderPaymentMode.INVOICE,
+});
+
+export const orderProvisioningStatus = enumCodec({
+  not_started: OrderProvisioningStatus.NOT_STARTED,
+  in_progress: OrderProvisioningStatus.IN_PROGRESS,
+  completed: OrderProvisioningStatus.COMPLETED,
+  failed: OrderProvisioningStatus.FAILED,
+});
+
+export const transactionKind = enumCodec({
+  credit_added: TransactionKind.CREDIT_ADDED,
+  credit_removed: TransactionKind.CREDIT_REMOVED,
+  payment: TransactionKind.PAYMENT,
+  refund: TransactionKind.REFUND,
+  hourly_charge: TransactionKind.HOURLY_CHARGE,
+});
+
+export const cancellationType = enumCodec({ end_of_term: CancellationType.END_OF_TERM });
+
+export const serviceAction = enumCodec({
   suspend: ServiceAction.SUSPEND,
   unsuspend: ServiceAction.UNSUSPEND,
   terminate: ServiceAction.TERMINATE,
 });
 
-export const addonBillingTypes = enumNames({
+export const addonBillingType = enumCodec({
   one_time: AddonBillingType.ONE_TIME,
   recurring: AddonBillingType.RECURRING,
 });
 
-export const addonStatuses = enumNames({
+export const addonStatus = enumCodec({
   pending_payment: AddonStatus.PENDING_PAYMENT,
   active: AddonStatus.ACTIVE,
   cancelled: AddonStatus.CANCELLED,
 });
 
-export const upgradeKinds = enumNames({ product: UpgradeKind.PRODUCT, options: UpgradeKind.OPTIONS });
+export const upgradeKind = enumCodec({ product: UpgradeKind.PRODUCT, options: UpgradeKind.OPTIONS });
 
-export const upgradeStatuses = enumNames({
+export const upgradeStatus = enumCodec({
   awaiting_payment: UpgradeStatus.AWAITING_PAYMENT,
   executing: UpgradeStatus.EXECUTING,
   completed: UpgradeStatus.COMPLETED,

@@ -1,5 +1,15 @@
-import { type TxSql, writeOutbox } from "@hb/platform";
+import { type ServiceStatus, ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
+import {
+  type OrderStatus,
+  OrderStatusSchema,
+  type PaymentMode,
+  PaymentModeSchema,
+} from "@hb/contracts/hb/events/v1/events_pb";
+import { enumOfWord, type TxSql, writeOutbox } from "@hb/platform";
 import type { OrderRow, ServiceRow } from "./records.ts";
+
+// Billing's status and mode columns hold the enums' words.
+const serviceStatus = (column: string) => enumOfWord<ServiceStatus>(ServiceStatusSchema, column);
 
 /** Order events (data per the spec's Events section), written in the caller's transaction. */
 export async function orderEvent(
@@ -19,9 +29,9 @@ export async function orderEvent(
         orderNumber: order.order_number,
         externalOrderId: order.external_order_id ?? "",
         externalCustomerId: order.external_customer_id ?? "",
-        status: order.status,
-        paymentMode: order.payment_mode,
-        amount: order.total,
+        status: enumOfWord<OrderStatus>(OrderStatusSchema, order.status),
+        paymentMode: enumOfWord<PaymentMode>(PaymentModeSchema, order.payment_mode),
+        amount: { currency: order.currency, amount: order.total },
         invoiceId: extra.invoiceId ?? "",
         paymentError: extra.paymentError ?? "",
       },
@@ -52,7 +62,7 @@ export async function serviceEvent(
         orderId: s.order_id ?? "",
         externalOrderId: order?.external_order_id ?? "",
         externalCustomerId: order?.external_customer_id ?? "",
-        status: s.status,
+        status: serviceStatus(s.status),
         serverIp: s.server_ip,
         hostname: s.hostname,
         reason,

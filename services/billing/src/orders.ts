@@ -1,26 +1,26 @@
+import { create, fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService, OrderItem } from "@hb/contracts/hb/billing/v1/billing_pb";
+import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { type OrderItem, type PlacedOrder, PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
+import { moneyOut } from "./contract-values.ts";
 import { createDocument, payFromCredit } from "./documents.ts";
+import { billingCycle, orderPaymentStatus, orderStatus } from "./enums.ts";
 import { orderEvent } from "./events.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, currencyMismatch, lockBalance, move } from "./ledger.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
-import {
-  type DocumentRow,
-  documentJson,
-  type OrderRow,
-  orderJson,
-  selectServices,
-  serviceJson,
-} from "./records.ts";
-import { callerOf, json, transact } from "./shared.ts";
+import { type DocumentRow, type OrderRow, selectServices, summaryOut } from "./records.ts";
+import { documentOut, orderOut } from "./records-out.ts";
+import { callerOf, page, transact } from "./shared.ts";
 
 export const MAX_ORDER_ITEMS = 50;
 
 interface PricedItem {
   item: OrderItem;
+  /** The item's cycle as billing stores it. */
+  cycle: string;
   productId: string;
   productName: string;
   kind: string;
@@ -50,6 +50,9 @@ export async function priceItems(sql: Sql, items: OrderItem[], currency: string)
   for (const [i, item] of items.entries()) {
     const field = items.length === 1 ? "" : `items.${i}.`;
     if (!isUuid(item.productId)) throw badRequest(`${field}productId`, "productId is not a valid identifier");
+    const cycle = billingCycle.in(item.billingCycle);
+    if (cycle === undefined || cycle === "one_time")
+      throw badRequest(`${field}billingCycle`, "billingCycle must be a cycle a product is priced in");
     const [p] = await sql<
       {
         id: string;
@@ -62,7 +65,7 @@ export async function priceItems(sql: Sql, items: OrderItem[], currency: string)
       }[]
     >`
       select p.id, p.name, p.kind, p.currency, p.os_images, pp.price, p.min_credit::text
-      from products p left join product_prices pp on pp.product_id = p.id and pp.cycle = ${item.billingCycle}
+      from products p left join product_prices pp on pp.product_id = p.id and pp.cycle = ${cycle}
       where p.id = ${item.productId} and p.active`;
     if (!p)
       throw apiError("NOT_FOUND", "Product not found", {
@@ -71,10 +74,7 @@ export async function priceItems(sql: Sql, items: OrderItem[], currency: string)
     if (currency && p.currency !== currency)
       throw currencyMismatch(p.currency, currency, `${field}productId`);
     if (p.price === null)
-      throw badRequest(
-        `${field}billingCycle`,
-        `billingCycle "${item.billingCycle}" is not offered for this product`,
-      );
+      throw badRequest(`${field}billingCycle`, `billingCycle "${cycle}" is not offered for this product`);
     if (item.osImageId && !p.os_images.includes(item.osImageId)) {
       throw badRequest(
         `${field}configOptions.os_image_id`,
@@ -83,6 +83,7 @@ export async function priceItems(sql: Sql, items: OrderItem[], currency: string)
     }
     priced.push({
       item,
+      cycle,
       productId: p.id,
       productName: p.name,
       kind: p.kind,
@@ -97,13 +98,18 @@ export async function priceItems(sql: Sql, items: OrderItem[], currency: string)
 }
 
 /** Creates the order, its services (pending_payment) and its proforma, and settles from credit. */
-export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, priced: PricedItem[]) {
+export async function placeOrder(
+  tx: TxSql,
+  ns: string,
+  ctx: OrderContext,
+  priced: PricedItem[],
+): Promise<PlacedOrder> {
   {
     const currency = priced[0].currency;
     // Hourly items are charged from credit each hour, without a document, once the balance
     // reaches their minimum; the document covers the other items only.
-    const hourly = priced.filter((p) => p.item.billingCycle === HOURLY);
-    const billed = priced.filter((p) => p.item.billingCycle !== HOURLY);
+    const hourly = priced.filter((p) => p.cycle === HOURLY);
+    const billed = priced.filter((p) => p.cycle !== HOURLY);
     if (hourly.length > 0) {
       const needed = hourly.reduce((s, p) => s + p.minCredit, 0n);
       const balance = await lockBalance(tx, ctx.personId, ctx.customerId, currency);
@@ -139,12 +145,12 @@ export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, price
       await tx`insert into services (id, customer_id, person_id, product_id, order_id, kind, name, hostname, status, cycle,
                                      amount, currency, next_due_date, os_image_id, partner_id)
         values (${id}, ${ctx.customerId}, ${ctx.personId}, ${p.productId}, ${orderId}, ${p.kind}, ${p.productName}, ${hostname},
-                ${p.item.billingCycle === HOURLY ? "pending" : "pending_payment"}, ${p.item.billingCycle}, ${formatMoney(p.price)}, ${currency},
-                ${addCycle(now, p.item.billingCycle)}, ${p.item.osImageId}, ${ctx.partnerId ?? null})`;
+                ${p.cycle === HOURLY ? "pending" : "pending_payment"}, ${p.cycle}, ${formatMoney(p.price)}, ${currency},
+                ${addCycle(now, p.cycle)}, ${p.item.osImageId}, ${ctx.partnerId ?? null})`;
     }
     // Hourly services are charged their first hour now; the charger takes each following hour.
     for (const [i, p] of priced.entries()) {
-      if (p.item.billingCycle !== HOURLY) continue;
+      if (p.cycle !== HOURLY) continue;
       await move(tx, {
         personId: ctx.personId,
         customerId: ctx.customerId,
@@ -159,22 +165,11 @@ export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, price
       const [paidOrder] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
       if (!ctx.partnerId) await orderEvent(tx, ns, "order.paid", paidOrder, {});
       const services = await selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
-      return {
-        order: { ...orderJson(paidOrder), payment_error: null },
-        services: services.map((s) => ({
-          id: s.id,
-          status: s.status,
-          hostname: s.hostname,
-          product_id: s.product_id,
-        })),
-        proforma: null,
-        invoice: null,
-        document: null,
+      return create(PlacedOrderSchema, {
+        order: orderOut(paidOrder, services),
         settled: true,
-        next_step:
-          "Hourly services are charged from your credit each hour, without a document. Provisioning has started.",
-        credit_balance: toNumber(await balanceOf(tx, ctx.personId)),
-      };
+        creditBalance: moneyOut(await balanceOf(tx, ctx.personId), currency),
+      });
     }
     const proforma = await createDocument(tx, {
       kind: "proforma",
@@ -185,9 +180,9 @@ export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, price
       orderId,
       lines: priced
         .map((p, i) => ({ p, serviceId: serviceIds[i] }))
-        .filter(({ p }) => p.item.billingCycle !== HOURLY)
+        .filter(({ p }) => p.cycle !== HOURLY)
         .map(({ p, serviceId }) => ({
-          description: `${p.productName} (${p.item.billingCycle})`,
+          description: `${p.productName} (${p.cycle})`,
           amount: p.price,
           serviceId,
         })),
@@ -223,30 +218,14 @@ export async function placeOrder(tx: TxSql, ns: string, ctx: OrderContext, price
     const [proformaNow] = await tx<DocumentRow[]>`select * from documents where id = ${proforma.id}`;
     const services = await selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
     const balance = await balanceOf(tx, ctx.personId);
-    const doc = invoice ?? proformaNow;
-    return {
-      order: { ...orderJson(finalOrder), payment_error: finalOrder.payment_error },
-      services: services.map((s) => ({
-        id: s.id,
-        status: s.status,
-        hostname: s.hostname,
-        product_id: s.product_id,
-      })),
-      proforma: documentJson(proformaNow),
-      invoice: invoice ? documentJson(invoice) : null,
-      document: {
-        type: doc.kind,
-        id: doc.id,
-        status: doc.status,
-        total: toNumber(money(doc.total)),
-        settled,
-      },
+    const [orderNow] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
+    return create(PlacedOrderSchema, {
+      order: orderOut(orderNow, services),
+      proforma: documentOut(proformaNow),
+      invoice: invoice ? documentOut(invoice) : undefined,
       settled,
-      next_step: settled
-        ? "Paid from credit. Provisioning has started; poll GET /services/{id} until it is active."
-        : `Pay proforma ${proformaNow.number} with POST /api/v1/proformas/${proformaNow.id}/pay once your credit balance covers ${toNumber(total)} ${currency}.`,
-      credit_balance: toNumber(balance),
-    };
+      creditBalance: moneyOut(balance, currency),
+    });
   }
 }
 
@@ -257,35 +236,34 @@ export function createOrders(sql: Sql, ns: string): Partial<ServiceImpl<typeof B
       const priced = await priceItems(sql, req.items, caller.currency);
       const result = await transact(sql, async (tx) => {
         const again = await replay(tx, caller.personId, "order", req.idempotencyKey, req.requestHash);
-        if (again) return again;
+        if (again) return fromJsonString(PlacedOrderSchema, again);
         const ctx = {
           customerId: caller.customerId,
           personId: caller.personId,
           paymentMode: "credit" as const,
         };
-        const out = JSON.stringify(await placeOrder(tx, ns, ctx, priced));
-        await remember(tx, caller.personId, "order", req.idempotencyKey, req.requestHash, out);
-        return out;
+        const placed = await placeOrder(tx, ns, ctx, priced);
+        const stored = toJsonString(PlacedOrderSchema, placed);
+        await remember(tx, caller.personId, "order", req.idempotencyKey, req.requestHash, stored);
+        return placed;
       });
-      return { result: { json: result } };
+      return { placed: result };
     },
 
     async listOrders(req) {
       const caller = callerOf(req.caller);
-      const page = Math.max(1, req.page || 1);
-      const limit = Math.min(200, Math.max(1, req.limit || 20));
-      const status = req.status || null;
+      const p = page(req.page, req.limit, 20);
+      const status = orderStatus.in(req.status) ?? null;
+      const paid = orderPaymentStatus.in(req.paymentStatus) ?? null;
       const rows = await sql<(OrderRow & { total_count: string })[]>`
         select *, count(*) over () as total_count from orders
-        where customer_id = ${caller.customerId} and (${status}::text is null or status = ${status} or payment_status = ${status})
-        order by created_at desc, id desc limit ${limit} offset ${(page - 1) * limit}`;
+        where customer_id = ${caller.customerId} and (${status}::text is null or status = ${status})
+          and (${paid}::text is null or payment_status = ${paid})
+        order by created_at desc, id desc limit ${p.limit} offset ${p.offset}`;
       const total = rows.length
         ? Number(rows[0].total_count)
-        : await countOrders(sql, caller.customerId, status);
-      return json({
-        orders: rows.map(orderJson),
-        pagination: { page, limit, total, pages: Math.max(1, Math.ceil(total / limit)) },
-      });
+        : await countOrders(sql, caller.customerId, status, paid);
+      return { orders: rows.map((o) => orderOut(o)), total };
     },
 
     async getOrder(req) {
@@ -299,19 +277,14 @@ export function createOrders(sql: Sql, ns: string): Partial<ServiceImpl<typeof B
       const docs = await sql<
         DocumentRow[]
       >`select * from documents where order_id = ${order.id} order by created_at`;
-      return json({
-        ...orderJson(order),
-        payment_error: order.payment_error,
-        services: services.map(serviceJson),
-        documents: docs.map((d) => documentJson(d)),
-      });
+      return { order: orderOut(order, services, docs), services: services.map(summaryOut) };
     },
   };
 }
 
-async function countOrders(sql: Sql, customerId: string, status: string | null) {
+async function countOrders(sql: Sql, customerId: string, status: string | null, paid: string | null) {
   const [{ n }] = await sql<{ n: number }[]>`
     select count(*)::int as n from orders where customer_id = ${customerId}
-      and (${status}::text is null or status = ${status} or payment_status = ${status})`;
+      and (${status}::text is null or status = ${status}) and (${paid}::text is null or payment_status = ${paid})`;
   return n;
 }

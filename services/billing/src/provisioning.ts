@@ -1,6 +1,7 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
@@ -15,6 +16,13 @@ import {
 import { orderEvent, serviceEvent } from "./events.ts";
 import { type OrderRow, selectServices } from "./records.ts";
 import { transact } from "./shared.ts";
+
+/** The machine compute builds for a service of each product kind. */
+const MACHINE_KINDS: Record<string, MachineKind> = {
+  vps: MachineKind.VPS,
+  dedicated: MachineKind.DEDICATED,
+  game: MachineKind.GAME,
+};
 
 /** Delay before asking compute again after `failures` failed attempts: doubling, capped. */
 export function provisionRetryDelay(failures: number, baseMs: number, capMs = 60_000): number {
@@ -61,7 +69,7 @@ export function startProvisioner(
             await compute.provision({
               serviceId: r.id,
               customerId: r.customer_id,
-              kind: r.kind,
+              kind: MACHINE_KINDS[r.kind] ?? MachineKind.UNSPECIFIED,
               productId: r.product_id,
               hostname: r.hostname,
               osImageId: r.os_image_id,

@@ -2,7 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import type { Sql } from "@hb/platform";
 import { moneyOut, timeOut } from "./contract-values.ts";
-import { cancellationTypes, cycles, productKinds, serviceStatuses } from "./enums.ts";
+import { billingCycle, cancellationType, productKind, serviceStatus } from "./enums.ts";
 import { formatMoney, money, toNumber } from "./money.ts";
 
 export interface ServiceRow {
@@ -43,17 +43,17 @@ export const summaryOut = (r: ServiceRow): MessageInitShape<typeof ServiceSummar
   customerId: r.customer_id,
   name: r.name,
   hostname: r.hostname,
-  kind: productKinds.toProto(r.kind),
-  status: serviceStatuses.toProto(r.status),
+  kind: productKind.out(r.kind),
+  status: serviceStatus.out(r.status),
   product: { id: r.product_id, name: r.product_name },
   billing: {
-    cycle: cycles.toProto(r.cycle),
+    cycle: billingCycle.out(r.cycle),
     price: moneyOut(r.amount, r.currency),
     nextDueDate: timeOut(r.next_due_date),
   },
   cancellation: r.cancellation
     ? {
-        type: cancellationTypes.toProto(r.cancellation.type),
+        type: cancellationType.out(r.cancellation.type),
         reason: r.cancellation.reason,
         requestedAt: timeOut(new Date(r.cancellation.requested_at)),
         effectiveAt: timeOut(new Date(r.cancellation.effective_at)),
@@ -161,13 +161,3 @@ export interface OrderRow {
   payment_error: string | null;
   created_at: Date;
 }
-
-export const orderJson = (o: OrderRow) => ({
-  id: o.id,
-  order_number: o.order_number,
-  status: o.status,
-  payment_status: o.payment_status,
-  total: toNumber(money(o.total)),
-  currency: o.currency,
-  created_at: o.created_at.toISOString(),
-});

@@ -1,51 +1,21 @@
-import type { MessageInitShape } from "@bufbuild/protobuf";
+import { fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
 import type { ResellerServiceSchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { apiError, badRequest, notFound, type Sql } from "@hb/platform";
+import { moneyOut } from "./contract-values.ts";
 import { payFromCredit } from "./documents.ts";
+import { orderPaymentMode } from "./enums.ts";
 import { orderEvent } from "./events.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, lockBalance } from "./ledger.ts";
-import { formatMoney, money, toNumber } from "./money.ts";
+import { formatMoney, money } from "./money.ts";
 import { placeOrder, priceItems } from "./orders.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices, summaryOut } from "./records.ts";
+import { orderOut } from "./records-out.ts";
 import { setServiceState, stateActionOf } from "./service-handlers.ts";
-import { callerOf, isUniqueViolation, json, requireUuid, transact } from "./shared.ts";
-
-const provisioningStatus = (services: ServiceRow[]) => {
-  if (services.some((s) => s.status === "provisioning_failed")) return "failed";
-  if (services.length > 0 && services.every((s) => ["active", "suspended", "terminated"].includes(s.status)))
-    return "completed";
-  if (services.some((s) => ["pending", "installing"].includes(s.status))) return "in_progress";
-  return "not_started";
-};
-
-/** A reseller order row with its services (status, hostname, address). */
-function resellerOrderJson(o: OrderRow, services: ServiceRow[]) {
-  const failed = services.find((s) => s.status === "provisioning_failed");
-  return {
-    id: o.id,
-    order_number: o.order_number,
-    external_order_id: o.external_order_id,
-    external_customer_id: o.external_customer_id,
-    status: o.status,
-    payment_status: o.payment_status,
-    payment_mode: o.payment_mode,
-    provisioning_status: provisioningStatus(services),
-    failure_reason: o.payment_error ?? failed?.failure_reason ?? null,
-    total: toNumber(money(o.total)),
-    currency: o.currency,
-    created_at: o.created_at.toISOString(),
-    services: services.map((s) => ({
-      id: s.id,
-      status: s.status,
-      hostname: s.hostname,
-      address: s.server_ip || null,
-      product: { id: s.product_id, name: s.product_name },
-    })),
-  };
-}
+import { callerOf, isUniqueViolation, requireUuid, transact } from "./shared.ts";
 
 export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
   const ordersWithServices = async (orders: OrderRow[]) => {
@@ -54,7 +24,7 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
       orders.map((o) => o.id),
     ]);
     return orders.map((o) =>
-      resellerOrderJson(
+      orderOut(
         o,
         services.filter((s) => s.order_id === o.id),
       ),
@@ -72,9 +42,8 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
     async createResellerOrder(req) {
       const caller = callerOf(req.caller);
       if (!req.externalOrderId) throw badRequest("externalOrderId", "externalOrderId is required");
-      if (req.paymentMode !== "credit" && req.paymentMode !== "invoice") {
-        throw badRequest("paymentMode", "paymentMode must be credit or invoice");
-      }
+      const paymentMode = orderPaymentMode.in(req.paymentMode);
+      if (paymentMode === undefined) throw badRequest("paymentMode", "paymentMode must be credit or invoice");
       const priced = await priceItems(sql, req.items, caller.currency);
       const out = await transact(sql, async (tx) => {
         const again = await replay(
@@ -84,12 +53,12 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
           req.idempotencyKey,
           req.requestHash,
         );
-        if (again) return again;
+        if (again) return fromJsonString(PlacedOrderSchema, again);
         const [dup] =
           await tx`select id from orders where partner_id = ${caller.customerId} and external_order_id = ${req.externalOrderId}`;
         if (dup)
           throw apiError("CONFLICT", `An order with externalOrderId "${req.externalOrderId}" already exists`);
-        const result = await placeOrder(
+        const placed = await placeOrder(
           tx,
           ns,
           {
@@ -98,19 +67,13 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
             partnerId: caller.customerId,
             externalOrderId: req.externalOrderId,
             externalCustomerId: req.externalCustomerId,
-            paymentMode: req.paymentMode as "credit" | "invoice",
+            paymentMode,
           },
           priced,
         );
-        const [o] = await tx<OrderRow[]>`select * from orders where id = ${result.order.id}`;
-        const services = await selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [o.id]);
-        const text = JSON.stringify({
-          ...resellerOrderJson(o, services),
-          settled: result.settled,
-          document: result.document,
-        });
-        await remember(tx, caller.personId, "reseller-order", req.idempotencyKey, req.requestHash, text);
-        return text;
+        const stored = toJsonString(PlacedOrderSchema, placed);
+        await remember(tx, caller.personId, "reseller-order", req.idempotencyKey, req.requestHash, stored);
+        return placed;
       }).catch((err: unknown) => {
         // The database, not the SELECT above, is what keeps an external id to one order: a
         // concurrent twin fails on the unique index, its transaction rolls back, nothing is charged.
@@ -118,7 +81,7 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
           throw apiError("CONFLICT", `An order with externalOrderId "${req.externalOrderId}" already exists`);
         throw err;
       });
-      return { result: { json: out } };
+      return { placed: out };
     },
 
     async retryResellerPayment(req) {
@@ -143,14 +106,8 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
       });
       const [o] = await sql<OrderRow[]>`select * from orders where id = ${order.id}`;
       const [result] = await ordersWithServices([o]);
-      return {
-        result: {
-          json: JSON.stringify({
-            ...result,
-            credit_balance: toNumber(await transact(sql, (tx) => balanceOf(tx, caller.personId))),
-          }),
-        },
-      };
+      const balance = await transact(sql, (tx) => balanceOf(tx, caller.personId));
+      return { order: result, creditBalance: moneyOut(balance, o.currency) };
     },
 
     async listResellerOrders(req) {
@@ -159,13 +116,13 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
       const orders = await sql<OrderRow[]>`
         select * from orders where partner_id = ${caller.customerId} and (${ext}::text is null or external_order_id = ${ext})
         order by created_at desc limit 200`;
-      return json({ orders: await ordersWithServices(orders) });
+      return { orders: await ordersWithServices(orders) };
     },
 
     async getResellerOrder(req) {
       const caller = callerOf(req.caller);
       const [result] = await ordersWithServices([await ownOrder(caller.customerId, req.orderId)]);
-      return json(result);
+      return { order: result };
     },
 
     async listResellerServices(req) {

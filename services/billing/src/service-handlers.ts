@@ -6,10 +6,11 @@ import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } f
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import { createDocument } from "./documents.ts";
-import { productKinds, serviceActions, serviceStatuses } from "./enums.ts";
+import { productKind, serviceAction, serviceStatus } from "./enums.ts";
 import { serviceEvent } from "./events.ts";
 import { addCycle, formatMoney, HOURLY, money } from "./money.ts";
-import { documentJson, type ServiceRow, selectServices, summaryOut } from "./records.ts";
+import { type ServiceRow, selectServices, summaryOut } from "./records.ts";
+import { documentOut } from "./records-out.ts";
 import { settleTermination } from "./refunds.ts";
 import { callerOf, page, requireUuid, transact } from "./shared.ts";
 
@@ -33,7 +34,7 @@ export type StateAction = "suspend" | "unsuspend" | "terminate";
 
 /** The action a staff or partner request names; unspecified is refused. */
 export function stateActionOf(action: ServiceAction): StateAction {
-  const name = serviceActions.fromProto(action);
+  const name = serviceAction.in(action);
   if (!name) throw badRequest("action", "action must be suspend, unsuspend or terminate");
   return name as StateAction;
 }
@@ -99,8 +100,8 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
     async listServiceSummaries(req) {
       const caller = callerOf(req.caller);
       const p = page(req.page, req.limit, 50);
-      const kind = productKinds.fromProto(req.kind) ?? null;
-      const status = serviceStatuses.fromProto(req.status) ?? null;
+      const kind = productKind.in(req.kind) ?? null;
+      const status = serviceStatus.in(req.status) ?? null;
       // Conditions are added as fragments (not "$x is null or ..."), so the page is read in index
       // order and its cost stays flat in the number of services.
       const where = sql`s.customer_id = ${caller.customerId}
@@ -122,7 +123,7 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
         from services where customer_id = ${caller.customerId} group by status order by status`;
       return {
         byStatus: rows.map((r) => ({
-          status: serviceStatuses.toProto(r.status),
+          status: serviceStatus.out(r.status),
           count: r.count,
           amount: moneyOut(r.amount, r.currency),
         })),
@@ -212,13 +213,13 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
             },
           ],
         });
-        return { invoice: { json: JSON.stringify(documentJson(invoice)) } };
+        return { invoice: documentOut(invoice) };
       });
     },
 
     async adminCreateService(req) {
       requireUuid("customer_id", req.customerId);
-      const kind = req.kind === ProductKind.UNSPECIFIED ? "vps" : productKinds.fromProto(req.kind);
+      const kind = req.kind === ProductKind.UNSPECIFIED ? "vps" : productKind.in(req.kind);
       if (!kind) throw badRequest("kind", "kind is not a known product kind");
       const [product] = req.productId
         ? await sql<
@@ -235,7 +236,7 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
           ? req.provision
             ? "pending"
             : "active"
-          : serviceStatuses.fromProto(req.status);
+          : serviceStatus.in(req.status);
       if (!status) throw badRequest("status", "status is not a known service status");
       const [owner] = await sql<
         { person_id: string }[]

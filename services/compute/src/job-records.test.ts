@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { JobStatus } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { connectDb, createLogger, migrate, type Sql } from "@hb/platform";
 import { createJobRecords, listQuery } from "./job-records.ts";
 

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Job, JobSchema, JobStatus } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { type Job, JobSchema, JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { badRequest, isUuid, type Sql } from "@hb/platform";
 
 /** Finished jobs are kept (and shown) this long; the hourly purge removes them afterwards. */
@@ -65,11 +65,11 @@ export interface JobFilter {
  * end still answers the total.
  */
 export function listQuery(customerId: string, f: JobFilter): [string, (string | number | null)[]] {
-  if (f.serviceId && !isUuid(f.serviceId)) throw badRequest("resource", "is not a valid identifier");
+  if (f.serviceId && !isUuid(f.serviceId)) throw badRequest("service_id", "is not a valid identifier");
   const limit = Math.min(Math.max(f.limit || 20, 1), 200);
   const page = Math.max(f.page || 1, 1);
   const status = f.status === JobStatus.UNSPECIFIED ? null : NAME_BY_STATUS.get(f.status);
-  if (status === undefined) throw badRequest("state", "is not a job status");
+  if (status === undefined) throw badRequest("status", "is not a job status");
   const matching = `from jobs where customer_id = $1
     and (finished_at is null or finished_at > now() - interval '${RETENTION}')
     and ($2::text is null or status = $2)
@@ -102,7 +102,17 @@ export function createJobRecords(sql: Sql) {
     return { jobs: rows.filter((r) => r.id).map(toJob), total: rows[0]?.total ?? 0 };
   }
 
-  return { get, list };
+  /** The latest build or reinstall of a service's machine, however long ago it finished. */
+  async function latestBuild(serviceId: string): Promise<Job | undefined> {
+    const [r] = await sql.unsafe<JobRecordRow[]>(
+      `select ${RECORD_COLUMNS} from jobs where service_id = $1 and action in ('build', 'reinstall')
+       order by started_at desc limit 1`,
+      [serviceId],
+    );
+    return r && toJob(r);
+  }
+
+  return { get, list, latestBuild };
 }
 
 export type JobRecords = ReturnType<typeof createJobRecords>;

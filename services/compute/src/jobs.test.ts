@@ -7,19 +7,21 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
+import { PowerAction } from "@hb/contracts/hb/compute/v1/actions_pb";
 import {
   AdminCreateMachineRequestSchema,
+  CreateSnapshotRequestSchema,
   DescribeMachinesRequestSchema,
-  ManageCopiesRequestSchema,
   ProvisionRequestSchema,
   ReinstallRequestSchema,
   ResetPasswordRequestSchema,
-  RunActionRequestSchema,
+  RevertSnapshotRequestSchema,
+  RunPowerActionRequestSchema,
 } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import { connectDb, createLogger, migrate, type Sql } from "@hb/platform";
 import postgres from "postgres";
-import { createCopies } from "./copies.ts";
 import type { JobRow, ProviderDriver } from "./driver.ts";
 import { createHandlers } from "./handlers.ts";
 import { createJobs } from "./jobs.ts";
@@ -78,7 +80,7 @@ const probe: ProviderDriver = {
 describe("jobs with a provider driver other than the simulator", () => {
   let sql: Sql;
   let jobs: ReturnType<typeof createJobs>;
-  let compute: ReturnType<typeof createHandlers> & ReturnType<typeof createCopies>;
+  let compute: ReturnType<typeof createHandlers>;
   const customerId = randomUUID();
   const caller = create(CallerSchema, { customerId });
 
@@ -106,7 +108,7 @@ describe("jobs with a provider driver other than the simulator", () => {
     const drivers = { probe };
     jobs = createJobs(sql, "jobs-test", drivers);
     const deps = { jobs, drivers, defaultProvider: "probe" };
-    compute = { ...createHandlers(sql, deps), ...createCopies(sql, deps) };
+    compute = createHandlers(sql, deps);
   });
   after(async () => {
     await sql?.unsafe(`drop schema if exists "${schema}" cascade`);
@@ -117,7 +119,12 @@ describe("jobs with a provider driver other than the simulator", () => {
   it("builds a host named fail-over-1: the simulator's failure hooks are not compute's", async () => {
     const serviceId = randomUUID();
     await compute.provision!(
-      create(ProvisionRequestSchema, { serviceId, customerId, kind: "vps", hostname: "fail-over-1" }),
+      create(ProvisionRequestSchema, {
+        serviceId,
+        customerId,
+        kind: MachineKind.VPS,
+        hostname: "fail-over-1",
+      }),
       ctx,
     );
     await drain();
@@ -125,7 +132,7 @@ describe("jobs with a provider driver other than the simulator", () => {
       create(DescribeMachinesRequestSchema, { caller, serviceIds: [serviceId] }),
       ctx,
     );
-    assert.equal(machines[0].instanceState, "running");
+    assert.equal(machines[0].instance?.state, InstanceState.RUNNING);
     assert.equal(machines[0].provider, "probe");
     const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${serviceId}`;
     assert.deepEqual(m.driver_state, { vm: "none yet" });
@@ -144,15 +151,15 @@ describe("jobs with a provider driver other than the simulator", () => {
     const vps = randomUUID();
     const dedicated = randomUUID();
     await compute.provision!(
-      create(ProvisionRequestSchema, { serviceId: vps, customerId, kind: "vps", hostname: "a" }),
+      create(ProvisionRequestSchema, { serviceId: vps, customerId, kind: MachineKind.VPS, hostname: "a" }),
       ctx,
     );
     await compute.adminCreateMachine!(
       create(AdminCreateMachineRequestSchema, {
         serviceId: dedicated,
         customerId,
-        kind: "dedicated",
-        state: "creating",
+        kind: MachineKind.DEDICATED,
+        state: InstanceState.CREATING,
       }),
       ctx,
     );
@@ -161,8 +168,8 @@ describe("jobs with a provider driver other than the simulator", () => {
       [
         "power",
         () =>
-          compute.runAction!(
-            create(RunActionRequestSchema, { caller, serviceId: vps, action: "stop", surface: "power" }),
+          compute.runPowerAction!(
+            create(RunPowerActionRequestSchema, { caller, serviceId: vps, action: PowerAction.STOP }),
             ctx,
           ),
       ],
@@ -170,7 +177,12 @@ describe("jobs with a provider driver other than the simulator", () => {
         "reinstall",
         () =>
           compute.reinstall!(
-            create(ReinstallRequestSchema, { caller, serviceId: vps, kind: "vps", imageId: "debian-12" }),
+            create(ReinstallRequestSchema, {
+              caller,
+              serviceId: vps,
+              kind: MachineKind.VPS,
+              imageId: "debian-12",
+            }),
             ctx,
           ),
       ],
@@ -181,7 +193,7 @@ describe("jobs with a provider driver other than the simulator", () => {
             create(ResetPasswordRequestSchema, {
               caller,
               serviceId: vps,
-              kind: "vps",
+              kind: MachineKind.VPS,
               password: "correct horse",
             }),
             ctx,
@@ -191,23 +203,13 @@ describe("jobs with a provider driver other than the simulator", () => {
         "dedicated password",
         () =>
           compute.resetPassword!(
-            create(ResetPasswordRequestSchema, { caller, serviceId: dedicated, kind: "dedicated" }),
+            create(ResetPasswordRequestSchema, { caller, serviceId: dedicated, kind: MachineKind.DEDICATED }),
             ctx,
           ),
       ],
       [
         "snapshot",
-        () =>
-          compute.manageCopies!(
-            create(ManageCopiesRequestSchema, {
-              caller,
-              serviceId: vps,
-              kind: "vps",
-              collection: "snapshot",
-              op: "create",
-            }),
-            ctx,
-          ),
+        () => compute.createSnapshot!(create(CreateSnapshotRequestSchema, { caller, serviceId: vps }), ctx),
       ],
     ];
     for (const [label, step] of steps) {
@@ -216,15 +218,8 @@ describe("jobs with a provider driver other than the simulator", () => {
       assert.ok(calls.length > 0, label);
     }
     const [snapshot] = await sql<{ id: string }[]>`select id from copies where service_id = ${vps}`;
-    await compute.manageCopies!(
-      create(ManageCopiesRequestSchema, {
-        caller,
-        serviceId: vps,
-        kind: "vps",
-        collection: "snapshot",
-        op: "revert",
-        copyId: snapshot.id,
-      }),
+    await compute.revertSnapshot!(
+      create(RevertSnapshotRequestSchema, { caller, serviceId: vps, snapshotId: snapshot.id }),
       ctx,
     );
     await drain();

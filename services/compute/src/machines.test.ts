@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ConnectError } from "@connectrpc/connect";
+import { InstanceState, IpAddressPurpose, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 import {
   addressesFor,
   assertControllable,
   capabilitiesOf,
   type MachineRow,
-  machineJson,
+  machineSummary,
 } from "./machines.ts";
 
 const machine = (over: Partial<MachineRow> = {}): MachineRow => ({
@@ -72,10 +73,10 @@ describe("rule order for a control", () => {
   });
 });
 
-describe("machine record", () => {
+describe("machine summary", () => {
   it("shows an instance in state creating while the first build runs", () => {
-    const building = machineJson(machine({ has_instance: false, state: "creating" }), []);
-    assert.equal(building.instance?.state, "creating");
+    const building = machineSummary(machine({ has_instance: false, state: "creating" }), []);
+    assert.equal(building.instance?.state, InstanceState.CREATING);
   });
 
   it("has no instance when not built, and a stable IPv4 primary address from a documentation range", () => {
@@ -83,22 +84,19 @@ describe("machine record", () => {
     assert.deepEqual(a, addressesFor(machine().service_id));
     assert.match(a[0].address, /^203\.0\.113\.\d+$/);
     assert.match(a[1].address, /^2001:db8:/);
-    const built = machineJson(machine(), a);
-    assert.equal(built.primary_ip, a[0].address);
-    assert.deepEqual(Object.keys(built.instance ?? {}).sort(), [
-      "disk_gb",
-      "memory_mb",
-      "os",
-      "rescue_mode",
-      "state",
-      "vcpus",
-    ]);
-    assert.equal("instance" in machineJson(machine({ has_instance: false, state: "error" }), []), false);
+    const built = machineSummary(machine({ kind: "dedicated" }), a);
+    assert.equal(built.kind, MachineKind.DEDICATED);
+    assert.equal(built.ipAddresses?.primaryIp, a[0].address);
+    assert.equal(built.ipAddresses?.addresses[1].purpose, IpAddressPurpose.PRIMARY);
+    assert.equal(built.instance?.state, InstanceState.RUNNING);
+    assert.equal(built.instance?.osImageId, "debian-12");
+    assert.equal(built.capabilities?.snapshots, false);
+    assert.equal(machineSummary(machine({ has_instance: false, state: "error" }), []).instance, undefined);
     assert.equal(
-      "instance" in machineJson(machine({ has_instance: false, state: "stopped" }), []),
-      false,
+      machineSummary(machine({ has_instance: false, state: "stopped" }), []).instance,
+      undefined,
       "destroyed (terminated)",
     );
-    assert.equal(machineJson(machine(), []).primary_ip, "");
+    assert.equal(machineSummary(machine(), []).ipAddresses?.primaryIp, undefined, "no address yet");
   });
 });

@@ -1,5 +1,17 @@
 import { createHash } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import {
+  type Capabilities,
+  CapabilitiesSchema,
+  type Instance,
+  InstanceSchema,
+  type IpAddresses,
+  IpAddressesSchema,
+  type MachineSummary,
+  MachineSummarySchema,
+} from "@hb/contracts/hb/compute/v1/machines_pb";
 import { apiError, badRequest, isUuid, notFound, type Sql, type TxSql } from "@hb/platform";
+import { instanceStates, ipPurposes, machineKinds } from "./enums.ts";
 
 export interface MachineRow {
   service_id: string;
@@ -36,7 +48,7 @@ export const CONTROLS = ["power", "reinstall", "password", "snapshots", "backups
 export const capabilitiesOf = (m: MachineRow) =>
   Object.fromEntries(
     CONTROLS.map((c) => [c, !m.disabled_controls.includes(c) && (c !== "snapshots" || m.kind === "vps")]),
-  );
+  ) as Record<(typeof CONTROLS)[number], boolean>;
 
 /** Addresses from the documentation ranges, stable per service. */
 export function addressesFor(serviceId: string): IpRow[] {
@@ -52,15 +64,6 @@ export function addressesFor(serviceId: string): IpRow[] {
   ];
 }
 
-export const instanceJson = (m: MachineRow) => ({
-  state: m.state,
-  vcpus: m.vcpus,
-  memory_mb: m.memory_mb,
-  disk_gb: m.disk_gb,
-  os: m.os,
-  rescue_mode: m.rescue_mode,
-});
-
 /**
  * Whether the record shows an instance: once a build has started (`creating`) and until it fails
  * or the machine is destroyed. The spec: absent when the machine has not been built or the build
@@ -68,22 +71,48 @@ export const instanceJson = (m: MachineRow) => ({
  */
 export const hasInstance = (m: MachineRow) => m.has_instance || m.state === "creating";
 
-/** The machine part of the VPS record. */
-export function machineJson(m: MachineRow, ips: IpRow[]) {
+/** The machine's instance, or undefined when it has none. */
+export function instanceOf(m: MachineRow): Instance | undefined {
+  if (!hasInstance(m)) return undefined;
+  return create(InstanceSchema, {
+    state: instanceStates.of(m.state),
+    vcpus: m.vcpus,
+    memoryMb: m.memory_mb,
+    diskGb: m.disk_gb,
+    osImageId: m.os,
+    rescueMode: m.rescue_mode,
+  });
+}
+
+/** A machine's addresses, with the primary one: its first IPv4 address, else its first. */
+export function ipAddressesOf(ips: IpRow[]): IpAddresses {
   const primary = ips.find((i) => i.version === 4) ?? ips[0];
-  return {
-    provider: m.provider,
-    location: m.location,
-    primary_ip: primary?.address ?? "",
-    ip_addresses: ips.map((i) => ({
+  return create(IpAddressesSchema, {
+    addresses: ips.map((i) => ({
       address: i.address,
       version: i.version,
-      prefix_length: i.prefix_length,
-      purpose: i.purpose,
+      prefixLength: i.prefix_length,
+      purpose: ipPurposes.of(i.purpose),
     })),
-    ...(hasInstance(m) ? { instance: instanceJson(m) } : {}),
-    capabilities: capabilitiesOf(m),
-  };
+    primaryIp: primary?.address,
+  });
+}
+
+export const capabilitiesMessage = (m: MachineRow): Capabilities =>
+  create(CapabilitiesSchema, capabilitiesOf(m));
+
+/** A service's machine as the contract shows it. */
+export function machineSummary(m: MachineRow, ips: IpRow[]): MachineSummary {
+  return create(MachineSummarySchema, {
+    serviceId: m.service_id,
+    kind: machineKinds.of(m.kind),
+    provider: m.provider,
+    hostname: m.hostname,
+    location: m.location,
+    ipAddresses: ipAddressesOf(ips),
+    instance: instanceOf(m),
+    capabilities: capabilitiesMessage(m),
+  });
 }
 
 /** The caller's machine of a service; another customer's is indistinguishable from a missing one. */

@@ -17,7 +17,6 @@ import {
   startRetention,
 } from "@hb/platform";
 import { z } from "zod";
-import { createCopies } from "./copies.ts";
 import { createHandlers } from "./handlers.ts";
 import { createJobs } from "./jobs.ts";
 import { startServiceEventConsumer } from "./service-events.ts";
@@ -50,7 +49,7 @@ runMain(log, async () => {
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.COMPUTE_ADDR),
-    [bind(ComputeService, { ...createHandlers(sql, deps), ...createCopies(sql, deps) })],
+    [bind(ComputeService, createHandlers(sql, deps))],
     log,
   );
   const relay = startOutboxRelay(sql, nc, log);

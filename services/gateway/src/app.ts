@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Principal, RateLimit } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { Module, type Principal, type RateLimit } from "@hb/contracts/hb/auth/v1/auth_pb";
 import type { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import {
   type ErrorCode,
@@ -34,17 +34,35 @@ export const API_PREFIX = "/api/v1";
 
 const sourceIpOf = (req: Request) => req.ip ?? req.socket.remoteAddress ?? "";
 
+const modules = { inventory: Module.INVENTORY, vps: Module.VPS } as const;
+
 function setRateLimitHeaders(res: Response, rl: RateLimit): void {
-  const secondsLeft = Math.max(0, Number(rl.reset) - Math.floor(Date.now() / 1000));
+  // The window ends on a whole second (the clock hour), so the seconds are the Unix time.
+  const reset = Number(rl.reset?.seconds ?? 0n);
+  const secondsLeft = Math.max(0, reset - Math.floor(Date.now() / 1000));
   res.setHeader("X-RateLimit-Limit", String(rl.limit));
   res.setHeader("X-RateLimit-Remaining", String(rl.remaining));
-  res.setHeader("X-RateLimit-Reset", String(rl.reset));
+  res.setHeader("X-RateLimit-Reset", String(reset));
   // IETF draft-ietf-httpapi-ratelimit-headers fields beside the classic ones.
   res.setHeader("RateLimit-Policy", `"hourly";q=${rl.limit};w=3600`);
   res.setHeader("RateLimit", `"hourly";r=${rl.remaining};t=${secondsLeft}`);
 }
 
 const isErrorCode = (c: string): c is ErrorCode => c in errorCodes;
+
+/**
+ * A backend's message names each field first ("url must be ...", joined with "; " when there are
+ * several): the wire name replaces each renamed one.
+ */
+function renameFields(message: string, names: Record<string, string>): string {
+  return message
+    .split("; ")
+    .map((part) => {
+      const field = part.slice(0, part.indexOf(" "));
+      return names[field] ? `${names[field]}${part.slice(field.length)}` : part;
+    })
+    .join("; ");
+}
 
 /** A caller's X-Request-Id is kept when it is a short token (so it cannot inject into logs). */
 export function requestIdOf(incoming: string | undefined): string {
@@ -112,12 +130,22 @@ export function buildApp(deps: AppDeps): express.Express {
     sendError(res, "INTERNAL_ERROR", "Internal error. The failure was logged; please try again later.");
   });
 
-  function sendResolved(res: Response, err: unknown, where: string): void {
+  /** `fieldNames` renames a backend's fields (proto names) to the route's wire names. */
+  function sendResolved(
+    res: Response,
+    err: unknown,
+    where: string,
+    fieldNames: Record<string, string> = {},
+  ): void {
     const r = resolveError(err);
     if (r.status >= 500)
       log.error("request failed", { route: where, requestId: res.getHeader("X-Request-Id"), err });
-    sendError(res, r.code, r.message, {
-      details: r.info?.violations.map((v) => ({ field: v.field, message: v.message })),
+    const wireName = (field: string) => fieldNames[field] ?? field;
+    sendError(res, r.code, renameFields(r.message, fieldNames), {
+      details: r.info?.violations.map((v) => ({
+        field: wireName(v.field),
+        message: renameFields(v.message, fieldNames),
+      })),
       scope: r.info?.scope,
       retryAfterSeconds: r.info?.retryAfterSeconds || undefined,
     });
@@ -164,7 +192,7 @@ export function buildApp(deps: AppDeps): express.Express {
       scope: need.scope,
       permissionsAny: need.permissions ?? [],
       isWrite: need.write,
-      module: need.module ?? "",
+      module: need.module ? modules[need.module] : Module.UNSPECIFIED,
       ...(need.signed
         ? {
             resellerTimestamp: req.get("x-reseller-timestamp") ?? "",
@@ -247,7 +275,7 @@ export function buildApp(deps: AppDeps): express.Express {
       if (!reply) return; // the handler wrote the response itself (documentation routes)
       sendOk(res, reply.status ?? def.successStatus ?? 200, reply.data, reply.extra);
     } catch (err) {
-      sendResolved(res, err, `${def.method.toUpperCase()} ${def.path}`);
+      sendResolved(res, err, `${def.method.toUpperCase()} ${def.path}`, def.fieldNames);
     }
   }
 

@@ -4,7 +4,7 @@ import { connectNats, connectRedis, createLogger, ensureStreams, onShutdown, run
 import { buildApp } from "./app.ts";
 import { createClients } from "./clients.ts";
 import { loadGatewayConfig } from "./config.ts";
-import { createRequestLogPublisher } from "./request-log.ts";
+import { createRequestLogPublisher, jetStreamBatchPublisher } from "./request-log.ts";
 import { allRoutes } from "./routes/index.ts";
 
 const log = createLogger("gateway");
@@ -15,7 +15,7 @@ runMain(log, async () => {
   const redis = connectRedis(cfg.REDIS_URL);
   const nc = await connectNats(cfg.NATS_URL, "gateway");
   await ensureStreams(nc, cfg.HB_NS);
-  const requestLog = createRequestLogPublisher(nc, cfg.HB_NS, log);
+  const requestLog = createRequestLogPublisher(jetStreamBatchPublisher(nc, cfg.HB_NS), log);
   const app = buildApp({
     cfg,
     clients,

@@ -4,45 +4,120 @@ export interface RequestLogPublisher {
   publish(record: RequestLogRecord): void;
   /** Publishes what is buffered (shutdown). */
   flush(): Promise<void>;
+  /** Entries waiting to be published (kept while NATS is unreachable). */
+  pending(): number;
+  /** Entries given up because the buffer was full; reported in the log as they go. */
+  dropped(): number;
+}
+
+export interface RequestLogOptions {
+  /** Longest an entry waits to be batched with others. */
+  intervalMs?: number;
+  /** Entries per published message. */
+  maxBatch?: number;
+  /** Entries kept while publishing fails; beyond it the oldest are dropped. */
+  maxPending?: number;
+  /** First wait after a failed publish; doubles up to maxRetryMs. */
+  retryMs?: number;
+  maxRetryMs?: number;
+}
+
+/** What the publisher needs from JetStream: one message out, confirmed or thrown. */
+export type PublishBatch = (payload: Uint8Array) => Promise<unknown>;
+
+export function jetStreamBatchPublisher(nc: NatsConnection, ns: string): PublishBatch {
+  const js = jetstream(nc);
+  const subject = streams(ns).requestLogSubject("gateway");
+  return (payload) => js.publish(subject, payload);
 }
 
 /**
  * Publishes request-log entries to JetStream after the response is sent, never on the response
  * path. Entries are gathered for up to `intervalMs` (or `maxBatch` entries) and published as one
  * message, so a busy gateway pays one JetStream round trip per batch instead of per request.
+ *
+ * While NATS is unreachable, entries wait in a bounded buffer and are retried with back-off, in
+ * order, so an outage of NATS loses no entry unless it outlasts `maxPending` entries (then the
+ * oldest go first, counted and logged): the gateway keeps serving and its memory stays bounded.
  */
 export function createRequestLogPublisher(
-  nc: NatsConnection,
-  ns: string,
+  publishBatch: PublishBatch,
   log: Logger,
-  intervalMs = 100,
-  maxBatch = 500,
+  opts: RequestLogOptions = {},
 ): RequestLogPublisher {
-  const js = jetstream(nc);
-  const subject = streams(ns).requestLogSubject("gateway");
+  const intervalMs = opts.intervalMs ?? 100;
+  const maxBatch = opts.maxBatch ?? 500;
+  const maxPending = opts.maxPending ?? 100_000;
+  const retryMs = opts.retryMs ?? 500;
+  const maxRetryMs = opts.maxRetryMs ?? 10_000;
   const encoder = new TextEncoder();
-  let buffer: RequestLogRecord[] = [];
+  const buffer: RequestLogRecord[] = [];
   let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<void> | undefined;
+  let failures = 0;
+  let droppedCount = 0;
 
-  const flush = async () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (buffer.length === 0) return;
-    const batch = buffer;
-    buffer = [];
-    try {
-      await js.publish(subject, encoder.encode(JSON.stringify(batch)));
-    } catch (err) {
-      log.warn("request log publish failed", { err, entries: batch.length });
-    }
+  const schedule = (ms: number) => {
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      void drain();
+    }, ms);
+    timer.unref?.();
+  };
+
+  // One publisher at a time, so entries leave in the order they came.
+  const drain = (): Promise<void> => {
+    inFlight ??= (async () => {
+      try {
+        while (buffer.length > 0) {
+          const batch = buffer.slice(0, maxBatch);
+          try {
+            await publishBatch(encoder.encode(JSON.stringify(batch)));
+          } catch (err) {
+            failures++;
+            const wait = Math.min(maxRetryMs, retryMs * 2 ** (failures - 1));
+            if (failures === 1 || failures % 20 === 0)
+              log.warn("request log publish failed; keeping entries and retrying", {
+                err,
+                pending: buffer.length,
+                retryInMs: wait,
+              });
+            schedule(wait);
+            return;
+          }
+          failures = 0;
+          buffer.splice(0, batch.length);
+        }
+      } finally {
+        inFlight = undefined;
+      }
+    })();
+    return inFlight;
   };
 
   return {
     publish(record) {
       buffer.push(record);
-      if (buffer.length >= maxBatch) void flush();
-      else timer ??= setTimeout(() => void flush(), intervalMs);
+      if (buffer.length > maxPending) {
+        const excess = buffer.length - maxPending;
+        buffer.splice(0, excess);
+        droppedCount += excess;
+        log.warn("request log buffer full; dropped the oldest entries", {
+          dropped: excess,
+          total: droppedCount,
+        });
+      }
+      if (failures > 0) return; // a retry is already scheduled
+      if (buffer.length >= maxBatch) void drain();
+      else schedule(intervalMs);
     },
-    flush,
+    async flush() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await inFlight;
+      await drain();
+    },
+    pending: () => buffer.length,
+    dropped: () => droppedCount,
   };
 }

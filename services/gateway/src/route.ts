@@ -86,6 +86,11 @@ export interface RouteDef<
   /** Another path for the operation with this operationId: kept, but a client needs only one. */
   aliasOf?: string;
   successStatus?: number;
+  /**
+   * The backend's field names (proto, snake_case) this route's wire shape spells differently, so
+   * a backend's refusal names the field the caller sent (url → webhookUrl).
+   */
+  fieldNames?: Record<string, string>;
   cooldown?: CooldownSpec<z.output<P>, z.output<Q>, z.output<B>>;
   handler: (ctx: Context<z.output<P>, z.output<Q>, z.output<B>>) => Promise<Reply | undefined>;
 }

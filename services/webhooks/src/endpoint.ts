@@ -10,7 +10,8 @@ export type Resolve = (host: string) => Promise<LookupAddress[]>;
 export const resolveAll: Resolve = (host) => lookup(host, { all: true, verbatim: true });
 
 /**
- * Checks a webhook URL when it is saved: explicit http(s) scheme, a host, no credentials, and a
+ * Checks a webhook URL when it is saved (the request's declared rules have already required an
+ * explicit http(s) scheme and at most 2000 characters): a host, no credentials, and a
  * public destination: a public address, or a name that is not local by its spelling and resolves
  * now only to public addresses. A name that does not resolve yet is accepted: it is resolved
  * again, and checked, at every delivery. A destination on the operator's allowed list passes as
@@ -27,32 +28,22 @@ export async function checkWebhookUrl(
   try {
     url = new URL(text);
   } catch {
-    throw badRequest(
-      "webhookUrl",
-      "webhookUrl must be an absolute URL with an explicit http or https scheme",
-    );
+    throw badRequest("url", "url must be an absolute URL with an explicit http or https scheme");
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw badRequest("webhookUrl", "webhookUrl must use the http or https scheme");
-  }
-  if (url.username || url.password) throw badRequest("webhookUrl", "webhookUrl must not carry credentials");
-  if (text.length > 2000) throw badRequest("webhookUrl", "webhookUrl must be at most 2000 characters");
+  if (url.username || url.password) throw badRequest("url", "url must not carry credentials");
   if (allowed.has(destinationOf(url))) return url.toString();
 
   const host = bareHost(url.hostname);
   if (ipaddr.isValid(host)) {
     if (!isPublicAddress(host)) {
-      throw badRequest(
-        "webhookUrl",
-        "webhookUrl must point to a public host, not a loopback, private or reserved address",
-      );
+      throw badRequest("url", "url must point to a public host, not a loopback, private or reserved address");
     }
     return url.toString();
   }
-  if (isLocalName(host)) throw badRequest("webhookUrl", "webhookUrl must point to a public host name");
+  if (isLocalName(host)) throw badRequest("url", "url must point to a public host name");
   const addresses = await resolve(host).catch(() => []);
   if (addresses.some((a) => !isPublicAddress(a.address))) {
-    throw badRequest("webhookUrl", "webhookUrl resolves to a loopback, private or reserved address");
+    throw badRequest("url", "url resolves to a loopback, private or reserved address");
   }
   return url.toString();
 }

@@ -1,9 +1,16 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
+import { ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
+import {
+  type Event,
+  EventSchema,
+  OrderStatusSchema,
+  PaymentModeSchema,
+} from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
   consumeBatches,
   ensureConsumer,
+  enumWord,
   type Logger,
   type NatsConnection,
   newId,
@@ -25,7 +32,10 @@ export const PARTNER_EVENTS = new Set([
 
 const orNull = (v: string) => (v === "" ? null : v);
 
-/** The `data` of the webhook envelope, with the fields of the spec's Events section. */
+/**
+ * The `data` of the webhook envelope, with the fields of the spec's Events section: the partner's
+ * wire shape (statuses as the spec's words, the amount as a JSON number) is made here.
+ */
 export function eventData(e: Event): Record<string, unknown> {
   if (e.payload.case === "order") {
     const o = e.payload.value;
@@ -34,9 +44,9 @@ export function eventData(e: Event): Record<string, unknown> {
       orderNumber: o.orderNumber,
       externalOrderId: orNull(o.externalOrderId),
       externalCustomerId: orNull(o.externalCustomerId),
-      status: o.status,
-      paymentMode: o.paymentMode,
-      ...(o.amount ? { amount: Number(o.amount) } : {}),
+      status: enumWord(OrderStatusSchema, o.status),
+      paymentMode: enumWord(PaymentModeSchema, o.paymentMode),
+      ...(o.amount?.amount ? { amount: Number(o.amount.amount) } : {}),
       ...(o.invoiceId ? { invoiceId: o.invoiceId } : {}),
       ...(o.paymentError ? { paymentError: o.paymentError } : {}),
       ...(o.provisioningError ? { provisioningError: o.provisioningError } : {}),
@@ -44,7 +54,7 @@ export function eventData(e: Event): Record<string, unknown> {
         ? {
             services: o.services.map((s) => ({
               serviceId: s.serviceId,
-              status: s.status,
+              status: enumWord(ServiceStatusSchema, s.status),
               hostname: s.hostname,
               serverIp: s.serverIp,
             })),
@@ -59,7 +69,7 @@ export function eventData(e: Event): Record<string, unknown> {
       orderId: orNull(s.orderId),
       externalOrderId: orNull(s.externalOrderId),
       externalCustomerId: orNull(s.externalCustomerId),
-      status: s.status,
+      status: enumWord(ServiceStatusSchema, s.status),
       serverIp: orNull(s.serverIp),
       hostname: s.hostname,
       ...(s.reason ? { reason: s.reason } : {}),

@@ -1,5 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { type Logger, type Sql, signBody } from "@hb/platform";
 import { type AttemptResult, attemptDelivery, USER_AGENT } from "./attempt.ts";
 import { backoffSeconds } from "./backoff.ts";
@@ -84,7 +85,7 @@ export async function runPass(
   const servePartner = async (partnerId: string, queue: DeliveryRow[]) => {
     const partner = partners.get(partnerId);
     const url = urls.get(partnerId);
-    if (partner?.status !== "active") {
+    if (partner?.status !== PartnerStatus.ACTIVE) {
       // Nothing goes out while the profile is pending or suspended; the deliveries wait.
       await release(queue.map((d) => d.id));
       return;

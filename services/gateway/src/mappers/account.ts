@@ -2,7 +2,8 @@ import type { GetPersonResponse } from "@hb/contracts/hb/auth/v1/auth_pb";
 import type { GetAccountResponse } from "@hb/contracts/hb/billing/v1/billing_pb";
 import type { z } from "zod";
 import type { account, accountBalance } from "../wire/account.ts";
-import { amountNumber } from "./values.ts";
+import { amountNumber } from "./contract.ts";
+import { customerStatusWire } from "./customer-status.ts";
 
 /** GET /account: auth's person and customer with billing's credit. */
 export function accountJson(
@@ -18,8 +19,7 @@ export function accountJson(
     company: customer!.company,
     country: customer!.country,
     currency: customer!.currency,
-    // Auth's words for these, which the spec shares; the contract tests check them against it.
-    status: customer!.status as Account["status"],
+    status: customerStatusWire(customer!.status),
     credit_balance: amountNumber(credit.balance),
     person: { id: person!.id, name: person!.name, email: person!.email, is_owner: person!.isOwner },
     permissions: permissions as Account["permissions"],

@@ -9,18 +9,18 @@ import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import type { z } from "zod";
 import type { addon, addonCancellation, addonPurchase, availableAddonList } from "../wire/addon.ts";
 import type { invoice } from "../wire/invoice.ts";
-import { addonCycles } from "./enums.ts";
-import { amountNumber, decimal4, isoTime, isoTimeOrNull, wireEnum } from "./values.ts";
+import { amountNumber, decimal4, enumWords, iso, isoOrNull } from "./contract.ts";
+import { addonCycleWords } from "./enums.ts";
 
-export const addonBillingTypes = wireEnum<AddonBillingType, "one_time" | "recurring">("add-on billing type", {
-  one_time: AddonBillingType.ONE_TIME,
-  recurring: AddonBillingType.RECURRING,
+export const addonBillingTypes = enumWords<"one_time" | "recurring">("add-on billing type", {
+  [AddonBillingType.ONE_TIME]: "one_time",
+  [AddonBillingType.RECURRING]: "recurring",
 });
 
 // A cancelled add-on leaves the list, so the wire has no word for that status.
-const addonStatuses = wireEnum<AddonStatus, "pending_payment" | "active">("add-on status", {
-  pending_payment: AddonStatus.PENDING_PAYMENT,
-  active: AddonStatus.ACTIVE,
+const addonStatuses = enumWords<"pending_payment" | "active">("add-on status", {
+  [AddonStatus.PENDING_PAYMENT]: "pending_payment",
+  [AddonStatus.ACTIVE]: "active",
 });
 
 /** An add-on the service holds. */
@@ -29,14 +29,14 @@ export function addonJson(a: Addon): z.infer<typeof addon> {
     id: a.id,
     option_id: a.optionId,
     name: a.name,
-    billing_type: addonBillingTypes.toWire(a.billingType),
-    billing_cycle: addonCycles.toWire(a.cycle),
+    billing_type: addonBillingTypes.wire(a.billingType),
+    billing_cycle: addonCycleWords.wire(a.cycle),
     quantity: a.quantity,
     amount: decimal4(a.price),
     paid_amount: decimal4(a.paid),
-    status: addonStatuses.toWire(a.status),
-    started_at: isoTime(a.startedAt),
-    next_due_date: isoTimeOrNull(a.nextDueDate),
+    status: addonStatuses.wire(a.status),
+    started_at: iso(a.startedAt),
+    next_due_date: isoOrNull(a.nextDueDate),
   };
 }
 
@@ -45,7 +45,7 @@ export function addonOffersJson(offers: AddonOffer[]): z.infer<typeof availableA
   return {
     options: offers.map((o) => {
       const byCycle = new Map<string, Money | undefined>(
-        o.recurringPrices.map((p) => [addonCycles.toWire(p.cycle), p.price]),
+        o.recurringPrices.map((p) => [addonCycleWords.wire(p.cycle), p.price]),
       );
       const price = (cycle: string) => amountNumber(byCycle.get(cycle));
       return {

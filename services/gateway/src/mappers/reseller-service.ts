@@ -1,7 +1,7 @@
 import type { ResellerService } from "@hb/contracts/hb/billing/v1/services_pb";
 import type { z } from "zod";
 import type { resellerService, resellerServiceState } from "../wire/reseller.ts";
-import { serviceStatuses } from "./enums.ts";
+import { serviceStatusWords } from "./enums.ts";
 
 /** A service the partner holds, with the partner's own order and customer ids. */
 export function resellerServiceJson(r: ResellerService): z.infer<typeof resellerService> {
@@ -11,7 +11,7 @@ export function resellerServiceJson(r: ResellerService): z.infer<typeof reseller
     order_id: s.orderId ?? null,
     external_order_id: r.externalOrderId ?? null,
     external_customer_id: r.externalCustomerId ?? null,
-    status: serviceStatuses.toWire(s.status),
+    status: serviceStatusWords.wire(s.status),
     hostname: s.hostname,
     address: r.address ?? null,
     product: { id: s.product?.id ?? "", name: s.product?.name ?? "" },

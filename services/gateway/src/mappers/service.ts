@@ -6,22 +6,19 @@ import {
 } from "@hb/contracts/hb/billing/v1/services_pb";
 import type { z } from "zod";
 import type { serviceRecord, serviceStats, serviceSummary } from "../wire/service.ts";
-import { cycles, productKinds, serviceStatuses } from "./enums.ts";
-import { amountNumber, decimal4, isoTime, wireEnum } from "./values.ts";
+import { amountNumber, decimal4, enumWords, iso } from "./contract.ts";
+import { billingCycleWords, productKindWords, serviceStatusWords } from "./enums.ts";
 
-const cancellationTypes = wireEnum<CancellationType, "end_of_term">("cancellation type", {
-  end_of_term: CancellationType.END_OF_TERM,
+const cancellationTypes = enumWords<"end_of_term">("cancellation type", {
+  [CancellationType.END_OF_TERM]: "end_of_term",
 });
 
 /** The state changes a partner (or staff) asks for by name. */
-export const serviceActions = wireEnum<ServiceAction, "suspend" | "unsuspend" | "terminate">(
-  "service action",
-  {
-    suspend: ServiceAction.SUSPEND,
-    unsuspend: ServiceAction.UNSUSPEND,
-    terminate: ServiceAction.TERMINATE,
-  },
-);
+export const serviceActions = enumWords<"suspend" | "unsuspend" | "terminate">("service action", {
+  [ServiceAction.SUSPEND]: "suspend",
+  [ServiceAction.UNSUSPEND]: "unsuspend",
+  [ServiceAction.TERMINATE]: "terminate",
+});
 
 /**
  * The service record, from billing's typed service: the list, the cancel and withdraw answers, and
@@ -32,24 +29,24 @@ export function serviceSummaryJson(s: ServiceSummary): z.infer<typeof serviceSum
     id: s.id,
     name: s.name,
     hostname: s.hostname,
-    kind: productKinds.toWire(s.kind),
-    status: serviceStatuses.toWire(s.status),
+    kind: productKindWords.wire(s.kind),
+    status: serviceStatusWords.wire(s.status),
     product: { id: s.product?.id ?? "", name: s.product?.name ?? "" },
     billing: {
-      cycle: cycles.toWire(s.billing?.cycle ?? 0),
+      cycle: billingCycleWords.wire(s.billing?.cycle ?? 0),
       amount: decimal4(s.billing?.price),
       currency: s.billing?.price?.currency ?? "",
-      next_due_date: isoTime(s.billing?.nextDueDate),
+      next_due_date: iso(s.billing?.nextDueDate),
     },
     cancellation: s.cancellation
       ? {
-          type: cancellationTypes.toWire(s.cancellation.type),
+          type: cancellationTypes.wire(s.cancellation.type),
           reason: s.cancellation.reason,
-          requested_at: isoTime(s.cancellation.requestedAt),
-          effective_at: isoTime(s.cancellation.effectiveAt),
+          requested_at: iso(s.cancellation.requestedAt),
+          effective_at: iso(s.cancellation.effectiveAt),
         }
       : null,
-    created_at: isoTime(s.createdAt),
+    created_at: iso(s.createdAt),
   };
 }
 
@@ -60,7 +57,7 @@ export function serviceRecordJson(s: ServiceSummary): z.infer<typeof serviceReco
 
 /** The stats object of the services list. */
 export function serviceStatsJson(stats: GetServiceStatsResponse): z.infer<typeof serviceStats> {
-  const rows = stats.byStatus.map((r) => ({ ...r, word: serviceStatuses.toWire(r.status) }));
+  const rows = stats.byStatus.map((r) => ({ ...r, word: serviceStatusWords.wire(r.status) }));
   return {
     total: rows.reduce((n, r) => n + r.count, 0),
     by_status: Object.fromEntries(rows.map((r) => [r.word, r.count])),

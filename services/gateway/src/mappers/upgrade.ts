@@ -3,24 +3,24 @@ import { type Upgrade, UpgradeKind, UpgradeStatus } from "@hb/contracts/hb/billi
 import type { z } from "zod";
 import type { invoice } from "../wire/invoice.ts";
 import type { upgrade, upgradeDetail, upgradePaths } from "../wire/upgrade.ts";
-import { cycles } from "./enums.ts";
-import { amountNumber, decimal4, isoTime, isoTimeOrNull, wireEnum } from "./values.ts";
+import { amountNumber, decimal4, enumWords, iso, isoOrNull } from "./contract.ts";
+import { billingCycleWords } from "./enums.ts";
 
 type Invoice = z.infer<typeof invoice>;
 type UpgradeOrder = z.infer<typeof upgradeDetail>["order"];
 
-const upgradeKinds = wireEnum<UpgradeKind, "product" | "options">("upgrade kind", {
-  product: UpgradeKind.PRODUCT,
-  options: UpgradeKind.OPTIONS,
+const upgradeKinds = enumWords<"product" | "options">("upgrade kind", {
+  [UpgradeKind.PRODUCT]: "product",
+  [UpgradeKind.OPTIONS]: "options",
 });
 
-const upgradeStatuses = wireEnum<UpgradeStatus, "awaiting_payment" | "executing" | "completed" | "cancelled">(
+const upgradeStatuses = enumWords<"awaiting_payment" | "executing" | "completed" | "cancelled">(
   "upgrade status",
   {
-    awaiting_payment: UpgradeStatus.AWAITING_PAYMENT,
-    executing: UpgradeStatus.EXECUTING,
-    completed: UpgradeStatus.COMPLETED,
-    cancelled: UpgradeStatus.CANCELLED,
+    [UpgradeStatus.AWAITING_PAYMENT]: "awaiting_payment",
+    [UpgradeStatus.EXECUTING]: "executing",
+    [UpgradeStatus.COMPLETED]: "completed",
+    [UpgradeStatus.CANCELLED]: "cancelled",
   },
 );
 
@@ -29,19 +29,19 @@ export function upgradeJson(u: Upgrade, document: Invoice | null): z.infer<typeo
   return {
     id: u.id,
     service_id: u.serviceId,
-    type: upgradeKinds.toWire(u.kind),
-    status: upgradeStatuses.toWire(u.status),
+    type: upgradeKinds.wire(u.kind),
+    status: upgradeStatuses.wire(u.status),
     from_product_id: u.fromProductId,
     to_product_id: u.toProductId ?? null,
     add_options: u.addOptionIds,
     remove_options: u.removeOptionIds,
     amount: amountNumber(u.amount),
     credit: amountNumber(u.credit),
-    priced_until: isoTimeOrNull(u.pricedUntil),
+    priced_until: isoOrNull(u.pricedUntil),
     document,
     order_id: u.orderId ?? null,
-    created_at: isoTime(u.createdAt),
-    completed_at: isoTimeOrNull(u.completedAt),
+    created_at: iso(u.createdAt),
+    completed_at: isoOrNull(u.completedAt),
   };
 }
 
@@ -65,17 +65,17 @@ export function upgradePathsJson(
       product_id: current.productId,
       name: current.name,
       amount: decimal4(current.price),
-      cycle: cycles.toWire(current.cycle),
+      cycle: billingCycleWords.wire(current.cycle),
     },
     paths: r.paths.map((p) => ({
       product_id: p.productId,
       name: p.name,
       price: decimal4(p.price),
-      cycle: cycles.toWire(p.cycle),
+      cycle: billingCycleWords.wire(p.cycle),
       prorated_amount: amountNumber(p.proratedAmount),
-      paid_until: isoTime(p.paidUntil),
+      paid_until: iso(p.paidUntil),
       // The service keeps its due date: an upgrade is paid up to it.
-      next_due_date: isoTime(p.paidUntil),
+      next_due_date: iso(p.paidUntil),
     })),
     pending_upgrade: r.pendingUpgrade ? upgradeJson(r.pendingUpgrade, pendingDocument) : null,
   };

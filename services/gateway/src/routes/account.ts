@@ -1,7 +1,9 @@
-import { fromJson } from "../json-result.ts";
 import { accountBalanceJson, accountJson } from "../mappers/account.ts";
+import { accountUsageJson } from "../mappers/account-usage.ts";
+import { required } from "../mappers/contract.ts";
+import { transactionJson } from "../mappers/transaction.ts";
 import { route } from "../route.ts";
-import { pageQuery } from "../schemas.ts";
+import { pageQuery, pagination } from "../schemas.ts";
 import {
   account,
   accountBalance,
@@ -57,7 +59,7 @@ export const accountRoutes = [
     response: accountUsage,
     example: accountUsageExample,
     handler: async ({ clients, caller }) => ({
-      data: fromJson((await clients.billing.getUsage({ caller })).result),
+      data: accountUsageJson(required((await clients.billing.getUsage({ caller })).usage, "usage")),
     }),
   }),
   route({
@@ -69,10 +71,14 @@ export const accountRoutes = [
     query: pageQuery(20),
     response: transactionList,
     example: transactionListExample,
-    handler: async ({ clients, caller, query }) => ({
-      data: fromJson(
-        (await clients.billing.listTransactions({ caller, page: query.page, limit: query.limit })).result,
-      ),
-    }),
+    handler: async ({ clients, caller, query }) => {
+      const list = await clients.billing.listTransactions({ caller, page: query.page, limit: query.limit });
+      return {
+        data: {
+          transactions: list.transactions.map(transactionJson),
+          pagination: pagination(query.page, query.limit, list.total),
+        },
+      };
+    },
   }),
 ];

@@ -1,9 +1,9 @@
 import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
+import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Upgrade } from "@hb/contracts/hb/billing/v1/upgrades_pb";
 import { badRequest } from "@hb/platform";
 import { z } from "zod";
 import { idempotencyOf } from "../idempotency.ts";
-import { fromJson } from "../json-result.ts";
 import {
   addonBillingTypes,
   addonCancellationJson,
@@ -11,7 +11,10 @@ import {
   addonOffersJson,
   addonPurchaseJson,
 } from "../mappers/addon.ts";
-import { cycles } from "../mappers/enums.ts";
+import { required } from "../mappers/contract.ts";
+import { billingCycleWords } from "../mappers/enums.ts";
+import { invoiceJson } from "../mappers/invoice.ts";
+import { orderJson } from "../mappers/order.ts";
 import { upgradeDetailJson, upgradeJson, upgradePathsJson } from "../mappers/upgrade.ts";
 import { type Context, route } from "../route.ts";
 import { idParam } from "../schemas.ts";
@@ -29,9 +32,8 @@ type Billing = Pick<Context<unknown, unknown, unknown>, "clients" | "caller">;
 
 /** An invoice billing issued for a purchase, as the invoice record (its line items are the detail's). */
 async function invoiceRecord({ clients, caller }: Billing, documentId: string): Promise<Invoice> {
-  const doc = await clients.billing.getDocument({ caller, kind: "invoice", documentId });
-  const { items: _items, ...record } = fromJson(doc.result);
-  return record as Invoice;
+  const { document } = await clients.billing.getDocument({ caller, kind: DocumentKind.INVOICE, documentId });
+  return invoiceJson(required(document, "invoice"));
 }
 
 /** The invoice an upgrade waits for; null when the change needed none. */
@@ -41,9 +43,9 @@ const upgradeInvoice = async (ctx: Billing, u: Upgrade | undefined) =>
 /** The order an upgrade created, as GET /upgrades/{id} shows it. */
 async function upgradeOrder({ clients, caller }: Billing, u: Upgrade | undefined) {
   if (!u?.orderId) return null;
-  const order = fromJson((await clients.billing.getOrder({ caller, orderId: u.orderId })).result);
-  const { id, order_number, status, payment_status } = order as NonNullable<UpgradeOrder>;
-  return { id, order_number, status, payment_status };
+  const { order } = await clients.billing.getOrder({ caller, orderId: u.orderId });
+  const { id, order_number, status, payment_status } = orderJson(required(order, "order"));
+  return { id, order_number, status, payment_status } satisfies UpgradeOrder;
 }
 
 /** A recurring add-on's cycle; absent is UNSPECIFIED, which billing reads as monthly. */
@@ -51,7 +53,7 @@ function addonCycleOf(cycle: string | undefined): BillingCycle {
   if (cycle === undefined) return BillingCycle.UNSPECIFIED;
   if (!(CYCLES as readonly string[]).includes(cycle))
     throw badRequest("billingCycle", `unknown billingCycle "${cycle}"`);
-  return cycles.fromWire(cycle as (typeof CYCLES)[number]);
+  return billingCycleWords.value(cycle as (typeof CYCLES)[number]) ?? 0;
 }
 const view = { scope: "read" as const, permissions: ["view_services" as const] };
 const orders = { scope: "orders" as const, permissions: ["manage_services" as const] };
@@ -117,7 +119,7 @@ export const addonUpgradeRoutes = [
         caller,
         serviceId: params.id,
         optionId: body.optionId,
-        billingType: addonBillingTypes.fromWire(body.billingType),
+        billingType: addonBillingTypes.value(body.billingType) ?? 0,
         billingCycle: addonCycleOf(body.billingCycle),
         quantity: body.quantity,
         ...idempotencyOf(req),

@@ -1,8 +1,14 @@
+import type { PayDocumentResponse } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { type Document, DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { z } from "zod";
 import { idempotencyOf } from "../idempotency.ts";
-import { fromJson } from "../json-result.ts";
+import { required } from "../mappers/contract.ts";
+import { documentStatsJson } from "../mappers/document.ts";
+import { documentStatusWords } from "../mappers/enums.ts";
+import { invoiceDetailJson, invoiceJson, invoicePaymentJson } from "../mappers/invoice.ts";
+import { proformaDetailJson, proformaJson, proformaPaymentJson } from "../mappers/proforma.ts";
 import { route } from "../route.ts";
-import { exactNumbers, idParam, moneyAmount, pageQuery } from "../schemas.ts";
+import { exactNumbers, idParam, moneyAmount, pageQuery, pagination } from "../schemas.ts";
 import * as wire from "../wire/invoice.ts";
 
 const payBody = exactNumbers(["amount"], z.object({ amount: moneyAmount.optional() }).strict());
@@ -21,11 +27,39 @@ const shapes = {
   },
 } as const;
 
+/** Each kind's contract value and its mappers. */
+const kinds = {
+  invoice: {
+    value: DocumentKind.INVOICE,
+    record: invoiceJson,
+    detail: invoiceDetailJson,
+    payment: invoicePaymentJson,
+    paid: "Invoice paid from credit",
+  },
+  proforma: {
+    value: DocumentKind.PROFORMA,
+    record: proformaJson,
+    detail: proformaDetailJson,
+    payment: proformaPaymentJson,
+    paid: "Proforma paid from credit",
+  },
+} satisfies Record<
+  "invoice" | "proforma",
+  {
+    value: DocumentKind;
+    record: (d: Document) => unknown;
+    detail: (d: Document) => unknown;
+    payment: (r: PayDocumentResponse) => unknown;
+    paid: string;
+  }
+>;
+
 /** Invoices and proformas share their routes; only the kind differs. */
 function documentRoutes(kind: "invoice" | "proforma") {
   const plural = `${kind}s`;
   const title = "Invoices and proformas";
   const shape = shapes[kind];
+  const k = kinds[kind];
   return [
     route({
       method: "get",
@@ -36,19 +70,22 @@ function documentRoutes(kind: "invoice" | "proforma") {
       query: pageQuery(20).extend({ status: z.enum(["unpaid", "paid", "cancelled"]).optional() }),
       response: shape.list[0],
       example: shape.list[1],
-      handler: async ({ clients, caller, query }) => ({
-        data: fromJson(
-          (
-            await clients.billing.listDocuments({
-              caller,
-              kind,
-              status: query.status ?? "",
-              page: query.page,
-              limit: query.limit,
-            })
-          ).result,
-        ),
-      }),
+      handler: async ({ clients, caller, query }) => {
+        const list = await clients.billing.listDocuments({
+          caller,
+          kind: k.value,
+          status: query.status ? documentStatusWords.value(query.status) : undefined,
+          page: query.page,
+          limit: query.limit,
+        });
+        return {
+          data: {
+            [plural]: list.documents.map((d) => k.record(d)),
+            pagination: pagination(query.page, query.limit, list.total),
+            stats: documentStatsJson(list.byStatus),
+          },
+        };
+      },
     }),
     route({
       method: "get",
@@ -59,9 +96,14 @@ function documentRoutes(kind: "invoice" | "proforma") {
       params: z.object({ id: idParam }),
       response: shape.detail[0],
       example: shape.detail[1],
-      handler: async ({ clients, caller, params }) => ({
-        data: fromJson((await clients.billing.getDocument({ caller, kind, documentId: params.id })).result),
-      }),
+      handler: async ({ clients, caller, params }) => {
+        const { document } = await clients.billing.getDocument({
+          caller,
+          kind: k.value,
+          documentId: params.id,
+        });
+        return { data: k.detail(required(document, kind)) };
+      },
     }),
     route({
       method: "post",
@@ -86,12 +128,16 @@ function documentRoutes(kind: "invoice" | "proforma") {
       handler: async ({ clients, caller, params, body, req }) => {
         const r = await clients.billing.payDocument({
           caller,
-          kind,
+          kind: k.value,
           documentId: params.id,
-          amount: body.amount ?? "",
+          // In the account's currency, which is the currency of every document it is sent.
+          amount: body.amount === undefined ? undefined : { currency: caller.currency, amount: body.amount },
           ...idempotencyOf(req),
         });
-        return { data: fromJson(r.result), extra: { message: r.message } };
+        return {
+          data: k.payment(r),
+          extra: { message: r.fullyPaid ? k.paid : "Partial payment applied from credit" },
+        };
       },
     }),
   ];

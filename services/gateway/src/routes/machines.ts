@@ -1,11 +1,38 @@
+import type { Client } from "@connectrpc/connect";
 import { ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/services_pb";
-import { JobStatus, type MachineSummary } from "@hb/contracts/hb/compute/v1/compute_pb";
+import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
+import { MachineKind, type MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { apiError } from "@hb/platform";
 import { z } from "zod";
-import { fromJson } from "../json-result.ts";
-import { productKinds } from "../mappers/enums.ts";
+import { asBodyFields } from "../field-names.ts";
+import { backupCreatedJson, backupJson } from "../mappers/backup.ts";
+import { jobStatuses, powerActions } from "../mappers/compute-wire.ts";
+import { productKindWords } from "../mappers/enums.ts";
+import { addressListJson } from "../mappers/ip-address.ts";
+import { jobJson } from "../mappers/job.ts";
+import {
+  dedicatedDetailJson,
+  dedicatedRecordJson,
+  vpsDetailJson,
+  vpsRecordJson,
+  vpsStatus,
+} from "../mappers/machine.ts";
+import {
+  dispatchResultJson,
+  passwordResultJson,
+  pendingJson,
+  powerResultJson,
+  reinstallResultJson,
+} from "../mappers/machine-action.ts";
+import { machineStatsJson, trafficJson } from "../mappers/machine-stats.ts";
+import { powerStatusJson, provisionStatusJson } from "../mappers/machine-status.ts";
+import { osImageListJson } from "../mappers/os-image.ts";
 import { serviceSummaryJson } from "../mappers/service.ts";
+import { gameDetailJson, serviceActionsJson } from "../mappers/service-control.ts";
+import { snapshotCreatedJson, snapshotJson } from "../mappers/snapshot.ts";
+import { sshKeyJson } from "../mappers/ssh-key.ts";
 import { type Context, route } from "../route.ts";
 import { idParam, pageQuery, pagination, password } from "../schemas.ts";
 import {
@@ -15,10 +42,9 @@ import {
   snapshotCreated,
   snapshotList,
 } from "../wire/copy.ts";
-import { JOB_STATUS, JOB_STATUSES, job, jobExample, jobJson, jobList, jobListExample } from "../wire/job.ts";
+import { JOB_STATUSES, job, jobExample, jobList, jobListExample } from "../wire/job.ts";
 import {
   addressList,
-  CONTROLS,
   dedicatedDetail,
   dedicatedRecord,
   examples as machineEx,
@@ -41,49 +67,25 @@ import {
   reinstallResult,
 } from "../wire/machine-action.ts";
 import { pagination as paginationSchema } from "../wire/pagination.ts";
+import type { serviceSummary } from "../wire/service.ts";
 import { examples as controlEx, gameDetail, serviceActions } from "../wire/service-control.ts";
 import { deleted, examples as sshEx, sshKey, sshKeyList } from "../wire/ssh-key.ts";
 
-/** The spec's VPS billing states. */
-function vpsStatus(status: string): string {
-  if (status === "active" || status === "suspended") return status;
-  if (status === "terminated" || status === "cancelled") return "terminated";
-  return "pending";
-}
+type ServiceWire = z.infer<typeof serviceSummary>;
+type MachineMapper<T> = (s: ServiceWire, m: MachineSummary | undefined) => T;
 
-/** One machine record: billing's service joined with compute's machine. */
-function machineRecord(kind: string, s: ServiceSummary, m: MachineSummary | undefined, detail: boolean) {
-  const part = m ? fromJson({ json: m.json }) : {};
-  const { capabilities, ...machine } = part as { capabilities?: unknown } & Record<string, unknown>;
-  const { id, name, hostname, status, product, billing, cancellation, created_at } = serviceSummaryJson(s);
-  return {
-    id,
-    name,
-    hostname: m?.hostname || hostname,
-    status: vpsStatus(status),
-    kind,
-    provider: m?.provider ?? "simulator",
-    product,
-    billing,
-    cancellation,
-    location: (machine.location as string | undefined) ?? "",
-    primary_ip: (machine.primary_ip as string | undefined) ?? "",
-    ip_addresses: (machine.ip_addresses as unknown[] | undefined) ?? [],
-    ...(machine.instance ? { instance: machine.instance } : {}),
-    created_at,
-    // No machine yet (not provisioned): no control is available, rather than an empty object.
-    ...(detail ? { capabilities: capabilities ?? Object.fromEntries(CONTROLS.map((c) => [c, false])) } : {}),
-  };
-}
+/** Billing's service summary in the wire shape the machine records compose. */
+const serviceWire: (s: ServiceSummary) => ServiceWire = serviceSummaryJson;
 
 /** A page of machines of one kind: one billing call for the page, one compute call for its machines. */
-async function listMachines(
+async function listMachines<T>(
   ctx: Context<unknown, { page: number; limit: number }, unknown>,
   kind: "vps" | "dedicated",
+  record: MachineMapper<T>,
 ) {
   const { services, total } = await ctx.clients.billing.listServiceSummaries({
     caller: ctx.caller,
-    kind: productKinds.fromWire(kind),
+    kind: productKindWords.value(kind),
     page: ctx.query.page,
     limit: ctx.query.limit,
   });
@@ -95,21 +97,25 @@ async function listMachines(
     : { machines: [] };
   const byId = new Map(machines.map((m) => [m.serviceId, m]));
   return {
-    data: services.map((s) => machineRecord(kind, s, byId.get(s.id), false)),
+    data: services.map((s) => record(serviceWire(s), byId.get(s.id))),
     extra: { pagination: pagination(ctx.query.page, ctx.query.limit, total) },
   };
 }
 
-async function getMachine(ctx: Context<{ id: string }, unknown, unknown>, kind: "vps" | "dedicated") {
+async function getMachine<T>(
+  ctx: Context<{ id: string }, unknown, unknown>,
+  kind: "vps" | "dedicated",
+  detail: MachineMapper<T>,
+) {
   const [{ services }, { machines }] = await Promise.all([
     ctx.clients.billing.getServiceSummaries({ caller: ctx.caller, serviceIds: [ctx.params.id] }),
     ctx.clients.compute.describeMachines({ caller: ctx.caller, serviceIds: [ctx.params.id] }),
   ]);
   const s = services[0];
-  if (!s || s.kind !== productKinds.fromWire(kind)) {
+  if (!s || s.kind !== productKindWords.value(kind)) {
     throw apiError("NOT_FOUND", `${kind === "vps" ? "VPS" : "Dedicated server"} not found`);
   }
-  return { data: machineRecord(kind, s, machines[0], true) };
+  return { data: detail(serviceWire(s), machines[0]) };
 }
 
 const id = z.object({ id: idParam });
@@ -129,32 +135,64 @@ const passwordCooldown = {
   resource: (c: { params: { id: string } }) => c.params.id,
 };
 
-const info = (kind: string, what: string) => async (ctx: Context<{ id: string }, unknown, unknown>) => ({
-  data: fromJson(
-    await ctx.clients.compute.getMachineInfo({ caller: ctx.caller, serviceId: ctx.params.id, kind, what }),
-  ),
-});
+type Compute = Client<typeof ComputeService>;
+/** What every read about one machine sends: whose call, which service, which kind is expected. */
+type MachineRef = {
+  caller: Context<unknown, unknown, unknown>["caller"];
+  serviceId: string;
+  kind: MachineKind;
+};
 
-const runAction =
-  (
-    kind: string,
-    surface: string,
-    action: (ctx: Context<{ id: string; action?: string }, unknown, unknown>) => string,
-  ) =>
-  async (ctx: Context<{ id: string; action?: string }, unknown, unknown>) => ({
-    data: fromJson(
-      await ctx.clients.compute.runAction({
-        caller: ctx.caller,
-        serviceId: ctx.params.id,
-        kind,
-        surface,
-        action: action(ctx),
-      }),
-    ),
+/** A read about one machine, mapped to the wire. */
+const read =
+  <R>(kind: MachineKind, call: (compute: Compute, ref: MachineRef) => Promise<R>, map: (r: R) => unknown) =>
+  async (ctx: Context<{ id: string }, unknown, unknown>) => ({
+    data: map(await call(ctx.clients.compute, { caller: ctx.caller, serviceId: ctx.params.id, kind })),
   });
 
+const addresses = (kind: MachineKind) =>
+  read(
+    kind,
+    (c, ref) => c.listIpAddresses(ref),
+    (r) => addressListJson(r.ipAddresses),
+  );
+const stats = (kind: MachineKind) =>
+  read(
+    kind,
+    (c, ref) => c.getMachineStats(ref),
+    (r) => machineStatsJson(required(r.stats, "stats")),
+  );
+const images = (kind: MachineKind) =>
+  read(
+    kind,
+    (c, ref) => c.listOsImages(ref),
+    (r) => osImageListJson(r.images),
+  );
+
+/** A field compute always sets; its absence is a contract violation (500), not a customer error. */
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`compute answered without ${what}`);
+  return value;
+}
+
+/**
+ * A power action by its wire name. A name the enum does not have goes as UNSPECIFIED: compute
+ * refuses it with the actions the machine's kind takes, which only compute knows.
+ */
+const runPower =
+  (kind: MachineKind, action: (ctx: Context<{ id: string; action?: string }, unknown, unknown>) => string) =>
+  async (ctx: Context<{ id: string; action?: string }, unknown, unknown>) => {
+    const { result } = await ctx.clients.compute.runPowerAction({
+      caller: ctx.caller,
+      serviceId: ctx.params.id,
+      kind,
+      action: powerActions.parse(action(ctx)),
+    });
+    return { data: powerResultJson(result) };
+  };
+
 /** Root password reset: the same rules on the VPS and the generic service routes. */
-function passwordRoute(path: string, tag: string, kind: string, summary: string) {
+function passwordRoute(path: string, tag: string, kind: MachineKind, summary: string) {
   return route({
     method: "post",
     path,
@@ -167,12 +205,12 @@ function passwordRoute(path: string, tag: string, kind: string, summary: string)
     example: actionEx.password,
     // A generic service may be a dedicated server, whose rebuild the controller can refuse.
     errors:
-      kind === "vps"
+      kind === MachineKind.VPS
         ? ["CONFLICT", "ACTION_NOT_ALLOWED"]
         : ["CONFLICT", "ACTION_NOT_ALLOWED", "PROVIDER_ERROR"],
     cooldown: passwordCooldown,
     handler: async ({ clients, caller, params, body }) => ({
-      data: fromJson(
+      data: passwordResultJson(
         await clients.compute.resetPassword({ caller, serviceId: params.id, kind, password: body.password }),
       ),
     }),
@@ -193,7 +231,7 @@ export const vpsRoutes = [
     responseExtra: { pagination: paginationSchema },
     exampleExtra: { pagination: { page: 1, limit: 50, total: 1, pages: 1 } },
     example: machineEx.vpsList,
-    handler: (ctx) => listMachines(ctx, "vps"),
+    handler: (ctx) => listMachines(ctx, "vps", vpsRecordJson),
   }),
   route({
     method: "get",
@@ -204,7 +242,7 @@ export const vpsRoutes = [
     params: id,
     response: vpsDetail,
     example: machineEx.vpsDetail,
-    handler: (ctx) => getMachine(ctx, "vps"),
+    handler: (ctx) => getMachine(ctx, "vps", vpsDetailJson),
   }),
   route({
     method: "get",
@@ -215,7 +253,7 @@ export const vpsRoutes = [
     params: id,
     response: addressList,
     example: machineEx.addressList,
-    handler: info("vps", "ips"),
+    handler: addresses(MachineKind.VPS),
   }),
   route({
     method: "get",
@@ -226,7 +264,7 @@ export const vpsRoutes = [
     params: id,
     response: machineStats,
     example: machineEx.stats,
-    handler: info("vps", "stats"),
+    handler: stats(MachineKind.VPS),
   }),
   route({
     method: "get",
@@ -237,7 +275,7 @@ export const vpsRoutes = [
     params: id,
     response: osImages,
     example: machineEx.osImages,
-    handler: info("vps", "os-images"),
+    handler: images(MachineKind.VPS),
   }),
   ...VPS_ACTIONS.map((action) =>
     route({
@@ -253,7 +291,7 @@ export const vpsRoutes = [
       // The canonical operation takes the action as a parameter; these per-action paths are aliases.
       aliasOf: "postVpsIdPowerAction",
       cooldown: powerCooldown,
-      handler: runAction("vps", "power", () => action),
+      handler: runPower(MachineKind.VPS, () => action),
     }),
   ),
   route({
@@ -270,7 +308,7 @@ export const vpsRoutes = [
     response: powerResult,
     example: actionEx.power,
     cooldown: powerCooldown,
-    handler: runAction("vps", "power", (c) => c.params.action ?? ""),
+    handler: runPower(MachineKind.VPS, (c) => c.params.action ?? ""),
   }),
   route({
     method: "post",
@@ -288,11 +326,11 @@ export const vpsRoutes = [
     example: actionEx.reinstall,
     cooldown: reinstallCooldown,
     handler: async ({ clients, caller, params, body }) => ({
-      data: fromJson(
+      data: reinstallResultJson(
         await clients.compute.reinstall({
           caller,
           serviceId: params.id,
-          kind: "vps",
+          kind: MachineKind.VPS,
           imageId: body.image_id,
           password: body.password,
         }),
@@ -302,12 +340,13 @@ export const vpsRoutes = [
   passwordRoute(
     "/vps/:id/password",
     "VPS",
-    "vps",
+    MachineKind.VPS,
     "Reset the root password (minimum 8 characters); the machine must be running",
   ),
 ];
 
 const DEDICATED_ACTIONS = ["on", "off", "restart"] as const;
+const DEDICATED = MachineKind.DEDICATED;
 const dedicatedPower = {
   // 5 a minute across all the customer's servers; failed attempts count.
   rule: { action: "dedicated-power", limit: 5, windowSeconds: 60, keepOnFailure: true },
@@ -327,7 +366,7 @@ export const dedicatedRoutes = [
     responseExtra: { pagination: paginationSchema },
     exampleExtra: { pagination: { page: 1, limit: 50, total: 1, pages: 1 } },
     example: machineEx.dedicatedList,
-    handler: (ctx) => listMachines(ctx, "dedicated"),
+    handler: (ctx) => listMachines(ctx, "dedicated", dedicatedRecordJson),
   }),
   route({
     method: "get",
@@ -338,18 +377,56 @@ export const dedicatedRoutes = [
     params: id,
     response: dedicatedDetail,
     example: machineEx.dedicatedDetail,
-    handler: (ctx) => getMachine(ctx, "dedicated"),
+    handler: (ctx) => getMachine(ctx, "dedicated", dedicatedDetailJson),
   }),
   ...(
     [
-      ["ips", "Subnets and addresses", addressList, machineEx.addressList],
-      ["power-status", "Current power state", powerStatus, machineEx.powerStatus],
-      ["stats", "Hardware specification and live power state", machineStats, machineEx.stats],
-      ["traffic", "Bandwidth usage", traffic, machineEx.traffic],
-      ["provision-status", "Deployment or reinstall progress", provisionStatus, machineEx.provisionStatus],
-      ["os-images", "Images this server may be reinstalled onto", osImages, machineEx.osImages],
+      ["ips", "Subnets and addresses", addressList, machineEx.addressList, addresses(DEDICATED)],
+      [
+        "power-status",
+        "Current power state",
+        powerStatus,
+        machineEx.powerStatus,
+        read(
+          DEDICATED,
+          (c, ref) => c.getPowerStatus(ref),
+          (r) => powerStatusJson(required(r.status, "power status")),
+        ),
+      ],
+      [
+        "stats",
+        "Hardware specification and live power state",
+        machineStats,
+        machineEx.stats,
+        stats(DEDICATED),
+      ],
+      [
+        "traffic",
+        "Bandwidth usage",
+        traffic,
+        machineEx.traffic,
+        read(
+          DEDICATED,
+          (c, ref) => c.getTraffic(ref),
+          (r) => trafficJson(required(r.traffic, "traffic")),
+        ),
+      ],
+      [
+        "provision-status",
+        "Deployment or reinstall progress",
+        provisionStatus,
+        machineEx.provisionStatus,
+        read(DEDICATED, (c, ref) => c.getProvisionStatus(ref), provisionStatusJson),
+      ],
+      [
+        "os-images",
+        "Images this server may be reinstalled onto",
+        osImages,
+        machineEx.osImages,
+        images(DEDICATED),
+      ],
     ] as const
-  ).map(([what, summary, response, example]) =>
+  ).map(([what, summary, response, example, handler]) =>
     route({
       method: "get",
       path: `/dedicated/:id/${what}`,
@@ -359,7 +436,7 @@ export const dedicatedRoutes = [
       params: id,
       response,
       example,
-      handler: info("dedicated", what),
+      handler,
     }),
   ),
   route({
@@ -374,17 +451,7 @@ export const dedicatedRoutes = [
     response: powerResult,
     example: actionEx.power,
     cooldown: dedicatedPower,
-    handler: async ({ clients, caller, params, body }) => ({
-      data: fromJson(
-        await clients.compute.runAction({
-          caller,
-          serviceId: params.id,
-          kind: "dedicated",
-          surface: "power",
-          action: body.action,
-        }),
-      ),
-    }),
+    handler: (ctx) => runPower(DEDICATED, () => ctx.body.action)(ctx),
   }),
   route({
     method: "post",
@@ -402,7 +469,7 @@ export const dedicatedRoutes = [
     // The spec's "same, action in the path": the body form above is the canonical one.
     aliasOf: "postDedicatedIdPower",
     cooldown: dedicatedPower,
-    handler: runAction("dedicated", "power", (c) => c.params.action ?? ""),
+    handler: runPower(DEDICATED, (c) => c.params.action ?? ""),
   }),
   route({
     method: "post",
@@ -417,14 +484,17 @@ export const dedicatedRoutes = [
     example: actionEx.reinstall,
     cooldown: reinstallCooldown,
     handler: async ({ clients, caller, params, body }) => ({
-      data: fromJson(
-        await clients.compute.reinstall({
-          caller,
-          serviceId: params.id,
-          kind: "dedicated",
-          imageId: body.osImageId,
-          password: "",
-        }),
+      data: reinstallResultJson(
+        await asBodyFields(
+          clients.compute.reinstall({
+            caller,
+            serviceId: params.id,
+            kind: DEDICATED,
+            imageId: body.osImageId,
+            password: "",
+          }),
+          { image_id: "osImageId" },
+        ),
       ),
     }),
   }),
@@ -441,11 +511,11 @@ export const dedicatedRoutes = [
     example: actionEx.dedicatedPassword,
     cooldown: passwordCooldown,
     handler: async ({ clients, caller, params, body }) => ({
-      data: fromJson(
+      data: passwordResultJson(
         await clients.compute.resetPassword({
           caller,
           serviceId: params.id,
-          kind: "dedicated",
+          kind: DEDICATED,
           password: body.password ?? "",
         }),
       ),
@@ -454,6 +524,8 @@ export const dedicatedRoutes = [
 ];
 
 const GAME_ACTIONS = ["start", "stop", "restart", "kill"] as const;
+/** The generic service routes act on a machine of any kind. */
+const ANY = MachineKind.UNSPECIFIED;
 
 /** Service control on any backend (the generic service routes). */
 export const controlRoutes = [
@@ -466,7 +538,7 @@ export const controlRoutes = [
     params: id,
     response: machineStats,
     example: machineEx.stats,
-    handler: info("", "stats"),
+    handler: stats(ANY),
   }),
   route({
     method: "get",
@@ -477,7 +549,11 @@ export const controlRoutes = [
     params: id,
     response: serviceActions,
     example: controlEx.serviceActions,
-    handler: info("", "actions"),
+    handler: read(
+      ANY,
+      (c, ref) => c.listMachineActions(ref),
+      (r) => serviceActionsJson(required(r.actions, "actions")),
+    ),
   }),
   route({
     method: "get",
@@ -488,7 +564,10 @@ export const controlRoutes = [
     params: id,
     response: gameDetail,
     example: controlEx.gameDetail,
-    handler: info("", "game"),
+    handler: async ({ clients, caller, params }) => {
+      const { gameServer } = await clients.compute.getGameServer({ caller, serviceId: params.id });
+      return { data: gameDetailJson(required(gameServer, "the game server")) };
+    },
   }),
   route({
     method: "post",
@@ -506,7 +585,11 @@ export const controlRoutes = [
     response: dispatchResult,
     example: actionEx.power,
     cooldown: powerCooldown,
-    handler: runAction("", "dispatch", (c) => c.params.action ?? ""),
+    handler: async ({ clients, caller, params }) => ({
+      data: dispatchResultJson(
+        await clients.compute.dispatchAction({ caller, serviceId: params.id, action: params.action }),
+      ),
+    }),
   }),
   route({
     method: "post",
@@ -522,7 +605,7 @@ export const controlRoutes = [
     response: powerResult,
     example: actionEx.power,
     cooldown: powerCooldown,
-    handler: runAction("", "power", (c) => c.params.action ?? ""),
+    handler: runPower(ANY, (c) => c.params.action ?? ""),
   }),
   route({
     method: "post",
@@ -538,7 +621,7 @@ export const controlRoutes = [
     response: powerResult,
     example: actionEx.power,
     cooldown: powerCooldown,
-    handler: runAction("game", "power", (c) => c.params.action ?? ""),
+    handler: runPower(MachineKind.GAME, (c) => c.params.action ?? ""),
   }),
   route({
     method: "post",
@@ -557,29 +640,29 @@ export const controlRoutes = [
     example: actionEx.reinstall,
     cooldown: reinstallCooldown,
     handler: async ({ clients, caller, params, body }) => {
-      const images = fromJson(
-        await clients.compute.getMachineInfo({ caller, serviceId: params.id, kind: "", what: "os-images" }),
-      ) as {
-        images: { id: string }[];
-      };
-      const imageId = body.image_id ?? body.osImageId ?? images.images[0]?.id ?? "";
-      return {
-        data: fromJson(
-          await clients.compute.reinstall({
-            caller,
-            serviceId: params.id,
-            kind: "",
-            imageId,
-            password: body.password ?? "",
-          }),
-        ),
-      };
+      // Without an image in the body, the machine's first offered image.
+      const imageId =
+        body.image_id ??
+        body.osImageId ??
+        (await clients.compute.listOsImages({ caller, serviceId: params.id, kind: ANY })).images[0]?.id ??
+        "";
+      const reinstall = clients.compute.reinstall({
+        caller,
+        serviceId: params.id,
+        kind: ANY,
+        imageId,
+        password: body.password ?? "",
+      });
+      // A refusal names the field the body used.
+      const names: Record<string, string> =
+        body.image_id === undefined && body.osImageId !== undefined ? { image_id: "osImageId" } : {};
+      return { data: reinstallResultJson(await asBodyFields(reinstall, names)) };
     },
   }),
   passwordRoute(
     "/services/:id/password",
     "Service control",
-    "",
+    ANY,
     "Set a new root password (minimum 8 characters)",
   ),
 ];
@@ -594,7 +677,7 @@ export const sshKeyRoutes = [
     response: sshKeyList,
     example: sshEx.sshKeyList,
     handler: async ({ clients, caller }) => ({
-      data: fromJson(await clients.compute.listSshKeys({ caller })),
+      data: { ssh_keys: (await clients.compute.listSshKeys({ caller })).sshKeys.map(sshKeyJson) },
     }),
   }),
   route({
@@ -611,11 +694,13 @@ export const sshKeyRoutes = [
     successStatus: 201,
     response: sshKey,
     example: sshEx.sshKey,
-    handler: async ({ clients, caller, body }) => ({
-      data: fromJson(
-        await clients.compute.createSshKey({ caller, name: body.name, publicKey: body.publicKey }),
-      ),
-    }),
+    handler: async ({ clients, caller, body }) => {
+      const { sshKey } = await asBodyFields(
+        clients.compute.createSshKey({ caller, name: body.name, publicKey: body.publicKey }),
+        { public_key: "publicKey" },
+      );
+      return { data: sshKeyJson(required(sshKey, "the SSH key")) };
+    },
   }),
   route({
     method: "delete",
@@ -651,7 +736,7 @@ export const sshKeyRoutes = [
     handler: async ({ clients, caller, query }) => {
       const list = await clients.compute.listJobs({
         caller,
-        status: query.state ? JOB_STATUS[query.state] : JobStatus.UNSPECIFIED,
+        status: query.state ? jobStatuses.value(query.state) : JobStatus.UNSPECIFIED,
         serviceId: query.resource ?? "",
         action: query.action ?? "",
         page: query.page,
@@ -675,28 +760,11 @@ export const sshKeyRoutes = [
     response: job,
     example: jobExample,
     handler: async ({ clients, caller, params }) => {
-      const found = await clients.compute.getJob({ caller, jobId: params.id });
-      if (!found.job) throw new Error("compute answered GetJob without a job");
-      return { data: jobJson(found.job) };
+      const { job } = await clients.compute.getJob({ caller, jobId: params.id });
+      return { data: jobJson(required(job, "the job")) };
     },
   }),
 ];
-
-const copies =
-  (kind: string, collection: "snapshot" | "backup", op: string) =>
-  async (ctx: Context<{ id: string; copyId?: string }, unknown, unknown>) => ({
-    data: fromJson(
-      await ctx.clients.compute.manageCopies({
-        caller: ctx.caller,
-        serviceId: ctx.params.id,
-        kind,
-        collection,
-        op,
-        copyId: ctx.params.copyId ?? "",
-        name: (ctx.body as { name?: string } | undefined)?.name ?? "",
-      }),
-    ),
-  });
 
 const snapshotAuth = (scope: "read" | "services") =>
   ({ scope, permissions: scope === "read" ? [...viewServices] : [...manage], module: "vps" }) as const;
@@ -718,7 +786,10 @@ export const copyRoutes = [
     params: id,
     response: snapshotList,
     example: copyEx.snapshotList,
-    handler: copies("vps", "snapshot", "list"),
+    handler: async ({ clients, caller, params }) => {
+      const { snapshots } = await clients.compute.listSnapshots({ caller, serviceId: params.id });
+      return { data: { snapshots: snapshots.map(snapshotJson) } };
+    },
   }),
   route({
     method: "post",
@@ -731,7 +802,11 @@ export const copyRoutes = [
     body: z.object({ name: z.string().max(100).optional() }),
     response: snapshotCreated,
     example: copyEx.snapshotCreated,
-    handler: copies("vps", "snapshot", "create"),
+    handler: async ({ clients, caller, params, body }) => ({
+      data: snapshotCreatedJson(
+        await clients.compute.createSnapshot({ caller, serviceId: params.id, name: body.name ?? "" }),
+      ),
+    }),
   }),
   route({
     method: "post",
@@ -743,7 +818,14 @@ export const copyRoutes = [
     params: withCopy,
     response: pendingResult,
     example: actionEx.pending,
-    handler: copies("vps", "snapshot", "revert"),
+    handler: async ({ clients, caller, params }) => {
+      const { jobId } = await clients.compute.revertSnapshot({
+        caller,
+        serviceId: params.id,
+        snapshotId: params.copyId,
+      });
+      return { data: pendingJson(jobId) };
+    },
   }),
   route({
     method: "delete",
@@ -755,7 +837,10 @@ export const copyRoutes = [
     params: withCopy,
     response: deleted,
     example: { id: copyEx.snapshotList.snapshots[0].id, deleted: true },
-    handler: copies("vps", "snapshot", "delete"),
+    handler: async ({ clients, caller, params }) => {
+      await clients.compute.deleteSnapshot({ caller, serviceId: params.id, snapshotId: params.copyId });
+      return { data: { id: params.copyId, deleted: true } };
+    },
   }),
   route({
     method: "delete",
@@ -785,7 +870,7 @@ export const copyRoutes = [
         reason: body.reason,
         immediate: body.immediate,
       });
-      const summary = serviceSummaryJson(service!);
+      const summary = serviceWire(service!);
       return {
         data: { id: summary.id, status: vpsStatus(summary.status), cancellation: summary.cancellation },
         extra: {
@@ -806,7 +891,10 @@ export const copyRoutes = [
     params: id,
     response: backupList,
     example: copyEx.backupList,
-    handler: copies("", "backup", "list"),
+    handler: async ({ clients, caller, params }) => {
+      const { backups } = await clients.compute.listBackups({ caller, serviceId: params.id });
+      return { data: { backups: backups.map(backupJson) } };
+    },
   }),
   route({
     method: "post",
@@ -820,7 +908,11 @@ export const copyRoutes = [
     response: backupCreated,
     example: copyEx.backupCreated,
     cooldown: backupCooldown,
-    handler: copies("", "backup", "create"),
+    handler: async ({ clients, caller, params, body }) => ({
+      data: backupCreatedJson(
+        await clients.compute.createBackup({ caller, serviceId: params.id, name: body.name ?? "" }),
+      ),
+    }),
   }),
   route({
     method: "post",
@@ -833,6 +925,13 @@ export const copyRoutes = [
     response: pendingResult,
     example: actionEx.pending,
     cooldown: backupCooldown,
-    handler: copies("", "backup", "restore"),
+    handler: async ({ clients, caller, params }) => {
+      const { jobId } = await clients.compute.restoreBackup({
+        caller,
+        serviceId: params.id,
+        backupId: params.copyId,
+      });
+      return { data: pendingJson(jobId) };
+    },
   }),
 ];

@@ -1,8 +1,12 @@
 import { z } from "zod";
 import { idempotencyOf } from "../idempotency.ts";
-import { fromJson } from "../json-result.ts";
+import { required } from "../mappers/contract.ts";
+import { billingCycleWords, orderPaymentStatusWords, orderStatusWords } from "../mappers/enums.ts";
+import { orderCreationJson, orderDetailJson, orderJson } from "../mappers/order.ts";
+import { productDetailJson, productJson } from "../mappers/product.ts";
 import { route } from "../route.ts";
-import { hostname, idParam, pageQuery } from "../schemas.ts";
+import { hostname, idParam, pageQuery, pagination } from "../schemas.ts";
+import { cycle } from "../wire/money.ts";
 import {
   orderCreation,
   orderCreationExample,
@@ -10,10 +14,14 @@ import {
   orderDetailExample,
   orderList,
   orderListExample,
+  orderStatus,
+  paymentStatus,
 } from "../wire/order.ts";
 import { productDetail, productDetailExample, productList, productListExample } from "../wire/product.ts";
 
-const cycle = z.string({ error: "must be a string" }).min(1, { error: "is required" });
+const billingCycle = z
+  .string({ error: "is required" })
+  .pipe(z.enum(cycle.options, { error: `must be one of ${cycle.options.join(", ")}` }));
 const configOptions = z
   .object({ os_image_id: z.string({ error: "must be a string" }).optional() })
   .catchall(z.unknown())
@@ -21,9 +29,17 @@ const configOptions = z
 /** One order line; reseller orders take the same lines. */
 export const orderItem = z.object({
   productId: idParam,
-  billingCycle: cycle,
+  billingCycle,
   hostname: hostname.optional(),
   configOptions,
+});
+
+/** An order line as billing takes it. */
+export const orderItemIn = (i: z.infer<typeof orderItem>) => ({
+  productId: i.productId,
+  billingCycle: billingCycleWords.value(i.billingCycle),
+  hostname: i.hostname ?? "",
+  osImageId: i.configOptions?.os_image_id ?? "",
 });
 
 const orderBody = z.union(
@@ -51,7 +67,7 @@ export const orderRoutes = [
     response: productList,
     example: productListExample,
     handler: async ({ clients, caller }) => ({
-      data: fromJson((await clients.billing.listProducts({ caller })).result),
+      data: { products: (await clients.billing.listProducts({ caller })).products.map(productJson) },
     }),
   }),
   route({
@@ -63,9 +79,10 @@ export const orderRoutes = [
     params: z.object({ id: idParam }),
     response: productDetail,
     example: productDetailExample,
-    handler: async ({ clients, caller, params }) => ({
-      data: fromJson((await clients.billing.getProduct({ caller, productId: params.id })).result),
-    }),
+    handler: async ({ clients, caller, params }) => {
+      const { product } = await clients.billing.getProduct({ caller, productId: params.id });
+      return { data: productDetailJson(required(product, "product")) };
+    },
   }),
   route({
     method: "post",
@@ -87,14 +104,9 @@ export const orderRoutes = [
       const r = await clients.billing.createOrder({
         caller,
         ...idempotencyOf(req),
-        items: items.map((i) => ({
-          productId: i.productId,
-          billingCycle: i.billingCycle,
-          hostname: i.hostname ?? "",
-          osImageId: i.configOptions?.os_image_id ?? "",
-        })),
+        items: items.map(orderItemIn),
       });
-      return { data: fromJson(r.result) };
+      return { data: orderCreationJson(required(r.placed, "placed order")) };
     },
   }),
   route({
@@ -103,21 +115,26 @@ export const orderRoutes = [
     tag: "Products and orders",
     summary: "Orders, newest first (pagination inside data)",
     auth: { scope: "read", permissions: ["view_invoices"] },
-    query: pageQuery(20).extend({ status: z.string().max(40).optional() }),
+    query: pageQuery(20).extend({
+      status: z
+        .enum([...orderStatus.options, ...paymentStatus.options])
+        .optional()
+        .meta({ description: "an order status or a payment status" }),
+    }),
     response: orderList,
     example: orderListExample,
-    handler: async ({ clients, caller, query }) => ({
-      data: fromJson(
-        (
-          await clients.billing.listOrders({
-            caller,
-            status: query.status ?? "",
-            page: query.page,
-            limit: query.limit,
-          })
-        ).result,
-      ),
-    }),
+    handler: async ({ clients, caller, query }) => {
+      const { orders, total } = await clients.billing.listOrders({
+        caller,
+        status: query.status ? orderStatusWords.value(query.status) : undefined,
+        paymentStatus: query.status ? orderPaymentStatusWords.value(query.status) : undefined,
+        page: query.page,
+        limit: query.limit,
+      });
+      return {
+        data: { orders: orders.map(orderJson), pagination: pagination(query.page, query.limit, total) },
+      };
+    },
   }),
   route({
     method: "get",
@@ -128,8 +145,9 @@ export const orderRoutes = [
     params: z.object({ id: idParam }),
     response: orderDetail,
     example: orderDetailExample,
-    handler: async ({ clients, caller, params }) => ({
-      data: fromJson((await clients.billing.getOrder({ caller, orderId: params.id })).result),
-    }),
+    handler: async ({ clients, caller, params }) => {
+      const { order, services } = await clients.billing.getOrder({ caller, orderId: params.id });
+      return { data: orderDetailJson(required(order, "order"), services) };
+    },
   }),
 ];

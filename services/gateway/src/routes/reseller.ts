@@ -1,12 +1,18 @@
 import { z } from "zod";
 import { idempotencyOf } from "../idempotency.ts";
-import { fromJson } from "../json-result.ts";
+import { required } from "../mappers/contract.ts";
+import { orderPaymentModeWords } from "../mappers/enums.ts";
+import {
+  resellerOrderCreationJson,
+  resellerOrderJson,
+  resellerPaymentRetryJson,
+} from "../mappers/reseller-order.ts";
 import { resellerServiceJson, resellerServiceStateJson } from "../mappers/reseller-service.ts";
 import { serviceActions } from "../mappers/service.ts";
 import { route } from "../route.ts";
 import { idParam } from "../schemas.ts";
 import * as wire from "../wire/reseller.ts";
-import { orderItem } from "./orders.ts";
+import { orderItem, orderItemIn } from "./orders.ts";
 
 /** Reseller routes: a reseller key with the account scope, and a signed request. */
 const reseller = (write: boolean) => ({ scope: "account" as const, signed: true, write });
@@ -23,6 +29,7 @@ export const resellerRoutes = [
     exampleExtra: { message: "Webhook URL saved" },
     example: { webhookUrl: "https://shop.example.com/hooks/hosting" },
     body: z.object({ webhookUrl: z.string({ error: "must be a string" }).max(2000) }).strict(),
+    fieldNames: { url: "webhookUrl" },
     handler: async ({ clients, principal, body }) => {
       const r = await clients.webhooks.setWebhookUrl({
         partnerId: principal.customerId,
@@ -62,12 +69,13 @@ export const resellerRoutes = [
     query: z.object({ externalOrderId: z.string().max(200).optional() }),
     response: wire.resellerOrderList,
     example: wire.resellerOrderListExample,
-    handler: async ({ clients, caller, query }) => ({
-      data: fromJson(
-        (await clients.billing.listResellerOrders({ caller, externalOrderId: query.externalOrderId ?? "" }))
-          .result,
-      ),
-    }),
+    handler: async ({ clients, caller, query }) => {
+      const { orders } = await clients.billing.listResellerOrders({
+        caller,
+        externalOrderId: query.externalOrderId ?? "",
+      });
+      return { data: { orders: orders.map(resellerOrderJson) } };
+    },
   }),
   route({
     method: "get",
@@ -79,9 +87,10 @@ export const resellerRoutes = [
     params: z.object({ orderId: idParam }),
     response: wire.resellerOrder,
     example: wire.resellerOrderExample,
-    handler: async ({ clients, caller, params }) => ({
-      data: fromJson((await clients.billing.getResellerOrder({ caller, orderId: params.orderId })).result),
-    }),
+    handler: async ({ clients, caller, params }) => {
+      const { order } = await clients.billing.getResellerOrder({ caller, orderId: params.orderId });
+      return { data: resellerOrderJson(required(order, "order")) };
+    },
   }),
   route({
     method: "get",
@@ -121,25 +130,17 @@ export const resellerRoutes = [
     }),
     successStatus: 201,
     cooldown: { rule: { action: "order", limit: 30, windowSeconds: 900 }, resource: () => "all" },
-    handler: async ({ clients, caller, body, req }) => ({
-      data: fromJson(
-        (
-          await clients.billing.createResellerOrder({
-            caller,
-            externalOrderId: body.externalOrderId,
-            externalCustomerId: body.externalCustomerId,
-            paymentMode: body.paymentMode,
-            items: body.items.map((i) => ({
-              productId: i.productId,
-              billingCycle: i.billingCycle,
-              hostname: i.hostname ?? "",
-              osImageId: i.configOptions?.os_image_id ?? "",
-            })),
-            ...idempotencyOf(req),
-          })
-        ).result,
-      ),
-    }),
+    handler: async ({ clients, caller, body, req }) => {
+      const { placed } = await clients.billing.createResellerOrder({
+        caller,
+        externalOrderId: body.externalOrderId,
+        externalCustomerId: body.externalCustomerId,
+        paymentMode: orderPaymentModeWords.value(body.paymentMode),
+        items: body.items.map(orderItemIn),
+        ...idempotencyOf(req),
+      });
+      return { data: resellerOrderCreationJson(required(placed, "placed order")) };
+    },
   }),
   route({
     method: "post",
@@ -152,8 +153,8 @@ export const resellerRoutes = [
     response: wire.resellerPaymentRetry,
     example: wire.resellerPaymentRetryExample,
     handler: async ({ clients, caller, params }) => ({
-      data: fromJson(
-        (await clients.billing.retryResellerPayment({ caller, orderId: params.orderId })).result,
+      data: resellerPaymentRetryJson(
+        await clients.billing.retryResellerPayment({ caller, orderId: params.orderId }),
       ),
     }),
   }),
@@ -178,7 +179,7 @@ export const resellerRoutes = [
             await clients.billing.resellerSetServiceState({
               caller,
               serviceId: params.serviceId,
-              action: serviceActions.fromWire(action),
+              action: serviceActions.value(action) ?? 0,
               reason: body.reason,
             })
           ).service!,

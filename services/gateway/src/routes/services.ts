@@ -1,6 +1,8 @@
 import { z } from "zod";
-import { fromJson } from "../json-result.ts";
-import { serviceStatuses } from "../mappers/enums.ts";
+import { required } from "../mappers/contract.ts";
+import { serviceStatusWords } from "../mappers/enums.ts";
+import { invoiceJson } from "../mappers/invoice.ts";
+import { serviceMachineJson } from "../mappers/machine.ts";
 import { serviceRecordJson, serviceStatsJson, serviceSummaryJson } from "../mappers/service.ts";
 import { route } from "../route.ts";
 import { idParam, pageQuery, pagination } from "../schemas.ts";
@@ -31,7 +33,7 @@ export const serviceRoutes = [
       const [list, stats] = await Promise.all([
         clients.billing.listServiceSummaries({
           caller,
-          status: serviceStatuses.fromWire(query.status),
+          status: serviceStatusWords.value(query.status) ?? 0,
           page: query.page,
           limit: query.limit,
         }),
@@ -65,14 +67,7 @@ export const serviceRoutes = [
       return {
         data: {
           ...serviceRecordJson(service!),
-          machine: machine
-            ? {
-                provider: machine.provider,
-                primary_ip: machine.primaryIp,
-                location: machine.location,
-                state: machine.hasInstance ? machine.instanceState : null,
-              }
-            : null,
+          machine: serviceMachineJson(machine),
         },
       };
     },
@@ -151,7 +146,10 @@ export const serviceRoutes = [
     cooldown: { rule: { action: "renew", limit: 1, windowSeconds: 600 }, resource: (ctx) => ctx.params.id },
     handler: async ({ clients, caller, params }) => {
       const { invoice } = await clients.billing.renewService({ caller, serviceId: params.id });
-      return { data: { invoice: fromJson(invoice) }, extra: { message: "Renewal invoice issued" } };
+      return {
+        data: { invoice: invoiceJson(required(invoice, "renewal invoice")) },
+        extra: { message: "Renewal invoice issued" },
+      };
     },
   }),
 ];

@@ -1,5 +1,3 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { type Job, JobStatus } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { z } from "zod";
 import { pagination, paginationExample } from "./pagination.ts";
 
@@ -60,29 +58,3 @@ export const jobListExample = {
   ],
   pagination: { ...paginationExample, total: 3 },
 };
-
-type JobStatusName = (typeof JOB_STATUSES)[number];
-
-/** The wire's job statuses as compute's enum (the ?state filter), and back. */
-export const JOB_STATUS: Record<JobStatusName, JobStatus> = {
-  running: JobStatus.RUNNING,
-  succeeded: JobStatus.SUCCEEDED,
-  failed: JobStatus.FAILED,
-};
-const STATUS_NAME = new Map(JOB_STATUSES.map((name) => [JOB_STATUS[name], name]));
-
-/** Compute's typed job in the customer API's wire shape. */
-export function jobJson(j: Job): z.infer<typeof job> {
-  const status = STATUS_NAME.get(j.status);
-  if (!status) throw new Error(`job ${j.id} has no status`);
-  return {
-    id: j.id,
-    action: j.action,
-    resource: { type: "service", id: j.serviceId },
-    status,
-    progress: j.progress,
-    started_at: j.startedAt ? timestampDate(j.startedAt).toISOString() : "",
-    finished_at: j.finishedAt ? timestampDate(j.finishedAt).toISOString() : null,
-    error: j.error ? { code: j.error.code, message: j.error.message } : null,
-  };
-}

@@ -2,8 +2,12 @@
 // @generated from file hb/auth/v1/auth.proto (package hb.auth.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
+import type { Customer, CustomerStatus, Person, Settings, Staff } from "./accounts_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { ApiKey, RequestLogEntry } from "./api_keys_pb.js";
+import type { Partner, PartnerSecret, PartnerStatus } from "./partners_pb.js";
 
 /**
  * Describes the file hb/auth/v1/auth.proto.
@@ -29,7 +33,7 @@ export declare type VerifyRequest = Message<"hb.auth.v1.VerifyRequest"> & {
   sourceIp: string;
 
   /**
-   * Scope the route needs: read, services, orders, billing, destructive.
+   * Scope the route needs: read, services, orders, billing, destructive, account; empty: none.
    *
    * @generated from field: string scope = 3;
    */
@@ -48,11 +52,11 @@ export declare type VerifyRequest = Message<"hb.auth.v1.VerifyRequest"> & {
   isWrite: boolean;
 
   /**
-   * Module the route needs: "inventory", "vps" or empty.
+   * Module the route needs.
    *
-   * @generated from field: string module = 6;
+   * @generated from field: hb.auth.v1.Module module = 6;
    */
-  module: string;
+  module: Module;
 
   /**
    * Reseller routes (scope "account"): the request signature headers and the exact raw body.
@@ -146,9 +150,9 @@ export declare type Principal = Message<"hb.auth.v1.Principal"> & {
   isOwner: boolean;
 
   /**
-   * @generated from field: string account_status = 8;
+   * @generated from field: hb.auth.v1.CustomerStatus account_status = 8;
    */
-  accountStatus: string;
+  accountStatus: CustomerStatus;
 
   /**
    * @generated from field: string person_name = 9;
@@ -175,6 +179,8 @@ export declare type Principal = Message<"hb.auth.v1.Principal"> & {
 export declare const PrincipalSchema: GenMessage<Principal>;
 
 /**
+ * The key's hourly window after this request.
+ *
  * @generated from message hb.auth.v1.RateLimit
  */
 export declare type RateLimit = Message<"hb.auth.v1.RateLimit"> & {
@@ -189,11 +195,11 @@ export declare type RateLimit = Message<"hb.auth.v1.RateLimit"> & {
   remaining: number;
 
   /**
-   * Unix time in seconds when the window restarts.
+   * When the window restarts (the end of the clock hour).
    *
-   * @generated from field: int64 reset = 3;
+   * @generated from field: google.protobuf.Timestamp reset = 3;
    */
-  reset: bigint;
+  reset?: Timestamp | undefined;
 };
 
 /**
@@ -207,6 +213,8 @@ export declare const RateLimitSchema: GenMessage<RateLimit>;
  */
 export declare type Refusal = Message<"hb.auth.v1.Refusal"> & {
   /**
+   * The spec's machine code (UNAUTHORIZED, FORBIDDEN, ...), as in hb.platform.v1.ErrorInfo.
+   *
    * @generated from field: string code = 1;
    */
   code: string;
@@ -217,11 +225,15 @@ export declare type Refusal = Message<"hb.auth.v1.Refusal"> & {
   message: string;
 
   /**
+   * For SCOPE_REQUIRED: the missing scope.
+   *
    * @generated from field: string scope = 3;
    */
   scope: string;
 
   /**
+   * For RATE_LIMITED.
+   *
    * @generated from field: int32 retry_after_seconds = 4;
    */
   retryAfterSeconds: number;
@@ -234,313 +246,6 @@ export declare type Refusal = Message<"hb.auth.v1.Refusal"> & {
 export declare const RefusalSchema: GenMessage<Refusal>;
 
 /**
- * @generated from message hb.auth.v1.Customer
- */
-export declare type Customer = Message<"hb.auth.v1.Customer"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * @generated from field: string name = 2;
-   */
-  name: string;
-
-  /**
-   * @generated from field: string email = 3;
-   */
-  email: string;
-
-  /**
-   * @generated from field: string company = 4;
-   */
-  company: string;
-
-  /**
-   * @generated from field: string country = 5;
-   */
-  country: string;
-
-  /**
-   * @generated from field: string currency = 6;
-   */
-  currency: string;
-
-  /**
-   * active or suspended
-   *
-   * @generated from field: string status = 7;
-   */
-  status: string;
-
-  /**
-   * @generated from field: string owner_person_id = 8;
-   */
-  ownerPersonId: string;
-
-  /**
-   * @generated from field: string created_at = 9;
-   */
-  createdAt: string;
-};
-
-/**
- * Describes the message hb.auth.v1.Customer.
- * Use `create(CustomerSchema)` to create a new message.
- */
-export declare const CustomerSchema: GenMessage<Customer>;
-
-/**
- * @generated from message hb.auth.v1.Person
- */
-export declare type Person = Message<"hb.auth.v1.Person"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * @generated from field: string customer_id = 2;
-   */
-  customerId: string;
-
-  /**
-   * @generated from field: string name = 3;
-   */
-  name: string;
-
-  /**
-   * @generated from field: string email = 4;
-   */
-  email: string;
-
-  /**
-   * @generated from field: bool is_owner = 5;
-   */
-  isOwner: boolean;
-
-  /**
-   * @generated from field: repeated string permissions = 6;
-   */
-  permissions: string[];
-
-  /**
-   * @generated from field: string created_at = 7;
-   */
-  createdAt: string;
-};
-
-/**
- * Describes the message hb.auth.v1.Person.
- * Use `create(PersonSchema)` to create a new message.
- */
-export declare const PersonSchema: GenMessage<Person>;
-
-/**
- * @generated from message hb.auth.v1.ApiKey
- */
-export declare type ApiKey = Message<"hb.auth.v1.ApiKey"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * @generated from field: string customer_id = 2;
-   */
-  customerId: string;
-
-  /**
-   * @generated from field: string person_id = 3;
-   */
-  personId: string;
-
-  /**
-   * @generated from field: string label = 4;
-   */
-  label: string;
-
-  /**
-   * @generated from field: string prefix = 5;
-   */
-  prefix: string;
-
-  /**
-   * <marker>_<prefix>_… as shown in the portal list.
-   *
-   * @generated from field: string display = 6;
-   */
-  display: string;
-
-  /**
-   * @generated from field: repeated string scopes = 7;
-   */
-  scopes: string[];
-
-  /**
-   * @generated from field: repeated string ip_allowlist = 8;
-   */
-  ipAllowlist: string[];
-
-  /**
-   * YYYY-MM-DD or empty.
-   *
-   * @generated from field: string expires_on = 9;
-   */
-  expiresOn: string;
-
-  /**
-   * @generated from field: bool expired = 10;
-   */
-  expired: boolean;
-
-  /**
-   * @generated from field: bool revoked = 11;
-   */
-  revoked: boolean;
-
-  /**
-   * @generated from field: string revoked_at = 12;
-   */
-  revokedAt: string;
-
-  /**
-   * @generated from field: string last_used_at = 13;
-   */
-  lastUsedAt: string;
-
-  /**
-   * @generated from field: string last_used_ip = 14;
-   */
-  lastUsedIp: string;
-
-  /**
-   * @generated from field: string created_at = 15;
-   */
-  createdAt: string;
-};
-
-/**
- * Describes the message hb.auth.v1.ApiKey.
- * Use `create(ApiKeySchema)` to create a new message.
- */
-export declare const ApiKeySchema: GenMessage<ApiKey>;
-
-/**
- * @generated from message hb.auth.v1.RequestLogEntry
- */
-export declare type RequestLogEntry = Message<"hb.auth.v1.RequestLogEntry"> & {
-  /**
-   * @generated from field: string key_id = 1;
-   */
-  keyId: string;
-
-  /**
-   * @generated from field: string method = 2;
-   */
-  method: string;
-
-  /**
-   * @generated from field: string endpoint = 3;
-   */
-  endpoint: string;
-
-  /**
-   * @generated from field: int32 status_code = 4;
-   */
-  statusCode: number;
-
-  /**
-   * @generated from field: string source_ip = 5;
-   */
-  sourceIp: string;
-
-  /**
-   * @generated from field: string time = 6;
-   */
-  time: string;
-
-  /**
-   * @generated from field: int32 duration_ms = 7;
-   */
-  durationMs: number;
-};
-
-/**
- * Describes the message hb.auth.v1.RequestLogEntry.
- * Use `create(RequestLogEntrySchema)` to create a new message.
- */
-export declare const RequestLogEntrySchema: GenMessage<RequestLogEntry>;
-
-/**
- * @generated from message hb.auth.v1.Staff
- */
-export declare type Staff = Message<"hb.auth.v1.Staff"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * @generated from field: string name = 2;
-   */
-  name: string;
-
-  /**
-   * @generated from field: string email = 3;
-   */
-  email: string;
-
-  /**
-   * @generated from field: repeated string permissions = 4;
-   */
-  permissions: string[];
-};
-
-/**
- * Describes the message hb.auth.v1.Staff.
- * Use `create(StaffSchema)` to create a new message.
- */
-export declare const StaffSchema: GenMessage<Staff>;
-
-/**
- * @generated from message hb.auth.v1.Settings
- */
-export declare type Settings = Message<"hb.auth.v1.Settings"> & {
-  /**
-   * @generated from field: bool customer_api_enabled = 1;
-   */
-  customerApiEnabled: boolean;
-
-  /**
-   * @generated from field: int32 hourly_request_limit = 2;
-   */
-  hourlyRequestLimit: number;
-
-  /**
-   * @generated from field: int32 active_key_limit = 3;
-   */
-  activeKeyLimit: number;
-
-  /**
-   * @generated from field: bool inventory_module = 4;
-   */
-  inventoryModule: boolean;
-
-  /**
-   * @generated from field: bool vps_module = 5;
-   */
-  vpsModule: boolean;
-};
-
-/**
- * Describes the message hb.auth.v1.Settings.
- * Use `create(SettingsSchema)` to create a new message.
- */
-export declare const SettingsSchema: GenMessage<Settings>;
-
-/**
  * @generated from message hb.auth.v1.CreateCustomerRequest
  */
 export declare type CreateCustomerRequest = Message<"hb.auth.v1.CreateCustomerRequest"> & {
@@ -550,6 +255,8 @@ export declare type CreateCustomerRequest = Message<"hb.auth.v1.CreateCustomerRe
   name: string;
 
   /**
+   * Checked by the service (a practical e-mail check, unique per customer).
+   *
    * @generated from field: string email = 2;
    */
   email: string;
@@ -565,6 +272,8 @@ export declare type CreateCustomerRequest = Message<"hb.auth.v1.CreateCustomerRe
   country: string;
 
   /**
+   * ISO 4217, any letter case; empty: EUR.
+   *
    * @generated from field: string currency = 5;
    */
   currency: string;
@@ -639,6 +348,8 @@ export declare const GetCustomerResponseSchema: GenMessage<GetCustomerResponse>;
  */
 export declare type ListCustomersRequest = Message<"hb.auth.v1.ListCustomersRequest"> & {
   /**
+   * Only the customer with this address (any letter case); empty: all, at most 1000.
+   *
    * @generated from field: string email = 1;
    */
   email: string;
@@ -676,9 +387,9 @@ export declare type SetCustomerStatusRequest = Message<"hb.auth.v1.SetCustomerSt
   customerId: string;
 
   /**
-   * @generated from field: string status = 2;
+   * @generated from field: hb.auth.v1.CustomerStatus status = 2;
    */
-  status: string;
+  status: CustomerStatus;
 };
 
 /**
@@ -723,6 +434,8 @@ export declare type CreatePersonRequest = Message<"hb.auth.v1.CreatePersonReques
   email: string;
 
   /**
+   * Account permissions (checked by the service against the permission table).
+   *
    * @generated from field: repeated string permissions = 4;
    */
   permissions: string[];
@@ -839,21 +552,26 @@ export declare type CreateKeyRequest = Message<"hb.auth.v1.CreateKeyRequest"> & 
   label: string;
 
   /**
+   * Scopes beside read, which every key holds (checked by the service against the person's
+   * permissions).
+   *
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];
 
   /**
-   * Addresses or CIDR ranges separated by commas or newlines.
+   * Addresses or CIDR ranges separated by commas or newlines; empty: any address.
    *
    * @generated from field: string ip_allowlist = 4;
    */
   ipAllowlist: string;
 
   /**
-   * @generated from field: string expires_on = 5;
+   * The last day the key works, as 00:00 UTC of that day; today or later. Unset: no expiry.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_on = 5;
    */
-  expiresOn: string;
+  expiresOn?: Timestamp | undefined;
 };
 
 /**
@@ -886,6 +604,8 @@ export declare type CreateKeyResponse = Message<"hb.auth.v1.CreateKeyResponse"> 
 export declare const CreateKeyResponseSchema: GenMessage<CreateKeyResponse>;
 
 /**
+ * Changes only what is set.
+ *
  * @generated from message hb.auth.v1.UpdateKeyRequest
  */
 export declare type UpdateKeyRequest = Message<"hb.auth.v1.UpdateKeyRequest"> & {
@@ -910,11 +630,25 @@ export declare type UpdateKeyRequest = Message<"hb.auth.v1.UpdateKeyRequest"> & 
   ipAllowlist?: string | undefined;
 
   /**
-   * Empty string clears the expiry.
-   *
-   * @generated from field: optional string expires_on = 5;
+   * @generated from oneof hb.auth.v1.UpdateKeyRequest.expiry
    */
-  expiresOn?: string | undefined;
+  expiry: {
+    /**
+     * The new last day, as 00:00 UTC of that day; today or later.
+     *
+     * @generated from field: google.protobuf.Timestamp expires_on = 5;
+     */
+    value: Timestamp;
+    case: "expiresOn";
+  } | {
+    /**
+     * True: the key no longer expires.
+     *
+     * @generated from field: bool no_expiry = 6;
+     */
+    value: boolean;
+    case: "noExpiry";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -1028,11 +762,15 @@ export declare type ListRequestLogRequest = Message<"hb.auth.v1.ListRequestLogRe
   personId: string;
 
   /**
+   * Only this key's entries; empty: every key of the customer.
+   *
    * @generated from field: string key_id = 2;
    */
   keyId: string;
 
   /**
+   * At most this many, newest first (0: 100; capped at 1000).
+   *
    * @generated from field: int32 limit = 3;
    */
   limit: number;
@@ -1075,6 +813,8 @@ export declare type CreateStaffRequest = Message<"hb.auth.v1.CreateStaffRequest"
   email: string;
 
   /**
+   * view_clients, edit_clients.
+   *
    * @generated from field: repeated string permissions = 3;
    */
   permissions: string[];
@@ -1252,6 +992,8 @@ export declare type GetSettingsResponse = Message<"hb.auth.v1.GetSettingsRespons
 export declare const GetSettingsResponseSchema: GenMessage<GetSettingsResponse>;
 
 /**
+ * Changes only what is set.
+ *
  * @generated from message hb.auth.v1.UpdateSettingsRequest
  */
 export declare type UpdateSettingsRequest = Message<"hb.auth.v1.UpdateSettingsRequest"> & {
@@ -1304,44 +1046,6 @@ export declare type UpdateSettingsResponse = Message<"hb.auth.v1.UpdateSettingsR
 export declare const UpdateSettingsResponseSchema: GenMessage<UpdateSettingsResponse>;
 
 /**
- * @generated from message hb.auth.v1.Partner
- */
-export declare type Partner = Message<"hb.auth.v1.Partner"> & {
-  /**
-   * @generated from field: string customer_id = 1;
-   */
-  customerId: string;
-
-  /**
-   * pending, active, suspended
-   *
-   * @generated from field: string status = 2;
-   */
-  status: string;
-
-  /**
-   * @generated from field: bool has_secret = 3;
-   */
-  hasSecret: boolean;
-
-  /**
-   * @generated from field: string secret_rotated_at = 4;
-   */
-  secretRotatedAt: string;
-
-  /**
-   * @generated from field: string created_at = 5;
-   */
-  createdAt: string;
-};
-
-/**
- * Describes the message hb.auth.v1.Partner.
- * Use `create(PartnerSchema)` to create a new message.
- */
-export declare const PartnerSchema: GenMessage<Partner>;
-
-/**
  * @generated from message hb.auth.v1.CreatePartnerRequest
  */
 export declare type CreatePartnerRequest = Message<"hb.auth.v1.CreatePartnerRequest"> & {
@@ -1351,9 +1055,11 @@ export declare type CreatePartnerRequest = Message<"hb.auth.v1.CreatePartnerRequ
   customerId: string;
 
   /**
-   * @generated from field: string status = 2;
+   * Unspecified: pending.
+   *
+   * @generated from field: hb.auth.v1.PartnerStatus status = 2;
    */
-  status: string;
+  status: PartnerStatus;
 };
 
 /**
@@ -1395,9 +1101,9 @@ export declare type SetPartnerStatusRequest = Message<"hb.auth.v1.SetPartnerStat
   customerId: string;
 
   /**
-   * @generated from field: string status = 2;
+   * @generated from field: hb.auth.v1.PartnerStatus status = 2;
    */
-  status: string;
+  status: PartnerStatus;
 };
 
 /**
@@ -1432,7 +1138,8 @@ export declare type RotatePartnerSecretRequest = Message<"hb.auth.v1.RotatePartn
   customerId: string;
 
   /**
-   * Empty: remove the secret (deliveries then fail with "webhook secret not configured").
+   * True: remove the secret without issuing a new one (deliveries then fail with "webhook secret
+   * not configured").
    *
    * @generated from field: bool clear = 2;
    */
@@ -1455,6 +1162,8 @@ export declare type RotatePartnerSecretResponse = Message<"hb.auth.v1.RotatePart
   partner?: Partner | undefined;
 
   /**
+   * The new secret, shown once; empty when cleared.
+   *
    * @generated from field: string signing_secret = 2;
    */
   signingSecret: string;
@@ -1499,34 +1208,44 @@ export declare type GetPartnerForDeliveryResponse = Message<"hb.auth.v1.GetPartn
 export declare const GetPartnerForDeliveryResponseSchema: GenMessage<GetPartnerForDeliveryResponse>;
 
 /**
- * @generated from message hb.auth.v1.PartnerSecret
+ * A part of the product the company can switch off.
+ *
+ * @generated from enum hb.auth.v1.Module
  */
-export declare type PartnerSecret = Message<"hb.auth.v1.PartnerSecret"> & {
+export enum Module {
   /**
-   * @generated from field: string customer_id = 1;
+   * The route needs no module.
+   *
+   * @generated from enum value: MODULE_UNSPECIFIED = 0;
    */
-  customerId: string;
+  UNSPECIFIED = 0,
 
   /**
-   * @generated from field: string status = 2;
+   * Dedicated servers.
+   *
+   * @generated from enum value: MODULE_INVENTORY = 1;
    */
-  status: string;
+  INVENTORY = 1,
 
   /**
-   * @generated from field: string signing_secret = 3;
+   * VPS snapshots.
+   *
+   * @generated from enum value: MODULE_VPS = 2;
    */
-  signingSecret: string;
-};
+  VPS = 2,
+}
 
 /**
- * Describes the message hb.auth.v1.PartnerSecret.
- * Use `create(PartnerSecretSchema)` to create a new message.
+ * Describes the enum hb.auth.v1.Module.
  */
-export declare const PartnerSecretSchema: GenMessage<PartnerSecret>;
+export declare const ModuleSchema: GenEnum<Module>;
 
 /**
  * Auth owns customer accounts, the people in them, staff users, API keys, the key request log
  * and the company settings. Verify is on the hot path of every keyed request.
+ *
+ * Requests carry their validation rules (buf.validate); the server checks them before the handler
+ * and refuses a request that breaks one with BAD_REQUEST naming the field. Identifiers are UUIDs.
  *
  * @generated from service hb.auth.v1.AuthService
  */

@@ -2,13 +2,18 @@
 // @generated from file hb/auth/v1/auth.proto (package hb.auth.v1, syntax proto3)
 /* eslint-disable */
 
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc, tsEnum } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import { file_hb_auth_v1_accounts } from "./accounts_pb.js";
+import { file_hb_auth_v1_api_keys } from "./api_keys_pb.js";
+import { file_hb_auth_v1_partners } from "./partners_pb.js";
 
 /**
  * Describes the file hb/auth/v1/auth.proto.
  */
 export const file_hb_auth_v1_auth = /*@__PURE__*/
-  fileDesc("ChVoYi9hdXRoL3YxL2F1dGgucHJvdG8SCmhiLmF1dGgudjEiwwEKDVZlcmlmeVJlcXVlc3QSCwoDa2V5GAEgASgJEhEKCXNvdXJjZV9pcBgCIAEoCRINCgVzY29wZRgDIAEoCRIXCg9wZXJtaXNzaW9uc19hbnkYBCADKAkSEAoIaXNfd3JpdGUYBSABKAgSDgoGbW9kdWxlGAYgASgJEhoKEnJlc2VsbGVyX3RpbWVzdGFtcBgHIAEoCRIaChJyZXNlbGxlcl9zaWduYXR1cmUYCCABKAkSEAoIcmF3X2JvZHkYCSABKAwiiwEKDlZlcmlmeVJlc3BvbnNlEigKCXByaW5jaXBhbBgBIAEoCzIVLmhiLmF1dGgudjEuUHJpbmNpcGFsEikKCnJhdGVfbGltaXQYAiABKAsyFS5oYi5hdXRoLnYxLlJhdGVMaW1pdBIkCgdyZWZ1c2FsGAMgASgLMhMuaGIuYXV0aC52MS5SZWZ1c2FsIuIBCglQcmluY2lwYWwSEwoLY3VzdG9tZXJfaWQYASABKAkSEQoJcGVyc29uX2lkGAIgASgJEg4KBmtleV9pZBgDIAEoCRIRCglrZXlfbGFiZWwYBCABKAkSDgoGc2NvcGVzGAUgAygJEhMKC3Blcm1pc3Npb25zGAYgAygJEhAKCGlzX293bmVyGAcgASgIEhYKDmFjY291bnRfc3RhdHVzGAggASgJEhMKC3BlcnNvbl9uYW1lGAkgASgJEhQKDHBlcnNvbl9lbWFpbBgKIAEoCRIQCghjdXJyZW5jeRgLIAEoCSI8CglSYXRlTGltaXQSDQoFbGltaXQYASABKAUSEQoJcmVtYWluaW5nGAIgASgFEg0KBXJlc2V0GAMgASgDIlQKB1JlZnVzYWwSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEg0KBXNjb3BlGAMgASgJEhsKE3JldHJ5X2FmdGVyX3NlY29uZHMYBCABKAUipAEKCEN1c3RvbWVyEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDQoFZW1haWwYAyABKAkSDwoHY29tcGFueRgEIAEoCRIPCgdjb3VudHJ5GAUgASgJEhAKCGN1cnJlbmN5GAYgASgJEg4KBnN0YXR1cxgHIAEoCRIXCg9vd25lcl9wZXJzb25faWQYCCABKAkSEgoKY3JlYXRlZF9hdBgJIAEoCSKBAQoGUGVyc29uEgoKAmlkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSDQoFZW1haWwYBCABKAkSEAoIaXNfb3duZXIYBSABKAgSEwoLcGVybWlzc2lvbnMYBiADKAkSEgoKY3JlYXRlZF9hdBgHIAEoCSKcAgoGQXBpS2V5EgoKAmlkGAEgASgJEhMKC2N1c3RvbWVyX2lkGAIgASgJEhEKCXBlcnNvbl9pZBgDIAEoCRINCgVsYWJlbBgEIAEoCRIOCgZwcmVmaXgYBSABKAkSDwoHZGlzcGxheRgGIAEoCRIOCgZzY29wZXMYByADKAkSFAoMaXBfYWxsb3dsaXN0GAggAygJEhIKCmV4cGlyZXNfb24YCSABKAkSDwoHZXhwaXJlZBgKIAEoCBIPCgdyZXZva2VkGAsgASgIEhIKCnJldm9rZWRfYXQYDCABKAkSFAoMbGFzdF91c2VkX2F0GA0gASgJEhQKDGxhc3RfdXNlZF9pcBgOIAEoCRISCgpjcmVhdGVkX2F0GA8gASgJIo4BCg9SZXF1ZXN0TG9nRW50cnkSDgoGa2V5X2lkGAEgASgJEg4KBm1ldGhvZBgCIAEoCRIQCghlbmRwb2ludBgDIAEoCRITCgtzdGF0dXNfY29kZRgEIAEoBRIRCglzb3VyY2VfaXAYBSABKAkSDAoEdGltZRgGIAEoCRITCgtkdXJhdGlvbl9tcxgHIAEoBSJFCgVTdGFmZhIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg0KBWVtYWlsGAMgASgJEhMKC3Blcm1pc3Npb25zGAQgAygJIo4BCghTZXR0aW5ncxIcChRjdXN0b21lcl9hcGlfZW5hYmxlZBgBIAEoCBIcChRob3VybHlfcmVxdWVzdF9saW1pdBgCIAEoBRIYChBhY3RpdmVfa2V5X2xpbWl0GAMgASgFEhgKEGludmVudG9yeV9tb2R1bGUYBCABKAgSEgoKdnBzX21vZHVsZRgFIAEoCCJoChVDcmVhdGVDdXN0b21lclJlcXVlc3QSDAoEbmFtZRgBIAEoCRINCgVlbWFpbBgCIAEoCRIPCgdjb21wYW55GAMgASgJEg8KB2NvdW50cnkYBCABKAkSEAoIY3VycmVuY3kYBSABKAkiYwoWQ3JlYXRlQ3VzdG9tZXJSZXNwb25zZRImCghjdXN0b21lchgBIAEoCzIULmhiLmF1dGgudjEuQ3VzdG9tZXISIQoFb3duZXIYAiABKAsyEi5oYi5hdXRoLnYxLlBlcnNvbiIpChJHZXRDdXN0b21lclJlcXVlc3QSEwoLY3VzdG9tZXJfaWQYASABKAkiYQoTR2V0Q3VzdG9tZXJSZXNwb25zZRImCghjdXN0b21lchgBIAEoCzIULmhiLmF1dGgudjEuQ3VzdG9tZXISIgoGcGVvcGxlGAIgAygLMhIuaGIuYXV0aC52MS5QZXJzb24iJQoUTGlzdEN1c3RvbWVyc1JlcXVlc3QSDQoFZW1haWwYASABKAkiQAoVTGlzdEN1c3RvbWVyc1Jlc3BvbnNlEicKCWN1c3RvbWVycxgBIAMoCzIULmhiLmF1dGgudjEuQ3VzdG9tZXIiPwoYU2V0Q3VzdG9tZXJTdGF0dXNSZXF1ZXN0EhMKC2N1c3RvbWVyX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSJDChlTZXRDdXN0b21lclN0YXR1c1Jlc3BvbnNlEiYKCGN1c3RvbWVyGAEgASgLMhQuaGIuYXV0aC52MS5DdXN0b21lciJcChNDcmVhdGVQZXJzb25SZXF1ZXN0EhMKC2N1c3RvbWVyX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDQoFZW1haWwYAyABKAkSEwoLcGVybWlzc2lvbnMYBCADKAkiOgoUQ3JlYXRlUGVyc29uUmVzcG9uc2USIgoGcGVyc29uGAEgASgLMhIuaGIuYXV0aC52MS5QZXJzb24iJQoQR2V0UGVyc29uUmVxdWVzdBIRCglwZXJzb25faWQYASABKAkiXwoRR2V0UGVyc29uUmVzcG9uc2USIgoGcGVyc29uGAEgASgLMhIuaGIuYXV0aC52MS5QZXJzb24SJgoIY3VzdG9tZXIYAiABKAsyFC5oYi5hdXRoLnYxLkN1c3RvbWVyIj8KFVNldFBlcm1pc3Npb25zUmVxdWVzdBIRCglwZXJzb25faWQYASABKAkSEwoLcGVybWlzc2lvbnMYAiADKAkiPAoWU2V0UGVybWlzc2lvbnNSZXNwb25zZRIiCgZwZXJzb24YASABKAsyEi5oYi5hdXRoLnYxLlBlcnNvbiJuChBDcmVhdGVLZXlSZXF1ZXN0EhEKCXBlcnNvbl9pZBgBIAEoCRINCgVsYWJlbBgCIAEoCRIOCgZzY29wZXMYAyADKAkSFAoMaXBfYWxsb3dsaXN0GAQgASgJEhIKCmV4cGlyZXNfb24YBSABKAkiSAoRQ3JlYXRlS2V5UmVzcG9uc2USHwoDa2V5GAEgASgLMhIuaGIuYXV0aC52MS5BcGlLZXkSEgoKc2VjcmV0X2tleRgCIAEoCSKnAQoQVXBkYXRlS2V5UmVxdWVzdBIRCglwZXJzb25faWQYASABKAkSDgoGa2V5X2lkGAIgASgJEhIKBWxhYmVsGAMgASgJSACIAQESGQoMaXBfYWxsb3dsaXN0GAQgASgJSAGIAQESFwoKZXhwaXJlc19vbhgFIAEoCUgCiAEBQggKBl9sYWJlbEIPCg1faXBfYWxsb3dsaXN0Qg0KC19leHBpcmVzX29uIjQKEVVwZGF0ZUtleVJlc3BvbnNlEh8KA2tleRgBIAEoCzISLmhiLmF1dGgudjEuQXBpS2V5IjUKEFJldm9rZUtleVJlcXVlc3QSEQoJcGVyc29uX2lkGAEgASgJEg4KBmtleV9pZBgCIAEoCSI0ChFSZXZva2VLZXlSZXNwb25zZRIfCgNrZXkYASABKAsyEi5oYi5hdXRoLnYxLkFwaUtleSIkCg9MaXN0S2V5c1JlcXVlc3QSEQoJcGVyc29uX2lkGAEgASgJImAKEExpc3RLZXlzUmVzcG9uc2USIAoEa2V5cxgBIAMoCzISLmhiLmF1dGgudjEuQXBpS2V5EhQKDGFjdGl2ZV9jb3VudBgCIAEoBRIUCgxhY3RpdmVfbGltaXQYAyABKAUiSQoVTGlzdFJlcXVlc3RMb2dSZXF1ZXN0EhEKCXBlcnNvbl9pZBgBIAEoCRIOCgZrZXlfaWQYAiABKAkSDQoFbGltaXQYAyABKAUiRgoWTGlzdFJlcXVlc3RMb2dSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuaGIuYXV0aC52MS5SZXF1ZXN0TG9nRW50cnkiRgoSQ3JlYXRlU3RhZmZSZXF1ZXN0EgwKBG5hbWUYASABKAkSDQoFZW1haWwYAiABKAkSEwoLcGVybWlzc2lvbnMYAyADKAkiNwoTQ3JlYXRlU3RhZmZSZXNwb25zZRIgCgVzdGFmZhgBIAEoCzIRLmhiLmF1dGgudjEuU3RhZmYiPQoUU3RhZmZMaXN0S2V5c1JlcXVlc3QSEAoIc3RhZmZfaWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkiOQoVU3RhZmZMaXN0S2V5c1Jlc3BvbnNlEiAKBGtleXMYASADKAsyEi5oYi5hdXRoLnYxLkFwaUtleSJiChpTdGFmZkxpc3RSZXF1ZXN0TG9nUmVxdWVzdBIQCghzdGFmZl9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCRIOCgZrZXlfaWQYAyABKAkSDQoFbGltaXQYBCABKAUiSwobU3RhZmZMaXN0UmVxdWVzdExvZ1Jlc3BvbnNlEiwKB2VudHJpZXMYASADKAsyGy5oYi5hdXRoLnYxLlJlcXVlc3RMb2dFbnRyeSI5ChVTdGFmZlJldm9rZUtleVJlcXVlc3QSEAoIc3RhZmZfaWQYASABKAkSDgoGa2V5X2lkGAIgASgJIjkKFlN0YWZmUmV2b2tlS2V5UmVzcG9uc2USHwoDa2V5GAEgASgLMhIuaGIuYXV0aC52MS5BcGlLZXkiFAoSR2V0U2V0dGluZ3NSZXF1ZXN0Ij0KE0dldFNldHRpbmdzUmVzcG9uc2USJgoIc2V0dGluZ3MYASABKAsyFC5oYi5hdXRoLnYxLlNldHRpbmdzIp8CChVVcGRhdGVTZXR0aW5nc1JlcXVlc3QSIQoUY3VzdG9tZXJfYXBpX2VuYWJsZWQYASABKAhIAIgBARIhChRob3VybHlfcmVxdWVzdF9saW1pdBgCIAEoBUgBiAEBEh0KEGFjdGl2ZV9rZXlfbGltaXQYAyABKAVIAogBARIdChBpbnZlbnRvcnlfbW9kdWxlGAQgASgISAOIAQESFwoKdnBzX21vZHVsZRgFIAEoCEgEiAEBQhcKFV9jdXN0b21lcl9hcGlfZW5hYmxlZEIXChVfaG91cmx5X3JlcXVlc3RfbGltaXRCEwoRX2FjdGl2ZV9rZXlfbGltaXRCEwoRX2ludmVudG9yeV9tb2R1bGVCDQoLX3Zwc19tb2R1bGUiQAoWVXBkYXRlU2V0dGluZ3NSZXNwb25zZRImCghzZXR0aW5ncxgBIAEoCzIULmhiLmF1dGgudjEuU2V0dGluZ3MicQoHUGFydG5lchITCgtjdXN0b21lcl9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSEgoKaGFzX3NlY3JldBgDIAEoCBIZChFzZWNyZXRfcm90YXRlZF9hdBgEIAEoCRISCgpjcmVhdGVkX2F0GAUgASgJIjsKFENyZWF0ZVBhcnRuZXJSZXF1ZXN0EhMKC2N1c3RvbWVyX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCSJVChVDcmVhdGVQYXJ0bmVyUmVzcG9uc2USJAoHcGFydG5lchgBIAEoCzITLmhiLmF1dGgudjEuUGFydG5lchIWCg5zaWduaW5nX3NlY3JldBgCIAEoCSI+ChdTZXRQYXJ0bmVyU3RhdHVzUmVxdWVzdBITCgtjdXN0b21lcl9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkiQAoYU2V0UGFydG5lclN0YXR1c1Jlc3BvbnNlEiQKB3BhcnRuZXIYASABKAsyEy5oYi5hdXRoLnYxLlBhcnRuZXIiQAoaUm90YXRlUGFydG5lclNlY3JldFJlcXVlc3QSEwoLY3VzdG9tZXJfaWQYASABKAkSDQoFY2xlYXIYAiABKAgiWwobUm90YXRlUGFydG5lclNlY3JldFJlc3BvbnNlEiQKB3BhcnRuZXIYASABKAsyEy5oYi5hdXRoLnYxLlBhcnRuZXISFgoOc2lnbmluZ19zZWNyZXQYAiABKAkiNAocR2V0UGFydG5lckZvckRlbGl2ZXJ5UmVxdWVzdBIUCgxjdXN0b21lcl9pZHMYASADKAkiTAodR2V0UGFydG5lckZvckRlbGl2ZXJ5UmVzcG9uc2USKwoIcGFydG5lcnMYASADKAsyGS5oYi5hdXRoLnYxLlBhcnRuZXJTZWNyZXQiTAoNUGFydG5lclNlY3JldBITCgtjdXN0b21lcl9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSFgoOc2lnbmluZ19zZWNyZXQYAyABKAkyvg8KC0F1dGhTZXJ2aWNlEj8KBlZlcmlmeRIZLmhiLmF1dGgudjEuVmVyaWZ5UmVxdWVzdBoaLmhiLmF1dGgudjEuVmVyaWZ5UmVzcG9uc2USVwoOQ3JlYXRlQ3VzdG9tZXISIS5oYi5hdXRoLnYxLkNyZWF0ZUN1c3RvbWVyUmVxdWVzdBoiLmhiLmF1dGgudjEuQ3JlYXRlQ3VzdG9tZXJSZXNwb25zZRJOCgtHZXRDdXN0b21lchIeLmhiLmF1dGgudjEuR2V0Q3VzdG9tZXJSZXF1ZXN0Gh8uaGIuYXV0aC52MS5HZXRDdXN0b21lclJlc3BvbnNlElQKDUxpc3RDdXN0b21lcnMSIC5oYi5hdXRoLnYxLkxpc3RDdXN0b21lcnNSZXF1ZXN0GiEuaGIuYXV0aC52MS5MaXN0Q3VzdG9tZXJzUmVzcG9uc2USYAoRU2V0Q3VzdG9tZXJTdGF0dXMSJC5oYi5hdXRoLnYxLlNldEN1c3RvbWVyU3RhdHVzUmVxdWVzdBolLmhiLmF1dGgudjEuU2V0Q3VzdG9tZXJTdGF0dXNSZXNwb25zZRJRCgxDcmVhdGVQZXJzb24SHy5oYi5hdXRoLnYxLkNyZWF0ZVBlcnNvblJlcXVlc3QaIC5oYi5hdXRoLnYxLkNyZWF0ZVBlcnNvblJlc3BvbnNlEkgKCUdldFBlcnNvbhIcLmhiLmF1dGgudjEuR2V0UGVyc29uUmVxdWVzdBodLmhiLmF1dGgudjEuR2V0UGVyc29uUmVzcG9uc2USVwoOU2V0UGVybWlzc2lvbnMSIS5oYi5hdXRoLnYxLlNldFBlcm1pc3Npb25zUmVxdWVzdBoiLmhiLmF1dGgudjEuU2V0UGVybWlzc2lvbnNSZXNwb25zZRJICglDcmVhdGVLZXkSHC5oYi5hdXRoLnYxLkNyZWF0ZUtleVJlcXVlc3QaHS5oYi5hdXRoLnYxLkNyZWF0ZUtleVJlc3BvbnNlEkgKCVVwZGF0ZUtleRIcLmhiLmF1dGgudjEuVXBkYXRlS2V5UmVxdWVzdBodLmhiLmF1dGgudjEuVXBkYXRlS2V5UmVzcG9uc2USSAoJUmV2b2tlS2V5EhwuaGIuYXV0aC52MS5SZXZva2VLZXlSZXF1ZXN0Gh0uaGIuYXV0aC52MS5SZXZva2VLZXlSZXNwb25zZRJFCghMaXN0S2V5cxIbLmhiLmF1dGgudjEuTGlzdEtleXNSZXF1ZXN0GhwuaGIuYXV0aC52MS5MaXN0S2V5c1Jlc3BvbnNlElcKDkxpc3RSZXF1ZXN0TG9nEiEuaGIuYXV0aC52MS5MaXN0UmVxdWVzdExvZ1JlcXVlc3QaIi5oYi5hdXRoLnYxLkxpc3RSZXF1ZXN0TG9nUmVzcG9uc2USTgoLQ3JlYXRlU3RhZmYSHi5oYi5hdXRoLnYxLkNyZWF0ZVN0YWZmUmVxdWVzdBofLmhiLmF1dGgudjEuQ3JlYXRlU3RhZmZSZXNwb25zZRJUCg1TdGFmZkxpc3RLZXlzEiAuaGIuYXV0aC52MS5TdGFmZkxpc3RLZXlzUmVxdWVzdBohLmhiLmF1dGgudjEuU3RhZmZMaXN0S2V5c1Jlc3BvbnNlEmYKE1N0YWZmTGlzdFJlcXVlc3RMb2cSJi5oYi5hdXRoLnYxLlN0YWZmTGlzdFJlcXVlc3RMb2dSZXF1ZXN0GicuaGIuYXV0aC52MS5TdGFmZkxpc3RSZXF1ZXN0TG9nUmVzcG9uc2USVwoOU3RhZmZSZXZva2VLZXkSIS5oYi5hdXRoLnYxLlN0YWZmUmV2b2tlS2V5UmVxdWVzdBoiLmhiLmF1dGgudjEuU3RhZmZSZXZva2VLZXlSZXNwb25zZRJUCg1DcmVhdGVQYXJ0bmVyEiAuaGIuYXV0aC52MS5DcmVhdGVQYXJ0bmVyUmVxdWVzdBohLmhiLmF1dGgudjEuQ3JlYXRlUGFydG5lclJlc3BvbnNlEl0KEFNldFBhcnRuZXJTdGF0dXMSIy5oYi5hdXRoLnYxLlNldFBhcnRuZXJTdGF0dXNSZXF1ZXN0GiQuaGIuYXV0aC52MS5TZXRQYXJ0bmVyU3RhdHVzUmVzcG9uc2USZgoTUm90YXRlUGFydG5lclNlY3JldBImLmhiLmF1dGgudjEuUm90YXRlUGFydG5lclNlY3JldFJlcXVlc3QaJy5oYi5hdXRoLnYxLlJvdGF0ZVBhcnRuZXJTZWNyZXRSZXNwb25zZRJsChVHZXRQYXJ0bmVyRm9yRGVsaXZlcnkSKC5oYi5hdXRoLnYxLkdldFBhcnRuZXJGb3JEZWxpdmVyeVJlcXVlc3QaKS5oYi5hdXRoLnYxLkdldFBhcnRuZXJGb3JEZWxpdmVyeVJlc3BvbnNlEk4KC0dldFNldHRpbmdzEh4uaGIuYXV0aC52MS5HZXRTZXR0aW5nc1JlcXVlc3QaHy5oYi5hdXRoLnYxLkdldFNldHRpbmdzUmVzcG9uc2USVwoOVXBkYXRlU2V0dGluZ3MSIS5oYi5hdXRoLnYxLlVwZGF0ZVNldHRpbmdzUmVxdWVzdBoiLmhiLmF1dGgudjEuVXBkYXRlU2V0dGluZ3NSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChVoYi9hdXRoL3YxL2F1dGgucHJvdG8SCmhiLmF1dGgudjEi1wEKDVZlcmlmeVJlcXVlc3QSCwoDa2V5GAEgASgJEhEKCXNvdXJjZV9pcBgCIAEoCRINCgVzY29wZRgDIAEoCRIXCg9wZXJtaXNzaW9uc19hbnkYBCADKAkSEAoIaXNfd3JpdGUYBSABKAgSIgoGbW9kdWxlGAYgASgOMhIuaGIuYXV0aC52MS5Nb2R1bGUSGgoScmVzZWxsZXJfdGltZXN0YW1wGAcgASgJEhoKEnJlc2VsbGVyX3NpZ25hdHVyZRgIIAEoCRIQCghyYXdfYm9keRgJIAEoDCKLAQoOVmVyaWZ5UmVzcG9uc2USKAoJcHJpbmNpcGFsGAEgASgLMhUuaGIuYXV0aC52MS5QcmluY2lwYWwSKQoKcmF0ZV9saW1pdBgCIAEoCzIVLmhiLmF1dGgudjEuUmF0ZUxpbWl0EiQKB3JlZnVzYWwYAyABKAsyEy5oYi5hdXRoLnYxLlJlZnVzYWwi/gEKCVByaW5jaXBhbBITCgtjdXN0b21lcl9pZBgBIAEoCRIRCglwZXJzb25faWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEhEKCWtleV9sYWJlbBgEIAEoCRIOCgZzY29wZXMYBSADKAkSEwoLcGVybWlzc2lvbnMYBiADKAkSEAoIaXNfb3duZXIYByABKAgSMgoOYWNjb3VudF9zdGF0dXMYCCABKA4yGi5oYi5hdXRoLnYxLkN1c3RvbWVyU3RhdHVzEhMKC3BlcnNvbl9uYW1lGAkgASgJEhQKDHBlcnNvbl9lbWFpbBgKIAEoCRIQCghjdXJyZW5jeRgLIAEoCSJYCglSYXRlTGltaXQSDQoFbGltaXQYASABKAUSEQoJcmVtYWluaW5nGAIgASgFEikKBXJlc2V0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJUCgdSZWZ1c2FsEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRINCgVzY29wZRgDIAEoCRIbChNyZXRyeV9hZnRlcl9zZWNvbmRzGAQgASgFIpQCChVDcmVhdGVDdXN0b21lclJlcXVlc3QSVAoEbmFtZRgBIAEoCUJGukhDugE7Cg50ZXh0Lm5vdF9ibGFuaxILaXMgcmVxdWlyZWQaHHRoaXMubWF0Y2hlcygnW15cXHNcXHB7Wn1dJylyAxjIARINCgVlbWFpbBgCIAEoCRIPCgdjb21wYW55GAMgASgJEg8KB2NvdW50cnkYBCABKAkSdAoIY3VycmVuY3kYBSABKAlCYrpIX7oBXAoQY3VycmVuY3kuaXNvNDIxNxIbbXVzdCBiZSBhIDMtbGV0dGVyIElTTyBjb2RlGit0aGlzID09ICcnIHx8IHRoaXMubWF0Y2hlcygnXltBLVphLXpdezN9JCcpImMKFkNyZWF0ZUN1c3RvbWVyUmVzcG9uc2USJgoIY3VzdG9tZXIYASABKAsyFC5oYi5hdXRoLnYxLkN1c3RvbWVyEiEKBW93bmVyGAIgASgLMhIuaGIuYXV0aC52MS5QZXJzb24iMwoSR2V0Q3VzdG9tZXJSZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABASJhChNHZXRDdXN0b21lclJlc3BvbnNlEiYKCGN1c3RvbWVyGAEgASgLMhQuaGIuYXV0aC52MS5DdXN0b21lchIiCgZwZW9wbGUYAiADKAsyEi5oYi5hdXRoLnYxLlBlcnNvbiIlChRMaXN0Q3VzdG9tZXJzUmVxdWVzdBINCgVlbWFpbBgBIAEoCSJAChVMaXN0Q3VzdG9tZXJzUmVzcG9uc2USJwoJY3VzdG9tZXJzGAEgAygLMhQuaGIuYXV0aC52MS5DdXN0b21lciJyChhTZXRDdXN0b21lclN0YXR1c1JlcXVlc3QSHQoLY3VzdG9tZXJfaWQYASABKAlCCLpIBXIDsAEBEjcKBnN0YXR1cxgCIAEoDjIaLmhiLmF1dGgudjEuQ3VzdG9tZXJTdGF0dXNCC7pICMgBAYIBAhABIkMKGVNldEN1c3RvbWVyU3RhdHVzUmVzcG9uc2USJgoIY3VzdG9tZXIYASABKAsyFC5oYi5hdXRoLnYxLkN1c3RvbWVyIq4BChNDcmVhdGVQZXJzb25SZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABARJUCgRuYW1lGAIgASgJQka6SEO6ATsKDnRleHQubm90X2JsYW5rEgtpcyByZXF1aXJlZBocdGhpcy5tYXRjaGVzKCdbXlxcc1xccHtafV0nKXIDGMgBEg0KBWVtYWlsGAMgASgJEhMKC3Blcm1pc3Npb25zGAQgAygJIjoKFENyZWF0ZVBlcnNvblJlc3BvbnNlEiIKBnBlcnNvbhgBIAEoCzISLmhiLmF1dGgudjEuUGVyc29uIi8KEEdldFBlcnNvblJlcXVlc3QSGwoJcGVyc29uX2lkGAEgASgJQgi6SAVyA7ABASJfChFHZXRQZXJzb25SZXNwb25zZRIiCgZwZXJzb24YASABKAsyEi5oYi5hdXRoLnYxLlBlcnNvbhImCghjdXN0b21lchgCIAEoCzIULmhiLmF1dGgudjEuQ3VzdG9tZXIiSQoVU2V0UGVybWlzc2lvbnNSZXF1ZXN0EhsKCXBlcnNvbl9pZBgBIAEoCUIIukgFcgOwAQESEwoLcGVybWlzc2lvbnMYAiADKAkiPAoWU2V0UGVybWlzc2lvbnNSZXNwb25zZRIiCgZwZXJzb24YASABKAsyEi5oYi5hdXRoLnYxLlBlcnNvbiL4AgoQQ3JlYXRlS2V5UmVxdWVzdBIbCglwZXJzb25faWQYASABKAlCCLpIBXIDsAEBElQKBWxhYmVsGAIgASgJQkW6SEK6ATsKDnRleHQubm90X2JsYW5rEgtpcyByZXF1aXJlZBocdGhpcy5tYXRjaGVzKCdbXlxcc1xccHtafV0nKXICGGQSDgoGc2NvcGVzGAMgAygJEhQKDGlwX2FsbG93bGlzdBgEIAEoCRLKAQoKZXhwaXJlc19vbhgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCmQG6SJUBugFHChFkYXRlLm1pZG5pZ2h0X3V0YxIabXVzdCBiZSBhIGRhdGUgKDAwOjAwIFVUQykaFmludCh0aGlzKSAlIDg2NDAwID09IDC6AUgKDWRhdGUubm90X3Bhc3QSFm11c3QgYmUgdG9kYXkgb3IgbGF0ZXIaH3RoaXMgKyBkdXJhdGlvbignODY0MDBzJykgPiBub3ciSAoRQ3JlYXRlS2V5UmVzcG9uc2USHwoDa2V5GAEgASgLMhIuaGIuYXV0aC52MS5BcGlLZXkSEgoKc2VjcmV0X2tleRgCIAEoCSLIAwoQVXBkYXRlS2V5UmVxdWVzdBIbCglwZXJzb25faWQYASABKAlCCLpIBXIDsAEBEhgKBmtleV9pZBgCIAEoCUIIukgFcgOwAQESWQoFbGFiZWwYAyABKAlCRbpIQroBOwoOdGV4dC5ub3RfYmxhbmsSC2lzIHJlcXVpcmVkGhx0aGlzLm1hdGNoZXMoJ1teXFxzXFxwe1p9XScpcgIYZEgBiAEBEhkKDGlwX2FsbG93bGlzdBgEIAEoCUgCiAEBEswBCgpleHBpcmVzX29uGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEKZAbpIlQG6AUcKEWRhdGUubWlkbmlnaHRfdXRjEhptdXN0IGJlIGEgZGF0ZSAoMDA6MDAgVVRDKRoWaW50KHRoaXMpICUgODY0MDAgPT0gMLoBSAoNZGF0ZS5ub3RfcGFzdBIWbXVzdCBiZSB0b2RheSBvciBsYXRlchofdGhpcyArIGR1cmF0aW9uKCc4NjQwMHMnKSA+IG5vd0gAEhMKCW5vX2V4cGlyeRgGIAEoCEgAQggKBmV4cGlyeUIICgZfbGFiZWxCDwoNX2lwX2FsbG93bGlzdCI0ChFVcGRhdGVLZXlSZXNwb25zZRIfCgNrZXkYASABKAsyEi5oYi5hdXRoLnYxLkFwaUtleSJJChBSZXZva2VLZXlSZXF1ZXN0EhsKCXBlcnNvbl9pZBgBIAEoCUIIukgFcgOwAQESGAoGa2V5X2lkGAIgASgJQgi6SAVyA7ABASI0ChFSZXZva2VLZXlSZXNwb25zZRIfCgNrZXkYASABKAsyEi5oYi5hdXRoLnYxLkFwaUtleSIuCg9MaXN0S2V5c1JlcXVlc3QSGwoJcGVyc29uX2lkGAEgASgJQgi6SAVyA7ABASJgChBMaXN0S2V5c1Jlc3BvbnNlEiAKBGtleXMYASADKAsyEi5oYi5hdXRoLnYxLkFwaUtleRIUCgxhY3RpdmVfY291bnQYAiABKAUSFAoMYWN0aXZlX2xpbWl0GAMgASgFImAKFUxpc3RSZXF1ZXN0TG9nUmVxdWVzdBIbCglwZXJzb25faWQYASABKAlCCLpIBXIDsAEBEhsKBmtleV9pZBgCIAEoCUILukgI2AEBcgOwAQESDQoFbGltaXQYAyABKAUiRgoWTGlzdFJlcXVlc3RMb2dSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuaGIuYXV0aC52MS5SZXF1ZXN0TG9nRW50cnkijgEKEkNyZWF0ZVN0YWZmUmVxdWVzdBJUCgRuYW1lGAEgASgJQka6SEO6ATsKDnRleHQubm90X2JsYW5rEgtpcyByZXF1aXJlZBocdGhpcy5tYXRjaGVzKCdbXlxcc1xccHtafV0nKXIDGMgBEg0KBWVtYWlsGAIgASgJEhMKC3Blcm1pc3Npb25zGAMgAygJIjcKE0NyZWF0ZVN0YWZmUmVzcG9uc2USIAoFc3RhZmYYASABKAsyES5oYi5hdXRoLnYxLlN0YWZmIlEKFFN0YWZmTGlzdEtleXNSZXF1ZXN0EhoKCHN0YWZmX2lkGAEgASgJQgi6SAVyA7ABARIdCgtjdXN0b21lcl9pZBgCIAEoCUIIukgFcgOwAQEiOQoVU3RhZmZMaXN0S2V5c1Jlc3BvbnNlEiAKBGtleXMYASADKAsyEi5oYi5hdXRoLnYxLkFwaUtleSKDAQoaU3RhZmZMaXN0UmVxdWVzdExvZ1JlcXVlc3QSGgoIc3RhZmZfaWQYASABKAlCCLpIBXIDsAEBEh0KC2N1c3RvbWVyX2lkGAIgASgJQgi6SAVyA7ABARIbCgZrZXlfaWQYAyABKAlCC7pICNgBAXIDsAEBEg0KBWxpbWl0GAQgASgFIksKG1N0YWZmTGlzdFJlcXVlc3RMb2dSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuaGIuYXV0aC52MS5SZXF1ZXN0TG9nRW50cnkiTQoVU3RhZmZSZXZva2VLZXlSZXF1ZXN0EhoKCHN0YWZmX2lkGAEgASgJQgi6SAVyA7ABARIYCgZrZXlfaWQYAiABKAlCCLpIBXIDsAEBIjkKFlN0YWZmUmV2b2tlS2V5UmVzcG9uc2USHwoDa2V5GAEgASgLMhIuaGIuYXV0aC52MS5BcGlLZXkiFAoSR2V0U2V0dGluZ3NSZXF1ZXN0Ij0KE0dldFNldHRpbmdzUmVzcG9uc2USJgoIc2V0dGluZ3MYASABKAsyFC5oYi5hdXRoLnYxLlNldHRpbmdzIrkDChVVcGRhdGVTZXR0aW5nc1JlcXVlc3QSIQoUY3VzdG9tZXJfYXBpX2VuYWJsZWQYASABKAhIAIgBARJxChRob3VybHlfcmVxdWVzdF9saW1pdBgCIAEoBUJOukhLugFICglpbnQucmFuZ2USHW11c3QgYmUgYmV0d2VlbiAxIGFuZCAxMDAwMDAwGhx0aGlzID49IDEgJiYgdGhpcyA8PSAxMDAwMDAwSAGIAQESZwoQYWN0aXZlX2tleV9saW1pdBgDIAEoBUJIukhFugFCCglpbnQucmFuZ2USGm11c3QgYmUgYmV0d2VlbiAxIGFuZCAxMDAwGhl0aGlzID49IDEgJiYgdGhpcyA8PSAxMDAwSAKIAQESHQoQaW52ZW50b3J5X21vZHVsZRgEIAEoCEgDiAEBEhcKCnZwc19tb2R1bGUYBSABKAhIBIgBAUIXChVfY3VzdG9tZXJfYXBpX2VuYWJsZWRCFwoVX2hvdXJseV9yZXF1ZXN0X2xpbWl0QhMKEV9hY3RpdmVfa2V5X2xpbWl0QhMKEV9pbnZlbnRvcnlfbW9kdWxlQg0KC192cHNfbW9kdWxlIkAKFlVwZGF0ZVNldHRpbmdzUmVzcG9uc2USJgoIc2V0dGluZ3MYASABKAsyFC5oYi5hdXRoLnYxLlNldHRpbmdzImoKFENyZWF0ZVBhcnRuZXJSZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABARIzCgZzdGF0dXMYAiABKA4yGS5oYi5hdXRoLnYxLlBhcnRuZXJTdGF0dXNCCLpIBYIBAhABIlUKFUNyZWF0ZVBhcnRuZXJSZXNwb25zZRIkCgdwYXJ0bmVyGAEgASgLMhMuaGIuYXV0aC52MS5QYXJ0bmVyEhYKDnNpZ25pbmdfc2VjcmV0GAIgASgJInAKF1NldFBhcnRuZXJTdGF0dXNSZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABARI2CgZzdGF0dXMYAiABKA4yGS5oYi5hdXRoLnYxLlBhcnRuZXJTdGF0dXNCC7pICMgBAYIBAhABIkAKGFNldFBhcnRuZXJTdGF0dXNSZXNwb25zZRIkCgdwYXJ0bmVyGAEgASgLMhMuaGIuYXV0aC52MS5QYXJ0bmVyIkoKGlJvdGF0ZVBhcnRuZXJTZWNyZXRSZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABARINCgVjbGVhchgCIAEoCCJbChtSb3RhdGVQYXJ0bmVyU2VjcmV0UmVzcG9uc2USJAoHcGFydG5lchgBIAEoCzITLmhiLmF1dGgudjEuUGFydG5lchIWCg5zaWduaW5nX3NlY3JldBgCIAEoCSJDChxHZXRQYXJ0bmVyRm9yRGVsaXZlcnlSZXF1ZXN0EiMKDGN1c3RvbWVyX2lkcxgBIAMoCUINukgKkgEHIgVyA7ABASJMCh1HZXRQYXJ0bmVyRm9yRGVsaXZlcnlSZXNwb25zZRIrCghwYXJ0bmVycxgBIAMoCzIZLmhiLmF1dGgudjEuUGFydG5lclNlY3JldCpGCgZNb2R1bGUSFgoSTU9EVUxFX1VOU1BFQ0lGSUVEEAASFAoQTU9EVUxFX0lOVkVOVE9SWRABEg4KCk1PRFVMRV9WUFMQAjK+DwoLQXV0aFNlcnZpY2USPwoGVmVyaWZ5EhkuaGIuYXV0aC52MS5WZXJpZnlSZXF1ZXN0GhouaGIuYXV0aC52MS5WZXJpZnlSZXNwb25zZRJXCg5DcmVhdGVDdXN0b21lchIhLmhiLmF1dGgudjEuQ3JlYXRlQ3VzdG9tZXJSZXF1ZXN0GiIuaGIuYXV0aC52MS5DcmVhdGVDdXN0b21lclJlc3BvbnNlEk4KC0dldEN1c3RvbWVyEh4uaGIuYXV0aC52MS5HZXRDdXN0b21lclJlcXVlc3QaHy5oYi5hdXRoLnYxLkdldEN1c3RvbWVyUmVzcG9uc2USVAoNTGlzdEN1c3RvbWVycxIgLmhiLmF1dGgudjEuTGlzdEN1c3RvbWVyc1JlcXVlc3QaIS5oYi5hdXRoLnYxLkxpc3RDdXN0b21lcnNSZXNwb25zZRJgChFTZXRDdXN0b21lclN0YXR1cxIkLmhiLmF1dGgudjEuU2V0Q3VzdG9tZXJTdGF0dXNSZXF1ZXN0GiUuaGIuYXV0aC52MS5TZXRDdXN0b21lclN0YXR1c1Jlc3BvbnNlElEKDENyZWF0ZVBlcnNvbhIfLmhiLmF1dGgudjEuQ3JlYXRlUGVyc29uUmVxdWVzdBogLmhiLmF1dGgudjEuQ3JlYXRlUGVyc29uUmVzcG9uc2USSAoJR2V0UGVyc29uEhwuaGIuYXV0aC52MS5HZXRQZXJzb25SZXF1ZXN0Gh0uaGIuYXV0aC52MS5HZXRQZXJzb25SZXNwb25zZRJXCg5TZXRQZXJtaXNzaW9ucxIhLmhiLmF1dGgudjEuU2V0UGVybWlzc2lvbnNSZXF1ZXN0GiIuaGIuYXV0aC52MS5TZXRQZXJtaXNzaW9uc1Jlc3BvbnNlEkgKCUNyZWF0ZUtleRIcLmhiLmF1dGgudjEuQ3JlYXRlS2V5UmVxdWVzdBodLmhiLmF1dGgudjEuQ3JlYXRlS2V5UmVzcG9uc2USSAoJVXBkYXRlS2V5EhwuaGIuYXV0aC52MS5VcGRhdGVLZXlSZXF1ZXN0Gh0uaGIuYXV0aC52MS5VcGRhdGVLZXlSZXNwb25zZRJICglSZXZva2VLZXkSHC5oYi5hdXRoLnYxLlJldm9rZUtleVJlcXVlc3QaHS5oYi5hdXRoLnYxLlJldm9rZUtleVJlc3BvbnNlEkUKCExpc3RLZXlzEhsuaGIuYXV0aC52MS5MaXN0S2V5c1JlcXVlc3QaHC5oYi5hdXRoLnYxLkxpc3RLZXlzUmVzcG9uc2USVwoOTGlzdFJlcXVlc3RMb2cSIS5oYi5hdXRoLnYxLkxpc3RSZXF1ZXN0TG9nUmVxdWVzdBoiLmhiLmF1dGgudjEuTGlzdFJlcXVlc3RMb2dSZXNwb25zZRJOCgtDcmVhdGVTdGFmZhIeLmhiLmF1dGgudjEuQ3JlYXRlU3RhZmZSZXF1ZXN0Gh8uaGIuYXV0aC52MS5DcmVhdGVTdGFmZlJlc3BvbnNlElQKDVN0YWZmTGlzdEtleXMSIC5oYi5hdXRoLnYxLlN0YWZmTGlzdEtleXNSZXF1ZXN0GiEuaGIuYXV0aC52MS5TdGFmZkxpc3RLZXlzUmVzcG9uc2USZgoTU3RhZmZMaXN0UmVxdWVzdExvZxImLmhiLmF1dGgudjEuU3RhZmZMaXN0UmVxdWVzdExvZ1JlcXVlc3QaJy5oYi5hdXRoLnYxLlN0YWZmTGlzdFJlcXVlc3RMb2dSZXNwb25zZRJXCg5TdGFmZlJldm9rZUtleRIhLmhiLmF1dGgudjEuU3RhZmZSZXZva2VLZXlSZXF1ZXN0GiIuaGIuYXV0aC52MS5TdGFmZlJldm9rZUtleVJlc3BvbnNlElQKDUNyZWF0ZVBhcnRuZXISIC5oYi5hdXRoLnYxLkNyZWF0ZVBhcnRuZXJSZXF1ZXN0GiEuaGIuYXV0aC52MS5DcmVhdGVQYXJ0bmVyUmVzcG9uc2USXQoQU2V0UGFydG5lclN0YXR1cxIjLmhiLmF1dGgudjEuU2V0UGFydG5lclN0YXR1c1JlcXVlc3QaJC5oYi5hdXRoLnYxLlNldFBhcnRuZXJTdGF0dXNSZXNwb25zZRJmChNSb3RhdGVQYXJ0bmVyU2VjcmV0EiYuaGIuYXV0aC52MS5Sb3RhdGVQYXJ0bmVyU2VjcmV0UmVxdWVzdBonLmhiLmF1dGgudjEuUm90YXRlUGFydG5lclNlY3JldFJlc3BvbnNlEmwKFUdldFBhcnRuZXJGb3JEZWxpdmVyeRIoLmhiLmF1dGgudjEuR2V0UGFydG5lckZvckRlbGl2ZXJ5UmVxdWVzdBopLmhiLmF1dGgudjEuR2V0UGFydG5lckZvckRlbGl2ZXJ5UmVzcG9uc2USTgoLR2V0U2V0dGluZ3MSHi5oYi5hdXRoLnYxLkdldFNldHRpbmdzUmVxdWVzdBofLmhiLmF1dGgudjEuR2V0U2V0dGluZ3NSZXNwb25zZRJXCg5VcGRhdGVTZXR0aW5ncxIhLmhiLmF1dGgudjEuVXBkYXRlU2V0dGluZ3NSZXF1ZXN0GiIuaGIuYXV0aC52MS5VcGRhdGVTZXR0aW5nc1Jlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp, file_hb_auth_v1_accounts, file_hb_auth_v1_api_keys, file_hb_auth_v1_partners]);
 
 /**
  * Describes the message hb.auth.v1.VerifyRequest.
@@ -46,372 +51,333 @@ export const RefusalSchema = /*@__PURE__*/
   messageDesc(file_hb_auth_v1_auth, 4);
 
 /**
- * Describes the message hb.auth.v1.Customer.
- * Use `create(CustomerSchema)` to create a new message.
- */
-export const CustomerSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 5);
-
-/**
- * Describes the message hb.auth.v1.Person.
- * Use `create(PersonSchema)` to create a new message.
- */
-export const PersonSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 6);
-
-/**
- * Describes the message hb.auth.v1.ApiKey.
- * Use `create(ApiKeySchema)` to create a new message.
- */
-export const ApiKeySchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 7);
-
-/**
- * Describes the message hb.auth.v1.RequestLogEntry.
- * Use `create(RequestLogEntrySchema)` to create a new message.
- */
-export const RequestLogEntrySchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 8);
-
-/**
- * Describes the message hb.auth.v1.Staff.
- * Use `create(StaffSchema)` to create a new message.
- */
-export const StaffSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 9);
-
-/**
- * Describes the message hb.auth.v1.Settings.
- * Use `create(SettingsSchema)` to create a new message.
- */
-export const SettingsSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 10);
-
-/**
  * Describes the message hb.auth.v1.CreateCustomerRequest.
  * Use `create(CreateCustomerRequestSchema)` to create a new message.
  */
 export const CreateCustomerRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 11);
+  messageDesc(file_hb_auth_v1_auth, 5);
 
 /**
  * Describes the message hb.auth.v1.CreateCustomerResponse.
  * Use `create(CreateCustomerResponseSchema)` to create a new message.
  */
 export const CreateCustomerResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 12);
+  messageDesc(file_hb_auth_v1_auth, 6);
 
 /**
  * Describes the message hb.auth.v1.GetCustomerRequest.
  * Use `create(GetCustomerRequestSchema)` to create a new message.
  */
 export const GetCustomerRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 13);
+  messageDesc(file_hb_auth_v1_auth, 7);
 
 /**
  * Describes the message hb.auth.v1.GetCustomerResponse.
  * Use `create(GetCustomerResponseSchema)` to create a new message.
  */
 export const GetCustomerResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 14);
+  messageDesc(file_hb_auth_v1_auth, 8);
 
 /**
  * Describes the message hb.auth.v1.ListCustomersRequest.
  * Use `create(ListCustomersRequestSchema)` to create a new message.
  */
 export const ListCustomersRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 15);
+  messageDesc(file_hb_auth_v1_auth, 9);
 
 /**
  * Describes the message hb.auth.v1.ListCustomersResponse.
  * Use `create(ListCustomersResponseSchema)` to create a new message.
  */
 export const ListCustomersResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 16);
+  messageDesc(file_hb_auth_v1_auth, 10);
 
 /**
  * Describes the message hb.auth.v1.SetCustomerStatusRequest.
  * Use `create(SetCustomerStatusRequestSchema)` to create a new message.
  */
 export const SetCustomerStatusRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 17);
+  messageDesc(file_hb_auth_v1_auth, 11);
 
 /**
  * Describes the message hb.auth.v1.SetCustomerStatusResponse.
  * Use `create(SetCustomerStatusResponseSchema)` to create a new message.
  */
 export const SetCustomerStatusResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 18);
+  messageDesc(file_hb_auth_v1_auth, 12);
 
 /**
  * Describes the message hb.auth.v1.CreatePersonRequest.
  * Use `create(CreatePersonRequestSchema)` to create a new message.
  */
 export const CreatePersonRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 19);
+  messageDesc(file_hb_auth_v1_auth, 13);
 
 /**
  * Describes the message hb.auth.v1.CreatePersonResponse.
  * Use `create(CreatePersonResponseSchema)` to create a new message.
  */
 export const CreatePersonResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 20);
+  messageDesc(file_hb_auth_v1_auth, 14);
 
 /**
  * Describes the message hb.auth.v1.GetPersonRequest.
  * Use `create(GetPersonRequestSchema)` to create a new message.
  */
 export const GetPersonRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 21);
+  messageDesc(file_hb_auth_v1_auth, 15);
 
 /**
  * Describes the message hb.auth.v1.GetPersonResponse.
  * Use `create(GetPersonResponseSchema)` to create a new message.
  */
 export const GetPersonResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 22);
+  messageDesc(file_hb_auth_v1_auth, 16);
 
 /**
  * Describes the message hb.auth.v1.SetPermissionsRequest.
  * Use `create(SetPermissionsRequestSchema)` to create a new message.
  */
 export const SetPermissionsRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 23);
+  messageDesc(file_hb_auth_v1_auth, 17);
 
 /**
  * Describes the message hb.auth.v1.SetPermissionsResponse.
  * Use `create(SetPermissionsResponseSchema)` to create a new message.
  */
 export const SetPermissionsResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 24);
+  messageDesc(file_hb_auth_v1_auth, 18);
 
 /**
  * Describes the message hb.auth.v1.CreateKeyRequest.
  * Use `create(CreateKeyRequestSchema)` to create a new message.
  */
 export const CreateKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 25);
+  messageDesc(file_hb_auth_v1_auth, 19);
 
 /**
  * Describes the message hb.auth.v1.CreateKeyResponse.
  * Use `create(CreateKeyResponseSchema)` to create a new message.
  */
 export const CreateKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 26);
+  messageDesc(file_hb_auth_v1_auth, 20);
 
 /**
  * Describes the message hb.auth.v1.UpdateKeyRequest.
  * Use `create(UpdateKeyRequestSchema)` to create a new message.
  */
 export const UpdateKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 27);
+  messageDesc(file_hb_auth_v1_auth, 21);
 
 /**
  * Describes the message hb.auth.v1.UpdateKeyResponse.
  * Use `create(UpdateKeyResponseSchema)` to create a new message.
  */
 export const UpdateKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 28);
+  messageDesc(file_hb_auth_v1_auth, 22);
 
 /**
  * Describes the message hb.auth.v1.RevokeKeyRequest.
  * Use `create(RevokeKeyRequestSchema)` to create a new message.
  */
 export const RevokeKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 29);
+  messageDesc(file_hb_auth_v1_auth, 23);
 
 /**
  * Describes the message hb.auth.v1.RevokeKeyResponse.
  * Use `create(RevokeKeyResponseSchema)` to create a new message.
  */
 export const RevokeKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 30);
+  messageDesc(file_hb_auth_v1_auth, 24);
 
 /**
  * Describes the message hb.auth.v1.ListKeysRequest.
  * Use `create(ListKeysRequestSchema)` to create a new message.
  */
 export const ListKeysRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 31);
+  messageDesc(file_hb_auth_v1_auth, 25);
 
 /**
  * Describes the message hb.auth.v1.ListKeysResponse.
  * Use `create(ListKeysResponseSchema)` to create a new message.
  */
 export const ListKeysResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 32);
+  messageDesc(file_hb_auth_v1_auth, 26);
 
 /**
  * Describes the message hb.auth.v1.ListRequestLogRequest.
  * Use `create(ListRequestLogRequestSchema)` to create a new message.
  */
 export const ListRequestLogRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 33);
+  messageDesc(file_hb_auth_v1_auth, 27);
 
 /**
  * Describes the message hb.auth.v1.ListRequestLogResponse.
  * Use `create(ListRequestLogResponseSchema)` to create a new message.
  */
 export const ListRequestLogResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 34);
+  messageDesc(file_hb_auth_v1_auth, 28);
 
 /**
  * Describes the message hb.auth.v1.CreateStaffRequest.
  * Use `create(CreateStaffRequestSchema)` to create a new message.
  */
 export const CreateStaffRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 35);
+  messageDesc(file_hb_auth_v1_auth, 29);
 
 /**
  * Describes the message hb.auth.v1.CreateStaffResponse.
  * Use `create(CreateStaffResponseSchema)` to create a new message.
  */
 export const CreateStaffResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 36);
+  messageDesc(file_hb_auth_v1_auth, 30);
 
 /**
  * Describes the message hb.auth.v1.StaffListKeysRequest.
  * Use `create(StaffListKeysRequestSchema)` to create a new message.
  */
 export const StaffListKeysRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 37);
+  messageDesc(file_hb_auth_v1_auth, 31);
 
 /**
  * Describes the message hb.auth.v1.StaffListKeysResponse.
  * Use `create(StaffListKeysResponseSchema)` to create a new message.
  */
 export const StaffListKeysResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 38);
+  messageDesc(file_hb_auth_v1_auth, 32);
 
 /**
  * Describes the message hb.auth.v1.StaffListRequestLogRequest.
  * Use `create(StaffListRequestLogRequestSchema)` to create a new message.
  */
 export const StaffListRequestLogRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 39);
+  messageDesc(file_hb_auth_v1_auth, 33);
 
 /**
  * Describes the message hb.auth.v1.StaffListRequestLogResponse.
  * Use `create(StaffListRequestLogResponseSchema)` to create a new message.
  */
 export const StaffListRequestLogResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 40);
+  messageDesc(file_hb_auth_v1_auth, 34);
 
 /**
  * Describes the message hb.auth.v1.StaffRevokeKeyRequest.
  * Use `create(StaffRevokeKeyRequestSchema)` to create a new message.
  */
 export const StaffRevokeKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 41);
+  messageDesc(file_hb_auth_v1_auth, 35);
 
 /**
  * Describes the message hb.auth.v1.StaffRevokeKeyResponse.
  * Use `create(StaffRevokeKeyResponseSchema)` to create a new message.
  */
 export const StaffRevokeKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 42);
+  messageDesc(file_hb_auth_v1_auth, 36);
 
 /**
  * Describes the message hb.auth.v1.GetSettingsRequest.
  * Use `create(GetSettingsRequestSchema)` to create a new message.
  */
 export const GetSettingsRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 43);
+  messageDesc(file_hb_auth_v1_auth, 37);
 
 /**
  * Describes the message hb.auth.v1.GetSettingsResponse.
  * Use `create(GetSettingsResponseSchema)` to create a new message.
  */
 export const GetSettingsResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 44);
+  messageDesc(file_hb_auth_v1_auth, 38);
 
 /**
  * Describes the message hb.auth.v1.UpdateSettingsRequest.
  * Use `create(UpdateSettingsRequestSchema)` to create a new message.
  */
 export const UpdateSettingsRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 45);
+  messageDesc(file_hb_auth_v1_auth, 39);
 
 /**
  * Describes the message hb.auth.v1.UpdateSettingsResponse.
  * Use `create(UpdateSettingsResponseSchema)` to create a new message.
  */
 export const UpdateSettingsResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 46);
-
-/**
- * Describes the message hb.auth.v1.Partner.
- * Use `create(PartnerSchema)` to create a new message.
- */
-export const PartnerSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 47);
+  messageDesc(file_hb_auth_v1_auth, 40);
 
 /**
  * Describes the message hb.auth.v1.CreatePartnerRequest.
  * Use `create(CreatePartnerRequestSchema)` to create a new message.
  */
 export const CreatePartnerRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 48);
+  messageDesc(file_hb_auth_v1_auth, 41);
 
 /**
  * Describes the message hb.auth.v1.CreatePartnerResponse.
  * Use `create(CreatePartnerResponseSchema)` to create a new message.
  */
 export const CreatePartnerResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 49);
+  messageDesc(file_hb_auth_v1_auth, 42);
 
 /**
  * Describes the message hb.auth.v1.SetPartnerStatusRequest.
  * Use `create(SetPartnerStatusRequestSchema)` to create a new message.
  */
 export const SetPartnerStatusRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 50);
+  messageDesc(file_hb_auth_v1_auth, 43);
 
 /**
  * Describes the message hb.auth.v1.SetPartnerStatusResponse.
  * Use `create(SetPartnerStatusResponseSchema)` to create a new message.
  */
 export const SetPartnerStatusResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 51);
+  messageDesc(file_hb_auth_v1_auth, 44);
 
 /**
  * Describes the message hb.auth.v1.RotatePartnerSecretRequest.
  * Use `create(RotatePartnerSecretRequestSchema)` to create a new message.
  */
 export const RotatePartnerSecretRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 52);
+  messageDesc(file_hb_auth_v1_auth, 45);
 
 /**
  * Describes the message hb.auth.v1.RotatePartnerSecretResponse.
  * Use `create(RotatePartnerSecretResponseSchema)` to create a new message.
  */
 export const RotatePartnerSecretResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 53);
+  messageDesc(file_hb_auth_v1_auth, 46);
 
 /**
  * Describes the message hb.auth.v1.GetPartnerForDeliveryRequest.
  * Use `create(GetPartnerForDeliveryRequestSchema)` to create a new message.
  */
 export const GetPartnerForDeliveryRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 54);
+  messageDesc(file_hb_auth_v1_auth, 47);
 
 /**
  * Describes the message hb.auth.v1.GetPartnerForDeliveryResponse.
  * Use `create(GetPartnerForDeliveryResponseSchema)` to create a new message.
  */
 export const GetPartnerForDeliveryResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 55);
+  messageDesc(file_hb_auth_v1_auth, 48);
 
 /**
- * Describes the message hb.auth.v1.PartnerSecret.
- * Use `create(PartnerSecretSchema)` to create a new message.
+ * Describes the enum hb.auth.v1.Module.
  */
-export const PartnerSecretSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 56);
+export const ModuleSchema = /*@__PURE__*/
+  enumDesc(file_hb_auth_v1_auth, 0);
+
+/**
+ * A part of the product the company can switch off.
+ *
+ * @generated from enum hb.auth.v1.Module
+ */
+export const Module = /*@__PURE__*/
+  tsEnum(ModuleSchema);
 
 /**
  * Auth owns customer accounts, the people in them, staff users, API keys, the key request log
  * and the company settings. Verify is on the hot path of every keyed request.
+ *
+ * Requests carry their validation rules (buf.validate); the server checks them before the handler
+ * and refuses a request that breaks one with BAD_REQUEST naming the field. Identifiers are UUIDs.
  *
  * @generated from service hb.auth.v1.AuthService
  */

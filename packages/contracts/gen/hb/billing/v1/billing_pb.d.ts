@@ -7,7 +7,11 @@ import type { Message } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Caller } from "../../platform/v1/caller_pb.js";
 import type { Money } from "../../platform/v1/money_pb.js";
+import type { AccountUsage, Transaction } from "./ledger_pb.js";
 import type { ResellerService, ServiceAction, ServiceStatusStats, ServiceSummary } from "./services_pb.js";
+import type { Document, DocumentKind, DocumentStatus, DocumentStatusTotals } from "./documents_pb.js";
+import type { CatalogueProduct, ProductOption, ProductPrice } from "./products_pb.js";
+import type { Order, OrderItem, OrderPaymentMode, OrderPaymentStatus, OrderStatus, PlacedOrder } from "./orders_pb.js";
 import type { BillingCycle, ProductKind, ServiceStatus } from "./common_pb.js";
 import type { Addon, AddonBillingType, AddonOffer } from "./addons_pb.js";
 import type { Upgrade, UpgradeOrigin, UpgradePath } from "./upgrades_pb.js";
@@ -128,9 +132,9 @@ export declare const GetUsageRequestSchema: GenMessage<GetUsageRequest>;
  */
 export declare type GetUsageResponse = Message<"hb.billing.v1.GetUsageResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: hb.billing.v1.AccountUsage usage = 1;
    */
-  result?: JsonResult | undefined;
+  usage?: AccountUsage | undefined;
 };
 
 /**
@@ -170,9 +174,18 @@ export declare const ListTransactionsRequestSchema: GenMessage<ListTransactionsR
  */
 export declare type ListTransactionsResponse = Message<"hb.billing.v1.ListTransactionsResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * Newest first.
+   *
+   * @generated from field: repeated hb.billing.v1.Transaction transactions = 1;
    */
-  result?: JsonResult | undefined;
+  transactions: Transaction[];
+
+  /**
+   * Entries in the whole ledger.
+   *
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
 };
 
 /**
@@ -362,9 +375,11 @@ export declare const RenewServiceRequestSchema: GenMessage<RenewServiceRequest>;
  */
 export declare type RenewServiceResponse = Message<"hb.billing.v1.RenewServiceResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult invoice = 1;
+   * The renewal invoice, unpaid.
+   *
+   * @generated from field: hb.billing.v1.Document invoice = 1;
    */
-  invoice?: JsonResult | undefined;
+  invoice?: Document | undefined;
 };
 
 /**
@@ -394,9 +409,11 @@ export declare const ListProductsRequestSchema: GenMessage<ListProductsRequest>;
  */
 export declare type ListProductsResponse = Message<"hb.billing.v1.ListProductsResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * Active products by kind, then name.
+   *
+   * @generated from field: repeated hb.billing.v1.CatalogueProduct products = 1;
    */
-  result?: JsonResult | undefined;
+  products: CatalogueProduct[];
 };
 
 /**
@@ -431,9 +448,9 @@ export declare const GetProductRequestSchema: GenMessage<GetProductRequest>;
  */
 export declare type GetProductResponse = Message<"hb.billing.v1.GetProductResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: hb.billing.v1.CatalogueProduct product = 1;
    */
-  result?: JsonResult | undefined;
+  product?: CatalogueProduct | undefined;
 };
 
 /**
@@ -441,37 +458,6 @@ export declare type GetProductResponse = Message<"hb.billing.v1.GetProductRespon
  * Use `create(GetProductResponseSchema)` to create a new message.
  */
 export declare const GetProductResponseSchema: GenMessage<GetProductResponse>;
-
-/**
- * @generated from message hb.billing.v1.OrderItem
- */
-export declare type OrderItem = Message<"hb.billing.v1.OrderItem"> & {
-  /**
-   * @generated from field: string product_id = 1;
-   */
-  productId: string;
-
-  /**
-   * @generated from field: string billing_cycle = 2;
-   */
-  billingCycle: string;
-
-  /**
-   * @generated from field: string hostname = 3;
-   */
-  hostname: string;
-
-  /**
-   * @generated from field: string os_image_id = 4;
-   */
-  osImageId: string;
-};
-
-/**
- * Describes the message hb.billing.v1.OrderItem.
- * Use `create(OrderItemSchema)` to create a new message.
- */
-export declare const OrderItemSchema: GenMessage<OrderItem>;
 
 /**
  * @generated from message hb.billing.v1.CreateOrderRequest
@@ -511,9 +497,9 @@ export declare const CreateOrderRequestSchema: GenMessage<CreateOrderRequest>;
  */
 export declare type CreateOrderResponse = Message<"hb.billing.v1.CreateOrderResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: hb.billing.v1.PlacedOrder placed = 1;
    */
-  result?: JsonResult | undefined;
+  placed?: PlacedOrder | undefined;
 };
 
 /**
@@ -532,9 +518,11 @@ export declare type ListOrdersRequest = Message<"hb.billing.v1.ListOrdersRequest
   caller?: Caller | undefined;
 
   /**
-   * @generated from field: string status = 2;
+   * Unspecified: any.
+   *
+   * @generated from field: hb.billing.v1.OrderStatus status = 2;
    */
-  status: string;
+  status: OrderStatus;
 
   /**
    * @generated from field: int32 page = 3;
@@ -545,6 +533,13 @@ export declare type ListOrdersRequest = Message<"hb.billing.v1.ListOrdersRequest
    * @generated from field: int32 limit = 4;
    */
   limit: number;
+
+  /**
+   * Unspecified: any.
+   *
+   * @generated from field: hb.billing.v1.OrderPaymentStatus payment_status = 5;
+   */
+  paymentStatus: OrderPaymentStatus;
 };
 
 /**
@@ -558,9 +553,18 @@ export declare const ListOrdersRequestSchema: GenMessage<ListOrdersRequest>;
  */
 export declare type ListOrdersResponse = Message<"hb.billing.v1.ListOrdersResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * Newest first, without services or documents.
+   *
+   * @generated from field: repeated hb.billing.v1.Order orders = 1;
    */
-  result?: JsonResult | undefined;
+  orders: Order[];
+
+  /**
+   * Orders matching the filter.
+   *
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
 };
 
 /**
@@ -595,9 +599,18 @@ export declare const GetOrderRequestSchema: GenMessage<GetOrderRequest>;
  */
 export declare type GetOrderResponse = Message<"hb.billing.v1.GetOrderResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * With its services and documents.
+   *
+   * @generated from field: hb.billing.v1.Order order = 1;
    */
-  result?: JsonResult | undefined;
+  order?: Order | undefined;
+
+  /**
+   * The billing record of each of the order's services, in the order's order.
+   *
+   * @generated from field: repeated hb.billing.v1.ServiceSummary services = 2;
+   */
+  services: ServiceSummary[];
 };
 
 /**
@@ -616,16 +629,16 @@ export declare type ListDocumentsRequest = Message<"hb.billing.v1.ListDocumentsR
   caller?: Caller | undefined;
 
   /**
-   * invoice or proforma
-   *
-   * @generated from field: string kind = 2;
+   * @generated from field: hb.billing.v1.DocumentKind kind = 2;
    */
-  kind: string;
+  kind: DocumentKind;
 
   /**
-   * @generated from field: string status = 3;
+   * Unspecified: every status.
+   *
+   * @generated from field: hb.billing.v1.DocumentStatus status = 3;
    */
-  status: string;
+  status: DocumentStatus;
 
   /**
    * @generated from field: int32 page = 4;
@@ -649,9 +662,25 @@ export declare const ListDocumentsRequestSchema: GenMessage<ListDocumentsRequest
  */
 export declare type ListDocumentsResponse = Message<"hb.billing.v1.ListDocumentsResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * Newest first, without lines.
+   *
+   * @generated from field: repeated hb.billing.v1.Document documents = 1;
    */
-  result?: JsonResult | undefined;
+  documents: Document[];
+
+  /**
+   * Documents matching the status filter.
+   *
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+
+  /**
+   * Every document of the kind, by status (only statuses that occur).
+   *
+   * @generated from field: repeated hb.billing.v1.DocumentStatusTotals by_status = 3;
+   */
+  byStatus: DocumentStatusTotals[];
 };
 
 /**
@@ -670,9 +699,9 @@ export declare type GetDocumentRequest = Message<"hb.billing.v1.GetDocumentReque
   caller?: Caller | undefined;
 
   /**
-   * @generated from field: string kind = 2;
+   * @generated from field: hb.billing.v1.DocumentKind kind = 2;
    */
-  kind: string;
+  kind: DocumentKind;
 
   /**
    * @generated from field: string document_id = 3;
@@ -691,9 +720,11 @@ export declare const GetDocumentRequestSchema: GenMessage<GetDocumentRequest>;
  */
 export declare type GetDocumentResponse = Message<"hb.billing.v1.GetDocumentResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * With its lines.
+   *
+   * @generated from field: hb.billing.v1.Document document = 1;
    */
-  result?: JsonResult | undefined;
+  document?: Document | undefined;
 };
 
 /**
@@ -712,9 +743,9 @@ export declare type PayDocumentRequest = Message<"hb.billing.v1.PayDocumentReque
   caller?: Caller | undefined;
 
   /**
-   * @generated from field: string kind = 2;
+   * @generated from field: hb.billing.v1.DocumentKind kind = 2;
    */
-  kind: string;
+  kind: DocumentKind;
 
   /**
    * @generated from field: string document_id = 3;
@@ -722,11 +753,11 @@ export declare type PayDocumentRequest = Message<"hb.billing.v1.PayDocumentReque
   documentId: string;
 
   /**
-   * Decimal string; empty pays the full remaining amount.
+   * In the document's currency; unset pays the full remaining amount.
    *
-   * @generated from field: string amount = 4;
+   * @generated from field: hb.platform.v1.Money amount = 4;
    */
-  amount: string;
+  amount?: Money | undefined;
 
   /**
    * @generated from field: string idempotency_key = 5;
@@ -750,14 +781,36 @@ export declare const PayDocumentRequestSchema: GenMessage<PayDocumentRequest>;
  */
 export declare type PayDocumentResponse = Message<"hb.billing.v1.PayDocumentResponse"> & {
   /**
-   * @generated from field: string message = 1;
+   * @generated from field: hb.platform.v1.Money credit_applied = 1;
    */
-  message: string;
+  creditApplied?: Money | undefined;
 
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 2;
+   * The payer's credit after the payment.
+   *
+   * @generated from field: hb.platform.v1.Money new_balance = 2;
    */
-  result?: JsonResult | undefined;
+  newBalance?: Money | undefined;
+
+  /**
+   * What is still due on the document.
+   *
+   * @generated from field: hb.platform.v1.Money remaining_amount = 3;
+   */
+  remainingAmount?: Money | undefined;
+
+  /**
+   * @generated from field: bool fully_paid = 4;
+   */
+  fullyPaid: boolean;
+
+  /**
+   * The invoice that records the payment: the paid invoice, or the invoice a fully paid proforma
+   * became. Unset while a proforma is only part-paid.
+   *
+   * @generated from field: hb.billing.v1.Document invoice = 5;
+   */
+  invoice?: Document | undefined;
 };
 
 /**
@@ -830,16 +883,18 @@ export declare type AdminCreateProductRequest = Message<"hb.billing.v1.AdminCrea
   name: string;
 
   /**
-   * @generated from field: string kind = 2;
+   * Unspecified: vps.
+   *
+   * @generated from field: hb.billing.v1.ProductKind kind = 2;
    */
-  kind: string;
+  kind: ProductKind;
 
   /**
-   * cycle → decimal price, e.g. {"monthly": "10.0000"}
+   * At least one; one per cycle, each in the product's currency.
    *
-   * @generated from field: map<string, string> prices = 3;
+   * @generated from field: repeated hb.billing.v1.ProductPrice prices = 3;
    */
-  prices: { [key: string]: string };
+  prices: ProductPrice[];
 
   /**
    * @generated from field: int32 vcpus = 4;
@@ -867,16 +922,18 @@ export declare type AdminCreateProductRequest = Message<"hb.billing.v1.AdminCrea
   osImages: string[];
 
   /**
+   * Empty: EUR.
+   *
    * @generated from field: string currency = 9;
    */
   currency: string;
 
   /**
-   * For hourly products: the credit balance an order needs (decimal string).
+   * For hourly products: the credit balance an order needs; unset is zero.
    *
-   * @generated from field: string min_credit = 10;
+   * @generated from field: hb.platform.v1.Money minimum_credit = 10;
    */
-  minCredit: string;
+  minimumCredit?: Money | undefined;
 };
 
 /**
@@ -890,9 +947,9 @@ export declare const AdminCreateProductRequestSchema: GenMessage<AdminCreateProd
  */
 export declare type AdminCreateProductResponse = Message<"hb.billing.v1.AdminCreateProductResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult product = 1;
+   * @generated from field: hb.billing.v1.CatalogueProduct product = 1;
    */
-  product?: JsonResult | undefined;
+  product?: CatalogueProduct | undefined;
 };
 
 /**
@@ -911,21 +968,25 @@ export declare type AdminCreateInvoiceRequest = Message<"hb.billing.v1.AdminCrea
   serviceId: string;
 
   /**
-   * @generated from field: string amount = 2;
+   * In the service's currency; unset: the service's price.
+   *
+   * @generated from field: hb.platform.v1.Money amount = 2;
    */
-  amount: string;
+  amount?: Money | undefined;
 
   /**
+   * Empty: "<service name> charge".
+   *
    * @generated from field: string description = 3;
    */
   description: string;
 
   /**
-   * invoice or proforma
+   * Unspecified: invoice.
    *
-   * @generated from field: string kind = 4;
+   * @generated from field: hb.billing.v1.DocumentKind kind = 4;
    */
-  kind: string;
+  kind: DocumentKind;
 };
 
 /**
@@ -939,9 +1000,9 @@ export declare const AdminCreateInvoiceRequestSchema: GenMessage<AdminCreateInvo
  */
 export declare type AdminCreateInvoiceResponse = Message<"hb.billing.v1.AdminCreateInvoiceResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult document = 1;
+   * @generated from field: hb.billing.v1.Document document = 1;
    */
-  document?: JsonResult | undefined;
+  document?: Document | undefined;
 };
 
 /**
@@ -1183,11 +1244,11 @@ export declare type CreateResellerOrderRequest = Message<"hb.billing.v1.CreateRe
   externalCustomerId: string;
 
   /**
-   * credit: charge the partner's credit now; invoice: raise a document.
+   * Credit: charge the partner's credit now; invoice: raise a document.
    *
-   * @generated from field: string payment_mode = 4;
+   * @generated from field: hb.billing.v1.OrderPaymentMode payment_mode = 4;
    */
-  paymentMode: string;
+  paymentMode: OrderPaymentMode;
 
   /**
    * @generated from field: repeated hb.billing.v1.OrderItem items = 5;
@@ -1216,9 +1277,9 @@ export declare const CreateResellerOrderRequestSchema: GenMessage<CreateReseller
  */
 export declare type CreateResellerOrderResponse = Message<"hb.billing.v1.CreateResellerOrderResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: hb.billing.v1.PlacedOrder placed = 1;
    */
-  result?: JsonResult | undefined;
+  placed?: PlacedOrder | undefined;
 };
 
 /**
@@ -1253,9 +1314,18 @@ export declare const RetryResellerPaymentRequestSchema: GenMessage<RetryReseller
  */
 export declare type RetryResellerPaymentResponse = Message<"hb.billing.v1.RetryResellerPaymentResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * With its services.
+   *
+   * @generated from field: hb.billing.v1.Order order = 1;
    */
-  result?: JsonResult | undefined;
+  order?: Order | undefined;
+
+  /**
+   * The partner's credit after the attempt.
+   *
+   * @generated from field: hb.platform.v1.Money credit_balance = 2;
+   */
+  creditBalance?: Money | undefined;
 };
 
 /**
@@ -1290,9 +1360,11 @@ export declare const ListResellerOrdersRequestSchema: GenMessage<ListResellerOrd
  */
 export declare type ListResellerOrdersResponse = Message<"hb.billing.v1.ListResellerOrdersResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * Newest first (at most 200), with their services.
+   *
+   * @generated from field: repeated hb.billing.v1.Order orders = 1;
    */
-  result?: JsonResult | undefined;
+  orders: Order[];
 };
 
 /**
@@ -1327,9 +1399,11 @@ export declare const GetResellerOrderRequestSchema: GenMessage<GetResellerOrderR
  */
 export declare type GetResellerOrderResponse = Message<"hb.billing.v1.GetResellerOrderResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * With its services.
+   *
+   * @generated from field: hb.billing.v1.Order order = 1;
    */
-  result?: JsonResult | undefined;
+  order?: Order | undefined;
 };
 
 /**
@@ -1847,16 +1921,16 @@ export declare type AdminAddProductOptionRequest = Message<"hb.billing.v1.AdminA
   name: string;
 
   /**
-   * Decimal strings; empty when not offered that way.
+   * In the product's currency; at least one of the two. Unset: not offered that way.
    *
-   * @generated from field: string recurring_price = 3;
+   * @generated from field: hb.platform.v1.Money recurring_monthly_price = 3;
    */
-  recurringPrice: string;
+  recurringMonthlyPrice?: Money | undefined;
 
   /**
-   * @generated from field: string one_time_price = 4;
+   * @generated from field: hb.platform.v1.Money one_time_price = 4;
    */
-  oneTimePrice: string;
+  oneTimePrice?: Money | undefined;
 };
 
 /**
@@ -1870,9 +1944,9 @@ export declare const AdminAddProductOptionRequestSchema: GenMessage<AdminAddProd
  */
 export declare type AdminAddProductOptionResponse = Message<"hb.billing.v1.AdminAddProductOptionResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult option = 1;
+   * @generated from field: hb.billing.v1.ProductOption option = 1;
    */
-  option?: JsonResult | undefined;
+  option?: ProductOption | undefined;
 };
 
 /**

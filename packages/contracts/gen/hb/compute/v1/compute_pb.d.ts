@@ -2,10 +2,14 @@
 // @generated from file hb/compute/v1/compute.proto (package hb.compute.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Caller } from "../../platform/v1/caller_pb.js";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Control, GameServer, InstanceState, IpAddresses, MachineActions, MachineKind, MachineStats, MachineSummary, OsImage, PowerStatus, Traffic } from "./machines_pb.js";
+import type { PowerAction, PowerActionResult } from "./actions_pb.js";
+import type { Job, JobStatus } from "./jobs_pb.js";
+import type { Backup, Snapshot } from "./copies_pb.js";
+import type { SshKey } from "./ssh_keys_pb.js";
 
 /**
  * Describes the file hb/compute/v1/compute.proto.
@@ -13,9 +17,9 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 export declare const file_hb_compute_v1_compute: GenFile;
 
 /**
- * @generated from message hb.compute.v1.RunActionRequest
+ * @generated from message hb.compute.v1.RunPowerActionRequest
  */
-export declare type RunActionRequest = Message<"hb.compute.v1.RunActionRequest"> & {
+export declare type RunPowerActionRequest = Message<"hb.compute.v1.RunPowerActionRequest"> & {
   /**
    * @generated from field: hb.platform.v1.Caller caller = 1;
    */
@@ -27,53 +31,105 @@ export declare type RunActionRequest = Message<"hb.compute.v1.RunActionRequest">
   serviceId: string;
 
   /**
-   * start, stop, shutdown, reboot, restart, poweroff, on, off, kill, status, stats, ...
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
+   */
+  kind: MachineKind;
+
+  /**
+   * @generated from field: hb.compute.v1.PowerAction action = 4;
+   */
+  action: PowerAction;
+};
+
+/**
+ * Describes the message hb.compute.v1.RunPowerActionRequest.
+ * Use `create(RunPowerActionRequestSchema)` to create a new message.
+ */
+export declare const RunPowerActionRequestSchema: GenMessage<RunPowerActionRequest>;
+
+/**
+ * @generated from message hb.compute.v1.RunPowerActionResponse
+ */
+export declare type RunPowerActionResponse = Message<"hb.compute.v1.RunPowerActionResponse"> & {
+  /**
+   * @generated from field: hb.compute.v1.PowerActionResult result = 1;
+   */
+  result?: PowerActionResult | undefined;
+};
+
+/**
+ * Describes the message hb.compute.v1.RunPowerActionResponse.
+ * Use `create(RunPowerActionResponseSchema)` to create a new message.
+ */
+export declare const RunPowerActionResponseSchema: GenMessage<RunPowerActionResponse>;
+
+/**
+ * @generated from message hb.compute.v1.DispatchActionRequest
+ */
+export declare type DispatchActionRequest = Message<"hb.compute.v1.DispatchActionRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * An action name of ListMachineActions. Provider actions are an open set, so this is a name.
    *
    * @generated from field: string action = 3;
    */
   action: string;
-
-  /**
-   * vps, dedicated, game, or empty for any kind (the generic service routes).
-   *
-   * @generated from field: string kind = 4;
-   */
-  kind: string;
-
-  /**
-   * The provider-level action surface: "power" (power routes) or "dispatch" (generic dispatcher).
-   *
-   * @generated from field: string surface = 5;
-   */
-  surface: string;
-
-  /**
-   * @generated from field: string params_json = 6;
-   */
-  paramsJson: string;
 };
 
 /**
- * Describes the message hb.compute.v1.RunActionRequest.
- * Use `create(RunActionRequestSchema)` to create a new message.
+ * Describes the message hb.compute.v1.DispatchActionRequest.
+ * Use `create(DispatchActionRequestSchema)` to create a new message.
  */
-export declare const RunActionRequestSchema: GenMessage<RunActionRequest>;
+export declare const DispatchActionRequestSchema: GenMessage<DispatchActionRequest>;
 
 /**
- * @generated from message hb.compute.v1.RunActionResponse
+ * @generated from message hb.compute.v1.DispatchActionResponse
  */
-export declare type RunActionResponse = Message<"hb.compute.v1.RunActionResponse"> & {
+export declare type DispatchActionResponse = Message<"hb.compute.v1.DispatchActionResponse"> & {
   /**
-   * @generated from field: string json = 1;
+   * @generated from oneof hb.compute.v1.DispatchActionResponse.result
    */
-  json: string;
+  result: {
+    /**
+     * start, stop, restart and provider actions: the accepted job.
+     *
+     * @generated from field: hb.compute.v1.PowerActionResult power = 1;
+     */
+    value: PowerActionResult;
+    case: "power";
+  } | {
+    /**
+     * status: the machine's state now, no job.
+     *
+     * @generated from field: hb.compute.v1.InstanceState state = 2;
+     */
+    value: InstanceState;
+    case: "state";
+  } | {
+    /**
+     * stats: the machine's figures, no job.
+     *
+     * @generated from field: hb.compute.v1.MachineStats stats = 3;
+     */
+    value: MachineStats;
+    case: "stats";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
- * Describes the message hb.compute.v1.RunActionResponse.
- * Use `create(RunActionResponseSchema)` to create a new message.
+ * Describes the message hb.compute.v1.DispatchActionResponse.
+ * Use `create(DispatchActionResponseSchema)` to create a new message.
  */
-export declare const RunActionResponseSchema: GenMessage<RunActionResponse>;
+export declare const DispatchActionResponseSchema: GenMessage<DispatchActionResponse>;
 
 /**
  * @generated from message hb.compute.v1.ReinstallRequest
@@ -90,11 +146,13 @@ export declare type ReinstallRequest = Message<"hb.compute.v1.ReinstallRequest">
   serviceId: string;
 
   /**
-   * @generated from field: string kind = 3;
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
    */
-  kind: string;
+  kind: MachineKind;
 
   /**
+   * One of the machine's OS images (ListOsImages).
+   *
    * @generated from field: string image_id = 4;
    */
   imageId: string;
@@ -116,9 +174,9 @@ export declare const ReinstallRequestSchema: GenMessage<ReinstallRequest>;
  */
 export declare type ReinstallResponse = Message<"hb.compute.v1.ReinstallResponse"> & {
   /**
-   * @generated from field: string json = 1;
+   * @generated from field: string job_id = 1;
    */
-  json: string;
+  jobId: string;
 };
 
 /**
@@ -142,9 +200,9 @@ export declare type ResetPasswordRequest = Message<"hb.compute.v1.ResetPasswordR
   serviceId: string;
 
   /**
-   * @generated from field: string kind = 3;
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
    */
-  kind: string;
+  kind: MachineKind;
 
   /**
    * @generated from field: string password = 4;
@@ -163,9 +221,16 @@ export declare const ResetPasswordRequestSchema: GenMessage<ResetPasswordRequest
  */
 export declare type ResetPasswordResponse = Message<"hb.compute.v1.ResetPasswordResponse"> & {
   /**
-   * @generated from field: string json = 1;
+   * @generated from field: string job_id = 1;
    */
-  json: string;
+  jobId: string;
+
+  /**
+   * A rebuilt dedicated server's generated root password, answered this once; unset otherwise.
+   *
+   * @generated from field: optional string generated_password = 2;
+   */
+  generatedPassword?: string | undefined;
 };
 
 /**
@@ -175,9 +240,9 @@ export declare type ResetPasswordResponse = Message<"hb.compute.v1.ResetPassword
 export declare const ResetPasswordResponseSchema: GenMessage<ResetPasswordResponse>;
 
 /**
- * @generated from message hb.compute.v1.GetMachineInfoRequest
+ * @generated from message hb.compute.v1.ListIpAddressesRequest
  */
-export declare type GetMachineInfoRequest = Message<"hb.compute.v1.GetMachineInfoRequest"> & {
+export declare type ListIpAddressesRequest = Message<"hb.compute.v1.ListIpAddressesRequest"> & {
   /**
    * @generated from field: hb.platform.v1.Caller caller = 1;
    */
@@ -189,44 +254,37 @@ export declare type GetMachineInfoRequest = Message<"hb.compute.v1.GetMachineInf
   serviceId: string;
 
   /**
-   * @generated from field: string kind = 3;
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
    */
-  kind: string;
-
-  /**
-   * ips, stats, os-images, actions, power-status, provision-status, traffic, game
-   *
-   * @generated from field: string what = 4;
-   */
-  what: string;
+  kind: MachineKind;
 };
 
 /**
- * Describes the message hb.compute.v1.GetMachineInfoRequest.
- * Use `create(GetMachineInfoRequestSchema)` to create a new message.
+ * Describes the message hb.compute.v1.ListIpAddressesRequest.
+ * Use `create(ListIpAddressesRequestSchema)` to create a new message.
  */
-export declare const GetMachineInfoRequestSchema: GenMessage<GetMachineInfoRequest>;
+export declare const ListIpAddressesRequestSchema: GenMessage<ListIpAddressesRequest>;
 
 /**
- * @generated from message hb.compute.v1.GetMachineInfoResponse
+ * @generated from message hb.compute.v1.ListIpAddressesResponse
  */
-export declare type GetMachineInfoResponse = Message<"hb.compute.v1.GetMachineInfoResponse"> & {
+export declare type ListIpAddressesResponse = Message<"hb.compute.v1.ListIpAddressesResponse"> & {
   /**
-   * @generated from field: string json = 1;
+   * @generated from field: hb.compute.v1.IpAddresses ip_addresses = 1;
    */
-  json: string;
+  ipAddresses?: IpAddresses | undefined;
 };
 
 /**
- * Describes the message hb.compute.v1.GetMachineInfoResponse.
- * Use `create(GetMachineInfoResponseSchema)` to create a new message.
+ * Describes the message hb.compute.v1.ListIpAddressesResponse.
+ * Use `create(ListIpAddressesResponseSchema)` to create a new message.
  */
-export declare const GetMachineInfoResponseSchema: GenMessage<GetMachineInfoResponse>;
+export declare const ListIpAddressesResponseSchema: GenMessage<ListIpAddressesResponse>;
 
 /**
- * @generated from message hb.compute.v1.ManageCopiesRequest
+ * @generated from message hb.compute.v1.GetMachineStatsRequest
  */
-export declare type ManageCopiesRequest = Message<"hb.compute.v1.ManageCopiesRequest"> & {
+export declare type GetMachineStatsRequest = Message<"hb.compute.v1.GetMachineStatsRequest"> & {
   /**
    * @generated from field: hb.platform.v1.Caller caller = 1;
    */
@@ -238,56 +296,286 @@ export declare type ManageCopiesRequest = Message<"hb.compute.v1.ManageCopiesReq
   serviceId: string;
 
   /**
-   * @generated from field: string kind = 3;
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
    */
-  kind: string;
-
-  /**
-   * snapshot or backup
-   *
-   * @generated from field: string collection = 4;
-   */
-  collection: string;
-
-  /**
-   * list, create, revert (snapshots), restore (backups), delete
-   *
-   * @generated from field: string op = 5;
-   */
-  op: string;
-
-  /**
-   * @generated from field: string copy_id = 6;
-   */
-  copyId: string;
-
-  /**
-   * @generated from field: string name = 7;
-   */
-  name: string;
+  kind: MachineKind;
 };
 
 /**
- * Describes the message hb.compute.v1.ManageCopiesRequest.
- * Use `create(ManageCopiesRequestSchema)` to create a new message.
+ * Describes the message hb.compute.v1.GetMachineStatsRequest.
+ * Use `create(GetMachineStatsRequestSchema)` to create a new message.
  */
-export declare const ManageCopiesRequestSchema: GenMessage<ManageCopiesRequest>;
+export declare const GetMachineStatsRequestSchema: GenMessage<GetMachineStatsRequest>;
 
 /**
- * @generated from message hb.compute.v1.ManageCopiesResponse
+ * @generated from message hb.compute.v1.GetMachineStatsResponse
  */
-export declare type ManageCopiesResponse = Message<"hb.compute.v1.ManageCopiesResponse"> & {
+export declare type GetMachineStatsResponse = Message<"hb.compute.v1.GetMachineStatsResponse"> & {
   /**
-   * @generated from field: string json = 1;
+   * @generated from field: hb.compute.v1.MachineStats stats = 1;
    */
-  json: string;
+  stats?: MachineStats | undefined;
 };
 
 /**
- * Describes the message hb.compute.v1.ManageCopiesResponse.
- * Use `create(ManageCopiesResponseSchema)` to create a new message.
+ * Describes the message hb.compute.v1.GetMachineStatsResponse.
+ * Use `create(GetMachineStatsResponseSchema)` to create a new message.
  */
-export declare const ManageCopiesResponseSchema: GenMessage<ManageCopiesResponse>;
+export declare const GetMachineStatsResponseSchema: GenMessage<GetMachineStatsResponse>;
+
+/**
+ * @generated from message hb.compute.v1.ListOsImagesRequest
+ */
+export declare type ListOsImagesRequest = Message<"hb.compute.v1.ListOsImagesRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
+   */
+  kind: MachineKind;
+};
+
+/**
+ * Describes the message hb.compute.v1.ListOsImagesRequest.
+ * Use `create(ListOsImagesRequestSchema)` to create a new message.
+ */
+export declare const ListOsImagesRequestSchema: GenMessage<ListOsImagesRequest>;
+
+/**
+ * @generated from message hb.compute.v1.ListOsImagesResponse
+ */
+export declare type ListOsImagesResponse = Message<"hb.compute.v1.ListOsImagesResponse"> & {
+  /**
+   * @generated from field: repeated hb.compute.v1.OsImage images = 1;
+   */
+  images: OsImage[];
+};
+
+/**
+ * Describes the message hb.compute.v1.ListOsImagesResponse.
+ * Use `create(ListOsImagesResponseSchema)` to create a new message.
+ */
+export declare const ListOsImagesResponseSchema: GenMessage<ListOsImagesResponse>;
+
+/**
+ * @generated from message hb.compute.v1.ListMachineActionsRequest
+ */
+export declare type ListMachineActionsRequest = Message<"hb.compute.v1.ListMachineActionsRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
+   */
+  kind: MachineKind;
+};
+
+/**
+ * Describes the message hb.compute.v1.ListMachineActionsRequest.
+ * Use `create(ListMachineActionsRequestSchema)` to create a new message.
+ */
+export declare const ListMachineActionsRequestSchema: GenMessage<ListMachineActionsRequest>;
+
+/**
+ * @generated from message hb.compute.v1.ListMachineActionsResponse
+ */
+export declare type ListMachineActionsResponse = Message<"hb.compute.v1.ListMachineActionsResponse"> & {
+  /**
+   * @generated from field: hb.compute.v1.MachineActions actions = 1;
+   */
+  actions?: MachineActions | undefined;
+};
+
+/**
+ * Describes the message hb.compute.v1.ListMachineActionsResponse.
+ * Use `create(ListMachineActionsResponseSchema)` to create a new message.
+ */
+export declare const ListMachineActionsResponseSchema: GenMessage<ListMachineActionsResponse>;
+
+/**
+ * @generated from message hb.compute.v1.GetPowerStatusRequest
+ */
+export declare type GetPowerStatusRequest = Message<"hb.compute.v1.GetPowerStatusRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
+   */
+  kind: MachineKind;
+};
+
+/**
+ * Describes the message hb.compute.v1.GetPowerStatusRequest.
+ * Use `create(GetPowerStatusRequestSchema)` to create a new message.
+ */
+export declare const GetPowerStatusRequestSchema: GenMessage<GetPowerStatusRequest>;
+
+/**
+ * @generated from message hb.compute.v1.GetPowerStatusResponse
+ */
+export declare type GetPowerStatusResponse = Message<"hb.compute.v1.GetPowerStatusResponse"> & {
+  /**
+   * @generated from field: hb.compute.v1.PowerStatus status = 1;
+   */
+  status?: PowerStatus | undefined;
+};
+
+/**
+ * Describes the message hb.compute.v1.GetPowerStatusResponse.
+ * Use `create(GetPowerStatusResponseSchema)` to create a new message.
+ */
+export declare const GetPowerStatusResponseSchema: GenMessage<GetPowerStatusResponse>;
+
+/**
+ * @generated from message hb.compute.v1.GetProvisionStatusRequest
+ */
+export declare type GetProvisionStatusRequest = Message<"hb.compute.v1.GetProvisionStatusRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
+   */
+  kind: MachineKind;
+};
+
+/**
+ * Describes the message hb.compute.v1.GetProvisionStatusRequest.
+ * Use `create(GetProvisionStatusRequestSchema)` to create a new message.
+ */
+export declare const GetProvisionStatusRequestSchema: GenMessage<GetProvisionStatusRequest>;
+
+/**
+ * @generated from message hb.compute.v1.GetProvisionStatusResponse
+ */
+export declare type GetProvisionStatusResponse = Message<"hb.compute.v1.GetProvisionStatusResponse"> & {
+  /**
+   * @generated from field: hb.compute.v1.InstanceState state = 1;
+   */
+  state: InstanceState;
+
+  /**
+   * The latest build or reinstall; unset when there has been none.
+   *
+   * @generated from field: hb.compute.v1.Job job = 2;
+   */
+  job?: Job | undefined;
+};
+
+/**
+ * Describes the message hb.compute.v1.GetProvisionStatusResponse.
+ * Use `create(GetProvisionStatusResponseSchema)` to create a new message.
+ */
+export declare const GetProvisionStatusResponseSchema: GenMessage<GetProvisionStatusResponse>;
+
+/**
+ * @generated from message hb.compute.v1.GetTrafficRequest
+ */
+export declare type GetTrafficRequest = Message<"hb.compute.v1.GetTrafficRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
+   */
+  kind: MachineKind;
+};
+
+/**
+ * Describes the message hb.compute.v1.GetTrafficRequest.
+ * Use `create(GetTrafficRequestSchema)` to create a new message.
+ */
+export declare const GetTrafficRequestSchema: GenMessage<GetTrafficRequest>;
+
+/**
+ * @generated from message hb.compute.v1.GetTrafficResponse
+ */
+export declare type GetTrafficResponse = Message<"hb.compute.v1.GetTrafficResponse"> & {
+  /**
+   * @generated from field: hb.compute.v1.Traffic traffic = 1;
+   */
+  traffic?: Traffic | undefined;
+};
+
+/**
+ * Describes the message hb.compute.v1.GetTrafficResponse.
+ * Use `create(GetTrafficResponseSchema)` to create a new message.
+ */
+export declare const GetTrafficResponseSchema: GenMessage<GetTrafficResponse>;
+
+/**
+ * @generated from message hb.compute.v1.GetGameServerRequest
+ */
+export declare type GetGameServerRequest = Message<"hb.compute.v1.GetGameServerRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.GetGameServerRequest.
+ * Use `create(GetGameServerRequestSchema)` to create a new message.
+ */
+export declare const GetGameServerRequestSchema: GenMessage<GetGameServerRequest>;
+
+/**
+ * @generated from message hb.compute.v1.GetGameServerResponse
+ */
+export declare type GetGameServerResponse = Message<"hb.compute.v1.GetGameServerResponse"> & {
+  /**
+   * @generated from field: hb.compute.v1.GameServer game_server = 1;
+   */
+  gameServer?: GameServer | undefined;
+};
+
+/**
+ * Describes the message hb.compute.v1.GetGameServerResponse.
+ * Use `create(GetGameServerResponseSchema)` to create a new message.
+ */
+export declare const GetGameServerResponseSchema: GenMessage<GetGameServerResponse>;
 
 /**
  * @generated from message hb.compute.v1.GetJobRequest
@@ -315,15 +603,7 @@ export declare const GetJobRequestSchema: GenMessage<GetJobRequest>;
  */
 export declare type GetJobResponse = Message<"hb.compute.v1.GetJobResponse"> & {
   /**
-   * Superseded by `job`; left empty.
-   *
-   * @generated from field: string json = 1 [deprecated = true];
-   * @deprecated
-   */
-  json: string;
-
-  /**
-   * @generated from field: hb.compute.v1.Job job = 2;
+   * @generated from field: hb.compute.v1.Job job = 1;
    */
   job?: Job | undefined;
 };
@@ -333,93 +613,6 @@ export declare type GetJobResponse = Message<"hb.compute.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export declare const GetJobResponseSchema: GenMessage<GetJobResponse>;
-
-/**
- * An accepted action carried out by the machine's provider driver.
- *
- * @generated from message hb.compute.v1.Job
- */
-export declare type Job = Message<"hb.compute.v1.Job"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * The billing service whose machine the job acts on.
-   *
-   * @generated from field: string service_id = 2;
-   */
-  serviceId: string;
-
-  /**
-   * build, reinstall, password, a power action, snapshot_create, backup_restore, ...
-   *
-   * @generated from field: string action = 3;
-   */
-  action: string;
-
-  /**
-   * @generated from field: hb.compute.v1.JobStatus status = 4;
-   */
-  status: JobStatus;
-
-  /**
-   * 0-100: how far the job is between its start and the time its driver expects it done; 100 once
-   * it has finished, succeeded or failed.
-   *
-   * @generated from field: int32 progress = 5;
-   */
-  progress: number;
-
-  /**
-   * @generated from field: google.protobuf.Timestamp started_at = 6;
-   */
-  startedAt?: Timestamp | undefined;
-
-  /**
-   * Unset while the job runs.
-   *
-   * @generated from field: google.protobuf.Timestamp finished_at = 7;
-   */
-  finishedAt?: Timestamp | undefined;
-
-  /**
-   * Set only when the job failed.
-   *
-   * @generated from field: hb.compute.v1.JobError error = 8;
-   */
-  error?: JobError | undefined;
-};
-
-/**
- * Describes the message hb.compute.v1.Job.
- * Use `create(JobSchema)` to create a new message.
- */
-export declare const JobSchema: GenMessage<Job>;
-
-/**
- * @generated from message hb.compute.v1.JobError
- */
-export declare type JobError = Message<"hb.compute.v1.JobError"> & {
-  /**
-   * The spec's machine code (BUILD_FAILED, PROVIDER_ERROR, ...).
-   *
-   * @generated from field: string code = 1;
-   */
-  code: string;
-
-  /**
-   * @generated from field: string message = 2;
-   */
-  message: string;
-};
-
-/**
- * Describes the message hb.compute.v1.JobError.
- * Use `create(JobErrorSchema)` to create a new message.
- */
-export declare const JobErrorSchema: GenMessage<JobError>;
 
 /**
  * @generated from message hb.compute.v1.ListJobsRequest
@@ -492,6 +685,308 @@ export declare type ListJobsResponse = Message<"hb.compute.v1.ListJobsResponse">
 export declare const ListJobsResponseSchema: GenMessage<ListJobsResponse>;
 
 /**
+ * @generated from message hb.compute.v1.ListSnapshotsRequest
+ */
+export declare type ListSnapshotsRequest = Message<"hb.compute.v1.ListSnapshotsRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.ListSnapshotsRequest.
+ * Use `create(ListSnapshotsRequestSchema)` to create a new message.
+ */
+export declare const ListSnapshotsRequestSchema: GenMessage<ListSnapshotsRequest>;
+
+/**
+ * @generated from message hb.compute.v1.ListSnapshotsResponse
+ */
+export declare type ListSnapshotsResponse = Message<"hb.compute.v1.ListSnapshotsResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated hb.compute.v1.Snapshot snapshots = 1;
+   */
+  snapshots: Snapshot[];
+};
+
+/**
+ * Describes the message hb.compute.v1.ListSnapshotsResponse.
+ * Use `create(ListSnapshotsResponseSchema)` to create a new message.
+ */
+export declare const ListSnapshotsResponseSchema: GenMessage<ListSnapshotsResponse>;
+
+/**
+ * @generated from message hb.compute.v1.CreateSnapshotRequest
+ */
+export declare type CreateSnapshotRequest = Message<"hb.compute.v1.CreateSnapshotRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * Empty: a name made from the time.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.CreateSnapshotRequest.
+ * Use `create(CreateSnapshotRequestSchema)` to create a new message.
+ */
+export declare const CreateSnapshotRequestSchema: GenMessage<CreateSnapshotRequest>;
+
+/**
+ * @generated from message hb.compute.v1.CreateSnapshotResponse
+ */
+export declare type CreateSnapshotResponse = Message<"hb.compute.v1.CreateSnapshotResponse"> & {
+  /**
+   * The new snapshot, still being made.
+   *
+   * @generated from field: hb.compute.v1.Snapshot snapshot = 1;
+   */
+  snapshot?: Snapshot | undefined;
+
+  /**
+   * @generated from field: string job_id = 2;
+   */
+  jobId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.CreateSnapshotResponse.
+ * Use `create(CreateSnapshotResponseSchema)` to create a new message.
+ */
+export declare const CreateSnapshotResponseSchema: GenMessage<CreateSnapshotResponse>;
+
+/**
+ * @generated from message hb.compute.v1.RevertSnapshotRequest
+ */
+export declare type RevertSnapshotRequest = Message<"hb.compute.v1.RevertSnapshotRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string snapshot_id = 3;
+   */
+  snapshotId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.RevertSnapshotRequest.
+ * Use `create(RevertSnapshotRequestSchema)` to create a new message.
+ */
+export declare const RevertSnapshotRequestSchema: GenMessage<RevertSnapshotRequest>;
+
+/**
+ * @generated from message hb.compute.v1.RevertSnapshotResponse
+ */
+export declare type RevertSnapshotResponse = Message<"hb.compute.v1.RevertSnapshotResponse"> & {
+  /**
+   * @generated from field: string job_id = 1;
+   */
+  jobId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.RevertSnapshotResponse.
+ * Use `create(RevertSnapshotResponseSchema)` to create a new message.
+ */
+export declare const RevertSnapshotResponseSchema: GenMessage<RevertSnapshotResponse>;
+
+/**
+ * @generated from message hb.compute.v1.DeleteSnapshotRequest
+ */
+export declare type DeleteSnapshotRequest = Message<"hb.compute.v1.DeleteSnapshotRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string snapshot_id = 3;
+   */
+  snapshotId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.DeleteSnapshotRequest.
+ * Use `create(DeleteSnapshotRequestSchema)` to create a new message.
+ */
+export declare const DeleteSnapshotRequestSchema: GenMessage<DeleteSnapshotRequest>;
+
+/**
+ * @generated from message hb.compute.v1.DeleteSnapshotResponse
+ */
+export declare type DeleteSnapshotResponse = Message<"hb.compute.v1.DeleteSnapshotResponse"> & {
+};
+
+/**
+ * Describes the message hb.compute.v1.DeleteSnapshotResponse.
+ * Use `create(DeleteSnapshotResponseSchema)` to create a new message.
+ */
+export declare const DeleteSnapshotResponseSchema: GenMessage<DeleteSnapshotResponse>;
+
+/**
+ * @generated from message hb.compute.v1.ListBackupsRequest
+ */
+export declare type ListBackupsRequest = Message<"hb.compute.v1.ListBackupsRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.ListBackupsRequest.
+ * Use `create(ListBackupsRequestSchema)` to create a new message.
+ */
+export declare const ListBackupsRequestSchema: GenMessage<ListBackupsRequest>;
+
+/**
+ * @generated from message hb.compute.v1.ListBackupsResponse
+ */
+export declare type ListBackupsResponse = Message<"hb.compute.v1.ListBackupsResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated hb.compute.v1.Backup backups = 1;
+   */
+  backups: Backup[];
+};
+
+/**
+ * Describes the message hb.compute.v1.ListBackupsResponse.
+ * Use `create(ListBackupsResponseSchema)` to create a new message.
+ */
+export declare const ListBackupsResponseSchema: GenMessage<ListBackupsResponse>;
+
+/**
+ * @generated from message hb.compute.v1.CreateBackupRequest
+ */
+export declare type CreateBackupRequest = Message<"hb.compute.v1.CreateBackupRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * Empty: a name made from the time.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.CreateBackupRequest.
+ * Use `create(CreateBackupRequestSchema)` to create a new message.
+ */
+export declare const CreateBackupRequestSchema: GenMessage<CreateBackupRequest>;
+
+/**
+ * @generated from message hb.compute.v1.CreateBackupResponse
+ */
+export declare type CreateBackupResponse = Message<"hb.compute.v1.CreateBackupResponse"> & {
+  /**
+   * The new backup, still being made.
+   *
+   * @generated from field: hb.compute.v1.Backup backup = 1;
+   */
+  backup?: Backup | undefined;
+
+  /**
+   * @generated from field: string job_id = 2;
+   */
+  jobId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.CreateBackupResponse.
+ * Use `create(CreateBackupResponseSchema)` to create a new message.
+ */
+export declare const CreateBackupResponseSchema: GenMessage<CreateBackupResponse>;
+
+/**
+ * @generated from message hb.compute.v1.RestoreBackupRequest
+ */
+export declare type RestoreBackupRequest = Message<"hb.compute.v1.RestoreBackupRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string backup_id = 3;
+   */
+  backupId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.RestoreBackupRequest.
+ * Use `create(RestoreBackupRequestSchema)` to create a new message.
+ */
+export declare const RestoreBackupRequestSchema: GenMessage<RestoreBackupRequest>;
+
+/**
+ * @generated from message hb.compute.v1.RestoreBackupResponse
+ */
+export declare type RestoreBackupResponse = Message<"hb.compute.v1.RestoreBackupResponse"> & {
+  /**
+   * @generated from field: string job_id = 1;
+   */
+  jobId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.RestoreBackupResponse.
+ * Use `create(RestoreBackupResponseSchema)` to create a new message.
+ */
+export declare const RestoreBackupResponseSchema: GenMessage<RestoreBackupResponse>;
+
+/**
  * @generated from message hb.compute.v1.ListSshKeysRequest
  */
 export declare type ListSshKeysRequest = Message<"hb.compute.v1.ListSshKeysRequest"> & {
@@ -512,9 +1007,11 @@ export declare const ListSshKeysRequestSchema: GenMessage<ListSshKeysRequest>;
  */
 export declare type ListSshKeysResponse = Message<"hb.compute.v1.ListSshKeysResponse"> & {
   /**
-   * @generated from field: string json = 1;
+   * Newest first.
+   *
+   * @generated from field: repeated hb.compute.v1.SshKey ssh_keys = 1;
    */
-  json: string;
+  sshKeys: SshKey[];
 };
 
 /**
@@ -538,6 +1035,8 @@ export declare type CreateSshKeyRequest = Message<"hb.compute.v1.CreateSshKeyReq
   name: string;
 
   /**
+   * One OpenSSH public key line.
+   *
    * @generated from field: string public_key = 3;
    */
   publicKey: string;
@@ -554,9 +1053,9 @@ export declare const CreateSshKeyRequestSchema: GenMessage<CreateSshKeyRequest>;
  */
 export declare type CreateSshKeyResponse = Message<"hb.compute.v1.CreateSshKeyResponse"> & {
   /**
-   * @generated from field: string json = 1;
+   * @generated from field: hb.compute.v1.SshKey ssh_key = 1;
    */
-  json: string;
+  sshKey?: SshKey | undefined;
 };
 
 /**
@@ -613,21 +1112,25 @@ export declare type AdminCreateMachineRequest = Message<"hb.compute.v1.AdminCrea
   customerId: string;
 
   /**
-   * @generated from field: string kind = 3;
+   * Unspecified: a VPS.
+   *
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
    */
-  kind: string;
+  kind: MachineKind;
 
   /**
+   * Empty: host-<end of the service id>.
+   *
    * @generated from field: string hostname = 4;
    */
   hostname: string;
 
   /**
-   * creating, running, stopped, error (error: the build failed, no instance)
+   * Unspecified: running. Creating starts a build job; error is a failed build (no instance).
    *
-   * @generated from field: string state = 5;
+   * @generated from field: hb.compute.v1.InstanceState state = 5;
    */
-  state: string;
+  state: InstanceState;
 
   /**
    * Failure injection for the simulator driver (every rebuild fails; the dedicated controller
@@ -643,13 +1146,15 @@ export declare type AdminCreateMachineRequest = Message<"hb.compute.v1.AdminCrea
   controllerFails: boolean;
 
   /**
-   * Comma-separated controls switched off for this machine's plan (e.g. "reinstall,password").
+   * Controls switched off for this machine's plan.
    *
-   * @generated from field: string disabled_controls = 8;
+   * @generated from field: repeated hb.compute.v1.Control disabled_controls = 8;
    */
-  disabledControls: string;
+  disabledControls: Control[];
 
   /**
+   * Zero: 1 vCPU, 1024 MB, 20 GB.
+   *
    * @generated from field: int32 vcpus = 9;
    */
   vcpus: number;
@@ -676,9 +1181,9 @@ export declare const AdminCreateMachineRequestSchema: GenMessage<AdminCreateMach
  */
 export declare type AdminCreateMachineResponse = Message<"hb.compute.v1.AdminCreateMachineResponse"> & {
   /**
-   * @generated from field: string json = 1;
+   * @generated from field: hb.compute.v1.MachineSummary machine = 1;
    */
-  json: string;
+  machine?: MachineSummary | undefined;
 };
 
 /**
@@ -702,11 +1207,11 @@ export declare type ProvisionRequest = Message<"hb.compute.v1.ProvisionRequest">
   customerId: string;
 
   /**
-   * vps, dedicated or game
+   * Unspecified: a VPS.
    *
-   * @generated from field: string kind = 3;
+   * @generated from field: hb.compute.v1.MachineKind kind = 3;
    */
-  kind: string;
+  kind: MachineKind;
 
   /**
    * @generated from field: string product_id = 4;
@@ -719,11 +1224,15 @@ export declare type ProvisionRequest = Message<"hb.compute.v1.ProvisionRequest">
   hostname: string;
 
   /**
+   * Empty: ubuntu-24.04.
+   *
    * @generated from field: string os_image_id = 6;
    */
   osImageId: string;
 
   /**
+   * Empty: fra1.
+   *
    * @generated from field: string location = 7;
    */
   location: string;
@@ -762,6 +1271,8 @@ export declare const ProvisionRequestSchema: GenMessage<ProvisionRequest>;
  */
 export declare type ProvisionResponse = Message<"hb.compute.v1.ProvisionResponse"> & {
   /**
+   * The build job; empty when a machine for the service already existed without one.
+   *
    * @generated from field: string job_id = 1;
    */
   jobId: string;
@@ -811,104 +1322,13 @@ export declare type DescribeMachinesResponse = Message<"hb.compute.v1.DescribeMa
 export declare const DescribeMachinesResponseSchema: GenMessage<DescribeMachinesResponse>;
 
 /**
- * What billing and the gateway need to show a service's machine.
- *
- * @generated from message hb.compute.v1.MachineSummary
- */
-export declare type MachineSummary = Message<"hb.compute.v1.MachineSummary"> & {
-  /**
-   * @generated from field: string service_id = 1;
-   */
-  serviceId: string;
-
-  /**
-   * @generated from field: string kind = 2;
-   */
-  kind: string;
-
-  /**
-   * @generated from field: string provider = 3;
-   */
-  provider: string;
-
-  /**
-   * @generated from field: string hostname = 4;
-   */
-  hostname: string;
-
-  /**
-   * @generated from field: string primary_ip = 5;
-   */
-  primaryIp: string;
-
-  /**
-   * @generated from field: string location = 6;
-   */
-  location: string;
-
-  /**
-   * "creating" while the machine is being built; empty when there is no instance (no build
-   * started, the build failed, or the machine was destroyed).
-   *
-   * @generated from field: string instance_state = 7;
-   */
-  instanceState: string;
-
-  /**
-   * @generated from field: bool has_instance = 8;
-   */
-  hasInstance: boolean;
-
-  /**
-   * The machine part of the VPS record (ip_addresses, instance, capabilities) in wire shape.
-   *
-   * @generated from field: string json = 9;
-   */
-  json: string;
-};
-
-/**
- * Describes the message hb.compute.v1.MachineSummary.
- * Use `create(MachineSummarySchema)` to create a new message.
- */
-export declare const MachineSummarySchema: GenMessage<MachineSummary>;
-
-/**
- * @generated from enum hb.compute.v1.JobStatus
- */
-export enum JobStatus {
-  /**
-   * @generated from enum value: JOB_STATUS_UNSPECIFIED = 0;
-   */
-  UNSPECIFIED = 0,
-
-  /**
-   * @generated from enum value: JOB_STATUS_RUNNING = 1;
-   */
-  RUNNING = 1,
-
-  /**
-   * @generated from enum value: JOB_STATUS_SUCCEEDED = 2;
-   */
-  SUCCEEDED = 2,
-
-  /**
-   * @generated from enum value: JOB_STATUS_FAILED = 3;
-   */
-  FAILED = 3,
-}
-
-/**
- * Describes the enum hb.compute.v1.JobStatus.
- */
-export declare const JobStatusSchema: GenEnum<JobStatus>;
-
-/**
  * Compute owns machines (VPS, dedicated, game) per billing service, provider drivers, jobs,
  * IP addresses, OS images, snapshots, backups and SSH keys.
  *
- * This file starts with the cross-service contract (what billing and the gateway's composition
- * rely on). The compute issue adds the customer-facing RPCs below it.
+ * Every call made for a customer carries its Caller and acts only on that customer's machines:
+ * another customer's machine is indistinguishable from a missing one (NOT_FOUND). Requests that
+ * name a machine take its service_id and the kind the caller expects; MACHINE_KIND_UNSPECIFIED
+ * accepts a machine of any kind (the generic service routes).
  *
  * @generated from service hb.compute.v1.ComputeService
  */
@@ -926,7 +1346,8 @@ export declare const ComputeService: GenService<{
     output: typeof ProvisionResponseSchema;
   },
   /**
-   * Type-specific detail for a set of services in one call (never one call per row).
+   * The machines of a set of services in one call (never one call per row). Services without a
+   * machine, or not the caller's, are left out.
    *
    * @generated from rpc hb.compute.v1.ComputeService.DescribeMachines
    */
@@ -936,16 +1357,29 @@ export declare const ComputeService: GenService<{
     output: typeof DescribeMachinesResponseSchema;
   },
   /**
-   * Customer-facing machine control. Results in the spec's wire shape travel as JSON (`json`).
+   * A power action, accepted as a job. An action the machine's kind does not take is BAD_REQUEST.
    *
-   * @generated from rpc hb.compute.v1.ComputeService.RunAction
+   * @generated from rpc hb.compute.v1.ComputeService.RunPowerAction
    */
-  runAction: {
+  runPowerAction: {
     methodKind: "unary";
-    input: typeof RunActionRequestSchema;
-    output: typeof RunActionResponseSchema;
+    input: typeof RunPowerActionRequestSchema;
+    output: typeof RunPowerActionResponseSchema;
   },
   /**
+   * The generic dispatcher: start, stop, restart (a power action), status and stats (reads), plus
+   * any action the machine's provider exposes to customers; any other is ACTION_NOT_ALLOWED.
+   *
+   * @generated from rpc hb.compute.v1.ComputeService.DispatchAction
+   */
+  dispatchAction: {
+    methodKind: "unary";
+    input: typeof DispatchActionRequestSchema;
+    output: typeof DispatchActionResponseSchema;
+  },
+  /**
+   * Reinstalls from one of the machine's OS images, erasing its disk; always a job.
+   *
    * @generated from rpc hb.compute.v1.ComputeService.Reinstall
    */
   reinstall: {
@@ -954,6 +1388,9 @@ export declare const ComputeService: GenService<{
     output: typeof ReinstallResponseSchema;
   },
   /**
+   * Sets the root password (the machine must be running); a dedicated server is rebuilt instead
+   * and gets a generated password.
+   *
    * @generated from rpc hb.compute.v1.ComputeService.ResetPassword
    */
   resetPassword: {
@@ -962,12 +1399,78 @@ export declare const ComputeService: GenService<{
     output: typeof ResetPasswordResponseSchema;
   },
   /**
-   * @generated from rpc hb.compute.v1.ComputeService.GetMachineInfo
+   * @generated from rpc hb.compute.v1.ComputeService.ListIpAddresses
    */
-  getMachineInfo: {
+  listIpAddresses: {
     methodKind: "unary";
-    input: typeof GetMachineInfoRequestSchema;
-    output: typeof GetMachineInfoResponseSchema;
+    input: typeof ListIpAddressesRequestSchema;
+    output: typeof ListIpAddressesResponseSchema;
+  },
+  /**
+   * NOT_FOUND while the machine has no instance.
+   *
+   * @generated from rpc hb.compute.v1.ComputeService.GetMachineStats
+   */
+  getMachineStats: {
+    methodKind: "unary";
+    input: typeof GetMachineStatsRequestSchema;
+    output: typeof GetMachineStatsResponseSchema;
+  },
+  /**
+   * Exactly the images a reinstall accepts; none when no image is enabled for the plan.
+   *
+   * @generated from rpc hb.compute.v1.ComputeService.ListOsImages
+   */
+  listOsImages: {
+    methodKind: "unary";
+    input: typeof ListOsImagesRequestSchema;
+    output: typeof ListOsImagesResponseSchema;
+  },
+  /**
+   * @generated from rpc hb.compute.v1.ComputeService.ListMachineActions
+   */
+  listMachineActions: {
+    methodKind: "unary";
+    input: typeof ListMachineActionsRequestSchema;
+    output: typeof ListMachineActionsResponseSchema;
+  },
+  /**
+   * @generated from rpc hb.compute.v1.ComputeService.GetPowerStatus
+   */
+  getPowerStatus: {
+    methodKind: "unary";
+    input: typeof GetPowerStatusRequestSchema;
+    output: typeof GetPowerStatusResponseSchema;
+  },
+  /**
+   * The machine's state and its latest build or reinstall job.
+   *
+   * @generated from rpc hb.compute.v1.ComputeService.GetProvisionStatus
+   */
+  getProvisionStatus: {
+    methodKind: "unary";
+    input: typeof GetProvisionStatusRequestSchema;
+    output: typeof GetProvisionStatusResponseSchema;
+  },
+  /**
+   * The current calendar month's traffic.
+   *
+   * @generated from rpc hb.compute.v1.ComputeService.GetTraffic
+   */
+  getTraffic: {
+    methodKind: "unary";
+    input: typeof GetTrafficRequestSchema;
+    output: typeof GetTrafficResponseSchema;
+  },
+  /**
+   * Game services only: any other kind is BAD_REQUEST.
+   *
+   * @generated from rpc hb.compute.v1.ComputeService.GetGameServer
+   */
+  getGameServer: {
+    methodKind: "unary";
+    input: typeof GetGameServerRequestSchema;
+    output: typeof GetGameServerResponseSchema;
   },
   /**
    * @generated from rpc hb.compute.v1.ComputeService.GetJob
@@ -988,14 +1491,65 @@ export declare const ComputeService: GenService<{
     output: typeof ListJobsResponseSchema;
   },
   /**
-   * Snapshots (VPS) and provider backups (any machine): list, create, revert/restore, delete.
+   * Snapshots (VPS only, when the plan allows them): each write is refused while the machine is
+   * not controllable; at most 10 per machine.
    *
-   * @generated from rpc hb.compute.v1.ComputeService.ManageCopies
+   * @generated from rpc hb.compute.v1.ComputeService.ListSnapshots
    */
-  manageCopies: {
+  listSnapshots: {
     methodKind: "unary";
-    input: typeof ManageCopiesRequestSchema;
-    output: typeof ManageCopiesResponseSchema;
+    input: typeof ListSnapshotsRequestSchema;
+    output: typeof ListSnapshotsResponseSchema;
+  },
+  /**
+   * @generated from rpc hb.compute.v1.ComputeService.CreateSnapshot
+   */
+  createSnapshot: {
+    methodKind: "unary";
+    input: typeof CreateSnapshotRequestSchema;
+    output: typeof CreateSnapshotResponseSchema;
+  },
+  /**
+   * @generated from rpc hb.compute.v1.ComputeService.RevertSnapshot
+   */
+  revertSnapshot: {
+    methodKind: "unary";
+    input: typeof RevertSnapshotRequestSchema;
+    output: typeof RevertSnapshotResponseSchema;
+  },
+  /**
+   * @generated from rpc hb.compute.v1.ComputeService.DeleteSnapshot
+   */
+  deleteSnapshot: {
+    methodKind: "unary";
+    input: typeof DeleteSnapshotRequestSchema;
+    output: typeof DeleteSnapshotResponseSchema;
+  },
+  /**
+   * Provider backups (any machine, when the plan allows them); at most 10 per machine.
+   *
+   * @generated from rpc hb.compute.v1.ComputeService.ListBackups
+   */
+  listBackups: {
+    methodKind: "unary";
+    input: typeof ListBackupsRequestSchema;
+    output: typeof ListBackupsResponseSchema;
+  },
+  /**
+   * @generated from rpc hb.compute.v1.ComputeService.CreateBackup
+   */
+  createBackup: {
+    methodKind: "unary";
+    input: typeof CreateBackupRequestSchema;
+    output: typeof CreateBackupResponseSchema;
+  },
+  /**
+   * @generated from rpc hb.compute.v1.ComputeService.RestoreBackup
+   */
+  restoreBackup: {
+    methodKind: "unary";
+    input: typeof RestoreBackupRequestSchema;
+    output: typeof RestoreBackupResponseSchema;
   },
   /**
    * @generated from rpc hb.compute.v1.ComputeService.ListSshKeys
@@ -1006,6 +1560,8 @@ export declare const ComputeService: GenService<{
     output: typeof ListSshKeysResponseSchema;
   },
   /**
+   * CONFLICT when the customer already stores the key.
+   *
    * @generated from rpc hb.compute.v1.ComputeService.CreateSshKey
    */
   createSshKey: {

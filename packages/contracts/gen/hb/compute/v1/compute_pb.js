@@ -2,237 +2,406 @@
 // @generated from file hb/compute/v1/compute.proto (package hb.compute.v1, syntax proto3)
 /* eslint-disable */
 
-import { enumDesc, fileDesc, messageDesc, serviceDesc, tsEnum } from "@bufbuild/protobuf/codegenv2";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_hb_compute_v1_actions } from "./actions_pb.js";
+import { file_hb_compute_v1_copies } from "./copies_pb.js";
+import { file_hb_compute_v1_jobs } from "./jobs_pb.js";
+import { file_hb_compute_v1_machines } from "./machines_pb.js";
+import { file_hb_compute_v1_ssh_keys } from "./ssh_keys_pb.js";
 import { file_hb_platform_v1_caller } from "../../platform/v1/caller_pb.js";
 
 /**
  * Describes the file hb/compute/v1/compute.proto.
  */
 export const file_hb_compute_v1_compute = /*@__PURE__*/
-  fileDesc("ChtoYi9jb21wdXRlL3YxL2NvbXB1dGUucHJvdG8SDWhiLmNvbXB1dGUudjEikgEKEFJ1bkFjdGlvblJlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSDgoGYWN0aW9uGAMgASgJEgwKBGtpbmQYBCABKAkSDwoHc3VyZmFjZRgFIAEoCRITCgtwYXJhbXNfanNvbhgGIAEoCSIhChFSdW5BY3Rpb25SZXNwb25zZRIMCgRqc29uGAEgASgJIoABChBSZWluc3RhbGxSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJEgwKBGtpbmQYAyABKAkSEAoIaW1hZ2VfaWQYBCABKAkSEAoIcGFzc3dvcmQYBSABKAkiIQoRUmVpbnN0YWxsUmVzcG9uc2USDAoEanNvbhgBIAEoCSJyChRSZXNldFBhc3N3b3JkUmVxdWVzdBImCgZjYWxsZXIYASABKAsyFi5oYi5wbGF0Zm9ybS52MS5DYWxsZXISEgoKc2VydmljZV9pZBgCIAEoCRIMCgRraW5kGAMgASgJEhAKCHBhc3N3b3JkGAQgASgJIiUKFVJlc2V0UGFzc3dvcmRSZXNwb25zZRIMCgRqc29uGAEgASgJIm8KFUdldE1hY2hpbmVJbmZvUmVxdWVzdBImCgZjYWxsZXIYASABKAsyFi5oYi5wbGF0Zm9ybS52MS5DYWxsZXISEgoKc2VydmljZV9pZBgCIAEoCRIMCgRraW5kGAMgASgJEgwKBHdoYXQYBCABKAkiJgoWR2V0TWFjaGluZUluZm9SZXNwb25zZRIMCgRqc29uGAEgASgJIp4BChNNYW5hZ2VDb3BpZXNSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJEgwKBGtpbmQYAyABKAkSEgoKY29sbGVjdGlvbhgEIAEoCRIKCgJvcBgFIAEoCRIPCgdjb3B5X2lkGAYgASgJEgwKBG5hbWUYByABKAkiJAoUTWFuYWdlQ29waWVzUmVzcG9uc2USDAoEanNvbhgBIAEoCSJHCg1HZXRKb2JSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchIOCgZqb2JfaWQYAiABKAkiQwoOR2V0Sm9iUmVzcG9uc2USEAoEanNvbhgBIAEoCUICGAESHwoDam9iGAIgASgLMhIuaGIuY29tcHV0ZS52MS5Kb2Ii+gEKA0pvYhIKCgJpZBgBIAEoCRISCgpzZXJ2aWNlX2lkGAIgASgJEg4KBmFjdGlvbhgDIAEoCRIoCgZzdGF0dXMYBCABKA4yGC5oYi5jb21wdXRlLnYxLkpvYlN0YXR1cxIQCghwcm9ncmVzcxgFIAEoBRIuCgpzdGFydGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoFZXJyb3IYCCABKAsyFy5oYi5jb21wdXRlLnYxLkpvYkVycm9yIikKCEpvYkVycm9yEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCSKkAQoPTGlzdEpvYnNSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchIoCgZzdGF0dXMYAiABKA4yGC5oYi5jb21wdXRlLnYxLkpvYlN0YXR1cxISCgpzZXJ2aWNlX2lkGAMgASgJEg4KBmFjdGlvbhgEIAEoCRIMCgRwYWdlGAUgASgFEg0KBWxpbWl0GAYgASgFIkMKEExpc3RKb2JzUmVzcG9uc2USIAoEam9icxgBIAMoCzISLmhiLmNvbXB1dGUudjEuSm9iEg0KBXRvdGFsGAIgASgFIjwKEkxpc3RTc2hLZXlzUmVxdWVzdBImCgZjYWxsZXIYASABKAsyFi5oYi5wbGF0Zm9ybS52MS5DYWxsZXIiIwoTTGlzdFNzaEtleXNSZXNwb25zZRIMCgRqc29uGAEgASgJIl8KE0NyZWF0ZVNzaEtleVJlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEgwKBG5hbWUYAiABKAkSEgoKcHVibGljX2tleRgDIAEoCSIkChRDcmVhdGVTc2hLZXlSZXNwb25zZRIMCgRqc29uGAEgASgJIlEKE0RlbGV0ZVNzaEtleVJlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNzaF9rZXlfaWQYAiABKAkiFgoURGVsZXRlU3NoS2V5UmVzcG9uc2Ui7wEKGUFkbWluQ3JlYXRlTWFjaGluZVJlcXVlc3QSEgoKc2VydmljZV9pZBgBIAEoCRITCgtjdXN0b21lcl9pZBgCIAEoCRIMCgRraW5kGAMgASgJEhAKCGhvc3RuYW1lGAQgASgJEg0KBXN0YXRlGAUgASgJEhIKCmZhaWxfYnVpbGQYBiABKAgSGAoQY29udHJvbGxlcl9mYWlscxgHIAEoCBIZChFkaXNhYmxlZF9jb250cm9scxgIIAEoCRINCgV2Y3B1cxgJIAEoBRIRCgltZW1vcnlfbWIYCiABKAUSDwoHZGlza19nYhgLIAEoBSIqChpBZG1pbkNyZWF0ZU1hY2hpbmVSZXNwb25zZRIMCgRqc29uGAEgASgJItcBChBQcm92aXNpb25SZXF1ZXN0EhIKCnNlcnZpY2VfaWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDAoEa2luZBgDIAEoCRISCgpwcm9kdWN0X2lkGAQgASgJEhAKCGhvc3RuYW1lGAUgASgJEhMKC29zX2ltYWdlX2lkGAYgASgJEhAKCGxvY2F0aW9uGAcgASgJEg0KBXZjcHVzGAggASgFEhEKCW1lbW9yeV9tYhgJIAEoBRIPCgdkaXNrX2diGAogASgFEgwKBHBsYW4YCyABKAkiIwoRUHJvdmlzaW9uUmVzcG9uc2USDgoGam9iX2lkGAEgASgJIlYKF0Rlc2NyaWJlTWFjaGluZXNSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchITCgtzZXJ2aWNlX2lkcxgCIAMoCSJLChhEZXNjcmliZU1hY2hpbmVzUmVzcG9uc2USLwoIbWFjaGluZXMYASADKAsyHS5oYi5jb21wdXRlLnYxLk1hY2hpbmVTdW1tYXJ5IrgBCg5NYWNoaW5lU3VtbWFyeRISCgpzZXJ2aWNlX2lkGAEgASgJEgwKBGtpbmQYAiABKAkSEAoIcHJvdmlkZXIYAyABKAkSEAoIaG9zdG5hbWUYBCABKAkSEgoKcHJpbWFyeV9pcBgFIAEoCRIQCghsb2NhdGlvbhgGIAEoCRIWCg5pbnN0YW5jZV9zdGF0ZRgHIAEoCRIUCgxoYXNfaW5zdGFuY2UYCCABKAgSDAoEanNvbhgJIAEoCSpwCglKb2JTdGF0dXMSGgoWSk9CX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKEkpPQl9TVEFUVVNfUlVOTklORxABEhgKFEpPQl9TVEFUVVNfU1VDQ0VFREVEEAISFQoRSk9CX1NUQVRVU19GQUlMRUQQAzKACQoOQ29tcHV0ZVNlcnZpY2USTgoJUHJvdmlzaW9uEh8uaGIuY29tcHV0ZS52MS5Qcm92aXNpb25SZXF1ZXN0GiAuaGIuY29tcHV0ZS52MS5Qcm92aXNpb25SZXNwb25zZRJjChBEZXNjcmliZU1hY2hpbmVzEiYuaGIuY29tcHV0ZS52MS5EZXNjcmliZU1hY2hpbmVzUmVxdWVzdBonLmhiLmNvbXB1dGUudjEuRGVzY3JpYmVNYWNoaW5lc1Jlc3BvbnNlEk4KCVJ1bkFjdGlvbhIfLmhiLmNvbXB1dGUudjEuUnVuQWN0aW9uUmVxdWVzdBogLmhiLmNvbXB1dGUudjEuUnVuQWN0aW9uUmVzcG9uc2USTgoJUmVpbnN0YWxsEh8uaGIuY29tcHV0ZS52MS5SZWluc3RhbGxSZXF1ZXN0GiAuaGIuY29tcHV0ZS52MS5SZWluc3RhbGxSZXNwb25zZRJaCg1SZXNldFBhc3N3b3JkEiMuaGIuY29tcHV0ZS52MS5SZXNldFBhc3N3b3JkUmVxdWVzdBokLmhiLmNvbXB1dGUudjEuUmVzZXRQYXNzd29yZFJlc3BvbnNlEl0KDkdldE1hY2hpbmVJbmZvEiQuaGIuY29tcHV0ZS52MS5HZXRNYWNoaW5lSW5mb1JlcXVlc3QaJS5oYi5jb21wdXRlLnYxLkdldE1hY2hpbmVJbmZvUmVzcG9uc2USRQoGR2V0Sm9iEhwuaGIuY29tcHV0ZS52MS5HZXRKb2JSZXF1ZXN0Gh0uaGIuY29tcHV0ZS52MS5HZXRKb2JSZXNwb25zZRJLCghMaXN0Sm9icxIeLmhiLmNvbXB1dGUudjEuTGlzdEpvYnNSZXF1ZXN0Gh8uaGIuY29tcHV0ZS52MS5MaXN0Sm9ic1Jlc3BvbnNlElcKDE1hbmFnZUNvcGllcxIiLmhiLmNvbXB1dGUudjEuTWFuYWdlQ29waWVzUmVxdWVzdBojLmhiLmNvbXB1dGUudjEuTWFuYWdlQ29waWVzUmVzcG9uc2USVAoLTGlzdFNzaEtleXMSIS5oYi5jb21wdXRlLnYxLkxpc3RTc2hLZXlzUmVxdWVzdBoiLmhiLmNvbXB1dGUudjEuTGlzdFNzaEtleXNSZXNwb25zZRJXCgxDcmVhdGVTc2hLZXkSIi5oYi5jb21wdXRlLnYxLkNyZWF0ZVNzaEtleVJlcXVlc3QaIy5oYi5jb21wdXRlLnYxLkNyZWF0ZVNzaEtleVJlc3BvbnNlElcKDERlbGV0ZVNzaEtleRIiLmhiLmNvbXB1dGUudjEuRGVsZXRlU3NoS2V5UmVxdWVzdBojLmhiLmNvbXB1dGUudjEuRGVsZXRlU3NoS2V5UmVzcG9uc2USaQoSQWRtaW5DcmVhdGVNYWNoaW5lEiguaGIuY29tcHV0ZS52MS5BZG1pbkNyZWF0ZU1hY2hpbmVSZXF1ZXN0GikuaGIuY29tcHV0ZS52MS5BZG1pbkNyZWF0ZU1hY2hpbmVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_hb_platform_v1_caller]);
+  fileDesc("ChtoYi9jb21wdXRlL3YxL2NvbXB1dGUucHJvdG8SDWhiLmNvbXB1dGUudjEiqQEKFVJ1blBvd2VyQWN0aW9uUmVxdWVzdBImCgZjYWxsZXIYASABKAsyFi5oYi5wbGF0Zm9ybS52MS5DYWxsZXISEgoKc2VydmljZV9pZBgCIAEoCRIoCgRraW5kGAMgASgOMhouaGIuY29tcHV0ZS52MS5NYWNoaW5lS2luZBIqCgZhY3Rpb24YBCABKA4yGi5oYi5jb21wdXRlLnYxLlBvd2VyQWN0aW9uIkoKFlJ1blBvd2VyQWN0aW9uUmVzcG9uc2USMAoGcmVzdWx0GAEgASgLMiAuaGIuY29tcHV0ZS52MS5Qb3dlckFjdGlvblJlc3VsdCJjChVEaXNwYXRjaEFjdGlvblJlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSDgoGYWN0aW9uGAMgASgJIrIBChZEaXNwYXRjaEFjdGlvblJlc3BvbnNlEjEKBXBvd2VyGAEgASgLMiAuaGIuY29tcHV0ZS52MS5Qb3dlckFjdGlvblJlc3VsdEgAEi0KBXN0YXRlGAIgASgOMhwuaGIuY29tcHV0ZS52MS5JbnN0YW5jZVN0YXRlSAASLAoFc3RhdHMYAyABKAsyGy5oYi5jb21wdXRlLnYxLk1hY2hpbmVTdGF0c0gAQggKBnJlc3VsdCKcAQoQUmVpbnN0YWxsUmVxdWVzdBImCgZjYWxsZXIYASABKAsyFi5oYi5wbGF0Zm9ybS52MS5DYWxsZXISEgoKc2VydmljZV9pZBgCIAEoCRIoCgRraW5kGAMgASgOMhouaGIuY29tcHV0ZS52MS5NYWNoaW5lS2luZBIQCghpbWFnZV9pZBgEIAEoCRIQCghwYXNzd29yZBgFIAEoCSIjChFSZWluc3RhbGxSZXNwb25zZRIOCgZqb2JfaWQYASABKAkijgEKFFJlc2V0UGFzc3dvcmRSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJEigKBGtpbmQYAyABKA4yGi5oYi5jb21wdXRlLnYxLk1hY2hpbmVLaW5kEhAKCHBhc3N3b3JkGAQgASgJIl8KFVJlc2V0UGFzc3dvcmRSZXNwb25zZRIOCgZqb2JfaWQYASABKAkSHwoSZ2VuZXJhdGVkX3Bhc3N3b3JkGAIgASgJSACIAQFCFQoTX2dlbmVyYXRlZF9wYXNzd29yZCJ+ChZMaXN0SXBBZGRyZXNzZXNSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJEigKBGtpbmQYAyABKA4yGi5oYi5jb21wdXRlLnYxLk1hY2hpbmVLaW5kIksKF0xpc3RJcEFkZHJlc3Nlc1Jlc3BvbnNlEjAKDGlwX2FkZHJlc3NlcxgBIAEoCzIaLmhiLmNvbXB1dGUudjEuSXBBZGRyZXNzZXMifgoWR2V0TWFjaGluZVN0YXRzUmVxdWVzdBImCgZjYWxsZXIYASABKAsyFi5oYi5wbGF0Zm9ybS52MS5DYWxsZXISEgoKc2VydmljZV9pZBgCIAEoCRIoCgRraW5kGAMgASgOMhouaGIuY29tcHV0ZS52MS5NYWNoaW5lS2luZCJFChdHZXRNYWNoaW5lU3RhdHNSZXNwb25zZRIqCgVzdGF0cxgBIAEoCzIbLmhiLmNvbXB1dGUudjEuTWFjaGluZVN0YXRzInsKE0xpc3RPc0ltYWdlc1JlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSKAoEa2luZBgDIAEoDjIaLmhiLmNvbXB1dGUudjEuTWFjaGluZUtpbmQiPgoUTGlzdE9zSW1hZ2VzUmVzcG9uc2USJgoGaW1hZ2VzGAEgAygLMhYuaGIuY29tcHV0ZS52MS5Pc0ltYWdlIoEBChlMaXN0TWFjaGluZUFjdGlvbnNSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJEigKBGtpbmQYAyABKA4yGi5oYi5jb21wdXRlLnYxLk1hY2hpbmVLaW5kIkwKGkxpc3RNYWNoaW5lQWN0aW9uc1Jlc3BvbnNlEi4KB2FjdGlvbnMYASABKAsyHS5oYi5jb21wdXRlLnYxLk1hY2hpbmVBY3Rpb25zIn0KFUdldFBvd2VyU3RhdHVzUmVxdWVzdBImCgZjYWxsZXIYASABKAsyFi5oYi5wbGF0Zm9ybS52MS5DYWxsZXISEgoKc2VydmljZV9pZBgCIAEoCRIoCgRraW5kGAMgASgOMhouaGIuY29tcHV0ZS52MS5NYWNoaW5lS2luZCJEChZHZXRQb3dlclN0YXR1c1Jlc3BvbnNlEioKBnN0YXR1cxgBIAEoCzIaLmhiLmNvbXB1dGUudjEuUG93ZXJTdGF0dXMigQEKGUdldFByb3Zpc2lvblN0YXR1c1JlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSKAoEa2luZBgDIAEoDjIaLmhiLmNvbXB1dGUudjEuTWFjaGluZUtpbmQiagoaR2V0UHJvdmlzaW9uU3RhdHVzUmVzcG9uc2USKwoFc3RhdGUYASABKA4yHC5oYi5jb21wdXRlLnYxLkluc3RhbmNlU3RhdGUSHwoDam9iGAIgASgLMhIuaGIuY29tcHV0ZS52MS5Kb2IieQoRR2V0VHJhZmZpY1JlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSKAoEa2luZBgDIAEoDjIaLmhiLmNvbXB1dGUudjEuTWFjaGluZUtpbmQiPQoSR2V0VHJhZmZpY1Jlc3BvbnNlEicKB3RyYWZmaWMYASABKAsyFi5oYi5jb21wdXRlLnYxLlRyYWZmaWMiUgoUR2V0R2FtZVNlcnZlclJlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkiRwoVR2V0R2FtZVNlcnZlclJlc3BvbnNlEi4KC2dhbWVfc2VydmVyGAEgASgLMhkuaGIuY29tcHV0ZS52MS5HYW1lU2VydmVyIkcKDUdldEpvYlJlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEg4KBmpvYl9pZBgCIAEoCSIxCg5HZXRKb2JSZXNwb25zZRIfCgNqb2IYASABKAsyEi5oYi5jb21wdXRlLnYxLkpvYiKkAQoPTGlzdEpvYnNSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchIoCgZzdGF0dXMYAiABKA4yGC5oYi5jb21wdXRlLnYxLkpvYlN0YXR1cxISCgpzZXJ2aWNlX2lkGAMgASgJEg4KBmFjdGlvbhgEIAEoCRIMCgRwYWdlGAUgASgFEg0KBWxpbWl0GAYgASgFIkMKEExpc3RKb2JzUmVzcG9uc2USIAoEam9icxgBIAMoCzISLmhiLmNvbXB1dGUudjEuSm9iEg0KBXRvdGFsGAIgASgFIlIKFExpc3RTbmFwc2hvdHNSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJIkMKFUxpc3RTbmFwc2hvdHNSZXNwb25zZRIqCglzbmFwc2hvdHMYASADKAsyFy5oYi5jb21wdXRlLnYxLlNuYXBzaG90ImEKFUNyZWF0ZVNuYXBzaG90UmVxdWVzdBImCgZjYWxsZXIYASABKAsyFi5oYi5wbGF0Zm9ybS52MS5DYWxsZXISEgoKc2VydmljZV9pZBgCIAEoCRIMCgRuYW1lGAMgASgJIlMKFkNyZWF0ZVNuYXBzaG90UmVzcG9uc2USKQoIc25hcHNob3QYASABKAsyFy5oYi5jb21wdXRlLnYxLlNuYXBzaG90Eg4KBmpvYl9pZBgCIAEoCSJoChVSZXZlcnRTbmFwc2hvdFJlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSEwoLc25hcHNob3RfaWQYAyABKAkiKAoWUmV2ZXJ0U25hcHNob3RSZXNwb25zZRIOCgZqb2JfaWQYASABKAkiaAoVRGVsZXRlU25hcHNob3RSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJEhMKC3NuYXBzaG90X2lkGAMgASgJIhgKFkRlbGV0ZVNuYXBzaG90UmVzcG9uc2UiUAoSTGlzdEJhY2t1cHNSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzZXJ2aWNlX2lkGAIgASgJIj0KE0xpc3RCYWNrdXBzUmVzcG9uc2USJgoHYmFja3VwcxgBIAMoCzIVLmhiLmNvbXB1dGUudjEuQmFja3VwIl8KE0NyZWF0ZUJhY2t1cFJlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSDAoEbmFtZRgDIAEoCSJNChRDcmVhdGVCYWNrdXBSZXNwb25zZRIlCgZiYWNrdXAYASABKAsyFS5oYi5jb21wdXRlLnYxLkJhY2t1cBIOCgZqb2JfaWQYAiABKAkiZQoUUmVzdG9yZUJhY2t1cFJlcXVlc3QSJgoGY2FsbGVyGAEgASgLMhYuaGIucGxhdGZvcm0udjEuQ2FsbGVyEhIKCnNlcnZpY2VfaWQYAiABKAkSEQoJYmFja3VwX2lkGAMgASgJIicKFVJlc3RvcmVCYWNrdXBSZXNwb25zZRIOCgZqb2JfaWQYASABKAkiPAoSTGlzdFNzaEtleXNSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlciI+ChNMaXN0U3NoS2V5c1Jlc3BvbnNlEicKCHNzaF9rZXlzGAEgAygLMhUuaGIuY29tcHV0ZS52MS5Tc2hLZXkiXwoTQ3JlYXRlU3NoS2V5UmVxdWVzdBImCgZjYWxsZXIYASABKAsyFi5oYi5wbGF0Zm9ybS52MS5DYWxsZXISDAoEbmFtZRgCIAEoCRISCgpwdWJsaWNfa2V5GAMgASgJIj4KFENyZWF0ZVNzaEtleVJlc3BvbnNlEiYKB3NzaF9rZXkYASABKAsyFS5oYi5jb21wdXRlLnYxLlNzaEtleSJRChNEZWxldGVTc2hLZXlSZXF1ZXN0EiYKBmNhbGxlchgBIAEoCzIWLmhiLnBsYXRmb3JtLnYxLkNhbGxlchISCgpzc2hfa2V5X2lkGAIgASgJIhYKFERlbGV0ZVNzaEtleVJlc3BvbnNlIsECChlBZG1pbkNyZWF0ZU1hY2hpbmVSZXF1ZXN0EhIKCnNlcnZpY2VfaWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSKAoEa2luZBgDIAEoDjIaLmhiLmNvbXB1dGUudjEuTWFjaGluZUtpbmQSEAoIaG9zdG5hbWUYBCABKAkSKwoFc3RhdGUYBSABKA4yHC5oYi5jb21wdXRlLnYxLkluc3RhbmNlU3RhdGUSEgoKZmFpbF9idWlsZBgGIAEoCBIYChBjb250cm9sbGVyX2ZhaWxzGAcgASgIEjEKEWRpc2FibGVkX2NvbnRyb2xzGAggAygOMhYuaGIuY29tcHV0ZS52MS5Db250cm9sEg0KBXZjcHVzGAkgASgFEhEKCW1lbW9yeV9tYhgKIAEoBRIPCgdkaXNrX2diGAsgASgFIkwKGkFkbWluQ3JlYXRlTWFjaGluZVJlc3BvbnNlEi4KB21hY2hpbmUYASABKAsyHS5oYi5jb21wdXRlLnYxLk1hY2hpbmVTdW1tYXJ5IvMBChBQcm92aXNpb25SZXF1ZXN0EhIKCnNlcnZpY2VfaWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSKAoEa2luZBgDIAEoDjIaLmhiLmNvbXB1dGUudjEuTWFjaGluZUtpbmQSEgoKcHJvZHVjdF9pZBgEIAEoCRIQCghob3N0bmFtZRgFIAEoCRITCgtvc19pbWFnZV9pZBgGIAEoCRIQCghsb2NhdGlvbhgHIAEoCRINCgV2Y3B1cxgIIAEoBRIRCgltZW1vcnlfbWIYCSABKAUSDwoHZGlza19nYhgKIAEoBRIMCgRwbGFuGAsgASgJIiMKEVByb3Zpc2lvblJlc3BvbnNlEg4KBmpvYl9pZBgBIAEoCSJWChdEZXNjcmliZU1hY2hpbmVzUmVxdWVzdBImCgZjYWxsZXIYASABKAsyFi5oYi5wbGF0Zm9ybS52MS5DYWxsZXISEwoLc2VydmljZV9pZHMYAiADKAkiSwoYRGVzY3JpYmVNYWNoaW5lc1Jlc3BvbnNlEi8KCG1hY2hpbmVzGAEgAygLMh0uaGIuY29tcHV0ZS52MS5NYWNoaW5lU3VtbWFyeTK7EwoOQ29tcHV0ZVNlcnZpY2USTgoJUHJvdmlzaW9uEh8uaGIuY29tcHV0ZS52MS5Qcm92aXNpb25SZXF1ZXN0GiAuaGIuY29tcHV0ZS52MS5Qcm92aXNpb25SZXNwb25zZRJjChBEZXNjcmliZU1hY2hpbmVzEiYuaGIuY29tcHV0ZS52MS5EZXNjcmliZU1hY2hpbmVzUmVxdWVzdBonLmhiLmNvbXB1dGUudjEuRGVzY3JpYmVNYWNoaW5lc1Jlc3BvbnNlEl0KDlJ1blBvd2VyQWN0aW9uEiQuaGIuY29tcHV0ZS52MS5SdW5Qb3dlckFjdGlvblJlcXVlc3QaJS5oYi5jb21wdXRlLnYxLlJ1blBvd2VyQWN0aW9uUmVzcG9uc2USXQoORGlzcGF0Y2hBY3Rpb24SJC5oYi5jb21wdXRlLnYxLkRpc3BhdGNoQWN0aW9uUmVxdWVzdBolLmhiLmNvbXB1dGUudjEuRGlzcGF0Y2hBY3Rpb25SZXNwb25zZRJOCglSZWluc3RhbGwSHy5oYi5jb21wdXRlLnYxLlJlaW5zdGFsbFJlcXVlc3QaIC5oYi5jb21wdXRlLnYxLlJlaW5zdGFsbFJlc3BvbnNlEloKDVJlc2V0UGFzc3dvcmQSIy5oYi5jb21wdXRlLnYxLlJlc2V0UGFzc3dvcmRSZXF1ZXN0GiQuaGIuY29tcHV0ZS52MS5SZXNldFBhc3N3b3JkUmVzcG9uc2USYAoPTGlzdElwQWRkcmVzc2VzEiUuaGIuY29tcHV0ZS52MS5MaXN0SXBBZGRyZXNzZXNSZXF1ZXN0GiYuaGIuY29tcHV0ZS52MS5MaXN0SXBBZGRyZXNzZXNSZXNwb25zZRJgCg9HZXRNYWNoaW5lU3RhdHMSJS5oYi5jb21wdXRlLnYxLkdldE1hY2hpbmVTdGF0c1JlcXVlc3QaJi5oYi5jb21wdXRlLnYxLkdldE1hY2hpbmVTdGF0c1Jlc3BvbnNlElcKDExpc3RPc0ltYWdlcxIiLmhiLmNvbXB1dGUudjEuTGlzdE9zSW1hZ2VzUmVxdWVzdBojLmhiLmNvbXB1dGUudjEuTGlzdE9zSW1hZ2VzUmVzcG9uc2USaQoSTGlzdE1hY2hpbmVBY3Rpb25zEiguaGIuY29tcHV0ZS52MS5MaXN0TWFjaGluZUFjdGlvbnNSZXF1ZXN0GikuaGIuY29tcHV0ZS52MS5MaXN0TWFjaGluZUFjdGlvbnNSZXNwb25zZRJdCg5HZXRQb3dlclN0YXR1cxIkLmhiLmNvbXB1dGUudjEuR2V0UG93ZXJTdGF0dXNSZXF1ZXN0GiUuaGIuY29tcHV0ZS52MS5HZXRQb3dlclN0YXR1c1Jlc3BvbnNlEmkKEkdldFByb3Zpc2lvblN0YXR1cxIoLmhiLmNvbXB1dGUudjEuR2V0UHJvdmlzaW9uU3RhdHVzUmVxdWVzdBopLmhiLmNvbXB1dGUudjEuR2V0UHJvdmlzaW9uU3RhdHVzUmVzcG9uc2USUQoKR2V0VHJhZmZpYxIgLmhiLmNvbXB1dGUudjEuR2V0VHJhZmZpY1JlcXVlc3QaIS5oYi5jb21wdXRlLnYxLkdldFRyYWZmaWNSZXNwb25zZRJaCg1HZXRHYW1lU2VydmVyEiMuaGIuY29tcHV0ZS52MS5HZXRHYW1lU2VydmVyUmVxdWVzdBokLmhiLmNvbXB1dGUudjEuR2V0R2FtZVNlcnZlclJlc3BvbnNlEkUKBkdldEpvYhIcLmhiLmNvbXB1dGUudjEuR2V0Sm9iUmVxdWVzdBodLmhiLmNvbXB1dGUudjEuR2V0Sm9iUmVzcG9uc2USSwoITGlzdEpvYnMSHi5oYi5jb21wdXRlLnYxLkxpc3RKb2JzUmVxdWVzdBofLmhiLmNvbXB1dGUudjEuTGlzdEpvYnNSZXNwb25zZRJaCg1MaXN0U25hcHNob3RzEiMuaGIuY29tcHV0ZS52MS5MaXN0U25hcHNob3RzUmVxdWVzdBokLmhiLmNvbXB1dGUudjEuTGlzdFNuYXBzaG90c1Jlc3BvbnNlEl0KDkNyZWF0ZVNuYXBzaG90EiQuaGIuY29tcHV0ZS52MS5DcmVhdGVTbmFwc2hvdFJlcXVlc3QaJS5oYi5jb21wdXRlLnYxLkNyZWF0ZVNuYXBzaG90UmVzcG9uc2USXQoOUmV2ZXJ0U25hcHNob3QSJC5oYi5jb21wdXRlLnYxLlJldmVydFNuYXBzaG90UmVxdWVzdBolLmhiLmNvbXB1dGUudjEuUmV2ZXJ0U25hcHNob3RSZXNwb25zZRJdCg5EZWxldGVTbmFwc2hvdBIkLmhiLmNvbXB1dGUudjEuRGVsZXRlU25hcHNob3RSZXF1ZXN0GiUuaGIuY29tcHV0ZS52MS5EZWxldGVTbmFwc2hvdFJlc3BvbnNlElQKC0xpc3RCYWNrdXBzEiEuaGIuY29tcHV0ZS52MS5MaXN0QmFja3Vwc1JlcXVlc3QaIi5oYi5jb21wdXRlLnYxLkxpc3RCYWNrdXBzUmVzcG9uc2USVwoMQ3JlYXRlQmFja3VwEiIuaGIuY29tcHV0ZS52MS5DcmVhdGVCYWNrdXBSZXF1ZXN0GiMuaGIuY29tcHV0ZS52MS5DcmVhdGVCYWNrdXBSZXNwb25zZRJaCg1SZXN0b3JlQmFja3VwEiMuaGIuY29tcHV0ZS52MS5SZXN0b3JlQmFja3VwUmVxdWVzdBokLmhiLmNvbXB1dGUudjEuUmVzdG9yZUJhY2t1cFJlc3BvbnNlElQKC0xpc3RTc2hLZXlzEiEuaGIuY29tcHV0ZS52MS5MaXN0U3NoS2V5c1JlcXVlc3QaIi5oYi5jb21wdXRlLnYxLkxpc3RTc2hLZXlzUmVzcG9uc2USVwoMQ3JlYXRlU3NoS2V5EiIuaGIuY29tcHV0ZS52MS5DcmVhdGVTc2hLZXlSZXF1ZXN0GiMuaGIuY29tcHV0ZS52MS5DcmVhdGVTc2hLZXlSZXNwb25zZRJXCgxEZWxldGVTc2hLZXkSIi5oYi5jb21wdXRlLnYxLkRlbGV0ZVNzaEtleVJlcXVlc3QaIy5oYi5jb21wdXRlLnYxLkRlbGV0ZVNzaEtleVJlc3BvbnNlEmkKEkFkbWluQ3JlYXRlTWFjaGluZRIoLmhiLmNvbXB1dGUudjEuQWRtaW5DcmVhdGVNYWNoaW5lUmVxdWVzdBopLmhiLmNvbXB1dGUudjEuQWRtaW5DcmVhdGVNYWNoaW5lUmVzcG9uc2ViBnByb3RvMw", [file_hb_compute_v1_actions, file_hb_compute_v1_copies, file_hb_compute_v1_jobs, file_hb_compute_v1_machines, file_hb_compute_v1_ssh_keys, file_hb_platform_v1_caller]);
 
 /**
- * Describes the message hb.compute.v1.RunActionRequest.
- * Use `create(RunActionRequestSchema)` to create a new message.
+ * Describes the message hb.compute.v1.RunPowerActionRequest.
+ * Use `create(RunPowerActionRequestSchema)` to create a new message.
  */
-export const RunActionRequestSchema = /*@__PURE__*/
+export const RunPowerActionRequestSchema = /*@__PURE__*/
   messageDesc(file_hb_compute_v1_compute, 0);
 
 /**
- * Describes the message hb.compute.v1.RunActionResponse.
- * Use `create(RunActionResponseSchema)` to create a new message.
+ * Describes the message hb.compute.v1.RunPowerActionResponse.
+ * Use `create(RunPowerActionResponseSchema)` to create a new message.
  */
-export const RunActionResponseSchema = /*@__PURE__*/
+export const RunPowerActionResponseSchema = /*@__PURE__*/
   messageDesc(file_hb_compute_v1_compute, 1);
+
+/**
+ * Describes the message hb.compute.v1.DispatchActionRequest.
+ * Use `create(DispatchActionRequestSchema)` to create a new message.
+ */
+export const DispatchActionRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 2);
+
+/**
+ * Describes the message hb.compute.v1.DispatchActionResponse.
+ * Use `create(DispatchActionResponseSchema)` to create a new message.
+ */
+export const DispatchActionResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 3);
 
 /**
  * Describes the message hb.compute.v1.ReinstallRequest.
  * Use `create(ReinstallRequestSchema)` to create a new message.
  */
 export const ReinstallRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 2);
+  messageDesc(file_hb_compute_v1_compute, 4);
 
 /**
  * Describes the message hb.compute.v1.ReinstallResponse.
  * Use `create(ReinstallResponseSchema)` to create a new message.
  */
 export const ReinstallResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 3);
+  messageDesc(file_hb_compute_v1_compute, 5);
 
 /**
  * Describes the message hb.compute.v1.ResetPasswordRequest.
  * Use `create(ResetPasswordRequestSchema)` to create a new message.
  */
 export const ResetPasswordRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 4);
+  messageDesc(file_hb_compute_v1_compute, 6);
 
 /**
  * Describes the message hb.compute.v1.ResetPasswordResponse.
  * Use `create(ResetPasswordResponseSchema)` to create a new message.
  */
 export const ResetPasswordResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 5);
-
-/**
- * Describes the message hb.compute.v1.GetMachineInfoRequest.
- * Use `create(GetMachineInfoRequestSchema)` to create a new message.
- */
-export const GetMachineInfoRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 6);
-
-/**
- * Describes the message hb.compute.v1.GetMachineInfoResponse.
- * Use `create(GetMachineInfoResponseSchema)` to create a new message.
- */
-export const GetMachineInfoResponseSchema = /*@__PURE__*/
   messageDesc(file_hb_compute_v1_compute, 7);
 
 /**
- * Describes the message hb.compute.v1.ManageCopiesRequest.
- * Use `create(ManageCopiesRequestSchema)` to create a new message.
+ * Describes the message hb.compute.v1.ListIpAddressesRequest.
+ * Use `create(ListIpAddressesRequestSchema)` to create a new message.
  */
-export const ManageCopiesRequestSchema = /*@__PURE__*/
+export const ListIpAddressesRequestSchema = /*@__PURE__*/
   messageDesc(file_hb_compute_v1_compute, 8);
 
 /**
- * Describes the message hb.compute.v1.ManageCopiesResponse.
- * Use `create(ManageCopiesResponseSchema)` to create a new message.
+ * Describes the message hb.compute.v1.ListIpAddressesResponse.
+ * Use `create(ListIpAddressesResponseSchema)` to create a new message.
  */
-export const ManageCopiesResponseSchema = /*@__PURE__*/
+export const ListIpAddressesResponseSchema = /*@__PURE__*/
   messageDesc(file_hb_compute_v1_compute, 9);
+
+/**
+ * Describes the message hb.compute.v1.GetMachineStatsRequest.
+ * Use `create(GetMachineStatsRequestSchema)` to create a new message.
+ */
+export const GetMachineStatsRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 10);
+
+/**
+ * Describes the message hb.compute.v1.GetMachineStatsResponse.
+ * Use `create(GetMachineStatsResponseSchema)` to create a new message.
+ */
+export const GetMachineStatsResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 11);
+
+/**
+ * Describes the message hb.compute.v1.ListOsImagesRequest.
+ * Use `create(ListOsImagesRequestSchema)` to create a new message.
+ */
+export const ListOsImagesRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 12);
+
+/**
+ * Describes the message hb.compute.v1.ListOsImagesResponse.
+ * Use `create(ListOsImagesResponseSchema)` to create a new message.
+ */
+export const ListOsImagesResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 13);
+
+/**
+ * Describes the message hb.compute.v1.ListMachineActionsRequest.
+ * Use `create(ListMachineActionsRequestSchema)` to create a new message.
+ */
+export const ListMachineActionsRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 14);
+
+/**
+ * Describes the message hb.compute.v1.ListMachineActionsResponse.
+ * Use `create(ListMachineActionsResponseSchema)` to create a new message.
+ */
+export const ListMachineActionsResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 15);
+
+/**
+ * Describes the message hb.compute.v1.GetPowerStatusRequest.
+ * Use `create(GetPowerStatusRequestSchema)` to create a new message.
+ */
+export const GetPowerStatusRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 16);
+
+/**
+ * Describes the message hb.compute.v1.GetPowerStatusResponse.
+ * Use `create(GetPowerStatusResponseSchema)` to create a new message.
+ */
+export const GetPowerStatusResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 17);
+
+/**
+ * Describes the message hb.compute.v1.GetProvisionStatusRequest.
+ * Use `create(GetProvisionStatusRequestSchema)` to create a new message.
+ */
+export const GetProvisionStatusRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 18);
+
+/**
+ * Describes the message hb.compute.v1.GetProvisionStatusResponse.
+ * Use `create(GetProvisionStatusResponseSchema)` to create a new message.
+ */
+export const GetProvisionStatusResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 19);
+
+/**
+ * Describes the message hb.compute.v1.GetTrafficRequest.
+ * Use `create(GetTrafficRequestSchema)` to create a new message.
+ */
+export const GetTrafficRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 20);
+
+/**
+ * Describes the message hb.compute.v1.GetTrafficResponse.
+ * Use `create(GetTrafficResponseSchema)` to create a new message.
+ */
+export const GetTrafficResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 21);
+
+/**
+ * Describes the message hb.compute.v1.GetGameServerRequest.
+ * Use `create(GetGameServerRequestSchema)` to create a new message.
+ */
+export const GetGameServerRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 22);
+
+/**
+ * Describes the message hb.compute.v1.GetGameServerResponse.
+ * Use `create(GetGameServerResponseSchema)` to create a new message.
+ */
+export const GetGameServerResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 23);
 
 /**
  * Describes the message hb.compute.v1.GetJobRequest.
  * Use `create(GetJobRequestSchema)` to create a new message.
  */
 export const GetJobRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 10);
+  messageDesc(file_hb_compute_v1_compute, 24);
 
 /**
  * Describes the message hb.compute.v1.GetJobResponse.
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export const GetJobResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 11);
-
-/**
- * Describes the message hb.compute.v1.Job.
- * Use `create(JobSchema)` to create a new message.
- */
-export const JobSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 12);
-
-/**
- * Describes the message hb.compute.v1.JobError.
- * Use `create(JobErrorSchema)` to create a new message.
- */
-export const JobErrorSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 13);
+  messageDesc(file_hb_compute_v1_compute, 25);
 
 /**
  * Describes the message hb.compute.v1.ListJobsRequest.
  * Use `create(ListJobsRequestSchema)` to create a new message.
  */
 export const ListJobsRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 14);
+  messageDesc(file_hb_compute_v1_compute, 26);
 
 /**
  * Describes the message hb.compute.v1.ListJobsResponse.
  * Use `create(ListJobsResponseSchema)` to create a new message.
  */
 export const ListJobsResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 15);
+  messageDesc(file_hb_compute_v1_compute, 27);
+
+/**
+ * Describes the message hb.compute.v1.ListSnapshotsRequest.
+ * Use `create(ListSnapshotsRequestSchema)` to create a new message.
+ */
+export const ListSnapshotsRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 28);
+
+/**
+ * Describes the message hb.compute.v1.ListSnapshotsResponse.
+ * Use `create(ListSnapshotsResponseSchema)` to create a new message.
+ */
+export const ListSnapshotsResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 29);
+
+/**
+ * Describes the message hb.compute.v1.CreateSnapshotRequest.
+ * Use `create(CreateSnapshotRequestSchema)` to create a new message.
+ */
+export const CreateSnapshotRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 30);
+
+/**
+ * Describes the message hb.compute.v1.CreateSnapshotResponse.
+ * Use `create(CreateSnapshotResponseSchema)` to create a new message.
+ */
+export const CreateSnapshotResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 31);
+
+/**
+ * Describes the message hb.compute.v1.RevertSnapshotRequest.
+ * Use `create(RevertSnapshotRequestSchema)` to create a new message.
+ */
+export const RevertSnapshotRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 32);
+
+/**
+ * Describes the message hb.compute.v1.RevertSnapshotResponse.
+ * Use `create(RevertSnapshotResponseSchema)` to create a new message.
+ */
+export const RevertSnapshotResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 33);
+
+/**
+ * Describes the message hb.compute.v1.DeleteSnapshotRequest.
+ * Use `create(DeleteSnapshotRequestSchema)` to create a new message.
+ */
+export const DeleteSnapshotRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 34);
+
+/**
+ * Describes the message hb.compute.v1.DeleteSnapshotResponse.
+ * Use `create(DeleteSnapshotResponseSchema)` to create a new message.
+ */
+export const DeleteSnapshotResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 35);
+
+/**
+ * Describes the message hb.compute.v1.ListBackupsRequest.
+ * Use `create(ListBackupsRequestSchema)` to create a new message.
+ */
+export const ListBackupsRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 36);
+
+/**
+ * Describes the message hb.compute.v1.ListBackupsResponse.
+ * Use `create(ListBackupsResponseSchema)` to create a new message.
+ */
+export const ListBackupsResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 37);
+
+/**
+ * Describes the message hb.compute.v1.CreateBackupRequest.
+ * Use `create(CreateBackupRequestSchema)` to create a new message.
+ */
+export const CreateBackupRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 38);
+
+/**
+ * Describes the message hb.compute.v1.CreateBackupResponse.
+ * Use `create(CreateBackupResponseSchema)` to create a new message.
+ */
+export const CreateBackupResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 39);
+
+/**
+ * Describes the message hb.compute.v1.RestoreBackupRequest.
+ * Use `create(RestoreBackupRequestSchema)` to create a new message.
+ */
+export const RestoreBackupRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 40);
+
+/**
+ * Describes the message hb.compute.v1.RestoreBackupResponse.
+ * Use `create(RestoreBackupResponseSchema)` to create a new message.
+ */
+export const RestoreBackupResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute, 41);
 
 /**
  * Describes the message hb.compute.v1.ListSshKeysRequest.
  * Use `create(ListSshKeysRequestSchema)` to create a new message.
  */
 export const ListSshKeysRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 16);
+  messageDesc(file_hb_compute_v1_compute, 42);
 
 /**
  * Describes the message hb.compute.v1.ListSshKeysResponse.
  * Use `create(ListSshKeysResponseSchema)` to create a new message.
  */
 export const ListSshKeysResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 17);
+  messageDesc(file_hb_compute_v1_compute, 43);
 
 /**
  * Describes the message hb.compute.v1.CreateSshKeyRequest.
  * Use `create(CreateSshKeyRequestSchema)` to create a new message.
  */
 export const CreateSshKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 18);
+  messageDesc(file_hb_compute_v1_compute, 44);
 
 /**
  * Describes the message hb.compute.v1.CreateSshKeyResponse.
  * Use `create(CreateSshKeyResponseSchema)` to create a new message.
  */
 export const CreateSshKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 19);
+  messageDesc(file_hb_compute_v1_compute, 45);
 
 /**
  * Describes the message hb.compute.v1.DeleteSshKeyRequest.
  * Use `create(DeleteSshKeyRequestSchema)` to create a new message.
  */
 export const DeleteSshKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 20);
+  messageDesc(file_hb_compute_v1_compute, 46);
 
 /**
  * Describes the message hb.compute.v1.DeleteSshKeyResponse.
  * Use `create(DeleteSshKeyResponseSchema)` to create a new message.
  */
 export const DeleteSshKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 21);
+  messageDesc(file_hb_compute_v1_compute, 47);
 
 /**
  * Describes the message hb.compute.v1.AdminCreateMachineRequest.
  * Use `create(AdminCreateMachineRequestSchema)` to create a new message.
  */
 export const AdminCreateMachineRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 22);
+  messageDesc(file_hb_compute_v1_compute, 48);
 
 /**
  * Describes the message hb.compute.v1.AdminCreateMachineResponse.
  * Use `create(AdminCreateMachineResponseSchema)` to create a new message.
  */
 export const AdminCreateMachineResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 23);
+  messageDesc(file_hb_compute_v1_compute, 49);
 
 /**
  * Describes the message hb.compute.v1.ProvisionRequest.
  * Use `create(ProvisionRequestSchema)` to create a new message.
  */
 export const ProvisionRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 24);
+  messageDesc(file_hb_compute_v1_compute, 50);
 
 /**
  * Describes the message hb.compute.v1.ProvisionResponse.
  * Use `create(ProvisionResponseSchema)` to create a new message.
  */
 export const ProvisionResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 25);
+  messageDesc(file_hb_compute_v1_compute, 51);
 
 /**
  * Describes the message hb.compute.v1.DescribeMachinesRequest.
  * Use `create(DescribeMachinesRequestSchema)` to create a new message.
  */
 export const DescribeMachinesRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 26);
+  messageDesc(file_hb_compute_v1_compute, 52);
 
 /**
  * Describes the message hb.compute.v1.DescribeMachinesResponse.
  * Use `create(DescribeMachinesResponseSchema)` to create a new message.
  */
 export const DescribeMachinesResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 27);
-
-/**
- * Describes the message hb.compute.v1.MachineSummary.
- * Use `create(MachineSummarySchema)` to create a new message.
- */
-export const MachineSummarySchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute, 28);
-
-/**
- * Describes the enum hb.compute.v1.JobStatus.
- */
-export const JobStatusSchema = /*@__PURE__*/
-  enumDesc(file_hb_compute_v1_compute, 0);
-
-/**
- * @generated from enum hb.compute.v1.JobStatus
- */
-export const JobStatus = /*@__PURE__*/
-  tsEnum(JobStatusSchema);
+  messageDesc(file_hb_compute_v1_compute, 53);
 
 /**
  * Compute owns machines (VPS, dedicated, game) per billing service, provider drivers, jobs,
  * IP addresses, OS images, snapshots, backups and SSH keys.
  *
- * This file starts with the cross-service contract (what billing and the gateway's composition
- * rely on). The compute issue adds the customer-facing RPCs below it.
+ * Every call made for a customer carries its Caller and acts only on that customer's machines:
+ * another customer's machine is indistinguishable from a missing one (NOT_FOUND). Requests that
+ * name a machine take its service_id and the kind the caller expects; MACHINE_KIND_UNSPECIFIED
+ * accepts a machine of any kind (the generic service routes).
  *
  * @generated from service hb.compute.v1.ComputeService
  */

@@ -2,8 +2,11 @@
 // @generated from file hb/events/v1/events.proto (package hb.events.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Money } from "../../platform/v1/money_pb.js";
+import type { ServiceStatus } from "../../billing/v1/common_pb.js";
 
 /**
  * Describes the file hb/events/v1/events.proto.
@@ -28,18 +31,16 @@ export declare type Event = Message<"hb.events.v1.Event"> & {
    * Partner-facing (delivered as webhooks): order.paid, order.invoiced, order.payment_failed, service.provisioned,
    * service.provisioning_failed, service.suspended, service.unsuspended, service.terminated,
    * webhook.test. Internal (never delivered to partners): machine.provisioned,
-   * machine.provisioning_failed (compute → billing).
+   * machine.provisioning_failed (compute → billing). The name is also the subject's tail.
    *
    * @generated from field: string type = 2;
    */
   type: string;
 
   /**
-   * ISO 8601.
-   *
-   * @generated from field: string occurred_at = 3;
+   * @generated from field: google.protobuf.Timestamp occurred_at = 3;
    */
-  occurredAt: string;
+  occurredAt?: Timestamp | undefined;
 
   /**
    * The reseller partner (customer id) the event concerns, empty when none.
@@ -99,6 +100,8 @@ export declare type OrderEvent = Message<"hb.events.v1.OrderEvent"> & {
   orderNumber: string;
 
   /**
+   * The partner's own ids; empty when not given.
+   *
    * @generated from field: string external_order_id = 3;
    */
   externalOrderId: string;
@@ -109,25 +112,25 @@ export declare type OrderEvent = Message<"hb.events.v1.OrderEvent"> & {
   externalCustomerId: string;
 
   /**
-   * @generated from field: string status = 5;
+   * @generated from field: hb.events.v1.OrderStatus status = 5;
    */
-  status: string;
+  status: OrderStatus;
 
   /**
-   * credit or invoice
+   * @generated from field: hb.events.v1.PaymentMode payment_mode = 6;
+   */
+  paymentMode: PaymentMode;
+
+  /**
+   * The order's total; unset when unknown.
    *
-   * @generated from field: string payment_mode = 6;
+   * @generated from field: hb.platform.v1.Money amount = 7;
    */
-  paymentMode: string;
+  amount?: Money | undefined;
 
   /**
-   * Decimal string, empty when unknown.
+   * Empty when none.
    *
-   * @generated from field: string amount = 7;
-   */
-  amount: string;
-
-  /**
    * @generated from field: string invoice_id = 8;
    */
   invoiceId: string;
@@ -164,9 +167,9 @@ export declare type ServiceRef = Message<"hb.events.v1.ServiceRef"> & {
   serviceId: string;
 
   /**
-   * @generated from field: string status = 2;
+   * @generated from field: hb.billing.v1.ServiceStatus status = 2;
    */
-  status: string;
+  status: ServiceStatus;
 
   /**
    * @generated from field: string hostname = 3;
@@ -195,6 +198,8 @@ export declare type ServiceEvent = Message<"hb.events.v1.ServiceEvent"> & {
   serviceId: string;
 
   /**
+   * Empty when the service came from no order.
+   *
    * @generated from field: string order_id = 2;
    */
   orderId: string;
@@ -210,11 +215,13 @@ export declare type ServiceEvent = Message<"hb.events.v1.ServiceEvent"> & {
   externalCustomerId: string;
 
   /**
-   * @generated from field: string status = 5;
+   * @generated from field: hb.billing.v1.ServiceStatus status = 5;
    */
-  status: string;
+  status: ServiceStatus;
 
   /**
+   * Empty until the service has an address.
+   *
    * @generated from field: string server_ip = 6;
    */
   serverIp: string;
@@ -225,6 +232,8 @@ export declare type ServiceEvent = Message<"hb.events.v1.ServiceEvent"> & {
   hostname: string;
 
   /**
+   * Why it changed, when known (a failure, a suspension's reason); empty otherwise.
+   *
    * @generated from field: string reason = 8;
    */
   reason: string;
@@ -294,4 +303,69 @@ export declare type MachineEvent = Message<"hb.events.v1.MachineEvent"> & {
  * Use `create(MachineEventSchema)` to create a new message.
  */
 export declare const MachineEventSchema: GenMessage<MachineEvent>;
+
+/**
+ * An order's state as events report it.
+ *
+ * @generated from enum hb.events.v1.OrderStatus
+ */
+export enum OrderStatus {
+  /**
+   * @generated from enum value: ORDER_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Waiting for payment or provisioning.
+   *
+   * @generated from enum value: ORDER_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * @generated from enum value: ORDER_STATUS_ACTIVE = 2;
+   */
+  ACTIVE = 2,
+
+  /**
+   * @generated from enum value: ORDER_STATUS_CANCELLED = 3;
+   */
+  CANCELLED = 3,
+}
+
+/**
+ * Describes the enum hb.events.v1.OrderStatus.
+ */
+export declare const OrderStatusSchema: GenEnum<OrderStatus>;
+
+/**
+ * How a reseller order is paid.
+ *
+ * @generated from enum hb.events.v1.PaymentMode
+ */
+export enum PaymentMode {
+  /**
+   * @generated from enum value: PAYMENT_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * From the partner's credit at once.
+   *
+   * @generated from enum value: PAYMENT_MODE_CREDIT = 1;
+   */
+  CREDIT = 1,
+
+  /**
+   * By a billing document the partner pays later.
+   *
+   * @generated from enum value: PAYMENT_MODE_INVOICE = 2;
+   */
+  INVOICE = 2,
+}
+
+/**
+ * Describes the enum hb.events.v1.PaymentMode.
+ */
+export declare const PaymentModeSchema: GenEnum<PaymentMode>;
 

@@ -2,8 +2,9 @@
 // @generated from file hb/webhooks/v1/webhooks.proto (package hb.webhooks.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file hb/webhooks/v1/webhooks.proto.
@@ -20,7 +21,8 @@ export declare type SetWebhookUrlRequest = Message<"hb.webhooks.v1.SetWebhookUrl
   partnerId: string;
 
   /**
-   * Empty clears it.
+   * An absolute http or https URL naming a public destination (the service checks the
+   * destination against its address policy and the allowed destinations); empty clears it.
    *
    * @generated from field: string url = 2;
    */
@@ -123,6 +125,8 @@ export declare type ListDeliveriesRequest = Message<"hb.webhooks.v1.ListDeliveri
   partnerId: string;
 
   /**
+   * At most this many, newest first (0: 100; capped at 1000).
+   *
    * @generated from field: int32 limit = 2;
    */
   limit: number;
@@ -165,16 +169,16 @@ export declare type Delivery = Message<"hb.webhooks.v1.Delivery"> & {
   partnerId: string;
 
   /**
+   * The event's name as partners receive it in X-Webhook-Event (order.paid, webhook.test, ...).
+   *
    * @generated from field: string event = 3;
    */
   event: string;
 
   /**
-   * pending, delivered, failed, cancelled
-   *
-   * @generated from field: string status = 4;
+   * @generated from field: hb.webhooks.v1.DeliveryStatus status = 4;
    */
-  status: string;
+  status: DeliveryStatus;
 
   /**
    * @generated from field: int32 attempts = 5;
@@ -194,19 +198,23 @@ export declare type Delivery = Message<"hb.webhooks.v1.Delivery"> & {
   lastError: string;
 
   /**
-   * @generated from field: string created_at = 8;
+   * @generated from field: google.protobuf.Timestamp created_at = 8;
    */
-  createdAt: string;
+  createdAt?: Timestamp | undefined;
 
   /**
-   * @generated from field: string delivered_at = 9;
+   * Unset until delivered.
+   *
+   * @generated from field: google.protobuf.Timestamp delivered_at = 9;
    */
-  deliveredAt: string;
+  deliveredAt?: Timestamp | undefined;
 
   /**
-   * @generated from field: string next_attempt_at = 10;
+   * Set only while pending.
+   *
+   * @generated from field: google.protobuf.Timestamp next_attempt_at = 10;
    */
-  nextAttemptAt: string;
+  nextAttemptAt?: Timestamp | undefined;
 };
 
 /**
@@ -275,15 +283,21 @@ export declare type GetProgrammeSettingsResponse = Message<"hb.webhooks.v1.GetPr
 export declare const GetProgrammeSettingsResponseSchema: GenMessage<GetProgrammeSettingsResponse>;
 
 /**
+ * Changes only what is set.
+ *
  * @generated from message hb.webhooks.v1.UpdateProgrammeSettingsRequest
  */
 export declare type UpdateProgrammeSettingsRequest = Message<"hb.webhooks.v1.UpdateProgrammeSettingsRequest"> & {
   /**
+   * Max Retry Attempts (the spec's range).
+   *
    * @generated from field: optional int32 max_attempts = 1;
    */
   maxAttempts?: number | undefined;
 
   /**
+   * Base Retry Delay in seconds (the spec's range).
+   *
    * @generated from field: optional int32 base_delay_seconds = 2;
    */
   baseDelaySeconds?: number | undefined;
@@ -358,8 +372,52 @@ export declare type RunPassResponse = Message<"hb.webhooks.v1.RunPassResponse"> 
 export declare const RunPassResponseSchema: GenMessage<RunPassResponse>;
 
 /**
+ * Where a delivery stands.
+ *
+ * @generated from enum hb.webhooks.v1.DeliveryStatus
+ */
+export enum DeliveryStatus {
+  /**
+   * @generated from enum value: DELIVERY_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Waiting for its next attempt.
+   *
+   * @generated from enum value: DELIVERY_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * @generated from enum value: DELIVERY_STATUS_DELIVERED = 2;
+   */
+  DELIVERED = 2,
+
+  /**
+   * Every attempt the programme allows failed.
+   *
+   * @generated from enum value: DELIVERY_STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+
+  /**
+   * Dropped without sending (no URL on file when it came due).
+   *
+   * @generated from enum value: DELIVERY_STATUS_CANCELLED = 4;
+   */
+  CANCELLED = 4,
+}
+
+/**
+ * Describes the enum hb.webhooks.v1.DeliveryStatus.
+ */
+export declare const DeliveryStatusSchema: GenEnum<DeliveryStatus>;
+
+/**
  * The webhooks service: partners' endpoint URLs, the delivery queue and its records, and the
  * programme's settings. Events arrive from JetStream; deliveries leave signed over HTTP(S).
+ * Requests carry their validation rules (buf.validate), checked before the handler.
  *
  * @generated from service hb.webhooks.v1.WebhooksService
  */

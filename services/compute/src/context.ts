@@ -1,0 +1,29 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { apiError } from "@hb/platform";
+import type { Drivers, ProviderDriver } from "./driver.ts";
+import type { Jobs } from "./jobs.ts";
+import type { MachineRow } from "./machines.ts";
+
+/** Some of ComputeService's handlers; main binds the union of every module's. */
+export type Handlers = Partial<ServiceImpl<typeof ComputeService>>;
+
+export interface ComputeDeps {
+  jobs: Jobs;
+  drivers: Drivers;
+  /** The provider new machines are created on. */
+  defaultProvider: string;
+}
+
+/** The customer a call is made for; a call without one is refused. */
+export function callerId(c: { customerId: string } | undefined): string {
+  if (!c?.customerId) throw apiError("UNAUTHORIZED", "caller missing");
+  return c.customerId;
+}
+
+/** The driver of a machine; a machine whose provider has none cannot be asked anything. */
+export function driverOf(drivers: Drivers, m: Pick<MachineRow, "provider">): ProviderDriver {
+  const driver = drivers[m.provider];
+  if (!driver) throw apiError("PROVIDER_ERROR", `No driver for provider ${m.provider}`);
+  return driver;
+}

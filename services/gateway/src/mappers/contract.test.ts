@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { MoneySchema } from "@hb/contracts/hb/platform/v1/money_pb";
+import { amountNumber, decimal4, enumWords, iso } from "./contract.ts";
+
+const eur = (amount: string) => create(MoneySchema, { currency: "EUR", amount });
+
+describe("money on the wire", () => {
+  it("writes every exact amount with 4 decimals, sign kept", () => {
+    assert.equal(decimal4(eur("12.5")), "12.5000");
+    assert.equal(decimal4(eur("3")), "3.0000");
+    assert.equal(decimal4(eur("-0.004")), "-0.0040");
+    assert.equal(decimal4(eur("0.0700")), "0.0700");
+  });
+
+  it("prints the numeric fields with exactly the digits billing sent", () => {
+    for (const [amount, json] of [
+      ["0.0700", "0.07"],
+      ["0.5700", "0.57"],
+      ["2.0100", "2.01"],
+      ["-12.5000", "-12.5"],
+      ["1234567.8901", "1234567.8901"],
+      ["0.0000", "0"],
+    ] as const) {
+      assert.equal(JSON.stringify(amountNumber(eur(amount))), json, amount);
+    }
+  });
+
+  it("refuses what is not an exact amount, and a missing one", () => {
+    for (const bad of ["", "1.23456", "1e5", "abc", "1,00"]) {
+      assert.throws(() => decimal4(eur(bad)), /not an exact amount/, bad);
+    }
+    assert.throws(() => decimal4(undefined), /no amount/);
+  });
+});
+
+describe("instants on the wire", () => {
+  it("writes ISO 8601 with milliseconds", () => {
+    const at = new Date("2026-11-23T10:00:00.123Z");
+    assert.equal(iso(timestampFromDate(at)), "2026-11-23T10:00:00.123Z");
+    assert.throws(() => iso(undefined), /no time/);
+  });
+});
+
+describe("enumWords", () => {
+  const words = enumWords("colour", { 1: "red", 2: "green" });
+  it("maps values to words and words back", () => {
+    assert.equal(words.wire(2), "green");
+    assert.equal(words.value("red"), 1);
+    assert.equal(words.value("blue"), undefined);
+  });
+  it("treats UNSPECIFIED as a backend bug", () => {
+    assert.throws(() => words.wire(0), /no colour/);
+  });
+});

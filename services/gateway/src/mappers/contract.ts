@@ -1,0 +1,50 @@
+import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
+import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
+
+/** A field the contract always fills; its absence is a backend bug, not bad input. */
+export function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`the backend sent no ${what}`);
+  return value;
+}
+
+const decimal = /^(-)?(\d+)(?:\.(\d{1,4}))?$/;
+
+/** An exact amount as the spec's decimal strings write it: always 4 decimals ("12.5000"). */
+export function decimal4(m: Money | undefined): string {
+  const amount = required(m, "amount").amount;
+  const parts = decimal.exec(amount);
+  if (!parts) throw new Error(`not an exact amount: "${amount}"`);
+  return `${parts[1] ?? ""}${parts[2]}.${(parts[3] ?? "").padEnd(4, "0")}`;
+}
+
+/**
+ * An amount as the spec's numeric fields write it. The decimal has at most 4 fractional digits,
+ * so the number is the closest double to it and JSON prints exactly those digits back.
+ */
+export const amountNumber = (m: Money | undefined): number => Number(decimal4(m));
+
+/** An instant in the spec's ISO 8601 form with milliseconds. */
+export const iso = (t: Timestamp | undefined): string => timestampDate(required(t, "time")).toISOString();
+
+/** An instant that may be absent, as the spec's null. */
+export const isoOrNull = (t: Timestamp | undefined): string | null => (t ? iso(t) : null);
+
+/** An optional contract value as the spec's null. */
+export const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+
+/** The words of one contract enum on the wire; UNSPECIFIED (or an unknown number) has none. */
+export function enumWords<W extends string>(what: string, words: Record<number, W>) {
+  const values = new Map<string, number>(Object.entries(words).map(([v, w]) => [w, Number(v)]));
+  return {
+    words,
+    wire(value: number): W {
+      const w = words[value];
+      if (w === undefined) throw new Error(`the backend sent no ${what} (${value})`);
+      return w;
+    },
+    /** The enum value of a wire word (a query filter); undefined for a word the enum lacks. */
+    value(word: string | undefined): number | undefined {
+      return word === undefined ? undefined : values.get(word);
+    },
+  };
+}

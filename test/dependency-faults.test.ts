@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { eventually } from "./helpers.ts";
+import { type OwnStack, ownStack } from "./own-stack.ts";
+import { type PrivateServer, privatePostgres, privateRedis } from "./support/private-servers.ts";
+
+// The stack here runs on its own Redis and PostgreSQL servers, so killing them touches nothing
+// that other test files use.
+describe("when a dependency goes away", () => {
+  let redis: PrivateServer;
+  let pg: PrivateServer;
+  let s: OwnStack;
+  let key = "";
+
+  before(async () => {
+    [redis, pg] = await Promise.all([privateRedis(), privatePostgres()]);
+    s = await ownStack("deps", { REDIS_URL: redis.url }, pg.url);
+    const { customer, owner } = await s.auth.createCustomer({
+      name: "Deps",
+      email: "deps@example.test",
+      currency: "EUR",
+    });
+    key = (
+      await s.auth.createKey({
+        personId: owner!.id,
+        label: "k",
+        scopes: [],
+        ipAllowlist: "",
+      })
+    ).secretKey;
+    assert.ok(customer);
+  });
+  after(async () => {
+    await s?.close();
+    await Promise.all([redis?.close(), pg?.close()]);
+  });
+
+  const timed = async (path: string) => {
+    const started = Date.now();
+    const answer = await s.call("GET", path, key);
+    return { ...answer, ms: Date.now() - started };
+  };
+
+  for (const [name, server] of [
+    ["Redis", () => redis],
+    ["PostgreSQL", () => pg],
+  ] as const) {
+    it(`answers keyed requests 503 SERVICE_UNAVAILABLE with a generic message while ${name} is down, within 5 s, and recovers within 10 s of its return`, async () => {
+      await eventually(async () => (await timed("/")).status === 200, 10_000, 200);
+      await server().kill();
+      try {
+        for (const path of ["/", "/services", "/account/balance"]) {
+          const down = await timed(path);
+          assert.equal(down.status, 503, `${path}: ${down.text}`);
+          assert.equal(down.body.success, false);
+          assert.equal(down.body.code, "SERVICE_UNAVAILABLE", down.text);
+          assert.doesNotMatch(down.body.error, /redis|postgres|ECONNREFUSED|127\.0\.0\.1/i);
+          assert.ok(down.ms < 5_000, `${path} answered after ${down.ms} ms`);
+        }
+      } finally {
+        await server().start();
+      }
+      const returned = Date.now();
+      await eventually(async () => (await timed("/")).status === 200, 10_000, 200);
+      assert.ok(Date.now() - returned <= 10_000);
+    });
+  }
+});

@@ -1,0 +1,70 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
+import { rpcClient } from "@hb/platform";
+import postgres from "postgres";
+import { type Stack, stackEnv, startStack } from "../scripts/stack.ts";
+import { eventually } from "./helpers.ts";
+
+// npm start runs the stack under supervision: a service that dies is started again, alone.
+describe("the supervised stack npm start runs", () => {
+  let stack: Stack;
+  let dbUrl: URL;
+  const restarts: string[] = [];
+
+  before(async () => {
+    dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+    dbUrl.pathname = `/hb_test_sup${Date.now().toString(36)}${process.pid.toString(36)}`;
+    const ns = `tsup${Date.now().toString(36)}`;
+    const { env, gatewayPort } = await stackEnv({ databaseUrl: dbUrl.toString(), ns });
+    stack = await startStack({
+      env,
+      output: "pipe",
+      gatewayPort,
+      supervise: true,
+      onRestart: (name) => restarts.push(name),
+    });
+  });
+  after(async () => {
+    await stack?.stop();
+    const admin = new URL(dbUrl);
+    admin.pathname = "/postgres";
+    const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+    await sql.unsafe(`drop database if exists "${dbUrl.pathname.slice(1)}" with (force)`);
+    await sql.end({ timeout: 5 });
+  });
+
+  const serving = async (addr: string) => {
+    const { client, close } = rpcClient("grpc-js", Health, addr, { timeoutMs: 1000 });
+    try {
+      return (await client.check({})).status === HealthCheckResponse_ServingStatus.SERVING;
+    } finally {
+      close();
+    }
+  };
+
+  it("starts a killed backend again while the others keep serving", async () => {
+    const before = stack.procs.get("compute")!;
+    before.kill("SIGKILL");
+    await eventually(async () => before.exitCode !== null || before.signalCode !== null, 10_000);
+    assert.ok(await serving(stack.env.AUTH_ADDR), "auth is untouched");
+    assert.ok((await fetch(`${stack.gatewayUrl}/healthz`)).ok, "the gateway still answers");
+    await eventually(
+      async () => stack.procs.get("compute") !== before && (await serving(stack.env.COMPUTE_ADDR)),
+      20_000,
+      200,
+    );
+    assert.deepEqual(restarts, ["compute"]);
+  });
+
+  it("starts a killed gateway again", async () => {
+    const before = stack.procs.get("gateway")!;
+    before.kill("SIGKILL");
+    await eventually(
+      async () => stack.procs.get("gateway") !== before && (await fetch(`${stack.gatewayUrl}/healthz`)).ok,
+      20_000,
+      200,
+    );
+    assert.deepEqual(restarts, ["compute", "gateway"]);
+  });
+});
