@@ -58,26 +58,6 @@ export declare type AdminAdvanceClockResponse = Message<"hb.billing.v1.AdminAdva
 export declare const AdminAdvanceClockResponseSchema: GenMessage<AdminAdvanceClockResponse>;
 
 /**
- * Results that the gateway passes through as the `data` of its answer are carried as a JSON
- * document (`json`), already in the spec's wire shape. The record types above stay typed
- * because other services read them.
- *
- * @generated from message hb.billing.v1.JsonResult
- */
-export declare type JsonResult = Message<"hb.billing.v1.JsonResult"> & {
-  /**
-   * @generated from field: string json = 1;
-   */
-  json: string;
-};
-
-/**
- * Describes the message hb.billing.v1.JsonResult.
- * Use `create(JsonResultSchema)` to create a new message.
- */
-export declare const JsonResultSchema: GenMessage<JsonResult>;
-
-/**
  * @generated from message hb.billing.v1.GetAccountRequest
  */
 export declare type GetAccountRequest = Message<"hb.billing.v1.GetAccountRequest"> & {
