@@ -25,7 +25,6 @@ import { addon } from "../wire/addon.ts";
 import { serviceRecord, serviceStats, serviceSummary } from "../wire/service.ts";
 import { upgrade } from "../wire/upgrade.ts";
 import { addonJson } from "./addon.ts";
-import { amountNumber, decimal4, iso, isoOrNull } from "./contract.ts";
 import { addonCycleWords, billingCycleWords, productKindWords, serviceStatusWords } from "./enums.ts";
 import { serviceRecordJson, serviceStatsJson, serviceSummaryJson } from "./service.ts";
 import { upgradeJson } from "./upgrade.ts";
@@ -36,24 +35,6 @@ const at = (iso: string) => timestampFromDate(new Date(iso));
 /** Every value of a contract enum but UNSPECIFIED. */
 const valuesOf = <E extends number>(desc: GenEnum<E>) =>
   desc.values.filter((v) => v.number !== 0).map((v) => v.number as E);
-
-describe("gateway mappers: money and time", () => {
-  it("writes billing's exact decimals with four places and as numbers, without arithmetic", () => {
-    assert.equal(decimal4(eur("12.5")), "12.5000");
-    assert.equal(decimal4(eur("-0.004")), "-0.0040");
-    assert.equal(decimal4(eur("3")), "3.0000");
-    assert.equal(decimal4(eur("99999999999999.9999")), "99999999999999.9999");
-    assert.equal(amountNumber(eur("0.1")), 0.1);
-    assert.equal(amountNumber(eur("-1.9333")), -1.9333);
-    assert.equal(amountNumber(undefined), 0);
-  });
-
-  it("writes instants as ISO 8601 with milliseconds, absent ones as null, and refuses a missing required one", () => {
-    assert.equal(iso(at("2026-11-23T10:00:00.120Z")), "2026-11-23T10:00:00.120Z");
-    assert.equal(isoOrNull(undefined), null);
-    assert.throws(() => iso(undefined), /required timestamp/);
-  });
-});
 
 describe("gateway mappers: enums", () => {
   it("has a wire word for every service status, product kind and add-on cycle billing can send", () => {
@@ -66,14 +47,21 @@ describe("gateway mappers: enums", () => {
   });
 
   it("refuses to invent a word for UNSPECIFIED, and reads an absent word as UNSPECIFIED", () => {
-    assert.throws(() => serviceStatusWords.wire(ServiceStatus.UNSPECIFIED), /service status 0/);
+    assert.throws(() => serviceStatusWords.wire(ServiceStatus.UNSPECIFIED), /no service status \(0\)/);
     // A service's cycle is never one-time: that is an add-on's.
-    assert.throws(() => billingCycleWords.wire(BillingCycle.ONE_TIME), /billing cycle 7/);
+    assert.throws(() => billingCycleWords.wire(BillingCycle.ONE_TIME), /no billing cycle \(7\)/);
     assert.equal(serviceStatusWords.value(undefined) ?? 0, ServiceStatus.UNSPECIFIED);
   });
 
   it("maps every upgrade kind and status to the spec's words", () => {
-    const base = { id: "u", serviceId: "s", fromProductId: "p", createdAt: at("2026-11-23T10:00:00Z") };
+    const base = {
+      id: "u",
+      serviceId: "s",
+      fromProductId: "p",
+      amount: eur("0"),
+      credit: eur("0"),
+      createdAt: at("2026-11-23T10:00:00Z"),
+    };
     const words = valuesOf(UpgradeStatusSchema).map(
       (status) =>
         upgradeJson(create(UpgradeSchema, { ...base, status, kind: UpgradeKind.PRODUCT }), null).status,
