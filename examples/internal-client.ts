@@ -7,10 +7,12 @@
  *   BILLING_ADDR=127.0.0.1:50053 COMPUTE_ADDR=127.0.0.1:50052 \
  *     node examples/internal-client.ts <customerId> <personId>
  */
+
 import { fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { InstanceState } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
@@ -29,15 +31,15 @@ const caller = { customerId, personId };
 
 try {
   const account = await billing.getAccount({ caller }, { timeoutMs: 5_000 });
-  console.log(`credit balance: ${account.balance} ${account.currency}`);
+  console.log(`credit balance: ${account.balance?.amount} ${account.balance?.currency}`);
 
   // One page of the customer's VPS from billing, then their machines from compute in one call.
-  const page = await billing.listServiceSummaries({ caller, kind: "vps", page: 1, limit: 20 });
+  const page = await billing.listServiceSummaries({ caller, kind: ProductKind.VPS, page: 1, limit: 20 });
   const machines = await compute.describeMachines({ caller, serviceIds: page.services.map((s) => s.id) });
   for (const s of page.services) {
     const m = machines.machines.find((x) => x.serviceId === s.id);
     const state = m?.instance ? InstanceState[m.instance.state].toLowerCase() : "not built";
-    console.log(`${s.id} ${s.hostname} billing=${s.status} machine=${state}`);
+    console.log(`${s.id} ${s.hostname} billing=${ServiceStatus[s.status]} machine=${state}`);
   }
 } catch (err) {
   // The spec's machine code travels beside the gRPC status as an ErrorInfo: a Connect error detail

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { addCredit, amountOf, api, billing, cyclePrices, kindOf, newAccount, newProduct } from "./helpers.ts";
 
 async function serviceWithOptions(customerId: string) {
@@ -27,8 +28,8 @@ async function serviceWithOptions(customerId: string) {
   const { service } = await billing.adminCreateService({
     customerId,
     productId: product.id,
-    kind: "vps",
-    status: "active",
+    kind: ProductKind.VPS,
+    status: ServiceStatus.ACTIVE,
   });
   return {
     serviceId: service!.id,
@@ -75,6 +76,27 @@ describe("add-ons", () => {
         .status,
       404,
     );
+  });
+
+  it("answers a retried purchase with the same Idempotency-Key from the first, charging once", async () => {
+    const acct = await newAccount();
+    await addCredit(acct, "100");
+    const s = await serviceWithOptions(acct.customerId);
+    const buy = (billingCycle: string) =>
+      api("POST", `/api/v1/services/${s.serviceId}/options`, {
+        key: acct.key,
+        headers: { "idempotency-key": "addon-retry-1" },
+        body: { optionId: s.ipOption, billingType: "recurring", billingCycle },
+      });
+    const first = await buy("monthly");
+    const second = await buy("monthly");
+    assert.equal(first.status, 201, first.text);
+    assert.equal(second.status, 201, second.text);
+    assert.deepEqual(second.body.data, first.body.data);
+    assert.equal(second.body.data.credit_balance, 98);
+    const balance = await api("GET", "/api/v1/account/balance", { key: acct.key });
+    assert.equal(balance.body.data.balance, 98, "charged once");
+    assert.equal((await buy("annually")).status, 400, "the same key with another body");
   });
 
   it("validates the purchase", async () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import {
   type Account,
   addCredit,
@@ -154,7 +155,7 @@ describe("credit for giving something up", () => {
     assert.equal(r.status, 200, r.text);
     const afterCancel = await balanceOf(acct.key);
     assert.ok(afterCancel > 69.99 && afterCancel <= 70, String(afterCancel));
-    await billing.adminSetServiceState({ serviceId: kept, action: "terminate", reason: "abuse" });
+    await billing.adminSetServiceState({ serviceId: kept, action: ServiceAction.TERMINATE, reason: "abuse" });
     assert.equal(await balanceOf(acct.key), afterCancel);
   });
 
@@ -366,7 +367,7 @@ describe("reseller orders", () => {
     assert.equal(found.body.data.orders.length, 1);
     const [bal] = [
       (await billing.getAccount({ caller: { customerId: partner.customerId, personId: partner.ownerId } }))
-        .balance,
+        .balance?.amount,
     ];
     assert.equal(bal, "90.0000");
   });
@@ -386,13 +387,17 @@ describe("reseller orders", () => {
       const o = await signed(partner, "GET", `/api/v1/reseller/orders/${orderId}`);
       return o.body.data?.services?.[0]?.status === "active" ? o.body.data.services[0] : undefined;
     }, 20_000);
-    await billing.adminSetServiceState({ serviceId: svc.id, action: "suspend", reason: "abuse" });
+    await billing.adminSetServiceState({ serviceId: svc.id, action: ServiceAction.SUSPEND, reason: "abuse" });
     const lift = await signed(partner, "POST", `/api/v1/reseller/services/${svc.id}/unsuspend`, {});
     assert.equal(lift.status, 403, lift.text);
     assert.equal(lift.body.code, "FORBIDDEN");
     const state = await signed(partner, "GET", "/api/v1/reseller/services");
     assert.equal(state.body.data.services.find((s: { id: string }) => s.id === svc.id).status, "suspended");
-    await billing.adminSetServiceState({ serviceId: svc.id, action: "unsuspend", reason: "cleared" });
+    await billing.adminSetServiceState({
+      serviceId: svc.id,
+      action: ServiceAction.UNSUSPEND,
+      reason: "cleared",
+    });
     assert.equal(
       (await signed(partner, "POST", `/api/v1/reseller/services/${svc.id}/suspend`, {})).status,
       200,

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
-import { BillingCycle, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import { BillingCycle, ServiceStatus, ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
 import { OrderPaymentMode } from "@hb/contracts/hb/billing/v1/orders_pb";
+import { ServiceAction, ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
-import { resolveError } from "@hb/platform";
+import { enumFromWord, resolveError } from "@hb/platform";
 import postgres from "postgres";
 import { type Account, addCredit, billing, eventually, newAccount, newProduct } from "./helpers.ts";
 
@@ -124,7 +125,11 @@ describe("reseller orders (billing side)", () => {
     const other = await newAccount();
     assert.equal(
       await rpcCode(
-        billing.resellerSetServiceState({ caller: callerOf(other), serviceId: svc.id, action: "suspend" }),
+        billing.resellerSetServiceState({
+          caller: callerOf(other),
+          serviceId: svc.id,
+          action: ServiceAction.SUSPEND,
+        }),
       ),
       "NOT_FOUND",
     );
@@ -133,17 +138,13 @@ describe("reseller orders (billing side)", () => {
       ["unsuspend", "active", "service.unsuspended"],
       ["terminate", "terminated", "service.terminated"],
     ] as const) {
-      const res = JSON.parse(
-        (
-          await billing.resellerSetServiceState({
-            caller: callerOf(p),
-            serviceId: svc.id,
-            action,
-            reason: "test",
-          })
-        ).result!.json,
-      );
-      assert.equal(res.status, status);
+      const res = await billing.resellerSetServiceState({
+        caller: callerOf(p),
+        serviceId: svc.id,
+        action: enumFromWord(ServiceActionSchema, action),
+        reason: "test",
+      });
+      assert.equal(res.service?.service?.status, enumFromWord(ServiceStatusSchema, status));
       const ev = await eventually(async () =>
         (await outboxEvents(type)).find(
           (e) => e.payload.case === "service" && e.payload.value.serviceId === svc.id,
@@ -152,7 +153,7 @@ describe("reseller orders (billing side)", () => {
       assert.equal(ev.partnerId, p.customerId);
       if (ev.payload.case === "service") assert.equal(ev.payload.value.externalOrderId, ext);
     }
-    const services = JSON.parse((await billing.listResellerServices({ caller: callerOf(p) })).result!.json);
-    assert.equal(services.services.find((s: { id: string }) => s.id === svc.id)?.status, "terminated");
+    const { services } = await billing.listResellerServices({ caller: callerOf(p) });
+    assert.equal(services.find((s) => s.service?.id === svc.id)?.service?.status, ServiceStatus.TERMINATED);
   });
 });

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
+import { ProductKind, ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
+import { enumFromWord } from "@hb/platform";
 import postgres from "postgres";
 import {
   addCredit,
@@ -223,8 +225,8 @@ describe("invoices and payment", () => {
     const { service } = await billing.adminCreateService({
       customerId: acct.customerId,
       productId: product.id,
-      kind: "vps",
-      status: "active",
+      kind: ProductKind.VPS,
+      status: ServiceStatus.ACTIVE,
     });
     const doc = await billing.adminCreateInvoice({
       serviceId: service!.id,
@@ -349,8 +351,8 @@ describe("services, renewal and cancellation", () => {
       await billing.adminCreateService({
         customerId: acct.customerId,
         productId: p.id,
-        kind,
-        status: kind === "game" ? "suspended" : "active",
+        kind: enumFromWord(ProductKindSchema, kind),
+        status: kind === "game" ? ServiceStatus.SUSPENDED : ServiceStatus.ACTIVE,
       });
     }
     const r = await api("GET", "/api/v1/services", { key: acct.key });
@@ -371,8 +373,8 @@ describe("services, renewal and cancellation", () => {
     const { service } = await billing.adminCreateService({
       customerId: acct.customerId,
       productId: p.id,
-      kind: "vps",
-      status: "active",
+      kind: ProductKind.VPS,
+      status: ServiceStatus.ACTIVE,
     });
     // A document already open on the service: refused with 409, and the refusal spends no cool-down.
     const open = await billing.adminCreateInvoice({
@@ -404,8 +406,8 @@ describe("services, renewal and cancellation", () => {
     const { service } = await billing.adminCreateService({
       customerId: acct.customerId,
       productId: p.id,
-      kind: "vps",
-      status: "active",
+      kind: ProductKind.VPS,
+      status: ServiceStatus.ACTIVE,
     });
     const id = service!.id;
     const scheduled = await api("POST", `/api/v1/services/${id}/cancel`, {

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
+import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import postgres from "postgres";
 import { ed25519Line, keyBlob, keyLine } from "../services/compute/src/ssh-key-fixture.ts";
 import {
@@ -109,10 +111,10 @@ describe("VPS records", () => {
     const { service } = await billing.adminCreateService({
       customerId: acct.customerId,
       productId: product.id,
-      kind: "vps",
+      kind: ProductKind.VPS,
       // Awaiting payment, so the provisioner never builds it while the test looks (a "pending"
       // service is picked up within 100 ms); the VPS record reads "pending" for both.
-      status: "pending_payment",
+      status: ServiceStatus.PENDING_PAYMENT,
     });
     const r = await api("GET", `/api/v1/vps/${service!.id}`, { key: acct.key });
     assert.equal(r.status, 200, r.text);
@@ -346,7 +348,7 @@ describe("power and machine control", () => {
   it("refuses control of a suspended service with 403 FORBIDDEN", async () => {
     const acct = await newAccount();
     const id = await newMachine(acct);
-    await billing.adminSetServiceState({ serviceId: id, action: "suspend", reason: "abuse" });
+    await billing.adminSetServiceState({ serviceId: id, action: ServiceAction.SUSPEND, reason: "abuse" });
     await eventually(
       async () => (await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key })).status === 403,
     );

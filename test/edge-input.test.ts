@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
+import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import {
   type ApiResponse,
@@ -219,8 +220,8 @@ describe("exact money input", () => {
     const { service } = await billing.adminCreateService({
       customerId,
       productId: product.id,
-      kind: "vps",
-      status: "active",
+      kind: ProductKind.VPS,
+      status: ServiceStatus.ACTIVE,
     });
     const doc = await billing.adminCreateInvoice({
       serviceId: service!.id,

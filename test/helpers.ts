@@ -6,7 +6,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
+import { BillingCycle, ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { Control, InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { rpcClient } from "@hb/platform";
@@ -251,8 +251,8 @@ export async function newMachine(
   const { service } = await billing.adminCreateService({
     customerId: acct.customerId,
     productId: product.id,
-    kind,
-    status: "active",
+    kind: kindOf(kind),
+    status: ServiceStatus.ACTIVE,
   });
   await compute.adminCreateMachine({
     serviceId: service!.id,

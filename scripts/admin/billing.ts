@@ -1,28 +1,25 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
-import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
-import { type ArgSpec, type CommandGroup, client, command, list, UsageError } from "./common.ts";
+import {
+  BillingCycleSchema,
+  ProductKindSchema,
+  ServiceStatus,
+  ServiceStatusSchema,
+} from "@hb/contracts/hb/billing/v1/common_pb";
+import { DocumentKindSchema } from "@hb/contracts/hb/billing/v1/documents_pb";
+import { ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
+import { type ArgSpec, type CommandGroup, client, command, enumFlag, list, UsageError } from "./common.ts";
 
 const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
 const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
-
-/** A word typed on the command line as a contract enum value (vps → ProductKind.VPS). */
-function enumWord<E extends Record<string, string | number>>(e: E, flag: string, word: string): E[keyof E] {
-  const value = e[word.toUpperCase() as keyof E];
-  if (typeof value !== "number" || value === 0) {
-    const words = Object.keys(e).filter((k) => Number.isNaN(Number(k)) && k !== "UNSPECIFIED");
-    throw new UsageError(`--${flag} must be one of ${words.map((w) => w.toLowerCase()).join(", ")}`);
-  }
-  return value;
-}
 
 /** "monthly=10,annually=100" as the product's prices. */
 function prices(text: string, currency: string) {
   return list(text).map((p) => {
     const [cycle, price] = p.split("=");
     return {
-      cycle: enumWord(BillingCycle, "prices", cycle.trim()),
+      cycle: enumFlag(BillingCycleSchema, "prices", cycle.trim()),
       price: { currency, amount: (price ?? "").trim() },
     };
   });
@@ -38,7 +35,12 @@ const serviceState = (action: "suspend" | "unsuspend" | "terminate", summary: st
     summary,
     args: [serviceArg],
     flags: reason,
-    run: ([id], f) => billing().adminSetServiceState({ serviceId: id, action, reason: f.reason ?? "" }),
+    run: ([id], f) =>
+      billing().adminSetServiceState({
+        serviceId: id,
+        action: enumFlag(ServiceActionSchema, "action", action),
+        reason: f.reason ?? "",
+      }),
   });
 
 export const billingCommands: CommandGroup = {
@@ -88,7 +90,7 @@ export const billingCommands: CommandGroup = {
         return (
           await billing().adminCreateProduct({
             name: f.name,
-            kind: enumWord(ProductKind, "kind", f.kind ?? "vps"),
+            kind: enumFlag(ProductKindSchema, "kind", f.kind ?? "vps"),
             prices: prices(f.prices, currency),
             vcpus: f.vcpus ?? 0,
             memoryMb: f.memory ?? 0,
@@ -139,10 +141,10 @@ export const billingCommands: CommandGroup = {
         billing().adminCreateService({
           customerId: f.customer,
           productId: f.product ?? "",
-          kind: f.kind ?? "vps",
+          kind: enumFlag(ProductKindSchema, "kind", f.kind ?? "vps"),
           hostname: f.hostname ?? "",
           name: f.name ?? "",
-          status: f.status ?? "",
+          status: f.status ? enumFlag(ServiceStatusSchema, "status", f.status) : ServiceStatus.UNSPECIFIED,
           provision: f.provision === true,
           osImageId: f.os ?? "",
         }),
@@ -163,7 +165,7 @@ export const billingCommands: CommandGroup = {
           await billing().adminCreateInvoice({
             serviceId: f.service,
             amount: amount(f.amount),
-            kind: enumWord(DocumentKind, "kind", f.kind ?? "invoice"),
+            kind: enumFlag(DocumentKindSchema, "kind", f.kind ?? "invoice"),
             description: f.description ?? "",
           })
         ).document,
@@ -180,7 +182,8 @@ export const billingCommands: CommandGroup = {
         if (!Number.isSafeInteger(seconds) || [f.days, f.hours, f.seconds].some((n) => (n ?? 0) < 0)) {
           throw new UsageError("--days, --hours and --seconds must be whole numbers of 0 or more");
         }
-        return billing().adminAdvanceClock({ seconds: BigInt(seconds) });
+        const { now } = await billing().adminAdvanceClock({ seconds: BigInt(seconds) });
+        return { now: now ? timestampDate(now).toISOString() : null };
       },
     }),
   },

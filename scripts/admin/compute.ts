@@ -1,5 +1,6 @@
 import { toJson } from "@bufbuild/protobuf";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import {
   ControlSchema,
@@ -41,10 +42,10 @@ export const computeCommands: CommandGroup = {
         };
         const { service } = await billing().adminCreateService({
           customerId: f.customer,
-          kind,
+          kind: enumFlag(ProductKindSchema, "kind", kind),
           productId: f.product ?? "",
           hostname: f.hostname ?? "",
-          status: "active",
+          status: ServiceStatus.ACTIVE,
         });
         const { machine } = await compute().adminCreateMachine({
           serviceId: service!.id,

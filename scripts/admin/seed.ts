@@ -1,7 +1,7 @@
 import { ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
+import { BillingCycle, ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { type CommandGroup, client, command, plain } from "./common.ts";
@@ -194,7 +194,7 @@ async function seedBilling(demo: { customerId: string; ownerPersonId: string }) 
     caller: { customerId: demo.customerId, personId: demo.ownerPersonId },
   });
   await seedMachines(billing, demo);
-  if (Number(account.balance) === 0) {
+  if (Number(account.balance?.amount ?? "0") === 0) {
     await billing.adminAdjustCredit({
       personId: demo.ownerPersonId,
       customerId: demo.customerId,
@@ -214,23 +214,43 @@ async function seedMachines(
   if ((await billing.listServiceSummaries({ caller, page: 1, limit: 1 })).total > 0) return;
   const compute = client(ComputeService, "COMPUTE_ADDR", "127.0.0.1:50052");
   const machines = [
-    { kind: "vps", machineKind: MachineKind.VPS, hostname: "web-1.demo", state: InstanceState.RUNNING },
-    { kind: "vps", machineKind: MachineKind.VPS, hostname: "db-1.demo", state: InstanceState.STOPPED },
-    { kind: "vps", machineKind: MachineKind.VPS, hostname: "broken-1.demo", state: InstanceState.ERROR },
     {
-      kind: "dedicated",
+      kind: ProductKind.VPS,
+      machineKind: MachineKind.VPS,
+      hostname: "web-1.demo",
+      state: InstanceState.RUNNING,
+    },
+    {
+      kind: ProductKind.VPS,
+      machineKind: MachineKind.VPS,
+      hostname: "db-1.demo",
+      state: InstanceState.STOPPED,
+    },
+    {
+      kind: ProductKind.VPS,
+      machineKind: MachineKind.VPS,
+      hostname: "broken-1.demo",
+      state: InstanceState.ERROR,
+    },
+    {
+      kind: ProductKind.DEDICATED,
       machineKind: MachineKind.DEDICATED,
       hostname: "metal-1.demo",
       state: InstanceState.RUNNING,
     },
-    { kind: "game", machineKind: MachineKind.GAME, hostname: "mc-1.demo", state: InstanceState.RUNNING },
+    {
+      kind: ProductKind.GAME,
+      machineKind: MachineKind.GAME,
+      hostname: "mc-1.demo",
+      state: InstanceState.RUNNING,
+    },
   ];
   for (const m of machines) {
     const { service } = await billing.adminCreateService({
       customerId: demo.customerId,
       kind: m.kind,
       hostname: m.hostname,
-      status: "active",
+      status: ServiceStatus.ACTIVE,
     });
     await compute.adminCreateMachine({
       serviceId: service!.id,

@@ -4,7 +4,8 @@
  * earlier commands created, taken modulo what exists; a command with nothing to act on does
  * nothing. Refusals (4xx) are expected; a 5xx is a violation.
  */
-import { resolveError } from "@hb/platform";
+import { ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
+import { enumFromWord, resolveError } from "@hb/platform";
 import fc from "fast-check";
 import { at, type CallOptions, idemKey, type Reply, str } from "./driver.ts";
 import type { Violation } from "./invariants.ts";
@@ -605,7 +606,11 @@ export async function execute(m: RunModel, c: Cmd): Promise<{ violations: Violat
       const svc = pick([...m.services.values()], c.svc);
       if (svc)
         await admin(ctx, `staff ${c.action} ${svc.id}`, () =>
-          w.billing.adminSetServiceState({ serviceId: svc.id, action: c.action, reason: "staff" }),
+          w.billing.adminSetServiceState({
+            serviceId: svc.id,
+            action: enumFromWord(ServiceActionSchema, c.action),
+            reason: "staff",
+          }),
         );
       break;
     }

@@ -2,7 +2,9 @@
  * The small driver the invariant test speaks through: HTTP calls with an actor's key (reseller
  * calls signed), typed reads of the JSON answers, and billing's clock.
  */
+
 import { randomUUID } from "node:crypto";
+import { type Timestamp, timestampMs } from "@bufbuild/protobuf/wkt";
 import { signResellerRequest } from "@hb/webhook-signature";
 
 export interface Reply {
@@ -60,7 +62,7 @@ export const idemKey = () => randomUUID();
 
 /** The clock RPC, when the billing contract has it (it is optional so older builds still run). */
 export interface ClockAdmin {
-  adminAdvanceClock(req: { seconds: bigint }): Promise<{ now: string }>;
+  adminAdvanceClock(req: { seconds: bigint }): Promise<{ now?: Timestamp }>;
 }
 
 export function clockAdminOf(client: object): ClockAdmin | undefined {
@@ -93,7 +95,7 @@ export class ModelClock {
   async advance(seconds: number): Promise<boolean> {
     if (!this.admin) return false;
     let sent = Date.now();
-    let r: { now: string };
+    let r: { now?: Timestamp };
     try {
       r = await this.admin.adminAdvanceClock({ seconds: BigInt(seconds) });
     } catch (err) {
@@ -107,9 +109,10 @@ export class ModelClock {
     return true;
   }
 
-  private learn(now: string, sent: number) {
+  private learn(now: Timestamp | undefined, sent: number) {
     const answered = Date.now();
-    this.offsetLo = Date.parse(now) - answered;
-    this.offsetHi = Date.parse(now) - sent;
+    const at = timestampMs(now!);
+    this.offsetLo = at - answered;
+    this.offsetHi = at - sent;
   }
 }

@@ -2,6 +2,7 @@
  * The property: for any sequence of commands by a fresh cast of actors, every invariant holds
  * after every step. Used by the bounded run in `npm test` and by `npm run fuzz:billing`.
  */
+import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import fc from "fast-check";
 import { type Cmd, describe, execute, sequenceArb } from "./commands.ts";
 import { checkInvariants, type Scope, type Violation } from "./invariants.ts";
@@ -61,7 +62,7 @@ export async function runSequence(w: World, cmds: Cmd[], opts: Omit<PropertyOpti
     for (const svc of m.services.values())
       if (svc.cycle === "hourly" && svc.status !== "terminated")
         await w.billing
-          .adminSetServiceState({ serviceId: svc.id, action: "terminate", reason: "end of run" })
+          .adminSetServiceState({ serviceId: svc.id, action: ServiceAction.TERMINATE, reason: "end of run" })
           .catch(() => {});
   }
   // FUZZ_TRACE=1 shows what each passing run did (to see which commands reach the money rules).

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ServiceStatus, ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
 import { PaymentMode, PaymentModeSchema } from "@hb/contracts/hb/events/v1/events_pb";
-import { enumOfWord, enumWord } from "./enum-words.ts";
+import { enumFromWord, enumOfWord, enumWord, wordsOf } from "./enum-words.ts";
 
 describe("enum words", () => {
   it("spell a value without the enum's prefix, in lower case, and back", () => {
@@ -21,5 +21,12 @@ describe("enum words", () => {
     assert.equal(enumOfWord(ServiceStatusSchema, "unspecified"), ServiceStatus.UNSPECIFIED);
     assert.equal(enumOfWord(ServiceStatusSchema, "cash"), ServiceStatus.UNSPECIFIED);
     assert.equal(enumOfWord(ServiceStatusSchema, ""), ServiceStatus.UNSPECIFIED);
+  });
+
+  it("refuse a word the enum lacks when asked strictly, naming the words it has", () => {
+    assert.equal(enumFromWord(ServiceStatusSchema, "suspended"), ServiceStatus.SUSPENDED);
+    assert.deepEqual(wordsOf(PaymentModeSchema), ["credit", "invoice"]);
+    assert.throws(() => enumFromWord(PaymentModeSchema, "cash"), /"cash" is not one of credit, invoice/);
+    assert.throws(() => enumFromWord(PaymentModeSchema, "unspecified"), /is not one of/);
   });
 });

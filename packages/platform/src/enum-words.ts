@@ -26,3 +26,17 @@ export function enumOfWord<E extends number>(desc: DescEnum, word: string): E {
   }
   return (words.get(word) ?? 0) as E;
 }
+
+/**
+ * The enum value a word names, for command-line flags and test fixtures that speak the words;
+ * throws (listing the words) on a word the enum does not have instead of answering _UNSPECIFIED.
+ */
+export function enumFromWord<E extends number>(desc: DescEnum, word: string): E {
+  const value = enumOfWord<E>(desc, word);
+  if (value === 0) throw new Error(`"${word}" is not one of ${wordsOf(desc).join(", ")}`);
+  return value;
+}
+
+/** The words of an enum's values (UNSPECIFIED left out). */
+export const wordsOf = (desc: DescEnum): string[] =>
+  desc.values.filter((v) => v.number !== 0).map((v) => v.localName.toLowerCase());

@@ -3,10 +3,10 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { badRequest, type Sql } from "@hb/platform";
 import { clock } from "./clock.ts";
+import { moneyOut } from "./contract-values.ts";
 import { serviceStatus, transactionKind } from "./enums.ts";
 import { lockBalance, move } from "./ledger.ts";
 import { formatMoney, money, monthlyEquivalent, parseMoney } from "./money.ts";
-import { moneyOut } from "./records-out.ts";
 import { callerOf, page, requireUuid, transact } from "./shared.ts";
 
 export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingService>> {
@@ -21,7 +21,7 @@ export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingServi
     async getAccount(req) {
       const caller = callerOf(req.caller);
       const row = await balanceRow(caller.personId);
-      return { balance: formatMoney(money(row?.balance ?? "0")), currency: row?.currency ?? "" };
+      return { balance: moneyOut(row?.balance ?? "0", row?.currency ?? "") };
     },
 
     async getUsage(req) {

@@ -1,15 +1,24 @@
+import { create, fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import type { AddonSchema } from "@hb/contracts/hb/billing/v1/addons_pb";
+import {
+  type BillingService,
+  BuyAddonResponseSchema,
+  RequestUpgradeResponseSchema,
+} from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
+import type { UpgradeSchema } from "@hb/contracts/hb/billing/v1/upgrades_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { priceIn } from "./catalogue.ts";
 import { clock } from "./clock.ts";
+import { moneyOut, timeOut } from "./contract-values.ts";
 import { createDocument, extendPaidTerm, payFromCredit } from "./documents.ts";
+import { addonBillingType, addonStatus, billingCycle, upgradeKind, upgradeStatus } from "./enums.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, currencyMismatch, lockBalance, refundPayments } from "./ledger.ts";
-import { addCycle, CYCLE_MONTHS, formatMoney, isCycle, money, toNumber, type Units } from "./money.ts";
+import { addCycle, CYCLE_MONTHS, formatMoney, isCycle, money, type Units } from "./money.ts";
 import { prorate, remainingShare } from "./proration.ts";
-import { type DocumentRow, documentJson, type ServiceRow, selectServices } from "./records.ts";
-import { moneyOut } from "./records-out.ts";
+import { type DocumentRow, type ServiceRow, selectServices } from "./records.ts";
 import {
   type AddonRow,
   addonSelect,
@@ -19,7 +28,7 @@ import {
   serviceDocuments,
 } from "./refunds.ts";
 import { ownService } from "./service-handlers.ts";
-import { callerOf, json, requireUuid, transact } from "./shared.ts";
+import { callerOf, requireUuid, transact } from "./shared.ts";
 
 interface OptionRow {
   id: string;
@@ -46,18 +55,38 @@ interface UpgradeRow {
   completed_at: Date | null;
 }
 
-const addonJson = (a: AddonRow) => ({
+/** An add-on in the contract's terms; its money is in the service's currency. */
+const addonOut = (a: AddonRow, currency: string): MessageInitShape<typeof AddonSchema> => ({
   id: a.id,
-  option_id: a.option_id,
+  optionId: a.option_id,
   name: a.name,
-  billing_type: a.billing_type,
-  billing_cycle: a.cycle,
+  billingType: addonBillingType.out(a.billing_type),
+  cycle: billingCycle.out(a.cycle),
   quantity: a.quantity,
-  amount: formatMoney(money(a.amount)),
-  paid_amount: formatMoney(money(a.paid_amount)),
-  status: a.status,
-  started_at: a.started_at.toISOString(),
-  next_due_date: a.next_due_date?.toISOString() ?? null,
+  price: moneyOut(a.amount, currency),
+  paid: moneyOut(a.paid_amount, currency),
+  status: addonStatus.out(a.status),
+  startedAt: timeOut(a.started_at),
+  nextDueDate: timeOut(a.next_due_date),
+});
+
+/** An upgrade in the contract's terms; its money is in the service's currency. */
+const upgradeOut = (u: UpgradeRow, currency: string): MessageInitShape<typeof UpgradeSchema> => ({
+  id: u.id,
+  serviceId: u.service_id,
+  kind: upgradeKind.out(u.kind),
+  status: upgradeStatus.out(u.status),
+  fromProductId: u.from_product_id,
+  toProductId: u.to_product_id ?? undefined,
+  addOptionIds: u.add_options,
+  removeOptionIds: u.remove_options,
+  amount: moneyOut(u.amount, currency),
+  credit: moneyOut(u.credit, currency),
+  pricedUntil: timeOut(u.priced_until),
+  invoiceId: u.document_id ?? undefined,
+  orderId: u.order_id ?? undefined,
+  createdAt: timeOut(u.created_at),
+  completedAt: timeOut(u.completed_at),
 });
 
 /** Price of `cycle` for an option priced per month. */
@@ -70,69 +99,54 @@ function assertChangeable(s: ServiceRow, caller: { currency: string }) {
 }
 
 export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
-  const upgradeJson = async (db: Sql | TxSql, u: UpgradeRow) => {
-    const [doc] = u.document_id
-      ? await db<DocumentRow[]>`select * from documents where id = ${u.document_id}`
-      : [];
-    return {
-      id: u.id,
-      service_id: u.service_id,
-      type: u.kind,
-      status: u.status,
-      from_product_id: u.from_product_id,
-      to_product_id: u.to_product_id,
-      add_options: u.add_options,
-      remove_options: u.remove_options,
-      amount: toNumber(money(u.amount)),
-      credit: toNumber(money(u.credit)),
-      priced_until: u.priced_until?.toISOString() ?? null,
-      document: doc ? documentJson(doc) : null,
-      order_id: u.order_id,
-      created_at: u.created_at.toISOString(),
-      completed_at: u.completed_at?.toISOString() ?? null,
-    };
-  };
+  /** The currency of the service an upgrade changes. */
+  const currencyOf = async (db: Sql | TxSql, serviceId: string) =>
+    (await db<{ currency: string }[]>`select currency from services where id = ${serviceId}`)[0].currency;
 
   return {
     async listAddons(req) {
       const caller = callerOf(req.caller);
       const s = await ownService(sql, caller.customerId, req.serviceId);
-      const active = await sql.unsafe<AddonRow[]>(
-        `${addonSelect} where a.service_id = $1 and a.status <> 'cancelled' order by a.started_at`,
-        [s.id],
-      );
-      if (!req.available) return json({ options: active.map(addonJson) });
+      const held = await heldAddons(sql, s.id);
+      return { addons: held.map((a) => addonOut(a, s.currency)) };
+    },
+
+    async listAddonOffers(req) {
+      const caller = callerOf(req.caller);
+      const s = await ownService(sql, caller.customerId, req.serviceId);
+      const held = await heldAddons(sql, s.id);
       const offered = await sql<
         OptionRow[]
       >`select * from product_options where product_id = ${s.product_id} order by name`;
-      return json({
-        options: offered.map((o) => ({
-          id: o.id,
+      return {
+        offers: offered.map((o) => ({
+          optionId: o.id,
           name: o.name,
-          prices: {
-            recurring: o.recurring_price
-              ? Object.fromEntries(
-                  Object.keys(CYCLE_MONTHS).map((c) => [
-                    c,
-                    toNumber(cyclePrice(money(o.recurring_price!), c)),
-                  ]),
-                )
-              : null,
-            one_time: o.one_time_price ? toNumber(money(o.one_time_price)) : null,
-          },
-          held: active.some((a) => a.option_id === o.id && a.status === "active"),
+          recurringPrices: o.recurring_price
+            ? Object.keys(CYCLE_MONTHS).map((c) => ({
+                cycle: billingCycle.out(c),
+                price: moneyOut(cyclePrice(money(o.recurring_price!), c), s.currency),
+              }))
+            : [],
+          oneTimePrice: o.one_time_price ? moneyOut(o.one_time_price, s.currency) : undefined,
+          held: held.some((a) => a.option_id === o.id && a.status === "active"),
         })),
-      });
+      };
     },
 
     async buyAddon(req) {
       const caller = callerOf(req.caller);
       if (!isUuid(req.optionId)) throw badRequest("optionId", "optionId is not a valid identifier");
-      if (req.billingType !== "one_time" && req.billingType !== "recurring")
-        throw badRequest("billingType", "billingType must be one_time or recurring");
-      const cycle = req.billingType === "recurring" ? req.billingCycle || "monthly" : "one_time";
-      if (req.billingType === "recurring" && !isCycle(cycle))
-        throw badRequest("billingCycle", `unknown billingCycle "${cycle}"`);
+      const billingType = addonBillingType.in(req.billingType);
+      if (!billingType) throw badRequest("billingType", "billingType must be one_time or recurring");
+      const cycle =
+        billingType !== "recurring"
+          ? "one_time"
+          : req.billingCycle === BillingCycle.UNSPECIFIED
+            ? "monthly"
+            : billingCycle.in(req.billingCycle);
+      if (cycle === undefined || (billingType === "recurring" && !isCycle(cycle)))
+        throw badRequest("billingCycle", "billingCycle must be a recurring billing cycle");
       const quantity = req.quantity || 1;
       if (quantity < 1 || quantity > 100) throw badRequest("quantity", "quantity must be from 1 to 100");
       const out = await transact(sql, async (tx) => {
@@ -143,7 +157,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
           req.idempotencyKey,
           req.requestHash,
         );
-        if (again) return again;
+        if (again) return fromJsonString(BuyAddonResponseSchema, again);
         const s = await ownService(tx, caller.customerId, req.serviceId, true);
         assertChangeable(s, caller);
         const [o] = await tx<
@@ -153,12 +167,11 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
           throw apiError("NOT_FOUND", "This product offers no such add-on", {
             violations: [{ field: "optionId", message: "not offered" }],
           });
-        const unit = req.billingType === "recurring" ? o.recurring_price : o.one_time_price;
-        if (unit === null)
-          throw badRequest("billingType", `This add-on is not offered as ${req.billingType}`);
+        const unit = billingType === "recurring" ? o.recurring_price : o.one_time_price;
+        if (unit === null) throw badRequest("billingType", `This add-on is not offered as ${billingType}`);
         // A full cycle is charged and the add-on's own cycle starts today.
         const amount =
-          (req.billingType === "recurring" ? cyclePrice(money(unit), cycle) : money(unit)) * BigInt(quantity);
+          (billingType === "recurring" ? cyclePrice(money(unit), cycle) : money(unit)) * BigInt(quantity);
         const invoice = await createDocument(tx, {
           kind: "invoice",
           customerId: s.customer_id,
@@ -170,7 +183,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         });
         const addonId = newId();
         await tx`insert into service_addons (id, service_id, option_id, billing_type, cycle, quantity, amount, status, document_id, next_due_date)
-          values (${addonId}, ${s.id}, ${o.id}, ${req.billingType}, ${cycle}, ${quantity}, ${formatMoney(amount)}, 'pending_payment',
+          values (${addonId}, ${s.id}, ${o.id}, ${billingType}, ${cycle}, ${quantity}, ${formatMoney(amount)}, 'pending_payment',
                   ${invoice.id}, null)`;
         const balance = await lockBalance(tx, caller.personId, caller.customerId, s.currency);
         let settled = false;
@@ -179,12 +192,11 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
           settled = true;
         }
         const [addon] = await tx.unsafe<AddonRow[]>(`${addonSelect} where a.id = $1`, [addonId]);
-        const [doc] = await tx<DocumentRow[]>`select * from documents where id = ${invoice.id}`;
-        const result = JSON.stringify({
-          addon: addonJson(addon),
-          invoice: documentJson(doc),
+        const result = create(BuyAddonResponseSchema, {
+          addon: addonOut(addon, s.currency),
+          invoiceId: invoice.id,
           settled,
-          credit_balance: toNumber(await balanceOf(tx, caller.personId)),
+          creditBalance: moneyOut(await balanceOf(tx, caller.personId), s.currency),
         });
         await remember(
           tx,
@@ -192,11 +204,11 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
           `addon:${req.serviceId}`,
           req.idempotencyKey,
           req.requestHash,
-          result,
+          toJsonString(BuyAddonResponseSchema, result),
         );
         return result;
       });
-      return { result: { json: out } };
+      return out;
     },
 
     async cancelAddon(req) {
@@ -211,14 +223,9 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         if (rows.length === 0) throw notFound("Active add-on");
         // The unused share of what was paid for it goes back to whoever paid (nothing for one-time).
         const credit = await endAddons(tx, rows, clock.now(), { refund: true, why: "add-on cancelled" });
-        return {
-          option_id: req.optionId,
-          status: "cancelled",
-          cancelled: rows.length,
-          credit: toNumber(credit),
-        };
+        return { optionId: req.optionId, cancelled: rows.length, credit: moneyOut(credit, s.currency) };
       });
-      return json(out);
+      return out;
     },
 
     async listUpgradePaths(req) {
@@ -231,28 +238,24 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
       const [pending] = await sql<
         UpgradeRow[]
       >`select * from upgrades where service_id = ${s.id} and status in ('awaiting_payment', 'executing')`;
-      return json({
+      return {
         current: {
-          product_id: s.product_id,
+          productId: s.product_id,
           name: s.product_name,
-          amount: formatMoney(money(s.amount)),
-          cycle: s.cycle,
+          price: moneyOut(s.amount, s.currency),
+          cycle: billingCycle.out(s.cycle),
         },
-        paths: targets.map((t) => {
-          const due = prorate(money(s.amount), money(t.price), share);
-          return {
-            product_id: t.id,
-            name: t.name,
-            price: formatMoney(money(t.price)),
-            cycle: s.cycle,
-            prorated_amount: toNumber(due),
-            // The prorated amount covers the time from now to the date the service is paid up to.
-            paid_until: s.next_due_date.toISOString(),
-            next_due_date: s.next_due_date.toISOString(),
-          };
-        }),
-        pending_upgrade: pending ? await upgradeJson(sql, pending) : null,
-      });
+        paths: targets.map((t) => ({
+          productId: t.id,
+          name: t.name,
+          price: moneyOut(t.price, s.currency),
+          cycle: billingCycle.out(s.cycle),
+          // The prorated amount covers the time from now to the date the service is paid up to.
+          proratedAmount: moneyOut(prorate(money(s.amount), money(t.price), share), s.currency),
+          paidUntil: timeOut(s.next_due_date),
+        })),
+        pendingUpgrade: pending ? upgradeOut(pending, s.currency) : undefined,
+      };
     },
 
     async requestUpgrade(req) {
@@ -277,7 +280,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
           req.idempotencyKey,
           req.requestHash,
         );
-        if (again) return again;
+        if (again) return fromJsonString(RequestUpgradeResponseSchema, again);
         const s = await ownService(tx, caller.customerId, req.serviceId, true);
         assertChangeable(s, caller);
         if (await upgradeAwaitingPayment(tx, s.id))
@@ -393,18 +396,18 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
           await applyUpgrade(tx, u, { optionsDone: true });
         }
         const [final] = await tx<UpgradeRow[]>`select * from upgrades where id = ${id}`;
-        const result = JSON.stringify(await upgradeJson(tx, final));
+        const result = create(RequestUpgradeResponseSchema, { upgrade: upgradeOut(final, s.currency) });
         await remember(
           tx,
           caller.personId,
           `upgrade:${req.serviceId}`,
           req.idempotencyKey,
           req.requestHash,
-          result,
+          toJsonString(RequestUpgradeResponseSchema, result),
         );
         return result;
       });
-      return { result: { json: out } };
+      return out;
     },
 
     async getUpgrade(req) {
@@ -413,11 +416,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         UpgradeRow[]
       >`select * from upgrades where id = ${requireUuid("id", req.upgradeId)} and customer_id = ${caller.customerId}`;
       if (!u) throw notFound("Upgrade");
-      const out = await upgradeJson(sql, u);
-      const [order] = u.order_id
-        ? await sql`select id, order_number, status, payment_status from orders where id = ${u.order_id}`
-        : [];
-      return json({ ...out, order: order ?? null });
+      return { upgrade: upgradeOut(u, await currencyOf(sql, u.service_id)) };
     },
 
     async cancelUpgrade(req) {
@@ -437,7 +436,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         if (u.document_id) await cancelDocument(tx, u.document_id, "upgrade cancelled");
         if (u.order_id) await tx`update orders set status = 'cancelled' where id = ${u.order_id}`;
         const [final] = await tx<UpgradeRow[]>`select * from upgrades where id = ${u.id}`;
-        return json(await upgradeJson(tx, final));
+        return { upgrade: upgradeOut(final, await currencyOf(tx, u.service_id)) };
       });
     },
 
@@ -461,6 +460,13 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
     },
   };
 }
+
+/** The add-ons a service holds (not cancelled), oldest first. */
+const heldAddons = (db: Sql, serviceId: string) =>
+  db.unsafe<AddonRow[]>(
+    `${addonSelect} where a.service_id = $1 and a.status <> 'cancelled' order by a.started_at`,
+    [serviceId],
+  );
 
 /** Whether an upgrade of the service still waits for its invoice to be paid. */
 export async function upgradeAwaitingPayment(tx: TxSql, serviceId: string): Promise<boolean> {

@@ -4,9 +4,9 @@ import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import type { CatalogueProductSchema } from "@hb/contracts/hb/billing/v1/products_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { badRequest, newId, notFound, type Sql } from "@hb/platform";
+import { moneyOut } from "./contract-values.ts";
 import { billingCycle, productKind } from "./enums.ts";
 import { formatMoney, money, parseMoney, type Units } from "./money.ts";
-import { moneyOut } from "./records-out.ts";
 import { requireUuid, transact } from "./shared.ts";
 
 /** An admin-given price: exact, not negative, in the product's currency. */

@@ -4,13 +4,14 @@ import { type BillingService, PayDocumentResponseSchema } from "@hb/contracts/hb
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { badRequest, notFound, type Sql } from "@hb/platform";
+import { moneyOut } from "./contract-values.ts";
 import { createDocument, payFromCredit } from "./documents.ts";
 import { documentKind, documentStatus } from "./enums.ts";
 import { remember, replay } from "./idempotency.ts";
 import { currencyMismatch } from "./ledger.ts";
 import { money, parseMoney, type Units } from "./money.ts";
 import { type DocumentRow, type LineRow, selectServices } from "./records.ts";
-import { documentOut, moneyOut } from "./records-out.ts";
+import { documentOut } from "./records-out.ts";
 import { callerOf, page, requireUuid, transact } from "./shared.ts";
 
 const kindOf = (k: DocumentKind): "invoice" | "proforma" => {

@@ -2,6 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { apiError, type Logger, type Sql } from "@hb/platform";
 import { advanceClock, clock, clockControllable } from "./clock.ts";
+import { timeOut } from "./contract-values.ts";
 import { chargeDueHours } from "./hourly.ts";
 import { selectServices } from "./records.ts";
 import { setServiceState } from "./service-handlers.ts";
@@ -82,7 +83,7 @@ export function createClockAdmin(sql: Sql, ns: string): Partial<ServiceImpl<type
       }
       const now = advanceClock(seconds * 1000);
       await runDueWork(sql, ns);
-      return { now: now.toISOString() };
+      return { now: timeOut(now) };
     },
   };
 }

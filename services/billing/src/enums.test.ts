@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { AddonBillingType, AddonStatus } from "@hb/contracts/hb/billing/v1/addons_pb";
 import { BillingCycle, ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { DocumentKind, DocumentPurpose, DocumentStatus } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { TransactionKind } from "@hb/contracts/hb/billing/v1/ledger_pb";
@@ -9,7 +10,11 @@ import {
   OrderProvisioningStatus,
   OrderStatus,
 } from "@hb/contracts/hb/billing/v1/orders_pb";
+import { CancellationType, ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
+import { UpgradeKind, UpgradeStatus } from "@hb/contracts/hb/billing/v1/upgrades_pb";
+import { moneyOut } from "./contract-values.ts";
 import * as codecs from "./enums.ts";
+import { money } from "./money.ts";
 
 const values = (e: Record<string, string | number>) =>
   Object.values(e).filter((v): v is number => typeof v === "number" && v !== 0);
@@ -27,6 +32,12 @@ describe("billing's enum codecs", () => {
     ["order payment mode", OrderPaymentMode, codecs.orderPaymentMode],
     ["order provisioning status", OrderProvisioningStatus, codecs.orderProvisioningStatus],
     ["transaction kind", TransactionKind, codecs.transactionKind],
+    ["cancellation type", CancellationType, codecs.cancellationType],
+    ["service action", ServiceAction, codecs.serviceAction],
+    ["add-on billing type", AddonBillingType, codecs.addonBillingType],
+    ["add-on status", AddonStatus, codecs.addonStatus],
+    ["upgrade kind", UpgradeKind, codecs.upgradeKind],
+    ["upgrade status", UpgradeStatus, codecs.upgradeStatus],
   ] as const;
 
   for (const [name, contract, codec] of table) {
@@ -43,5 +54,13 @@ describe("billing's enum codecs", () => {
     assert.equal(codecs.documentKind.in(DocumentKind.UNSPECIFIED), undefined);
     assert.equal(codecs.orderPaymentMode.in(42), undefined);
     assert.throws(() => codecs.documentStatus.out("lost"), /no contract value for stored word "lost"/);
+  });
+});
+
+describe("money in the contract", () => {
+  it("carries exact units as a 4-decimal string with the currency", () => {
+    assert.deepEqual(moneyOut(money("0.1") + money("0.2"), "EUR"), { currency: "EUR", amount: "0.3000" });
+    assert.deepEqual(moneyOut("-12.5", "USD"), { currency: "USD", amount: "-12.5000" });
+    assert.deepEqual(moneyOut(money("99999999999999.9999"), "EUR").amount, "99999999999999.9999");
   });
 });

@@ -1,3 +1,4 @@
+import { AddonBillingType, AddonStatus } from "@hb/contracts/hb/billing/v1/addons_pb";
 import { BillingCycle, ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { DocumentKind, DocumentPurpose, DocumentStatus } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { TransactionKind } from "@hb/contracts/hb/billing/v1/ledger_pb";
@@ -7,6 +8,8 @@ import {
   OrderProvisioningStatus,
   OrderStatus,
 } from "@hb/contracts/hb/billing/v1/orders_pb";
+import { CancellationType, ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
+import { UpgradeKind, UpgradeStatus } from "@hb/contracts/hb/billing/v1/upgrades_pb";
 
 /**
  * The one place billing translates its stored words (the database's text columns) to the
@@ -104,4 +107,32 @@ export const transactionKind = enumCodec({
   payment: TransactionKind.PAYMENT,
   refund: TransactionKind.REFUND,
   hourly_charge: TransactionKind.HOURLY_CHARGE,
+});
+
+export const cancellationType = enumCodec({ end_of_term: CancellationType.END_OF_TERM });
+
+export const serviceAction = enumCodec({
+  suspend: ServiceAction.SUSPEND,
+  unsuspend: ServiceAction.UNSUSPEND,
+  terminate: ServiceAction.TERMINATE,
+});
+
+export const addonBillingType = enumCodec({
+  one_time: AddonBillingType.ONE_TIME,
+  recurring: AddonBillingType.RECURRING,
+});
+
+export const addonStatus = enumCodec({
+  pending_payment: AddonStatus.PENDING_PAYMENT,
+  active: AddonStatus.ACTIVE,
+  cancelled: AddonStatus.CANCELLED,
+});
+
+export const upgradeKind = enumCodec({ product: UpgradeKind.PRODUCT, options: UpgradeKind.OPTIONS });
+
+export const upgradeStatus = enumCodec({
+  awaiting_payment: UpgradeStatus.AWAITING_PAYMENT,
+  executing: UpgradeStatus.EXECUTING,
+  completed: UpgradeStatus.COMPLETED,
+  cancelled: UpgradeStatus.CANCELLED,
 });

@@ -4,6 +4,7 @@ import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { type OrderItem, type PlacedOrder, PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
+import { moneyOut } from "./contract-values.ts";
 import { createDocument, payFromCredit } from "./documents.ts";
 import { billingCycle, orderPaymentStatus, orderStatus } from "./enums.ts";
 import { orderEvent } from "./events.ts";
@@ -11,7 +12,7 @@ import { remember, replay } from "./idempotency.ts";
 import { balanceOf, currencyMismatch, lockBalance, move } from "./ledger.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
 import { type DocumentRow, type OrderRow, selectServices, summaryOut } from "./records.ts";
-import { documentOut, moneyOut, orderOut } from "./records-out.ts";
+import { documentOut, orderOut } from "./records-out.ts";
 import { callerOf, page, transact } from "./shared.ts";
 
 export const MAX_ORDER_ITEMS = 50;

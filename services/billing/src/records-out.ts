@@ -2,7 +2,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Document, DocumentSchema } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { OrderSchema, OrderServiceSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
-import type { MoneySchema } from "@hb/contracts/hb/platform/v1/money_pb";
+import { moneyOut } from "./contract-values.ts";
 import {
   documentKind,
   documentPurpose,
@@ -13,14 +13,8 @@ import {
   orderStatus,
   serviceStatus,
 } from "./enums.ts";
-import { formatMoney, money, type Units } from "./money.ts";
+import { money } from "./money.ts";
 import type { DocumentRow, LineRow, OrderRow, ServiceRow } from "./records.ts";
-
-/** An exact amount in the contract's money message (4 decimals, as billing stores it). */
-export const moneyOut = (units: Units, currency: string): MessageInitShape<typeof MoneySchema> => ({
-  currency,
-  amount: formatMoney(units),
-});
 
 /** An invoice or proforma; its lines only when given (the detail). */
 export function documentOut(d: DocumentRow, lines: LineRow[] = []): Document {

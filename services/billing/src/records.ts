@@ -1,7 +1,8 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/billing_pb";
+import type { ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import type { Sql } from "@hb/platform";
-import { formatMoney, money, toNumber } from "./money.ts";
+import { moneyOut, timeOut } from "./contract-values.ts";
+import { billingCycle, cancellationType, productKind, serviceStatus } from "./enums.ts";
 
 export interface ServiceRow {
   id: string;
@@ -41,44 +42,25 @@ export const summaryOut = (r: ServiceRow): MessageInitShape<typeof ServiceSummar
   customerId: r.customer_id,
   name: r.name,
   hostname: r.hostname,
-  kind: r.kind,
-  status: r.status,
+  kind: productKind.out(r.kind),
+  status: serviceStatus.out(r.status),
   product: { id: r.product_id, name: r.product_name },
   billing: {
-    cycle: r.cycle,
-    amount: formatMoney(money(r.amount)),
-    currency: r.currency,
-    nextDueDate: r.next_due_date.toISOString(),
+    cycle: billingCycle.out(r.cycle),
+    price: moneyOut(r.amount, r.currency),
+    nextDueDate: timeOut(r.next_due_date),
   },
   cancellation: r.cancellation
     ? {
-        type: r.cancellation.type,
+        type: cancellationType.out(r.cancellation.type),
         reason: r.cancellation.reason,
-        requestedAt: r.cancellation.requested_at,
-        effectiveAt: r.cancellation.effective_at,
+        requestedAt: timeOut(new Date(r.cancellation.requested_at)),
+        effectiveAt: timeOut(new Date(r.cancellation.effective_at)),
       }
     : undefined,
-  createdAt: r.created_at.toISOString(),
-});
-
-/** The service record of the customer API. */
-export const serviceJson = (r: ServiceRow) => ({
-  id: r.id,
-  name: r.name,
-  hostname: r.hostname,
-  kind: r.kind,
-  status: r.status,
-  product: { id: r.product_id, name: r.product_name },
-  billing: {
-    cycle: r.cycle,
-    amount: formatMoney(money(r.amount)),
-    currency: r.currency,
-    next_due_date: r.next_due_date.toISOString(),
-  },
-  cancellation: r.cancellation,
-  order_id: r.order_id,
-  failure_reason: r.failure_reason,
-  created_at: r.created_at.toISOString(),
+  createdAt: timeOut(r.created_at),
+  orderId: r.order_id ?? undefined,
+  failureReason: r.failure_reason ?? undefined,
 });
 
 export interface DocumentRow {
@@ -107,40 +89,6 @@ export interface LineRow {
   amount: string;
   service_id: string | null;
 }
-
-/** An invoice or proforma as the API shows it; money fields as 4-decimal strings and numbers. */
-export const documentJson = (d: DocumentRow, lines?: LineRow[]) => {
-  const total = money(d.total);
-  const paid = money(d.amount_paid);
-  return {
-    id: d.id,
-    type: d.kind,
-    [`${d.kind}_number`]: d.number,
-    number: d.number,
-    status: d.status,
-    total: toNumber(total),
-    amount_paid: toNumber(paid),
-    amount_due: toNumber(total - paid),
-    currency: d.currency,
-    purpose: d.purpose,
-    order_id: d.order_id,
-    service_id: d.service_id,
-    converted_invoice_id: d.converted_to,
-    created_at: d.created_at.toISOString(),
-    due_date: d.due_date.toISOString(),
-    paid_at: d.paid_at?.toISOString() ?? null,
-    ...(lines
-      ? {
-          items: lines.map((l) => ({
-            id: l.id,
-            description: l.description,
-            amount: formatMoney(money(l.amount)),
-            service_id: l.service_id,
-          })),
-        }
-      : {}),
-  };
-};
 
 export interface OrderRow {
   id: string;

@@ -1,8 +1,10 @@
-import { fromJsonString, toJsonString } from "@bufbuild/protobuf";
+import { fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
+import type { ResellerServiceSchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { apiError, badRequest, notFound, type Sql } from "@hb/platform";
+import { moneyOut } from "./contract-values.ts";
 import { payFromCredit } from "./documents.ts";
 import { orderPaymentMode } from "./enums.ts";
 import { orderEvent } from "./events.ts";
@@ -10,10 +12,10 @@ import { remember, replay } from "./idempotency.ts";
 import { balanceOf, lockBalance } from "./ledger.ts";
 import { formatMoney, money } from "./money.ts";
 import { placeOrder, priceItems } from "./orders.ts";
-import { type DocumentRow, type OrderRow, selectServices } from "./records.ts";
-import { moneyOut, orderOut } from "./records-out.ts";
-import { setServiceState } from "./service-handlers.ts";
-import { callerOf, isUniqueViolation, json, requireUuid, transact } from "./shared.ts";
+import { type DocumentRow, type OrderRow, type ServiceRow, selectServices, summaryOut } from "./records.ts";
+import { orderOut } from "./records-out.ts";
+import { setServiceState, stateActionOf } from "./service-handlers.ts";
+import { callerOf, isUniqueViolation, requireUuid, transact } from "./shared.ts";
 
 export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
   const ordersWithServices = async (orders: OrderRow[]) => {
@@ -130,44 +132,37 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
       ]);
       const orders = await sql<OrderRow[]>`select * from orders where partner_id = ${caller.customerId}`;
       const byId = new Map(orders.map((o) => [o.id, o]));
-      return json({
-        services: rows.map((s) => ({
-          id: s.id,
-          order_id: s.order_id,
-          external_order_id: s.order_id ? (byId.get(s.order_id)?.external_order_id ?? null) : null,
-          external_customer_id: s.order_id ? (byId.get(s.order_id)?.external_customer_id ?? null) : null,
-          status: s.status,
-          hostname: s.hostname,
-          address: s.server_ip || null,
-          product: { id: s.product_id, name: s.product_name },
-          failure_reason: s.failure_reason,
-        })),
-      });
+      return {
+        services: rows.map((s) => resellerServiceOut(s, s.order_id ? byId.get(s.order_id) : undefined)),
+      };
     },
 
     async resellerSetServiceState(req) {
       const caller = callerOf(req.caller);
+      const action = stateActionOf(req.action);
       const updated = await transact(sql, async (tx) => {
         const [s] = await selectServices(tx, "s.id = $1 and s.partner_id = $2 for update of s", [
           requireUuid("serviceId", req.serviceId),
           caller.customerId,
         ]);
         if (!s) throw notFound("Service");
-        return setServiceState(
-          tx,
-          ns,
-          s,
-          req.action,
-          req.reason || `By the partner (${req.action})`,
-          "partner",
-        );
+        return setServiceState(tx, ns, s, action, req.reason || `By the partner (${action})`, "partner");
       });
-      return json({
-        id: updated.id,
-        status: updated.status,
-        hostname: updated.hostname,
-        address: updated.server_ip || null,
-      });
+      const [order] = updated.order_id
+        ? await sql<OrderRow[]>`select * from orders where id = ${updated.order_id}`
+        : [];
+      return { service: resellerServiceOut(updated, order) };
     },
   };
 }
+
+/** A partner's service, with the partner's own ids from the order that created it. */
+const resellerServiceOut = (
+  s: ServiceRow,
+  order: OrderRow | undefined,
+): MessageInitShape<typeof ResellerServiceSchema> => ({
+  service: summaryOut(s),
+  externalOrderId: order?.external_order_id ?? undefined,
+  externalCustomerId: order?.external_customer_id ?? undefined,
+  address: s.server_ip || undefined,
+});

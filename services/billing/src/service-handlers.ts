@@ -1,25 +1,18 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import type { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
+import { moneyOut } from "./contract-values.ts";
 import { createDocument } from "./documents.ts";
+import { productKind, serviceAction, serviceStatus } from "./enums.ts";
 import { serviceEvent } from "./events.ts";
-import { addCycle, formatMoney, HOURLY, money, toNumber } from "./money.ts";
-import { type ServiceRow, selectServices, serviceJson, summaryOut } from "./records.ts";
+import { addCycle, formatMoney, HOURLY, money } from "./money.ts";
+import { type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
 import { settleTermination } from "./refunds.ts";
 import { callerOf, page, requireUuid, transact } from "./shared.ts";
-
-export const SERVICE_STATUSES = [
-  "pending_payment",
-  "pending",
-  "installing",
-  "active",
-  "provisioning_failed",
-  "suspended",
-  "terminated",
-  "cancelled",
-];
 
 /** The caller's service (locked when asked); another customer's is NOT_FOUND. */
 export async function ownService(
@@ -37,6 +30,15 @@ export async function ownService(
   return s;
 }
 
+export type StateAction = "suspend" | "unsuspend" | "terminate";
+
+/** The action a staff or partner request names; unspecified is refused. */
+export function stateActionOf(action: ServiceAction): StateAction {
+  const name = serviceAction.in(action);
+  if (!name) throw badRequest("action", "action must be suspend, unsuspend or terminate");
+  return name as StateAction;
+}
+
 /** Who changes a service's state: a partner may lift only a suspension it made itself. */
 export type Actor = "customer" | "partner" | "supplier" | "billing";
 
@@ -49,26 +51,25 @@ export async function setServiceState(
   tx: TxSql,
   ns: string,
   s: ServiceRow,
-  action: string,
+  name: StateAction,
   reason: string,
   by: Actor,
 ) {
-  const to = { suspend: "suspended", unsuspend: "active", terminate: "terminated" }[action];
-  if (!to) throw badRequest("action", "action must be suspend, unsuspend or terminate");
+  const to = { suspend: "suspended", unsuspend: "active", terminate: "terminated" }[name];
   if (s.status === "terminated") throw apiError("CONFLICT", "The service is terminated");
-  if (action === "unsuspend" && s.status !== "suspended")
+  if (name === "unsuspend" && s.status !== "suspended")
     throw apiError("CONFLICT", "The service is not suspended");
-  if (action === "unsuspend" && by === "partner" && s.suspended_by !== "partner")
+  if (name === "unsuspend" && by === "partner" && s.suspended_by !== "partner")
     throw apiError("FORBIDDEN", "The supplier suspended this service; only the supplier can lift it");
-  if (action === "suspend" && s.status !== "active")
+  if (name === "suspend" && s.status !== "active")
     throw apiError("CONFLICT", "Only an active service can be suspended");
   const now = clock.now();
-  if (action === "terminate") {
+  if (name === "terminate") {
     await settleTermination(tx, ns, s, now, by === "customer" || by === "partner", reason);
     // Termination ends any scheduled cancellation with it.
     await tx`update services set status = ${to}, cancellation = null, suspended_by = null where id = ${s.id}`;
   } else {
-    await tx`update services set status = ${to}, suspended_by = ${action === "suspend" ? by : null} where id = ${s.id}`;
+    await tx`update services set status = ${to}, suspended_by = ${name === "suspend" ? by : null} where id = ${s.id}`;
   }
   const [updated] = await selectServices(tx, "s.id = $1", [s.id]);
   const [order] = s.order_id ? await tx`select * from orders where id = ${s.order_id}` : [];
@@ -78,7 +79,7 @@ export async function setServiceState(
       unsuspend: "service.unsuspended",
       terminate: "service.terminated",
     } as const
-  )[action as "suspend" | "unsuspend" | "terminate"];
+  )[name];
   await serviceEvent(tx, ns, type, updated, order as never, reason);
   return updated;
 }
@@ -99,8 +100,8 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
     async listServiceSummaries(req) {
       const caller = callerOf(req.caller);
       const p = page(req.page, req.limit, 50);
-      const kind = req.kind || null;
-      const status = req.status || null;
+      const kind = productKind.in(req.kind) ?? null;
+      const status = serviceStatus.in(req.status) ?? null;
       // Conditions are added as fragments (not "$x is null or ..."), so the page is read in index
       // order and its cost stays flat in the number of services.
       const where = sql`s.customer_id = ${caller.customerId}
@@ -119,19 +120,19 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
       const caller = callerOf(req.caller);
       const rows = await sql<{ status: string; count: number; amount: string; currency: string }[]>`
         select status, count(*)::int as count, coalesce(sum(amount), 0)::text as amount, min(currency) as currency
-        from services where customer_id = ${caller.customerId} group by status`;
-      const stats = {
-        total: rows.reduce((n, r) => n + r.count, 0),
-        by_status: Object.fromEntries(rows.map((r) => [r.status, r.count])),
-        amount_by_status: Object.fromEntries(rows.map((r) => [r.status, toNumber(money(r.amount))])),
+        from services where customer_id = ${caller.customerId} group by status order by status`;
+      return {
+        byStatus: rows.map((r) => ({
+          status: serviceStatus.out(r.status),
+          count: r.count,
+          amount: moneyOut(r.amount, r.currency),
+        })),
       };
-      return { stats: { json: JSON.stringify(stats) } };
     },
 
     async getService(req) {
       const caller = callerOf(req.caller);
-      const s = await ownService(sql, caller.customerId, req.serviceId);
-      return { service: summaryOut(s), detail: { json: JSON.stringify(serviceJson(s)) } };
+      return { service: summaryOut(await ownService(sql, caller.customerId, req.serviceId)) };
     },
 
     async cancelService(req) {
@@ -218,7 +219,8 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
 
     async adminCreateService(req) {
       requireUuid("customer_id", req.customerId);
-      const kind = req.kind || "vps";
+      const kind = req.kind === ProductKind.UNSPECIFIED ? "vps" : productKind.in(req.kind);
+      if (!kind) throw badRequest("kind", "kind is not a known product kind");
       const [product] = req.productId
         ? await sql<
             { id: string; name: string; currency: string }[]
@@ -229,9 +231,13 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
       if (!product) throw notFound("Product");
       const [price] = await sql<{ cycle: string; price: string }[]>`
         select cycle, price from product_prices where product_id = ${product.id} order by (cycle = 'monthly') desc limit 1`;
-      const status = req.status || (req.provision ? "pending" : "active");
-      if (!SERVICE_STATUSES.includes(status))
-        throw badRequest("status", `status must be one of ${SERVICE_STATUSES.join(", ")}`);
+      const status =
+        req.status === ServiceStatus.UNSPECIFIED
+          ? req.provision
+            ? "pending"
+            : "active"
+          : serviceStatus.in(req.status);
+      if (!status) throw badRequest("status", "status is not a known service status");
       const [owner] = await sql<
         { person_id: string }[]
       >`select person_id from balances where customer_id = ${req.customerId} limit 1`;
@@ -251,7 +257,11 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
       return transact(sql, async (tx) => {
         const [s] = await selectServices(tx, "s.id = $1 for update of s", [req.serviceId]);
         if (!s) throw notFound("Service");
-        return { service: summaryOut(await setServiceState(tx, ns, s, req.action, req.reason, "supplier")) };
+        return {
+          service: summaryOut(
+            await setServiceState(tx, ns, s, stateActionOf(req.action), req.reason, "supplier"),
+          ),
+        };
       });
     },
   };

@@ -17,8 +17,6 @@ export function callerOf(caller: Caller | MessageInitShape<typeof CallerSchema> 
   return { customerId: caller.customerId, personId: caller.personId, currency: caller.currency ?? "" };
 }
 
-export const json = (value: unknown) => ({ result: { json: JSON.stringify(value) } });
-
 export function requireUuid(field: string, value: string): string {
   if (!isUuid(value)) throw badRequest(field, `${field} is not a valid identifier`);
   return value;

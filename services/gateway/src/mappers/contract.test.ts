@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { MoneySchema } from "@hb/contracts/hb/platform/v1/money_pb";
-import { amountNumber, decimal4, enumWords, iso } from "./contract.ts";
+import { amountNumber, decimal4, enumWords, iso, isoOrNull } from "./contract.ts";
 
 const eur = (amount: string) => create(MoneySchema, { currency: "EUR", amount });
 
@@ -41,6 +41,11 @@ describe("instants on the wire", () => {
     const at = new Date("2026-11-23T10:00:00.123Z");
     assert.equal(iso(timestampFromDate(at)), "2026-11-23T10:00:00.123Z");
     assert.throws(() => iso(undefined), /no time/);
+  });
+
+  it("writes an absent optional instant as null", () => {
+    assert.equal(isoOrNull(undefined), null);
+    assert.equal(isoOrNull(timestampFromDate(new Date("2026-11-23T00:00:00Z"))), "2026-11-23T00:00:00.000Z");
   });
 });
 

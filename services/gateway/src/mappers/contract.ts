@@ -26,6 +26,9 @@ export const amountNumber = (m: Money | undefined): number => Number(decimal4(m)
 /** An instant in the spec's ISO 8601 form with milliseconds. */
 export const iso = (t: Timestamp | undefined): string => timestampDate(required(t, "time")).toISOString();
 
+/** An instant that may be absent, as the spec's null. */
+export const isoOrNull = (t: Timestamp | undefined): string | null => (t ? iso(t) : null);
+
 /** An optional contract value as the spec's null. */
 export const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
@@ -33,14 +36,15 @@ export const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null
 export function enumWords<W extends string>(what: string, words: Record<number, W>) {
   const values = new Map<string, number>(Object.entries(words).map(([v, w]) => [w, Number(v)]));
   return {
+    words,
     wire(value: number): W {
       const w = words[value];
       if (w === undefined) throw new Error(`the backend sent no ${what} (${value})`);
       return w;
     },
     /** The enum value of a wire word (a query filter); undefined for a word the enum lacks. */
-    value(word: string): number | undefined {
-      return values.get(word);
+    value(word: string | undefined): number | undefined {
+      return word === undefined ? undefined : values.get(word);
     },
   };
 }

@@ -26,6 +26,12 @@ export const billingCycleWords = enumWords<z.infer<typeof cycle>>("billing cycle
   [BillingCycle.BIENNIALLY]: "biennially",
 });
 
+/** An add-on's cycle: a recurring one, or one_time. */
+export const addonCycleWords = enumWords<z.infer<typeof cycle> | "one_time">("add-on cycle", {
+  ...billingCycleWords.words,
+  [BillingCycle.ONE_TIME]: "one_time",
+});
+
 export const productKindWords = enumWords("product kind", {
   [ProductKind.VPS]: "vps",
   [ProductKind.DEDICATED]: "dedicated",

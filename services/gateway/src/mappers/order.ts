@@ -1,8 +1,7 @@
-import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { type Document, DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Order, PlacedOrder } from "@hb/contracts/hb/billing/v1/orders_pb";
+import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/services_pb";
 import type { z } from "zod";
-import { serviceSummaryJson } from "../service-summary.ts";
 import type { order, orderCreation, orderDetail, orderDocument } from "../wire/order.ts";
 import { amountNumber, iso, orNull, required } from "./contract.ts";
 import {
@@ -13,6 +12,7 @@ import {
 } from "./enums.ts";
 import { invoiceJson } from "./invoice.ts";
 import { proformaJson } from "./proforma.ts";
+import { serviceSummaryJson } from "./service.ts";
 
 /** The order record of the list. */
 export function orderJson(o: Order): z.infer<typeof order> {
@@ -37,12 +37,11 @@ export function orderDetailJson(o: Order, services: ServiceSummary[]): z.infer<t
   return {
     ...orderJson(o),
     payment_error: orNull(o.paymentError),
-    // The service mapper still types status and kind as billing's free text; the schema checks them.
     services: services.map((s) => ({
       ...serviceSummaryJson(s),
       order_id: o.id,
       failure_reason: orNull(failures.get(s.id)),
-    })) as z.infer<typeof orderDetail>["services"],
+    })),
     documents: o.documents.map(billingDocumentJson),
   };
 }

@@ -1,6 +1,6 @@
+import { accountBalanceJson, accountJson } from "../mappers/account.ts";
 import { accountUsageJson } from "../mappers/account-usage.ts";
 import { required } from "../mappers/contract.ts";
-import { customerStatusWire } from "../mappers/customer-status.ts";
 import { transactionJson } from "../mappers/transaction.ts";
 import { route } from "../route.ts";
 import { pageQuery, pagination } from "../schemas.ts";
@@ -26,24 +26,11 @@ export const accountRoutes = [
     response: account,
     example: accountExample,
     handler: async ({ clients, caller, principal }) => {
-      const [{ person, customer }, balance] = await Promise.all([
+      const [person, credit] = await Promise.all([
         clients.auth.getPerson({ personId: principal.personId }),
         clients.billing.getAccount({ caller }),
       ]);
-      return {
-        data: {
-          id: customer!.id,
-          name: person!.name,
-          email: person!.email,
-          company: customer!.company,
-          country: customer!.country,
-          currency: customer!.currency,
-          status: customerStatusWire(customer!.status),
-          credit_balance: Number(balance.balance),
-          person: { id: person!.id, name: person!.name, email: person!.email, is_owner: person!.isOwner },
-          permissions: principal.permissions,
-        },
-      };
+      return { data: accountJson(person, credit, principal.permissions) };
     },
   }),
   route({
@@ -55,11 +42,11 @@ export const accountRoutes = [
     response: accountBalance,
     example: accountBalanceExample,
     handler: async ({ clients, caller, principal }) => {
-      const [balance, { customer }] = await Promise.all([
+      const [credit, { customer }] = await Promise.all([
         clients.billing.getAccount({ caller }),
         clients.auth.getPerson({ personId: principal.personId }),
       ]);
-      return { data: { balance: Number(balance.balance), currency: balance.currency || customer!.currency } };
+      return { data: accountBalanceJson(credit, customer!.currency) };
     },
   }),
   route({

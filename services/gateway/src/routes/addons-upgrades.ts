@@ -1,12 +1,60 @@
+import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
+import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
+import type { Upgrade } from "@hb/contracts/hb/billing/v1/upgrades_pb";
+import { badRequest } from "@hb/platform";
 import { z } from "zod";
 import { idempotencyOf } from "../idempotency.ts";
-import { fromJson } from "../json-result.ts";
-import { route } from "../route.ts";
+import {
+  addonBillingTypes,
+  addonCancellationJson,
+  addonJson,
+  addonOffersJson,
+  addonPurchaseJson,
+} from "../mappers/addon.ts";
+import { required } from "../mappers/contract.ts";
+import { billingCycleWords } from "../mappers/enums.ts";
+import { invoiceJson } from "../mappers/invoice.ts";
+import { orderJson } from "../mappers/order.ts";
+import { upgradeDetailJson, upgradeJson, upgradePathsJson } from "../mappers/upgrade.ts";
+import { type Context, route } from "../route.ts";
 import { idParam } from "../schemas.ts";
 import * as addons from "../wire/addon.ts";
+import type { invoice } from "../wire/invoice.ts";
+import { CYCLES } from "../wire/money.ts";
 import * as upgrades from "../wire/upgrade.ts";
 
+type Invoice = z.infer<typeof invoice>;
+type UpgradeOrder = z.infer<typeof upgrades.upgradeDetail>["order"];
+
 const id = z.object({ id: idParam });
+
+type Billing = Pick<Context<unknown, unknown, unknown>, "clients" | "caller">;
+
+/** An invoice billing issued for a purchase, as the invoice record (its line items are the detail's). */
+async function invoiceRecord({ clients, caller }: Billing, documentId: string): Promise<Invoice> {
+  const { document } = await clients.billing.getDocument({ caller, kind: DocumentKind.INVOICE, documentId });
+  return invoiceJson(required(document, "invoice"));
+}
+
+/** The invoice an upgrade waits for; null when the change needed none. */
+const upgradeInvoice = async (ctx: Billing, u: Upgrade | undefined) =>
+  u?.invoiceId ? invoiceRecord(ctx, u.invoiceId) : null;
+
+/** The order an upgrade created, as GET /upgrades/{id} shows it. */
+async function upgradeOrder({ clients, caller }: Billing, u: Upgrade | undefined) {
+  if (!u?.orderId) return null;
+  const { order } = await clients.billing.getOrder({ caller, orderId: u.orderId });
+  const { id, order_number, status, payment_status } = orderJson(required(order, "order"));
+  return { id, order_number, status, payment_status } satisfies UpgradeOrder;
+}
+
+/** A recurring add-on's cycle; absent is UNSPECIFIED, which billing reads as monthly. */
+function addonCycleOf(cycle: string | undefined): BillingCycle {
+  if (cycle === undefined) return BillingCycle.UNSPECIFIED;
+  if (!(CYCLES as readonly string[]).includes(cycle))
+    throw badRequest("billingCycle", `unknown billingCycle "${cycle}"`);
+  return billingCycleWords.value(cycle as (typeof CYCLES)[number]) ?? 0;
+}
 const view = { scope: "read" as const, permissions: ["view_services" as const] };
 const orders = { scope: "orders" as const, permissions: ["manage_services" as const] };
 // Order creation, add-on purchases and upgrade requests share one window.
@@ -23,9 +71,9 @@ export const addonUpgradeRoutes = [
     response: addons.addonList,
     example: addons.addonListExample,
     handler: async ({ clients, caller, params }) => ({
-      data: fromJson(
-        (await clients.billing.listAddons({ caller, serviceId: params.id, available: false })).result,
-      ),
+      data: {
+        options: (await clients.billing.listAddons({ caller, serviceId: params.id })).addons.map(addonJson),
+      },
     }),
   }),
   route({
@@ -38,9 +86,7 @@ export const addonUpgradeRoutes = [
     response: addons.availableAddonList,
     example: addons.availableAddonListExample,
     handler: async ({ clients, caller, params }) => ({
-      data: fromJson(
-        (await clients.billing.listAddons({ caller, serviceId: params.id, available: true })).result,
-      ),
+      data: addonOffersJson((await clients.billing.listAddonOffers({ caller, serviceId: params.id })).offers),
     }),
   }),
   route({
@@ -67,21 +113,19 @@ export const addonUpgradeRoutes = [
     }),
     successStatus: 201,
     cooldown: buying,
-    handler: async ({ clients, caller, params, body, req }) => ({
-      data: fromJson(
-        (
-          await clients.billing.buyAddon({
-            caller,
-            serviceId: params.id,
-            optionId: body.optionId,
-            billingType: body.billingType,
-            billingCycle: body.billingCycle ?? "",
-            quantity: body.quantity,
-            ...idempotencyOf(req),
-          })
-        ).result,
-      ),
-    }),
+    handler: async (ctx) => {
+      const { clients, caller, params, body, req } = ctx;
+      const bought = await clients.billing.buyAddon({
+        caller,
+        serviceId: params.id,
+        optionId: body.optionId,
+        billingType: addonBillingTypes.value(body.billingType) ?? 0,
+        billingCycle: addonCycleOf(body.billingCycle),
+        quantity: body.quantity,
+        ...idempotencyOf(req),
+      });
+      return { data: addonPurchaseJson(bought, await invoiceRecord(ctx, bought.invoiceId)) };
+    },
   }),
   route({
     method: "delete",
@@ -95,9 +139,8 @@ export const addonUpgradeRoutes = [
     exampleExtra: { message: "Add-on cancelled" },
     example: addons.addonCancellationExample,
     handler: async ({ clients, caller, params }) => ({
-      data: fromJson(
-        (await clients.billing.cancelAddon({ caller, serviceId: params.id, optionId: params.optionId }))
-          .result,
+      data: addonCancellationJson(
+        await clients.billing.cancelAddon({ caller, serviceId: params.id, optionId: params.optionId }),
       ),
       extra: { message: "Add-on cancelled" },
     }),
@@ -111,9 +154,13 @@ export const addonUpgradeRoutes = [
     params: id,
     response: upgrades.upgradePaths,
     example: upgrades.upgradePathsExample,
-    handler: async ({ clients, caller, params }) => ({
-      data: fromJson((await clients.billing.listUpgradePaths({ caller, serviceId: params.id })).result),
-    }),
+    handler: async (ctx) => {
+      const paths = await ctx.clients.billing.listUpgradePaths({
+        caller: ctx.caller,
+        serviceId: ctx.params.id,
+      });
+      return { data: upgradePathsJson(paths, await upgradeInvoice(ctx, paths.pendingUpgrade)) };
+    },
   }),
   route({
     method: "post",
@@ -129,18 +176,15 @@ export const addonUpgradeRoutes = [
     body: z.object({ toProductId: idParam }),
     successStatus: 201,
     cooldown: buying,
-    handler: async ({ clients, caller, params, body, req }) => ({
-      data: fromJson(
-        (
-          await clients.billing.requestUpgrade({
-            caller,
-            serviceId: params.id,
-            toProductId: body.toProductId,
-            ...idempotencyOf(req),
-          })
-        ).result,
-      ),
-    }),
+    handler: async (ctx) => {
+      const { upgrade } = await ctx.clients.billing.requestUpgrade({
+        caller: ctx.caller,
+        serviceId: ctx.params.id,
+        toProductId: ctx.body.toProductId,
+        ...idempotencyOf(ctx.req),
+      });
+      return { data: upgradeJson(upgrade!, await upgradeInvoice(ctx, upgrade)) };
+    },
   }),
   route({
     method: "post",
@@ -169,19 +213,16 @@ export const addonUpgradeRoutes = [
       }),
     successStatus: 201,
     cooldown: buying,
-    handler: async ({ clients, caller, params, body, req }) => ({
-      data: fromJson(
-        (
-          await clients.billing.requestUpgrade({
-            caller,
-            serviceId: params.id,
-            addOptions: body.addOptions,
-            removeOptions: body.removeOptions,
-            ...idempotencyOf(req),
-          })
-        ).result,
-      ),
-    }),
+    handler: async (ctx) => {
+      const { upgrade } = await ctx.clients.billing.requestUpgrade({
+        caller: ctx.caller,
+        serviceId: ctx.params.id,
+        addOptions: ctx.body.addOptions,
+        removeOptions: ctx.body.removeOptions,
+        ...idempotencyOf(ctx.req),
+      });
+      return { data: upgradeJson(upgrade!, await upgradeInvoice(ctx, upgrade)) };
+    },
   }),
   route({
     method: "get",
@@ -192,9 +233,14 @@ export const addonUpgradeRoutes = [
     params: id,
     response: upgrades.upgradeDetail,
     example: upgrades.upgradeDetailExample,
-    handler: async ({ clients, caller, params }) => ({
-      data: fromJson((await clients.billing.getUpgrade({ caller, upgradeId: params.id })).result),
-    }),
+    handler: async (ctx) => {
+      const { upgrade } = await ctx.clients.billing.getUpgrade({
+        caller: ctx.caller,
+        upgradeId: ctx.params.id,
+      });
+      const [invoice, order] = await Promise.all([upgradeInvoice(ctx, upgrade), upgradeOrder(ctx, upgrade)]);
+      return { data: upgradeDetailJson(upgrade!, invoice, order) };
+    },
   }),
   route({
     method: "post",
@@ -212,9 +258,15 @@ export const addonUpgradeRoutes = [
       status: "cancelled",
       document: { ...upgrades.upgradeExample.document, status: "cancelled" },
     },
-    handler: async ({ clients, caller, params }) => ({
-      data: fromJson((await clients.billing.cancelUpgrade({ caller, upgradeId: params.id })).result),
-      extra: { message: "Upgrade cancelled" },
-    }),
+    handler: async (ctx) => {
+      const { upgrade } = await ctx.clients.billing.cancelUpgrade({
+        caller: ctx.caller,
+        upgradeId: ctx.params.id,
+      });
+      return {
+        data: upgradeJson(upgrade!, await upgradeInvoice(ctx, upgrade)),
+        extra: { message: "Upgrade cancelled" },
+      };
+    },
   }),
 ];

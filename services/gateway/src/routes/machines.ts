@@ -1,4 +1,6 @@
 import type { Client } from "@connectrpc/connect";
+import { ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
+import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/services_pb";
 import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { MachineKind, type MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
@@ -7,6 +9,7 @@ import { z } from "zod";
 import { asBodyFields } from "../field-names.ts";
 import { backupCreatedJson, backupJson } from "../mappers/backup.ts";
 import { jobStatuses, powerActions } from "../mappers/compute-wire.ts";
+import { productKindWords } from "../mappers/enums.ts";
 import { addressListJson } from "../mappers/ip-address.ts";
 import { jobJson } from "../mappers/job.ts";
 import {
@@ -26,12 +29,12 @@ import {
 import { machineStatsJson, trafficJson } from "../mappers/machine-stats.ts";
 import { powerStatusJson, provisionStatusJson } from "../mappers/machine-status.ts";
 import { osImageListJson } from "../mappers/os-image.ts";
+import { serviceSummaryJson } from "../mappers/service.ts";
 import { gameDetailJson, serviceActionsJson } from "../mappers/service-control.ts";
 import { snapshotCreatedJson, snapshotJson } from "../mappers/snapshot.ts";
 import { sshKeyJson } from "../mappers/ssh-key.ts";
 import { type Context, route } from "../route.ts";
 import { idParam, pageQuery, pagination, password } from "../schemas.ts";
-import { serviceSummaryJson } from "../service-summary.ts";
 import {
   backupCreated,
   backupList,
@@ -71,11 +74,8 @@ import { deleted, examples as sshEx, sshKey, sshKeyList } from "../wire/ssh-key.
 type ServiceWire = z.infer<typeof serviceSummary>;
 type MachineMapper<T> = (s: ServiceWire, m: MachineSummary | undefined) => T;
 
-/**
- * Billing's service summary in the wire shape the machine records compose. (service-summary.ts
- * is billing's mapper; its output is the spec's service summary.)
- */
-const serviceWire = (s: Parameters<typeof serviceSummaryJson>[0]) => serviceSummaryJson(s) as ServiceWire;
+/** Billing's service summary in the wire shape the machine records compose. */
+const serviceWire: (s: ServiceSummary) => ServiceWire = serviceSummaryJson;
 
 /** A page of machines of one kind: one billing call for the page, one compute call for its machines. */
 async function listMachines<T>(
@@ -85,7 +85,7 @@ async function listMachines<T>(
 ) {
   const { services, total } = await ctx.clients.billing.listServiceSummaries({
     caller: ctx.caller,
-    kind,
+    kind: productKindWords.value(kind),
     page: ctx.query.page,
     limit: ctx.query.limit,
   });
@@ -112,7 +112,7 @@ async function getMachine<T>(
     ctx.clients.compute.describeMachines({ caller: ctx.caller, serviceIds: [ctx.params.id] }),
   ]);
   const s = services[0];
-  if (!s || s.kind !== kind) {
+  if (!s || s.kind !== productKindWords.value(kind)) {
     throw apiError("NOT_FOUND", `${kind === "vps" ? "VPS" : "Dedicated server"} not found`);
   }
   return { data: detail(serviceWire(s), machines[0]) };
@@ -863,7 +863,7 @@ export const copyRoutes = [
       const [{ services }] = await Promise.all([
         clients.billing.getServiceSummaries({ caller, serviceIds: [params.id] }),
       ]);
-      if (services[0]?.kind !== "vps") throw apiError("NOT_FOUND", "VPS not found");
+      if (services[0]?.kind !== ProductKind.VPS) throw apiError("NOT_FOUND", "VPS not found");
       const { service } = await clients.billing.cancelService({
         caller,
         serviceId: params.id,

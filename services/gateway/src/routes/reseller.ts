@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { idempotencyOf } from "../idempotency.ts";
-import { fromJson } from "../json-result.ts";
 import { required } from "../mappers/contract.ts";
 import { orderPaymentModeWords } from "../mappers/enums.ts";
 import {
@@ -8,6 +7,8 @@ import {
   resellerOrderJson,
   resellerPaymentRetryJson,
 } from "../mappers/reseller-order.ts";
+import { resellerServiceJson, resellerServiceStateJson } from "../mappers/reseller-service.ts";
+import { serviceActions } from "../mappers/service.ts";
 import { route } from "../route.ts";
 import { idParam } from "../schemas.ts";
 import * as wire from "../wire/reseller.ts";
@@ -100,7 +101,9 @@ export const resellerRoutes = [
     response: wire.resellerServiceList,
     example: wire.resellerServiceListExample,
     handler: async ({ clients, caller }) => ({
-      data: fromJson((await clients.billing.listResellerServices({ caller })).result),
+      data: {
+        services: (await clients.billing.listResellerServices({ caller })).services.map(resellerServiceJson),
+      },
     }),
   }),
   route({
@@ -171,15 +174,15 @@ export const resellerRoutes = [
       },
       body: z.object({ reason: z.string().max(500).default("") }),
       handler: async ({ clients, caller, params, body }) => ({
-        data: fromJson(
+        data: resellerServiceStateJson(
           (
             await clients.billing.resellerSetServiceState({
               caller,
               serviceId: params.serviceId,
-              action,
+              action: serviceActions.value(action) ?? 0,
               reason: body.reason,
             })
-          ).result,
+          ).service!,
         ),
       }),
     }),

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { fromJson } from "../json-result.ts";
 import { required } from "../mappers/contract.ts";
+import { serviceStatusWords } from "../mappers/enums.ts";
 import { invoiceJson } from "../mappers/invoice.ts";
 import { serviceMachineJson } from "../mappers/machine.ts";
+import { serviceRecordJson, serviceStatsJson, serviceSummaryJson } from "../mappers/service.ts";
 import { route } from "../route.ts";
 import { idParam, pageQuery, pagination } from "../schemas.ts";
-import { serviceSummaryJson } from "../service-summary.ts";
 import { invoice, invoiceExample } from "../wire/invoice.ts";
 import {
   serviceDetail,
@@ -33,7 +33,7 @@ export const serviceRoutes = [
       const [list, stats] = await Promise.all([
         clients.billing.listServiceSummaries({
           caller,
-          status: query.status ?? "",
+          status: serviceStatusWords.value(query.status) ?? 0,
           page: query.page,
           limit: query.limit,
         }),
@@ -43,7 +43,7 @@ export const serviceRoutes = [
         data: {
           services: list.services.map(serviceSummaryJson),
           pagination: pagination(query.page, query.limit, list.total),
-          stats: fromJson(stats.stats),
+          stats: serviceStatsJson(stats),
         },
       };
     },
@@ -58,7 +58,7 @@ export const serviceRoutes = [
     response: serviceDetail,
     example: serviceDetailExample,
     handler: async ({ clients, caller, params }) => {
-      const { service, detail } = await clients.billing.getService({ caller, serviceId: params.id });
+      const { service } = await clients.billing.getService({ caller, serviceId: params.id });
       // One batched call for the machine detail; a service without a machine has none.
       const machines = await clients.compute
         .describeMachines({ caller, serviceIds: [params.id] })
@@ -66,8 +66,7 @@ export const serviceRoutes = [
       const machine = machines?.machines[0];
       return {
         data: {
-          ...serviceSummaryJson(service!),
-          ...fromJson(detail),
+          ...serviceRecordJson(service!),
           machine: serviceMachineJson(machine),
         },
       };

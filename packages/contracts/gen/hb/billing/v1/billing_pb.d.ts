@@ -4,13 +4,17 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Caller } from "../../platform/v1/caller_pb.js";
+import type { Money } from "../../platform/v1/money_pb.js";
 import type { AccountUsage, Transaction } from "./ledger_pb.js";
+import type { ResellerService, ServiceAction, ServiceStatusStats, ServiceSummary } from "./services_pb.js";
 import type { Document, DocumentKind, DocumentStatus, DocumentStatusTotals } from "./documents_pb.js";
 import type { CatalogueProduct, ProductOption, ProductPrice } from "./products_pb.js";
 import type { Order, OrderItem, OrderPaymentMode, OrderPaymentStatus, OrderStatus, PlacedOrder } from "./orders_pb.js";
-import type { Money } from "../../platform/v1/money_pb.js";
-import type { ProductKind } from "./common_pb.js";
+import type { BillingCycle, ProductKind, ServiceStatus } from "./common_pb.js";
+import type { Addon, AddonBillingType, AddonOffer } from "./addons_pb.js";
+import type { Upgrade, UpgradeOrigin, UpgradePath } from "./upgrades_pb.js";
 
 /**
  * Describes the file hb/billing/v1/billing.proto.
@@ -40,11 +44,11 @@ export declare const AdminAdvanceClockRequestSchema: GenMessage<AdminAdvanceCloc
  */
 export declare type AdminAdvanceClockResponse = Message<"hb.billing.v1.AdminAdvanceClockResponse"> & {
   /**
-   * Billing's time after the move, ISO 8601.
+   * Billing's time after the move.
    *
-   * @generated from field: string now = 1;
+   * @generated from field: google.protobuf.Timestamp now = 1;
    */
-  now: string;
+  now?: Timestamp | undefined;
 };
 
 /**
@@ -52,26 +56,6 @@ export declare type AdminAdvanceClockResponse = Message<"hb.billing.v1.AdminAdva
  * Use `create(AdminAdvanceClockResponseSchema)` to create a new message.
  */
 export declare const AdminAdvanceClockResponseSchema: GenMessage<AdminAdvanceClockResponse>;
-
-/**
- * Results that the gateway passes through as the `data` of its answer are carried as a JSON
- * document (`json`), already in the spec's wire shape. The record types above stay typed
- * because other services read them.
- *
- * @generated from message hb.billing.v1.JsonResult
- */
-export declare type JsonResult = Message<"hb.billing.v1.JsonResult"> & {
-  /**
-   * @generated from field: string json = 1;
-   */
-  json: string;
-};
-
-/**
- * Describes the message hb.billing.v1.JsonResult.
- * Use `create(JsonResultSchema)` to create a new message.
- */
-export declare const JsonResultSchema: GenMessage<JsonResult>;
 
 /**
  * @generated from message hb.billing.v1.GetAccountRequest
@@ -94,16 +78,11 @@ export declare const GetAccountRequestSchema: GenMessage<GetAccountRequest>;
  */
 export declare type GetAccountResponse = Message<"hb.billing.v1.GetAccountResponse"> & {
   /**
-   * Decimal string.
+   * The caller's credit; currency empty while the person has never held credit.
    *
-   * @generated from field: string balance = 1;
+   * @generated from field: hb.platform.v1.Money balance = 1;
    */
-  balance: string;
-
-  /**
-   * @generated from field: string currency = 2;
-   */
-  currency: string;
+  balance?: Money | undefined;
 };
 
 /**
@@ -224,13 +203,6 @@ export declare type GetServiceResponse = Message<"hb.billing.v1.GetServiceRespon
    * @generated from field: hb.billing.v1.ServiceSummary service = 1;
    */
   service?: ServiceSummary | undefined;
-
-  /**
-   * Active add-ons, order id and other billing detail, spec wire shape.
-   *
-   * @generated from field: hb.billing.v1.JsonResult detail = 2;
-   */
-  detail?: JsonResult | undefined;
 };
 
 /**
@@ -247,11 +219,6 @@ export declare type GetServiceStatsRequest = Message<"hb.billing.v1.GetServiceSt
    * @generated from field: hb.platform.v1.Caller caller = 1;
    */
   caller?: Caller | undefined;
-
-  /**
-   * @generated from field: string status = 2;
-   */
-  status: string;
 };
 
 /**
@@ -265,9 +232,11 @@ export declare const GetServiceStatsRequestSchema: GenMessage<GetServiceStatsReq
  */
 export declare type GetServiceStatsResponse = Message<"hb.billing.v1.GetServiceStatsResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult stats = 1;
+   * Every status the caller has services in, once.
+   *
+   * @generated from field: repeated hb.billing.v1.ServiceStatusStats by_status = 1;
    */
-  stats?: JsonResult | undefined;
+  byStatus: ServiceStatusStats[];
 };
 
 /**
@@ -1032,11 +1001,9 @@ export declare type AdminSetServiceStateRequest = Message<"hb.billing.v1.AdminSe
   serviceId: string;
 
   /**
-   * suspend, unsuspend, terminate
-   *
-   * @generated from field: string action = 2;
+   * @generated from field: hb.billing.v1.ServiceAction action = 2;
    */
-  action: string;
+  action: ServiceAction;
 
   /**
    * @generated from field: string reason = 3;
@@ -1076,18 +1043,18 @@ export declare type ListServiceSummariesRequest = Message<"hb.billing.v1.ListSer
   caller?: Caller | undefined;
 
   /**
-   * Empty: every kind.
+   * Unspecified: every kind.
    *
-   * @generated from field: string kind = 2;
+   * @generated from field: hb.billing.v1.ProductKind kind = 2;
    */
-  kind: string;
+  kind: ProductKind;
 
   /**
-   * Empty: every status.
+   * Unspecified: every status.
    *
-   * @generated from field: string status = 3;
+   * @generated from field: hb.billing.v1.ServiceStatus status = 3;
    */
-  status: string;
+  status: ServiceStatus;
 
   /**
    * @generated from field: int32 page = 4;
@@ -1144,9 +1111,11 @@ export declare type AdminCreateServiceRequest = Message<"hb.billing.v1.AdminCrea
   productId: string;
 
   /**
-   * @generated from field: string kind = 3;
+   * Unspecified: PRODUCT_KIND_VPS.
+   *
+   * @generated from field: hb.billing.v1.ProductKind kind = 3;
    */
-  kind: string;
+  kind: ProductKind;
 
   /**
    * @generated from field: string hostname = 4;
@@ -1159,11 +1128,11 @@ export declare type AdminCreateServiceRequest = Message<"hb.billing.v1.AdminCrea
   name: string;
 
   /**
-   * pending, active, suspended, ... (the status to create it in)
+   * The status to create it in; unspecified: PENDING when provisioning, else ACTIVE.
    *
-   * @generated from field: string status = 6;
+   * @generated from field: hb.billing.v1.ServiceStatus status = 6;
    */
-  status: string;
+  status: ServiceStatus;
 
   /**
    * @generated from field: bool provision = 7;
@@ -1234,160 +1203,6 @@ export declare type GetServiceSummariesResponse = Message<"hb.billing.v1.GetServ
  * Use `create(GetServiceSummariesResponseSchema)` to create a new message.
  */
 export declare const GetServiceSummariesResponseSchema: GenMessage<GetServiceSummariesResponse>;
-
-/**
- * @generated from message hb.billing.v1.ServiceSummary
- */
-export declare type ServiceSummary = Message<"hb.billing.v1.ServiceSummary"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * @generated from field: string customer_id = 2;
-   */
-  customerId: string;
-
-  /**
-   * @generated from field: string name = 3;
-   */
-  name: string;
-
-  /**
-   * @generated from field: string hostname = 4;
-   */
-  hostname: string;
-
-  /**
-   * vps, dedicated, game, ...
-   *
-   * @generated from field: string kind = 5;
-   */
-  kind: string;
-
-  /**
-   * pending_payment, pending, installing, active, provisioning_failed, suspended, terminated
-   *
-   * @generated from field: string status = 6;
-   */
-  status: string;
-
-  /**
-   * @generated from field: hb.billing.v1.Product product = 7;
-   */
-  product?: Product | undefined;
-
-  /**
-   * @generated from field: hb.billing.v1.BillingTerms billing = 8;
-   */
-  billing?: BillingTerms | undefined;
-
-  /**
-   * Null when no cancellation is scheduled.
-   *
-   * @generated from field: optional hb.billing.v1.Cancellation cancellation = 9;
-   */
-  cancellation?: Cancellation | undefined;
-
-  /**
-   * @generated from field: string created_at = 10;
-   */
-  createdAt: string;
-};
-
-/**
- * Describes the message hb.billing.v1.ServiceSummary.
- * Use `create(ServiceSummarySchema)` to create a new message.
- */
-export declare const ServiceSummarySchema: GenMessage<ServiceSummary>;
-
-/**
- * @generated from message hb.billing.v1.Product
- */
-export declare type Product = Message<"hb.billing.v1.Product"> & {
-  /**
-   * @generated from field: string id = 1;
-   */
-  id: string;
-
-  /**
-   * @generated from field: string name = 2;
-   */
-  name: string;
-};
-
-/**
- * Describes the message hb.billing.v1.Product.
- * Use `create(ProductSchema)` to create a new message.
- */
-export declare const ProductSchema: GenMessage<Product>;
-
-/**
- * @generated from message hb.billing.v1.BillingTerms
- */
-export declare type BillingTerms = Message<"hb.billing.v1.BillingTerms"> & {
-  /**
-   * @generated from field: string cycle = 1;
-   */
-  cycle: string;
-
-  /**
-   * Decimal string with 4 decimals.
-   *
-   * @generated from field: string amount = 2;
-   */
-  amount: string;
-
-  /**
-   * @generated from field: string currency = 3;
-   */
-  currency: string;
-
-  /**
-   * ISO 8601 timestamp.
-   *
-   * @generated from field: string next_due_date = 4;
-   */
-  nextDueDate: string;
-};
-
-/**
- * Describes the message hb.billing.v1.BillingTerms.
- * Use `create(BillingTermsSchema)` to create a new message.
- */
-export declare const BillingTermsSchema: GenMessage<BillingTerms>;
-
-/**
- * @generated from message hb.billing.v1.Cancellation
- */
-export declare type Cancellation = Message<"hb.billing.v1.Cancellation"> & {
-  /**
-   * @generated from field: string type = 1;
-   */
-  type: string;
-
-  /**
-   * @generated from field: string reason = 2;
-   */
-  reason: string;
-
-  /**
-   * @generated from field: string requested_at = 3;
-   */
-  requestedAt: string;
-
-  /**
-   * @generated from field: string effective_at = 4;
-   */
-  effectiveAt: string;
-};
-
-/**
- * Describes the message hb.billing.v1.Cancellation.
- * Use `create(CancellationSchema)` to create a new message.
- */
-export declare const CancellationSchema: GenMessage<Cancellation>;
 
 /**
  * @generated from message hb.billing.v1.CreateResellerOrderRequest
@@ -1598,9 +1413,11 @@ export declare const ListResellerServicesRequestSchema: GenMessage<ListResellerS
  */
 export declare type ListResellerServicesResponse = Message<"hb.billing.v1.ListResellerServicesResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * Newest first.
+   *
+   * @generated from field: repeated hb.billing.v1.ResellerService services = 1;
    */
-  result?: JsonResult | undefined;
+  services: ResellerService[];
 };
 
 /**
@@ -1624,9 +1441,9 @@ export declare type ResellerSetServiceStateRequest = Message<"hb.billing.v1.Rese
   serviceId: string;
 
   /**
-   * @generated from field: string action = 3;
+   * @generated from field: hb.billing.v1.ServiceAction action = 3;
    */
-  action: string;
+  action: ServiceAction;
 
   /**
    * @generated from field: string reason = 4;
@@ -1645,9 +1462,9 @@ export declare const ResellerSetServiceStateRequestSchema: GenMessage<ResellerSe
  */
 export declare type ResellerSetServiceStateResponse = Message<"hb.billing.v1.ResellerSetServiceStateResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: hb.billing.v1.ResellerService service = 1;
    */
-  result?: JsonResult | undefined;
+  service?: ResellerService | undefined;
 };
 
 /**
@@ -1669,13 +1486,6 @@ export declare type ListAddonsRequest = Message<"hb.billing.v1.ListAddonsRequest
    * @generated from field: string service_id = 2;
    */
   serviceId: string;
-
-  /**
-   * false: the active add-ons; true: what the product offers, held ones marked.
-   *
-   * @generated from field: bool available = 3;
-   */
-  available: boolean;
 };
 
 /**
@@ -1689,9 +1499,11 @@ export declare const ListAddonsRequestSchema: GenMessage<ListAddonsRequest>;
  */
 export declare type ListAddonsResponse = Message<"hb.billing.v1.ListAddonsResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * The add-ons the service holds (not cancelled), oldest first.
+   *
+   * @generated from field: repeated hb.billing.v1.Addon addons = 1;
    */
-  result?: JsonResult | undefined;
+  addons: Addon[];
 };
 
 /**
@@ -1699,6 +1511,45 @@ export declare type ListAddonsResponse = Message<"hb.billing.v1.ListAddonsRespon
  * Use `create(ListAddonsResponseSchema)` to create a new message.
  */
 export declare const ListAddonsResponseSchema: GenMessage<ListAddonsResponse>;
+
+/**
+ * @generated from message hb.billing.v1.ListAddonOffersRequest
+ */
+export declare type ListAddonOffersRequest = Message<"hb.billing.v1.ListAddonOffersRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.ListAddonOffersRequest.
+ * Use `create(ListAddonOffersRequestSchema)` to create a new message.
+ */
+export declare const ListAddonOffersRequestSchema: GenMessage<ListAddonOffersRequest>;
+
+/**
+ * @generated from message hb.billing.v1.ListAddonOffersResponse
+ */
+export declare type ListAddonOffersResponse = Message<"hb.billing.v1.ListAddonOffersResponse"> & {
+  /**
+   * What the service's product offers, by name; the ones the service holds are marked.
+   *
+   * @generated from field: repeated hb.billing.v1.AddonOffer offers = 1;
+   */
+  offers: AddonOffer[];
+};
+
+/**
+ * Describes the message hb.billing.v1.ListAddonOffersResponse.
+ * Use `create(ListAddonOffersResponseSchema)` to create a new message.
+ */
+export declare const ListAddonOffersResponseSchema: GenMessage<ListAddonOffersResponse>;
 
 /**
  * @generated from message hb.billing.v1.BuyAddonRequest
@@ -1720,16 +1571,16 @@ export declare type BuyAddonRequest = Message<"hb.billing.v1.BuyAddonRequest"> &
   optionId: string;
 
   /**
-   * one_time or recurring
-   *
-   * @generated from field: string billing_type = 4;
+   * @generated from field: hb.billing.v1.AddonBillingType billing_type = 4;
    */
-  billingType: string;
+  billingType: AddonBillingType;
 
   /**
-   * @generated from field: string billing_cycle = 5;
+   * Recurring add-ons only; unspecified: BILLING_CYCLE_MONTHLY.
+   *
+   * @generated from field: hb.billing.v1.BillingCycle billing_cycle = 5;
    */
-  billingCycle: string;
+  billingCycle: BillingCycle;
 
   /**
    * @generated from field: int32 quantity = 6;
@@ -1758,9 +1609,30 @@ export declare const BuyAddonRequestSchema: GenMessage<BuyAddonRequest>;
  */
 export declare type BuyAddonResponse = Message<"hb.billing.v1.BuyAddonResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: hb.billing.v1.Addon addon = 1;
    */
-  result?: JsonResult | undefined;
+  addon?: Addon | undefined;
+
+  /**
+   * The invoice for the purchase.
+   *
+   * @generated from field: string invoice_id = 2;
+   */
+  invoiceId: string;
+
+  /**
+   * Whether credit paid the invoice at once.
+   *
+   * @generated from field: bool settled = 3;
+   */
+  settled: boolean;
+
+  /**
+   * The caller's credit after the purchase.
+   *
+   * @generated from field: hb.platform.v1.Money credit_balance = 4;
+   */
+  creditBalance?: Money | undefined;
 };
 
 /**
@@ -1800,9 +1672,23 @@ export declare const CancelAddonRequestSchema: GenMessage<CancelAddonRequest>;
  */
 export declare type CancelAddonResponse = Message<"hb.billing.v1.CancelAddonResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: string option_id = 1;
    */
-  result?: JsonResult | undefined;
+  optionId: string;
+
+  /**
+   * How many add-ons of that option ended.
+   *
+   * @generated from field: int32 cancelled = 2;
+   */
+  cancelled: number;
+
+  /**
+   * The unused share returned to whoever paid.
+   *
+   * @generated from field: hb.platform.v1.Money credit = 3;
+   */
+  credit?: Money | undefined;
 };
 
 /**
@@ -1837,9 +1723,23 @@ export declare const ListUpgradePathsRequestSchema: GenMessage<ListUpgradePathsR
  */
 export declare type ListUpgradePathsResponse = Message<"hb.billing.v1.ListUpgradePathsResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: hb.billing.v1.UpgradeOrigin current = 1;
    */
-  result?: JsonResult | undefined;
+  current?: UpgradeOrigin | undefined;
+
+  /**
+   * Cheapest first.
+   *
+   * @generated from field: repeated hb.billing.v1.UpgradePath paths = 2;
+   */
+  paths: UpgradePath[];
+
+  /**
+   * An upgrade awaiting payment or executing; unset when none.
+   *
+   * @generated from field: hb.billing.v1.Upgrade pending_upgrade = 3;
+   */
+  pendingUpgrade?: Upgrade | undefined;
 };
 
 /**
@@ -1901,9 +1801,9 @@ export declare const RequestUpgradeRequestSchema: GenMessage<RequestUpgradeReque
  */
 export declare type RequestUpgradeResponse = Message<"hb.billing.v1.RequestUpgradeResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: hb.billing.v1.Upgrade upgrade = 1;
    */
-  result?: JsonResult | undefined;
+  upgrade?: Upgrade | undefined;
 };
 
 /**
@@ -1938,9 +1838,9 @@ export declare const GetUpgradeRequestSchema: GenMessage<GetUpgradeRequest>;
  */
 export declare type GetUpgradeResponse = Message<"hb.billing.v1.GetUpgradeResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: hb.billing.v1.Upgrade upgrade = 1;
    */
-  result?: JsonResult | undefined;
+  upgrade?: Upgrade | undefined;
 };
 
 /**
@@ -1975,9 +1875,9 @@ export declare const CancelUpgradeRequestSchema: GenMessage<CancelUpgradeRequest
  */
 export declare type CancelUpgradeResponse = Message<"hb.billing.v1.CancelUpgradeResponse"> & {
   /**
-   * @generated from field: hb.billing.v1.JsonResult result = 1;
+   * @generated from field: hb.billing.v1.Upgrade upgrade = 1;
    */
-  result?: JsonResult | undefined;
+  upgrade?: Upgrade | undefined;
 };
 
 /**
@@ -2216,6 +2116,14 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof ListAddonsRequestSchema;
     output: typeof ListAddonsResponseSchema;
+  },
+  /**
+   * @generated from rpc hb.billing.v1.BillingService.ListAddonOffers
+   */
+  listAddonOffers: {
+    methodKind: "unary";
+    input: typeof ListAddonOffersRequestSchema;
+    output: typeof ListAddonOffersResponseSchema;
   },
   /**
    * @generated from rpc hb.billing.v1.BillingService.BuyAddon
