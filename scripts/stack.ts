@@ -60,7 +60,8 @@ export async function freePort(): Promise<number> {
 const entry = (name: string) => path.join(root, "services", name, "src", "main.ts");
 export const availableServices = () => SERVICES.filter((s) => existsSync(entry(s.name)));
 
-async function waitFor(what: string, check: () => Promise<boolean>, proc: ChildProcess, timeoutMs = 30_000) {
+// Generous: on two shared cores a dozen private stacks may start at once in the test run.
+async function waitFor(what: string, check: () => Promise<boolean>, proc: ChildProcess, timeoutMs = 90_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (proc.exitCode !== null) throw new Error(`${what} exited with code ${proc.exitCode} during start-up`);

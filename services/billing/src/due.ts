@@ -3,7 +3,7 @@ import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { apiError, type Logger, type Sql } from "@hb/platform";
 import { advanceClock, clock, clockControllable } from "./clock.ts";
 import { timeOut } from "./contract-values.ts";
-import { chargeDueHours } from "./hourly.ts";
+import { chargeDueHours, type DueLock } from "./hourly.ts";
 import { selectServices } from "./records.ts";
 import { setServiceState } from "./service-handlers.ts";
 import { transact } from "./shared.ts";
@@ -13,12 +13,12 @@ import { transact } from "./shared.ts";
  * terminated (service.terminated), nothing is refunded, and it no longer renews. Claimed with SKIP
  * LOCKED so replicas never terminate one service twice.
  */
-export async function endTermsDue(sql: Sql, ns: string): Promise<number> {
+export async function endTermsDue(sql: Sql, ns: string, lock: DueLock = "skip"): Promise<number> {
   return transact(sql, async (tx) => {
     const due = await selectServices(
       tx,
       `s.cancellation is not null and s.status not in ('terminated', 'cancelled') and s.next_due_date <= $1
-       order by s.next_due_date limit 100 for update of s skip locked`,
+       order by s.next_due_date limit 100 for update of s${lock === "skip" ? " skip locked" : ""}`,
       [clock.now()],
     );
     for (const s of due) {
@@ -36,9 +36,9 @@ export async function endTermsDue(sql: Sql, ns: string): Promise<number> {
 }
 
 /** Everything that falls due with time, run until nothing more is due. */
-async function runDueWorkNow(sql: Sql, ns: string) {
-  while ((await chargeDueHours(sql, ns)) > 0) {}
-  while ((await endTermsDue(sql, ns)) > 0) {}
+async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock) {
+  while ((await chargeDueHours(sql, ns, lock)) > 0) {}
+  while ((await endTermsDue(sql, ns, lock)) > 0) {}
 }
 
 // One pass at a time in this process. A pass that started before the clock moved reads the old
@@ -46,8 +46,8 @@ async function runDueWorkNow(sql: Sql, ns: string) {
 // with work still due; queued behind it, the second pass sees the rows again with the new time.
 let tail: Promise<unknown> = Promise.resolve();
 
-export function runDueWork(sql: Sql, ns: string): Promise<void> {
-  const run = tail.then(() => runDueWorkNow(sql, ns));
+export function runDueWork(sql: Sql, ns: string, lock: DueLock = "skip"): Promise<void> {
+  const run = tail.then(() => runDueWorkNow(sql, ns, lock));
   tail = run.catch(() => {});
   return run;
 }
@@ -82,7 +82,8 @@ export function createClockAdmin(sql: Sql, ns: string): Partial<ServiceImpl<type
         });
       }
       const now = advanceClock(seconds * 1000);
-      await runDueWork(sql, ns);
+      // Waits for rows held elsewhere: the answer means everything due by the new time is done.
+      await runDueWork(sql, ns, "wait");
       return { now: timeOut(now) };
     },
   };

@@ -7,18 +7,25 @@ import { setServiceState } from "./service-handlers.ts";
 import { transact } from "./shared.ts";
 
 /**
+ * How due work claims its rows: "skip" passes over rows another transaction holds (the periodic
+ * pass, so replicas share the work); "wait" waits for them (a clock move, which must have done
+ * everything due before it answers, even rows the provisioner or a payment held for a moment).
+ */
+export type DueLock = "skip" | "wait";
+
+/**
  * Charges hourly services from their owner's credit, one hour at a time, without a document.
  * A service whose owner cannot pay the next hour is suspended (service.suspended). Rows are
  * claimed with SKIP LOCKED, so replicas never charge one hour twice. Returns how many services it
  * charged or suspended: a due service it can do nothing about (no payer, or one still being built
  * whose owner is short) does not count, so callers that repeat until nothing changes always stop.
  */
-export async function chargeDueHours(sql: Sql, ns: string): Promise<number> {
+export async function chargeDueHours(sql: Sql, ns: string, lock: DueLock = "skip"): Promise<number> {
   return transact(sql, async (tx) => {
     const due = await selectServices(
       tx,
       `s.cycle = 'hourly' and s.status in ('pending', 'installing', 'active') and s.charged_until <= $1
-       order by s.charged_until limit 100 for update of s skip locked`,
+       order by s.charged_until limit 100 for update of s${lock === "skip" ? " skip locked" : ""}`,
       [clock.now()],
     );
     let changed = 0;
