@@ -4,6 +4,7 @@
  * machine, while the endpoint on file keeps getting its deliveries.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, describe, it } from "node:test";
@@ -187,6 +188,40 @@ describe("hb webhooks listen", () => {
     } finally {
       stop.abort();
       await listening;
+    }
+  });
+});
+
+describe("the hb command", () => {
+  it("hb webhooks listen --forward-to relays a partner's event to a local receiver, verified", async () => {
+    const p = await newPartner();
+    const local = verifyingReceiver(() => p.secret);
+    const target = `http://${await local.listening}/hook`;
+    // The built CLI, as `npx hb` runs it (npm install's prepare builds packages/cli/dist).
+    const child = spawn(
+      process.execPath,
+      ["packages/cli/bin/hb.js", "webhooks", "listen", "--forward-to", target],
+      {
+        env: { ...process.env, HB_API_URL: GATEWAY, HB_API_KEY: p.key, HB_WEBHOOK_SECRET: p.secret },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let output = "";
+    child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+    try {
+      await eventually(async () => output.includes("Ready:"), 30_000);
+      const id = await raiseServiceEvent(p.customerId);
+      const got = await eventually(async () => local.verified.find((v) => v.id === id), 20_000);
+      assert.equal(got.event, "service.suspended");
+      assert.deepEqual(local.refused, []);
+      await eventually(async () => output.includes(`service.suspended ${id}`), 10_000);
+      assert.doesNotMatch(output, new RegExp(p.secret), "the secret is never printed");
+    } finally {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGINT");
+      await exited;
+      local.server.close();
     }
   });
 });
