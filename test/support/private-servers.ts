@@ -122,3 +122,33 @@ export async function privatePostgres(): Promise<PrivateServer> {
   await server.start();
   return server;
 }
+
+/** A NATS server with JetStream whose store survives a restart, as the machine's does. */
+export async function privateNats(): Promise<PrivateServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), "hb-nats-"));
+  let proc: ChildProcess | undefined;
+  const server: PrivateServer = {
+    url: `nats://127.0.0.1:${port}`,
+    async start() {
+      proc = spawn("/usr/sbin/nats-server", ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir], {
+        stdio: "ignore",
+      });
+      await eventually(() => portOpen(port), 10_000, 50);
+    },
+    async kill() {
+      const p = proc;
+      proc = undefined;
+      if (!p || p.exitCode !== null) return;
+      const exited = new Promise((r) => p.once("exit", r));
+      p.kill("SIGKILL");
+      await exited;
+    },
+    async close() {
+      await server.kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  await server.start();
+  return server;
+}

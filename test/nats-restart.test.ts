@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import http from "node:http";
+import { after, before, describe, it } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
+import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
+import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
+import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+import { newId, rpcClient } from "@hb/platform";
+import { jetstream } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { eventually } from "./helpers.ts";
+import { type OwnStack, ownStack } from "./own-stack.ts";
+import { type PrivateServer, privateNats } from "./support/private-servers.ts";
+
+// The stack runs on its own NATS server (started from the machine's binary on a free port, its
+// JetStream store in a temporary directory), so killing it disturbs no other test.
+describe("a NATS restart", () => {
+  let nats: PrivateServer;
+  let s: OwnStack;
+  const seen = new Map<string, Set<string>>(); // serviceId → X-Webhook-Ids
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { data: { serviceId?: string } };
+      const id = body.data.serviceId ?? "";
+      seen.set(id, (seen.get(id) ?? new Set()).add(req.headers["x-webhook-id"] as string));
+      res.writeHead(200).end();
+    });
+  });
+
+  before(async () => {
+    nats = await privateNats();
+    s = await ownStack("natsrestart", { NATS_URL: nats.url });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  });
+  after(async () => {
+    receiver.close();
+    await s?.close();
+    await nats?.close();
+  });
+
+  it("in the middle of a burst of events loses none and delivers each once", async () => {
+    const { customer } = await s.auth.createCustomer({ name: "Q", email: "q@example.test", currency: "EUR" });
+    const partnerId = customer!.id;
+    await s.auth.createPartner({ customerId: partnerId, status: PartnerStatus.ACTIVE });
+    const port = (receiver.address() as { port: number }).port;
+    const webhooks = rpcClient("grpc-js", WebhooksService, s.stack.env.WEBHOOKS_ADDR, { timeoutMs: 5000 });
+    await webhooks.client.updateProgrammeSettings({ addAllowedDestinations: [`127.0.0.1:${port}`] });
+    await webhooks.client.setWebhookUrl({ partnerId, url: `http://127.0.0.1:${port}/` });
+    webhooks.close();
+    const ns = s.stack.env.HB_NS;
+    const ids: string[] = [];
+    const publishBurst = async (n: number) => {
+      const nc = await connect({ servers: nats.url });
+      const js = jetstream(nc);
+      for (let i = 0; i < n; i++) {
+        const serviceId = newId();
+        ids.push(serviceId);
+        const event = create(EventSchema, {
+          id: newId(),
+          type: "service.unsuspended",
+          occurredAt: timestampNow(),
+          partnerId,
+          payload: { case: "service", value: { serviceId, status: ServiceStatus.ACTIVE, hostname: "h" } },
+        });
+        await js.publish(`${ns}.events.service.unsuspended`, toBinary(EventSchema, event), {
+          msgID: event.id,
+        });
+      }
+      await nc.close();
+    };
+    await publishBurst(100);
+    await nats.kill();
+    await nats.start();
+    await publishBurst(100);
+    await eventually(async () => ids.every((id) => seen.has(id)), 60_000, 200);
+    for (const id of ids) assert.equal(seen.get(id)!.size, 1, `one X-Webhook-Id for ${id}`);
+    // The stack keeps serving after the restart.
+    assert.equal((await fetch(`${s.stack.gatewayUrl}/healthz`)).status, 200);
+  });
+});
