@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { PowerAction } from "@hb/contracts/hb/compute/v1/actions_pb";
+import type { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
+import { Control, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { type ResolvedError, resolveError } from "@hb/platform";
-import { auth, grpc, newPartner, signed } from "./helpers.ts";
+import { auth, compute, grpc, newPartner, signed } from "./helpers.ts";
 
 // Request rules declared in the contract (buf.validate annotations in proto/hb/*/v1/*.proto) are
 // checked by the serving side before any handler: the same refusal reaches a partner over HTTP
@@ -57,6 +60,56 @@ describe("rules declared in the contract", () => {
     assert.deepEqual(
       key.info?.violations.map((v) => v.message),
       ["person_id must be a valid UUID", "label is required"],
+    );
+  });
+
+  it("refuse compute requests with a malformed id, an undefined enum or a value out of range, before any handler", async () => {
+    // No caller either: the rules are checked before the handler would refuse it as UNAUTHORIZED.
+    const job = await refusal(compute.getJob({ jobId: "not-a-uuid" }));
+    assert.equal(job.code, "BAD_REQUEST");
+    assert.deepEqual(
+      job.info?.violations.map((v) => [v.field, v.message]),
+      [["job_id", "job_id must be a valid UUID"]],
+    );
+    const fields = async (call: Promise<unknown>) => {
+      const r = await refusal(call);
+      assert.equal(r.code, "BAD_REQUEST", r.message);
+      return r.info?.violations.map((v) => v.field);
+    };
+    const serviceId = "0190a7c4-1111-7000-8000-000000000001";
+    assert.deepEqual(
+      await fields(
+        compute.runPowerAction({ serviceId: "7", kind: 42 as MachineKind, action: PowerAction.START }),
+      ),
+      ["service_id", "kind"],
+    );
+    assert.deepEqual(
+      await fields(compute.listJobs({ status: 9 as JobStatus, serviceId: "x", page: -1, limit: 201 })),
+      ["status", "service_id", "page", "limit"],
+    );
+    assert.deepEqual(await fields(compute.restoreBackup({ serviceId, backupId: "b" })), ["backup_id"]);
+    assert.deepEqual(await fields(compute.deleteSnapshot({ serviceId, snapshotId: "s" })), ["snapshot_id"]);
+    assert.deepEqual(await fields(compute.deleteSshKey({ sshKeyId: "k" })), ["ssh_key_id"]);
+    assert.deepEqual(await fields(compute.createSshKey({ name: " ", publicKey: "ssh-ed25519 AAAA" })), [
+      "name",
+    ]);
+    assert.deepEqual(await fields(compute.describeMachines({ serviceIds: [serviceId, "2"] })), [
+      "service_ids[1]",
+    ]);
+    assert.deepEqual(
+      await fields(
+        compute.adminCreateMachine({
+          serviceId: "s",
+          customerId: "c",
+          disabledControls: [Control.POWER, Control.UNSPECIFIED],
+          vcpus: -1,
+        }),
+      ),
+      ["service_id", "customer_id", "disabled_controls[1]", "vcpus"],
+    );
+    assert.deepEqual(
+      await fields(compute.provision({ serviceId, customerId: "c", kind: MachineKind.GAME })),
+      ["customer_id"],
     );
   });
 });
