@@ -30,7 +30,7 @@ interface FieldRules {
   ignore?: string;
   cel?: { id: string; message: string; expression: string }[];
   string?: Record<string, unknown>;
-  enum?: { definedOnly?: boolean };
+  enum?: { definedOnly?: boolean; notIn?: number[] };
   repeated?: { items?: FieldRules; minItems?: string; maxItems?: string };
   [kind: string]: unknown;
 }
@@ -122,11 +122,28 @@ function rulesOf(rules: FieldRules | undefined): string[] {
   if (text.uuid) words.push(rules.ignore === "IGNORE_IF_ZERO_VALUE" ? "a UUID or empty" : "a UUID");
   if (text.maxLen) words.push(`at most ${text.maxLen} characters`);
   if (rules.enum?.definedOnly) words.push("a defined value");
+  // Only the zero value (UNSPECIFIED) is ever excluded.
+  if (rules.enum?.notIn?.length) words.push("not unspecified");
+  const range = numberRange(rules);
+  if (range) words.push(range);
   if (rules.repeated?.items) words.push(...rulesOf(rules.repeated.items).map((w) => `each ${w}`));
   // Custom rules (CEL) are described by their messages: "must be …", or "is required" (not blank).
   for (const rule of rules.cel ?? [])
     words.push(rule.message.replace(/^must be /, "").replace(/^is required$/, "not blank"));
   return words;
+}
+
+/** A declared integer range in words ("from 0 to 200", "0 or more"); undefined when none. */
+function numberRange(rules: FieldRules): string | undefined {
+  const bounds = (rules.int32 ?? rules.int64) as
+    | { gte?: number | string; gt?: number | string; lte?: number | string; lt?: number | string }
+    | undefined;
+  if (!bounds) return undefined;
+  const { gte, gt, lte, lt } = bounds;
+  if (gte !== undefined && lte !== undefined) return `from ${gte} to ${lte}`;
+  const low = gte !== undefined ? `${gte} or more` : gt !== undefined ? `more than ${gt}` : undefined;
+  const high = lte !== undefined ? `at most ${lte}` : lt !== undefined ? `less than ${lt}` : undefined;
+  return [low, high].filter(Boolean).join(" and ") || undefined;
 }
 
 const ruleText = (field: Field) => {

@@ -8,7 +8,7 @@ import {
 } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
 import type { UpgradeSchema } from "@hb/contracts/hb/billing/v1/upgrades_pb";
-import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { apiError, badRequest, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { priceIn } from "./catalogue.ts";
 import { clock } from "./clock.ts";
 import { moneyOut, timeOut } from "./contract-values.ts";
@@ -28,7 +28,7 @@ import {
   serviceDocuments,
 } from "./refunds.ts";
 import { ownService } from "./service-handlers.ts";
-import { callerOf, requireUuid, transact } from "./shared.ts";
+import { callerOf, transact } from "./shared.ts";
 
 interface OptionRow {
   id: string;
@@ -136,9 +136,8 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
 
     async buyAddon(req) {
       const caller = callerOf(req.caller);
-      if (!isUuid(req.optionId)) throw badRequest("optionId", "optionId is not a valid identifier");
-      const billingType = addonBillingType.in(req.billingType);
-      if (!billingType) throw badRequest("billingType", "billingType must be one_time or recurring");
+      // The contract requires a billing type and bounds the quantity.
+      const billingType = addonBillingType.defined(req.billingType);
       const cycle =
         billingType !== "recurring"
           ? "one_time"
@@ -148,7 +147,6 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
       if (cycle === undefined || (billingType === "recurring" && !isCycle(cycle)))
         throw badRequest("billingCycle", "billingCycle must be a recurring billing cycle");
       const quantity = req.quantity || 1;
-      if (quantity < 1 || quantity > 100) throw badRequest("quantity", "quantity must be from 1 to 100");
       const out = await transact(sql, async (tx) => {
         const again = await replay(
           tx,
@@ -213,7 +211,6 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
 
     async cancelAddon(req) {
       const caller = callerOf(req.caller);
-      if (!isUuid(req.optionId)) throw badRequest("optionId", "optionId is not a valid identifier");
       const out = await transact(sql, async (tx) => {
         const s = await ownService(tx, caller.customerId, req.serviceId, true);
         const rows = await tx.unsafe<AddonRow[]>(
@@ -261,16 +258,12 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
     async requestUpgrade(req) {
       const caller = callerOf(req.caller);
       const byProduct = req.toProductId !== "";
-      if (byProduct && !isUuid(req.toProductId))
-        throw badRequest("toProductId", "toProductId is not a valid identifier");
       if (!byProduct) {
         if (req.addOptions.length === 0 && req.removeOptions.length === 0) {
           throw badRequest("addOptions", "addOptions or removeOptions must name at least one option");
         }
         const overlap = req.addOptions.find((o) => req.removeOptions.includes(o));
         if (overlap) throw badRequest("removeOptions", `option ${overlap} is both added and removed`);
-        const bad = [...req.addOptions, ...req.removeOptions].find((o) => !isUuid(o));
-        if (bad) throw badRequest("addOptions", `"${bad}" is not a valid option identifier`);
       }
       const out = await transact(sql, async (tx) => {
         const again = await replay(
@@ -414,14 +407,14 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
       const caller = callerOf(req.caller);
       const [u] = await sql<
         UpgradeRow[]
-      >`select * from upgrades where id = ${requireUuid("id", req.upgradeId)} and customer_id = ${caller.customerId}`;
+      >`select * from upgrades where id = ${req.upgradeId} and customer_id = ${caller.customerId}`;
       if (!u) throw notFound("Upgrade");
       return { upgrade: upgradeOut(u, await currencyOf(sql, u.service_id)) };
     },
 
     async cancelUpgrade(req) {
       const caller = callerOf(req.caller);
-      const upgradeId = requireUuid("id", req.upgradeId);
+      const upgradeId = req.upgradeId;
       return transact(sql, async (tx) => {
         const [peek] = await tx<
           UpgradeRow[]
@@ -442,7 +435,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
 
     async adminAddProductOption(req) {
       const [p] = await sql<{ currency: string }[]>`
-        select currency from products where id = ${requireUuid("product_id", req.productId)}`;
+        select currency from products where id = ${req.productId}`;
       if (!p) throw notFound("Product");
       const recurring = priceIn(req.recurringMonthlyPrice, "recurring_monthly_price", p.currency);
       const oneTime = priceIn(req.oneTimePrice, "one_time_price", p.currency);

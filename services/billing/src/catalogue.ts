@@ -7,7 +7,7 @@ import { badRequest, newId, notFound, type Sql } from "@hb/platform";
 import { moneyOut } from "./contract-values.ts";
 import { billingCycle, productKind } from "./enums.ts";
 import { formatMoney, money, parseMoney, type Units } from "./money.ts";
-import { requireUuid, transact } from "./shared.ts";
+import { transact } from "./shared.ts";
 
 /** An admin-given price: exact, not negative, in the product's currency. */
 export function priceIn(m: Money | undefined, field: string, currency: string): Units | undefined {
@@ -72,14 +72,13 @@ export function createCatalogue(sql: Sql): Partial<ServiceImpl<typeof BillingSer
 
     async getProduct(req) {
       const [p] = await sql.unsafe<ProductRow[]>(`${productSelect} where p.id = $1 and p.active`, [
-        requireUuid("id", req.productId),
+        req.productId,
       ]);
       if (!p) throw notFound("Product");
       return { product: productOut(p) };
     },
 
     async adminCreateProduct(req) {
-      if (!req.name.trim()) throw badRequest("name", "name is required");
       if (req.prices.length === 0)
         throw badRequest("prices", "at least one cycle price is required, e.g. monthly=10");
       const currency = req.currency || "EUR";
@@ -92,8 +91,8 @@ export function createCatalogue(sql: Sql): Partial<ServiceImpl<typeof BillingSer
         if (v === undefined) throw badRequest("prices", `no price for ${cycle}`);
         prices.set(cycle, v);
       }
-      const kind = req.kind ? productKind.in(req.kind) : "vps";
-      if (kind === undefined) throw badRequest("kind", "unknown product kind");
+      // The contract refuses a kind it does not define; unspecified is a VPS.
+      const kind = productKind.in(req.kind) ?? "vps";
       const minCredit = priceIn(req.minimumCredit, "minimum_credit", currency) ?? 0n;
       const id = newId();
       await transact(sql, async (tx) => {

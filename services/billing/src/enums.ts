@@ -20,6 +20,8 @@ export interface EnumCodec<S extends string, E extends number> {
   out(stored: string): E;
   /** The stored word of an enum value from a request; undefined for UNSPECIFIED or an unknown number. */
   in(value: number): S | undefined;
+  /** The stored word of a value the contract requires to be defined; a request without one is a bug, so it throws. */
+  defined(value: number): S;
 }
 
 export function enumCodec<S extends string, E extends number>(words: Record<S, E>): EnumCodec<S, E> {
@@ -31,6 +33,11 @@ export function enumCodec<S extends string, E extends number>(words: Record<S, E
       return v;
     },
     in: (value) => back.get(value),
+    defined(value) {
+      const word = back.get(value);
+      if (word === undefined) throw new Error(`enum value ${value} passed the contract's rules undefined`);
+      return word;
+    },
   };
 }
 

@@ -268,7 +268,6 @@ export function createOrders(sql: Sql, ns: string): Partial<ServiceImpl<typeof B
 
     async getOrder(req) {
       const caller = callerOf(req.caller);
-      if (!isUuid(req.orderId)) throw badRequest("id", "id is not a valid identifier");
       const [order] = await sql<
         OrderRow[]
       >`select * from orders where id = ${req.orderId} and customer_id = ${caller.customerId}`;

@@ -3,7 +3,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
 import type { ResellerServiceSchema } from "@hb/contracts/hb/billing/v1/services_pb";
-import { apiError, badRequest, notFound, type Sql } from "@hb/platform";
+import { apiError, notFound, type Sql } from "@hb/platform";
 import { moneyOut } from "./contract-values.ts";
 import { payFromCredit } from "./documents.ts";
 import { orderPaymentMode } from "./enums.ts";
@@ -15,7 +15,7 @@ import { placeOrder, priceItems } from "./orders.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { orderOut } from "./records-out.ts";
 import { setServiceState, stateActionOf } from "./service-handlers.ts";
-import { callerOf, isUniqueViolation, requireUuid, transact } from "./shared.ts";
+import { callerOf, isUniqueViolation, transact } from "./shared.ts";
 
 export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
   const ordersWithServices = async (orders: OrderRow[]) => {
@@ -33,7 +33,7 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
   const ownOrder = async (partnerId: string, orderId: string) => {
     const [o] = await sql<
       OrderRow[]
-    >`select * from orders where id = ${requireUuid("orderId", orderId)} and partner_id = ${partnerId}`;
+    >`select * from orders where id = ${orderId} and partner_id = ${partnerId}`;
     if (!o) throw notFound("Order");
     return o;
   };
@@ -41,9 +41,8 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
   return {
     async createResellerOrder(req) {
       const caller = callerOf(req.caller);
-      if (!req.externalOrderId) throw badRequest("externalOrderId", "externalOrderId is required");
-      const paymentMode = orderPaymentMode.in(req.paymentMode);
-      if (paymentMode === undefined) throw badRequest("paymentMode", "paymentMode must be credit or invoice");
+      // The contract requires the partner's order id and a payment mode.
+      const paymentMode = orderPaymentMode.defined(req.paymentMode);
       const priced = await priceItems(sql, req.items, caller.currency);
       const out = await transact(sql, async (tx) => {
         const again = await replay(
@@ -142,7 +141,7 @@ export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof
       const action = stateActionOf(req.action);
       const updated = await transact(sql, async (tx) => {
         const [s] = await selectServices(tx, "s.id = $1 and s.partner_id = $2 for update of s", [
-          requireUuid("serviceId", req.serviceId),
+          req.serviceId,
           caller.customerId,
         ]);
         if (!s) throw notFound("Service");

@@ -1,8 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import type { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
-import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { apiError, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import { createDocument } from "./documents.ts";
@@ -12,7 +11,7 @@ import { addCycle, formatMoney, HOURLY, money } from "./money.ts";
 import { type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
 import { settleTermination } from "./refunds.ts";
-import { callerOf, page, requireUuid, transact } from "./shared.ts";
+import { callerOf, page, transact } from "./shared.ts";
 
 /** The caller's service (locked when asked); another customer's is NOT_FOUND. */
 export async function ownService(
@@ -21,7 +20,6 @@ export async function ownService(
   id: string,
   lock = false,
 ): Promise<ServiceRow> {
-  requireUuid("id", id);
   const [s] = await selectServices(db, `s.id = $1 and s.customer_id = $2${lock ? " for update of s" : ""}`, [
     id,
     customerId,
@@ -32,12 +30,8 @@ export async function ownService(
 
 export type StateAction = "suspend" | "unsuspend" | "terminate";
 
-/** The action a staff or partner request names; unspecified is refused. */
-export function stateActionOf(action: ServiceAction): StateAction {
-  const name = serviceAction.in(action);
-  if (!name) throw badRequest("action", "action must be suspend, unsuspend or terminate");
-  return name as StateAction;
-}
+/** The action a staff or partner request names (the contract requires one). */
+export const stateActionOf = (action: ServiceAction): StateAction => serviceAction.defined(action);
 
 /** Who changes a service's state: a partner may lift only a suspension it made itself. */
 export type Actor = "customer" | "partner" | "supplier" | "billing";
@@ -88,7 +82,7 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
   return {
     async getServiceSummaries(req) {
       const caller = callerOf(req.caller);
-      const ids = req.serviceIds.filter(isUuid);
+      const ids = req.serviceIds;
       if (ids.length === 0) return { services: [] };
       const rows = await selectServices(sql, "s.id = any($1::uuid[]) and s.customer_id = $2", [
         ids,
@@ -218,26 +212,19 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
     },
 
     async adminCreateService(req) {
-      requireUuid("customer_id", req.customerId);
-      const kind = req.kind === ProductKind.UNSPECIFIED ? "vps" : productKind.in(req.kind);
-      if (!kind) throw badRequest("kind", "kind is not a known product kind");
+      // The contract requires UUIDs and defined enums; unspecified is a VPS.
+      const kind = productKind.in(req.kind) ?? "vps";
       const [product] = req.productId
         ? await sql<
             { id: string; name: string; currency: string }[]
-          >`select id, name, currency from products where id = ${requireUuid("product_id", req.productId)}`
+          >`select id, name, currency from products where id = ${req.productId}`
         : await sql<
             { id: string; name: string; currency: string }[]
           >`select id, name, currency from products where kind = ${kind} order by created_at limit 1`;
       if (!product) throw notFound("Product");
       const [price] = await sql<{ cycle: string; price: string }[]>`
         select cycle, price from product_prices where product_id = ${product.id} order by (cycle = 'monthly') desc limit 1`;
-      const status =
-        req.status === ServiceStatus.UNSPECIFIED
-          ? req.provision
-            ? "pending"
-            : "active"
-          : serviceStatus.in(req.status);
-      if (!status) throw badRequest("status", "status is not a known service status");
+      const status = serviceStatus.in(req.status) ?? (req.provision ? "pending" : "active");
       const [owner] = await sql<
         { person_id: string }[]
       >`select person_id from balances where customer_id = ${req.customerId} limit 1`;
@@ -253,7 +240,6 @@ export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl
     },
 
     async adminSetServiceState(req) {
-      requireUuid("service_id", req.serviceId);
       return transact(sql, async (tx) => {
         const [s] = await selectServices(tx, "s.id = $1 for update of s", [req.serviceId]);
         if (!s) throw notFound("Service");

@@ -17,14 +17,10 @@ export function callerOf(caller: Caller | MessageInitShape<typeof CallerSchema> 
   return { customerId: caller.customerId, personId: caller.personId, currency: caller.currency ?? "" };
 }
 
-export function requireUuid(field: string, value: string): string {
-  if (!isUuid(value)) throw badRequest(field, `${field} is not a valid identifier`);
-  return value;
-}
-
+/** A list request's page (0: the first) and limit (0: `def`); the contract bounds both. */
 export function page(p: number, l: number, def = 20) {
-  const pageNo = Math.max(1, p || 1);
-  const limit = Math.min(200, Math.max(1, l || def));
+  const pageNo = p || 1;
+  const limit = l || def;
   return { page: pageNo, limit, offset: (pageNo - 1) * limit };
 }
 

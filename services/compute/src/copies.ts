@@ -6,7 +6,7 @@ import {
   type Snapshot,
   SnapshotSchema,
 } from "@hb/contracts/hb/compute/v1/copies_pb";
-import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { apiError, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { type ComputeDeps, callerId, type Handlers } from "./context.ts";
 import type { JobRow } from "./driver.ts";
 import { copyStatuses } from "./enums.ts";
@@ -94,15 +94,13 @@ export function createCopies(sql: Sql, { jobs }: ComputeDeps): Handlers {
     });
   }
 
-  /** One available copy of the machine, locked; `field` names the id in a refusal. */
+  /** One available copy of the machine, locked (its id a UUID, as the contract requires). */
   async function availableCopy(
     tx: TxSql,
     m: MachineRow,
     collection: Collection,
     copyId: string,
-    field: string,
   ): Promise<CopyRow> {
-    if (!isUuid(copyId)) throw badRequest(field, `${field} is not a valid identifier`);
     const [copy] = await tx<CopyRow[]>`select * from copies where id = ${copyId}
       and service_id = ${m.service_id} and collection = ${collection} and status <> 'deleted' for update`;
     const { label } = COLLECTIONS[collection];
@@ -112,15 +110,9 @@ export function createCopies(sql: Sql, { jobs }: ComputeDeps): Handlers {
   }
 
   /** Brings the machine back to a copy: a rebuild, the machine `creating` until its job is done. */
-  async function restore(
-    customerId: string,
-    serviceId: string,
-    collection: Collection,
-    copyId: string,
-    field: string,
-  ) {
+  async function restore(customerId: string, serviceId: string, collection: Collection, copyId: string) {
     const { job } = await write(customerId, serviceId, collection, async (m, tx) => {
-      const copy = await availableCopy(tx, m, collection, copyId, field);
+      const copy = await availableCopy(tx, m, collection, copyId);
       await tx`update copies set status = 'restoring' where id = ${copy.id}`;
       await tx`update machines set state = 'creating' where service_id = ${m.service_id}`;
       return { job: await jobs.accept(tx, m, COLLECTIONS[collection].restore, "running", copy.id) };
@@ -140,12 +132,12 @@ export function createCopies(sql: Sql, { jobs }: ComputeDeps): Handlers {
     },
 
     async revertSnapshot(req) {
-      return restore(callerId(req.caller), req.serviceId, "snapshot", req.snapshotId, "snapshot_id");
+      return restore(callerId(req.caller), req.serviceId, "snapshot", req.snapshotId);
     },
 
     async deleteSnapshot(req) {
       await write(callerId(req.caller), req.serviceId, "snapshot", async (m, tx) => {
-        const copy = await availableCopy(tx, m, "snapshot", req.snapshotId, "snapshot_id");
+        const copy = await availableCopy(tx, m, "snapshot", req.snapshotId);
         await tx`update copies set status = 'deleted' where id = ${copy.id}`;
         return {};
       });
@@ -163,7 +155,7 @@ export function createCopies(sql: Sql, { jobs }: ComputeDeps): Handlers {
     },
 
     async restoreBackup(req) {
-      return restore(callerId(req.caller), req.serviceId, "backup", req.backupId, "backup_id");
+      return restore(callerId(req.caller), req.serviceId, "backup", req.backupId);
     },
   };
 }

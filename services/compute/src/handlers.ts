@@ -1,8 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { InstanceState } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { type SshKey, SshKeySchema } from "@hb/contracts/hb/compute/v1/ssh_keys_pb";
-import { apiError, badRequest, isUuid, newId, notFound, type Sql } from "@hb/platform";
+import { apiError, badRequest, newId, notFound, type Sql } from "@hb/platform";
 import { createActions } from "./actions.ts";
 import { type ComputeDeps, callerId, driverOf, type Handlers } from "./context.ts";
 import { createCopies } from "./copies.ts";
@@ -65,7 +64,7 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
   return {
     async describeMachines(req) {
       const customerId = callerId(req.caller);
-      const ids = req.serviceIds.filter(isUuid);
+      const ids = req.serviceIds;
       if (ids.length === 0) return { machines: [] };
       // Both reads need only the ids, so they run concurrently (one round trip of latency). The
       // addresses of another customer's services are fetched but never matched to a returned row.
@@ -88,7 +87,6 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
 
     async getJob(req) {
       const customerId = callerId(req.caller);
-      if (!isUuid(req.jobId)) throw badRequest("job_id", "job_id is not a valid identifier");
       const job = await jobRecords.get(customerId, req.jobId);
       if (!job) throw notFound("Job");
       return { job };
@@ -119,19 +117,15 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
 
     async deleteSshKey(req) {
       const customerId = callerId(req.caller);
-      if (!isUuid(req.sshKeyId)) throw badRequest("ssh_key_id", "ssh_key_id is not a valid identifier");
       const r = await sql`delete from ssh_keys where id = ${req.sshKeyId} and customer_id = ${customerId}`;
       if (r.count === 0) throw notFound("SSH key");
       return {};
     },
 
     async adminCreateMachine(req) {
-      if (!isUuid(req.serviceId) || !isUuid(req.customerId))
-        throw badRequest("service_id", "service_id and customer_id must be UUIDs");
-      const state = req.state === InstanceState.UNSPECIFIED ? "running" : instanceStates.name(req.state);
-      if (!state) throw badRequest("state", "is not an instance state");
-      const disabled = req.disabledControls.map((c) => controls.name(c));
-      if (disabled.some((c) => !c)) throw badRequest("disabled_controls", "names an unknown control");
+      // The contract requires UUIDs, defined enums and no unspecified control.
+      const state = instanceStates.name(req.state) ?? "running";
+      const disabled = req.disabledControls.flatMap((c) => controls.name(c) ?? []);
       const built = state === "running" || state === "stopped" || state === "paused";
       const provider = defaultProvider;
       const job = await sql.begin(async (tx) => {
@@ -140,7 +134,7 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
           values (${req.serviceId}, ${req.customerId}, ${newKind(req.kind)}, ${provider},
                   ${req.hostname || `host-${req.serviceId.slice(-8)}`}, ${state}, ${built}, ${req.vcpus || 1},
                   ${req.memoryMb || 1024}, ${req.diskGb || 20}, ${state === "error" ? "" : "ubuntu-24.04"},
-                  ${disabled as string[]}, ${driverState(provider, req)}::text::jsonb)
+                  ${disabled}, ${driverState(provider, req)}::text::jsonb)
           on conflict (service_id) do update set state = excluded.state, has_instance = excluded.has_instance,
             disabled_controls = excluded.disabled_controls, driver_state = excluded.driver_state`;
         if (built) {
@@ -164,8 +158,6 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
     },
 
     async provision(req) {
-      if (!isUuid(req.serviceId) || !isUuid(req.customerId))
-        throw badRequest("service_id", "service_id and customer_id must be UUIDs");
       const provider = defaultProvider;
       const accepted = await sql.begin(async (tx) => {
         const inserted = await tx`

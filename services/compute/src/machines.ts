@@ -10,7 +10,7 @@ import {
   type MachineSummary,
   MachineSummarySchema,
 } from "@hb/contracts/hb/compute/v1/machines_pb";
-import { apiError, badRequest, isUuid, notFound, type Sql, type TxSql } from "@hb/platform";
+import { apiError, notFound, type Sql, type TxSql } from "@hb/platform";
 import { instanceStates, ipPurposes, machineKinds } from "./enums.ts";
 
 export interface MachineRow {
@@ -123,7 +123,6 @@ export async function ownMachine(
   kind: string,
   lock = false,
 ): Promise<MachineRow> {
-  if (!isUuid(serviceId)) throw badRequest("id", "id is not a valid identifier");
   const rows = await db.unsafe<MachineRow[]>(
     `select * from machines where service_id = $1 and customer_id = $2 and ($3 = '' or kind = $3)${lock ? " for update" : ""}`,
     [serviceId, customerId, kind],

@@ -98,6 +98,7 @@ export const addonUpgradeRoutes = [
     errors: ["CONFLICT"],
     params: id,
     idempotent: true,
+    fieldNames: { option_id: "optionId", billing_type: "billingType" },
     response: addons.addonPurchase,
     example: addons.addonPurchaseExample,
     body: z.object({
@@ -171,6 +172,7 @@ export const addonUpgradeRoutes = [
     errors: ["CONFLICT"],
     params: id,
     idempotent: true,
+    fieldNames: { to_product_id: "toProductId" },
     response: upgrades.upgrade,
     example: upgrades.upgradeExample,
     body: z.object({ toProductId: idParam }),

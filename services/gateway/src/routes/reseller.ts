@@ -117,6 +117,7 @@ export const resellerRoutes = [
     auth: reseller(true),
     errors: ["CONFLICT", "NOT_FOUND"],
     idempotent: true,
+    fieldNames: { external_order_id: "externalOrderId", payment_mode: "paymentMode" },
     response: wire.resellerOrderCreation,
     example: wire.resellerOrderCreationExample,
     body: z.object({

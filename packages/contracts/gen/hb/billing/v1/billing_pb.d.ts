@@ -1583,6 +1583,8 @@ export declare type BuyAddonRequest = Message<"hb.billing.v1.BuyAddonRequest"> &
   billingCycle: BillingCycle;
 
   /**
+   * 0: one.
+   *
    * @generated from field: int32 quantity = 6;
    */
   quantity: number;

@@ -36,6 +36,8 @@ export declare type RunPowerActionRequest = Message<"hb.compute.v1.RunPowerActio
   kind: MachineKind;
 
   /**
+   * Which actions a machine takes depends on its kind: checked by the service.
+   *
    * @generated from field: hb.compute.v1.PowerAction action = 4;
    */
   action: PowerAction;
@@ -645,11 +647,15 @@ export declare type ListJobsRequest = Message<"hb.compute.v1.ListJobsRequest"> &
   action: string;
 
   /**
+   * 0: the first page.
+   *
    * @generated from field: int32 page = 5;
    */
   page: number;
 
   /**
+   * 0: 20.
+   *
    * @generated from field: int32 limit = 6;
    */
   limit: number;
@@ -1035,7 +1041,7 @@ export declare type CreateSshKeyRequest = Message<"hb.compute.v1.CreateSshKeyReq
   name: string;
 
   /**
-   * One OpenSSH public key line.
+   * One OpenSSH public key line (its syntax is checked by the service).
    *
    * @generated from field: string public_key = 3;
    */
