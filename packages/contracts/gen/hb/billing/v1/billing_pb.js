@@ -570,10 +570,8 @@ export const AdminAddProductOptionResponseSchema = /*@__PURE__*/
 
 /**
  * Billing owns products, services as subscriptions, orders, invoices, proformas, the credit
- * ledger, add-ons, upgrades, hourly charging and renewals.
- *
- * This file starts with the cross-service contract (what the gateway's VPS composition and the
- * reseller routes rely on). The billing issue adds the customer-facing RPCs below it.
+ * ledger, add-ons, upgrades, hourly charging and renewals. Customer-facing RPCs carry the caller and
+ * are scoped by its customer; the Admin RPCs are for staff tools, seeding and tests.
  *
  * @generated from service hb.billing.v1.BillingService
  */
