@@ -13,6 +13,8 @@ import { rpcClient } from "@hb/platform";
 import { signResellerRequest } from "@hb/webhook-signature";
 import { contractViolation, onViolation } from "./contract.ts";
 
+export { eventually } from "./support/eventually.ts";
+
 export const GATEWAY = process.env.GATEWAY_URL ?? "http://127.0.0.1:8080";
 
 export function grpc<S extends DescService>(desc: S, addrEnv: string) {
@@ -104,26 +106,6 @@ export async function newMember(customerId: string, permissions: string[], scope
     ipAllowlist: "",
   });
   return { personId: person!.id, key: secretKey, keyId: key!.id };
-}
-
-/** Polls until fn returns a truthy value or the time is up. */
-export async function eventually<T>(
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-  stepMs = 100,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < until) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-  throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
 }
 
 export const billing = grpc(BillingService, "BILLING_ADDR");

@@ -8,7 +8,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { freePort } from "../../scripts/stack.ts";
-import { eventually } from "../helpers.ts";
+import { eventually } from "./eventually.ts";
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {

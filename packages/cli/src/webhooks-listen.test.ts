@@ -7,6 +7,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, it } from "node:test";
 import { resellerSignatureMatches, signWebhookBody, verifyWebhook } from "@hb/webhook-signature";
+import { eventually } from "../../../test/support/eventually.ts";
 import { webhooksListen } from "./webhooks-listen.ts";
 
 const secret = "whsec_listen_test";
@@ -79,13 +80,7 @@ function receiver() {
   return { server, got };
 }
 
-const until = async (ok: () => boolean, ms = 10_000) => {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+const until = (ok: () => boolean, ms = 10_000) => eventually(async () => ok(), ms, 20);
 
 describe("webhooksListen", () => {
   it("forwards each event with its exact body and signed headers, logs the receiver's status, and reconnects after the stream ends", async () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { eventually } from "../../../test/support/eventually.ts";
 import { connectDb, type Sql } from "./db.ts";
 import { createLogger } from "./log.ts";
 import { startRetention } from "./retention.ts";
@@ -94,13 +95,10 @@ describe("retention", { skip: !process.env.DATABASE_URL && "needs DATABASE_URL (
     const retention = startRetention(sql, [{ table: "events", column: "created_at" }], log, {
       intervalMs: 50,
     });
-    const deadline = Date.now() + 5000;
-    while ((await ids("events")).includes(10) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => !(await ids("events")).includes(10), 5_000, 20);
     assert.deepEqual(await ids("events"), [], "removed by the run at start");
     await sql`insert into events values (11, now() - interval '31 days')`;
-    while ((await ids("events")).includes(11) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => !(await ids("events")).includes(11), 5_000, 20);
     assert.deepEqual(await ids("events"), [], "removed by a later run");
     await retention.stop();
     await sql`insert into events values (12, now() - interval '31 days')`;

@@ -1,71 +1,38 @@
-import { PowerAction } from "@hb/contracts/hb/compute/v1/actions_pb";
-import { CopyStatus } from "@hb/contracts/hb/compute/v1/copies_pb";
+import type { DescEnum } from "@bufbuild/protobuf";
+import { type PowerAction, PowerActionSchema } from "@hb/contracts/hb/compute/v1/actions_pb";
+import { type CopyStatus, CopyStatusSchema } from "@hb/contracts/hb/compute/v1/copies_pb";
 import {
-  Control,
-  InstanceState,
-  IpAddressPurpose,
-  MachineKind,
+  type Control,
+  ControlSchema,
+  type InstanceState,
+  InstanceStateSchema,
+  type IpAddressPurpose,
+  IpAddressPurposeSchema,
+  type MachineKind,
+  MachineKindSchema,
 } from "@hb/contracts/hb/compute/v1/machines_pb";
+import { enumOfWord, enumWord } from "@hb/platform";
 
 /**
- * Compute's database keeps kinds, states and statuses as text; the contract speaks enums. Every
- * conversion between the two is here.
+ * Compute's database keeps kinds, states and statuses as text, each the word of its contract
+ * value (MACHINE_KIND_VPS ↔ vps); every conversion between the two is here, through the
+ * platform's one enum-word mapping, so no table can drift from the contract.
  */
-function twoWay<E extends number>(names: Record<string, E>) {
-  const byValue = new Map(Object.entries(names).map(([name, value]) => [value, name]));
+function twoWay<E extends number>(desc: DescEnum) {
   return {
     /** The enum of a stored name (UNSPECIFIED, 0, for a name the contract does not know). */
-    of: (name: string): E => names[name] ?? (0 as E),
+    of: (name: string): E => enumOfWord<E>(desc, name),
     /** The stored name of an enum value; undefined for UNSPECIFIED and unknown values. */
-    name: (value: number): string | undefined => byValue.get(value as E),
+    name: (value: number): string | undefined => enumWord(desc, value) || undefined,
   };
 }
 
-export const machineKinds = twoWay({
-  vps: MachineKind.VPS,
-  dedicated: MachineKind.DEDICATED,
-  game: MachineKind.GAME,
-});
-
-export const instanceStates = twoWay({
-  creating: InstanceState.CREATING,
-  running: InstanceState.RUNNING,
-  stopped: InstanceState.STOPPED,
-  paused: InstanceState.PAUSED,
-  error: InstanceState.ERROR,
-});
-
-export const controls = twoWay({
-  power: Control.POWER,
-  reinstall: Control.REINSTALL,
-  password: Control.PASSWORD,
-  snapshots: Control.SNAPSHOTS,
-  backups: Control.BACKUPS,
-  rescue: Control.RESCUE,
-});
-
-export const ipPurposes = twoWay({
-  primary: IpAddressPurpose.PRIMARY,
-  additional: IpAddressPurpose.ADDITIONAL,
-});
-
-export const copyStatuses = twoWay({
-  creating: CopyStatus.CREATING,
-  available: CopyStatus.AVAILABLE,
-  restoring: CopyStatus.RESTORING,
-});
-
-export const powerActions = twoWay({
-  start: PowerAction.START,
-  stop: PowerAction.STOP,
-  shutdown: PowerAction.SHUTDOWN,
-  reboot: PowerAction.REBOOT,
-  restart: PowerAction.RESTART,
-  poweroff: PowerAction.POWEROFF,
-  on: PowerAction.ON,
-  off: PowerAction.OFF,
-  kill: PowerAction.KILL,
-});
+export const machineKinds = twoWay<MachineKind>(MachineKindSchema);
+export const instanceStates = twoWay<InstanceState>(InstanceStateSchema);
+export const controls = twoWay<Control>(ControlSchema);
+export const ipPurposes = twoWay<IpAddressPurpose>(IpAddressPurposeSchema);
+export const copyStatuses = twoWay<CopyStatus>(CopyStatusSchema);
+export const powerActions = twoWay<PowerAction>(PowerActionSchema);
 
 /**
  * The kind a request names, as the machines.kind filter: "" for UNSPECIFIED (any kind). The

@@ -1,18 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { createLogger, type RequestLogRecord } from "@hb/platform";
+import { eventually } from "../../../test/support/eventually.ts";
 import { createRequestLogPublisher } from "./request-log.ts";
 
 const log = createLogger("test");
 log.warn = () => {};
 const entry = (n: number) => ({ keyId: `k${n}` }) as unknown as RequestLogRecord;
-const until = async (check: () => boolean, ms = 5_000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("condition not met");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-};
+const until = (check: () => boolean) => eventually(async () => check(), 5_000, 5);
 
 describe("request log publisher", () => {
   it("keeps entries while publishing fails and sends them all, in order, once it works again", async () => {
