@@ -1,4 +1,5 @@
 import { fromBinary } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
 import {
   type Event,
@@ -104,14 +105,25 @@ export async function startEventsConsumer(
       if (!PARTNER_EVENTS.has(e.type) || !e.partnerId) continue;
       // The delivery's id (X-Webhook-Id) is the event's: the event stream (`hb webhooks listen`)
       // sends the same event under the same id, so a receiver fed by both deduplicates them.
-      rows.push({ id: e.id, partner_id: e.partnerId, event_id: e.id, event: e.type, data: eventData(e) });
+      rows.push({
+        id: e.id,
+        partner_id: e.partnerId,
+        event_id: e.id,
+        event: e.type,
+        data: eventData(e),
+        occurred_at: (e.occurredAt ? timestampDate(e.occurredAt) : new Date()).toISOString(),
+      });
     }
     if (rows.length === 0) return;
     await sql`
       insert into deliveries (id, partner_id, event_id, event, data)
       select r.id, r.partner_id, r.event_id, r.event, r.data
-      from jsonb_to_recordset(${sql.json(rows as never)}) as r(id uuid, partner_id uuid, event_id uuid, event text, data jsonb)
-      where exists (select 1 from partner_webhooks w where w.partner_id = r.partner_id)
+      from jsonb_to_recordset(${sql.json(rows as never)})
+        as r(id uuid, partner_id uuid, event_id uuid, event text, data jsonb, occurred_at timestamptz)
+      -- A URL on file when the event occurred, not merely when it is read: a consumer running
+      -- late must not queue an event raised before the URL was set.
+      where exists (select 1 from partner_webhooks w
+        where w.partner_id = r.partner_id and w.on_file_since <= r.occurred_at)
       on conflict do nothing`;
   });
 }
