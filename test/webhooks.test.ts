@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { timestampMs, timestampNow } from "@bufbuild/protobuf/wkt";
+import { timestampFromDate, timestampMs, timestampNow } from "@bufbuild/protobuf/wkt";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
@@ -86,14 +86,14 @@ const afterAttempts = (p: Partner, id: string, attempts: number) =>
  * Publishes a partner's service event the way billing does, and waits until the webhooks service
  * has consumed it (its durable consumer's ack floor has passed it), so its outcome is final.
  */
-async function raiseServiceEvent(partnerId: string, serviceId: string) {
+async function raiseServiceEvent(partnerId: string, serviceId: string, occurredAt = timestampNow()) {
   const ns = process.env.HB_NS!;
   const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
   try {
     const event = create(EventSchema, {
       id: newId(),
       type: "service.suspended",
-      occurredAt: timestampNow(),
+      occurredAt,
       partnerId,
       payload: { case: "service", value: { serviceId, status: ServiceStatus.SUSPENDED, hostname: "h" } },
     });
@@ -502,6 +502,23 @@ describe("deliveries", () => {
     assert.equal(list.length, 1, "only the event raised with a URL on file was queued");
     assert.equal(list[0].status, DeliveryStatus.DELIVERED);
     assert.equal(rx.got.filter((r) => r.body.data.serviceId === dropped).length, 0);
+  });
+
+  it("drops an event that occurred before the URL went on file, even when it is read after", async () => {
+    const p = await newPartner();
+    const before = timestampFromDate(new Date(Date.now() - 60_000));
+    await signed(p, "PUT", "/api/v1/reseller/account/webhook", { webhookUrl: url });
+    const late = newId();
+    await raiseServiceEvent(p.customerId, late, before); // read now, but raised a minute ago
+    const kept = newId();
+    await raiseServiceEvent(p.customerId, kept);
+    await eventually(async () => rx.got.some((r) => r.body.data.serviceId === kept));
+    assert.deepEqual(
+      (await deliveries(p)).map((d) => d.status),
+      [DeliveryStatus.DELIVERED],
+      "only the event that occurred with a URL on file was queued",
+    );
+    assert.equal(rx.got.filter((r) => r.body.data.serviceId === late).length, 0);
   });
 
   it("attempts a partner's deliveries in creation order; a failing one is overtaken after back-off", async () => {
