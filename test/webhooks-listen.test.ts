@@ -166,12 +166,15 @@ describe("hb webhooks listen", () => {
         20_000,
       );
       assert.equal(paid.data.externalCustomerId, "cust-7");
-      assert.ok(local.verified.some((v) => v.event === "service.provisioned" && v.data.orderId === orderId));
-      assert.deepEqual(local.refused, [], "every forwarded event verifies");
-      assert.ok(
-        lines.some((l) => l.includes(`order.paid ${paid.id} -> POST`) && l.endsWith("[200]")),
-        lines.join("\n"),
+      // The receiver sees an event before the forwarder has its answer and logs the line: wait for each.
+      await eventually(async () =>
+        local.verified.some((v) => v.event === "service.provisioned" && v.data.orderId === orderId),
       );
+      assert.deepEqual(local.refused, [], "every forwarded event verifies");
+      await eventually(
+        async () => lines.some((l) => l.includes(`order.paid ${paid.id} -> POST`) && l.endsWith("[200]")),
+        10_000,
+      ).catch(() => assert.fail(lines.join("\n")));
 
       // The endpoint on file gets the same events, under the same X-Webhook-Id.
       const delivered = await eventually(
