@@ -1,13 +1,16 @@
 /**
  * Starts the five services as separate processes and waits until each answers: gRPC health for
- * the backends, /healthz for the gateway. Used by `npm start`, `npm test` and `npm run bench`.
+ * the backends, /readyz for the gateway (its key table in step with auth). Used by `npm start`, `npm test` and `npm run bench`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
-import { ensureDatabase, rpcClient } from "@hb/platform";
+import { ensureDatabase, loadTlsIdentity, rpcClient } from "@hb/platform";
+import { ensureServiceRoles } from "./db-roles.ts";
+import { certFiles, ensureDevCerts } from "./dev-certs.ts";
+import { serviceEnv } from "./service-env.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -57,6 +60,45 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** `n` distinct free ports: all are held open together, so the kernel cannot hand one out twice. */
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const srv = net.createServer();
+          srv.unref();
+          srv.on("error", reject);
+          srv.listen(0, "0.0.0.0", () => resolve(srv));
+        }),
+    ),
+  );
+  const ports = servers.map((srv) => (srv.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((srv) => new Promise((resolve) => srv.close(resolve))));
+  return ports;
+}
+
+/**
+ * Node's compile cache keeps each module's type-stripped, compiled form on disk: a service whose
+ * modules are all cached never loads the TypeScript stripper (a WebAssembly module, about 15 MB of
+ * RSS per process, measured in docs/benchmarks.md) and starts faster. The first start fills it.
+ */
+const compileCache =
+  process.env.NODE_COMPILE_CACHE || path.join(root, "node_modules", ".cache", "node-compile");
+
+/**
+ * Memory settings of every service process (the image sets the same, deploy/Dockerfile), measured
+ * in docs/benchmarks.md: a young generation capped at 4 MB semi-spaces (V8 lets it grow to 32 MB
+ * during start-up and keeps it committed while idle), and two glibc malloc arenas instead of one
+ * per thread (the libuv and V8 worker threads each kept an arena's pages).
+ */
+// HB_SERVICE_NODE_ARGS (space-separated; empty for none) replaces the flags, to measure without them.
+export const serviceNodeArgs = (process.env.HB_SERVICE_NODE_ARGS ?? "--max-semi-space-size=4")
+  .split(" ")
+  .filter(Boolean);
+const memoryEnv = { MALLOC_ARENA_MAX: "2" };
+
 const entry = (name: string) => path.join(root, "services", name, "src", "main.ts");
 export const availableServices = () => SERVICES.filter((s) => existsSync(entry(s.name)));
 
@@ -73,7 +115,28 @@ async function waitFor(what: string, check: () => Promise<boolean>, proc: ChildP
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const env = { ...opts.env };
+  env.HB_CERTS_DIR ??= await ensureDevCerts();
   await ensureDatabase(env.DATABASE_URL);
+  // Each backend connects as its own role, with rights on its own schema only.
+  const dbUrls = await ensureServiceRoles(
+    env.DATABASE_URL,
+    availableServices().map((s) => s.name),
+  );
+  const envOf = (name: string) => {
+    const own = serviceEnv(name, { ...process.env, ...env, ...certFiles(env.HB_CERTS_DIR, name) });
+    // The plaintext health-only port Kubernetes probes use (HEALTH_PORT), here too so it is tested.
+    const healthPort = env[`${name.toUpperCase()}_HEALTH_PORT`];
+    if (healthPort) own.HEALTH_PORT = healthPort;
+    if (name === "gateway") {
+      // The pages' own identity (services/gateway/src/clients.ts).
+      const panel = certFiles(env.HB_CERTS_DIR, "admin-panel");
+      own.ADMIN_PANEL_TLS_CERT = panel.TLS_CERT;
+      own.ADMIN_PANEL_TLS_KEY = panel.TLS_KEY;
+    }
+    if (dbUrls[name]) own.DATABASE_URL = dbUrls[name];
+    else delete own.DATABASE_URL; // the gateway has no database
+    return own;
+  };
   const procs = new Map<string, ChildProcess>();
   const nodeBin = process.execPath;
   let stopping = false;
@@ -95,9 +158,10 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   };
 
   const launch = (name: string) => {
-    const proc = spawn(nodeBin, [entry(name)], {
+    const proc = spawn(nodeBin, [...serviceNodeArgs, entry(name)], {
       cwd: root,
-      env: { ...process.env, ...env },
+      // Each process presents its own certificate and sees no other service's secrets.
+      env: { NODE_COMPILE_CACHE: compileCache, ...memoryEnv, ...envOf(name) },
       stdio: ["ignore", opts.output, opts.output === "pipe" ? "pipe" : opts.output],
     });
     if (opts.output === "pipe") {
@@ -117,7 +181,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   };
 
   const health = async (name: string, addr: string, proc: ChildProcess) => {
-    const { client, close } = rpcClient("grpc-js", Health, addr, { timeoutMs: 1000 });
+    // The launcher asks with the service's own certificate: health is open to any identity of the CA.
+    const tls = loadTlsIdentity(certFiles(env.HB_CERTS_DIR, name));
+    const { client, close } = rpcClient("grpc-js", Health, addr, { timeoutMs: 1000, tls });
     try {
       await waitFor(
         name,
@@ -161,7 +227,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await Promise.all(rest.map((s) => health(s.name, env[s.addrEnv], launch(s.name))));
     const gateway = launch("gateway");
     const gatewayUrl = `http://127.0.0.1:${opts.gatewayPort}`;
-    await waitFor("gateway", async () => (await fetch(`${gatewayUrl}/healthz`)).ok, gateway);
+    await waitFor("gateway", async () => (await fetch(`${gatewayUrl}/readyz`)).ok, gateway);
     return {
       env,
       gatewayUrl,
@@ -177,7 +243,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         }
         const proc = launch(name);
         if (name === "gateway")
-          await waitFor("gateway", async () => (await fetch(`${gatewayUrl}/healthz`)).ok, proc);
+          await waitFor("gateway", async () => (await fetch(`${gatewayUrl}/readyz`)).ok, proc);
         else {
           const s = SERVICES.find((x) => x.name === name)!;
           await health(name, env[s.addrEnv], proc);
@@ -199,14 +265,22 @@ export async function stackEnv(base: {
   databaseUrl: string;
   ns: string;
 }): Promise<{ env: Record<string, string>; gatewayPort: number }> {
-  const gatewayPort = await freePort();
+  // Fourteen ports, never the same one twice: each is taken only once all are in hand.
+  const ports = await freePorts(1 + SERVICES.length * 3 + 1);
+  const next = () => ports.pop()!;
+  const gatewayPort = next();
   const env: Record<string, string> = {
     DATABASE_URL: base.databaseUrl,
     HB_NS: base.ns,
     PORT: String(gatewayPort),
     PUBLIC_URL: `http://127.0.0.1:${gatewayPort}`,
   };
-  for (const s of SERVICES) env[s.addrEnv] = `127.0.0.1:${await freePort()}`;
+  for (const s of SERVICES) env[s.addrEnv] = `127.0.0.1:${next()}`;
+  // Each process serves /metrics on a port of its own (packages/platform/src/observability.ts).
+  for (const name of ["gateway", ...SERVICES.map((s) => s.name)])
+    env[`${name.toUpperCase()}_METRICS_PORT`] = String(next());
+  for (const s of SERVICES) env[`${s.name.toUpperCase()}_HEALTH_PORT`] = String(next());
+  env.HB_CERTS_DIR = await ensureDevCerts();
   for (const k of ["REDIS_URL", "NATS_URL", "LOG_LEVEL", "RPC_TRANSPORT", "KEY_PEPPER"]) {
     if (process.env[k]) env[k] = process.env[k]!;
   }

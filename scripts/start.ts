@@ -67,6 +67,11 @@ async function main() {
  issued before and prints new ones; keys you create yourself are left alone):
 ${demo.keys.map((k) => `   ${k.label.padEnd(26)} ${k.key}`).join("\n")}
 ${revoked}
+ Sign in (demo passwords; new people set theirs through a one-time link):
+${demo.signIns.map((s) => `   ${`${env.PUBLIC_URL}/${s.area}`.padEnd(30)} ${s.email.padEnd(20)} ${s.password.padEnd(22)} ${s.who}`).join("\n")}
+ First staff account of a deployment (prints a link to set the password):
+   npm run admin -- staff create --name "Ada Admin" --email ada@example.com --permissions view_clients,edit_clients
+
  Try:
    export API_KEY=${full.key}
    curl -s -H "Authorization: Bearer $API_KEY" ${env.PUBLIC_URL}/api/v1/

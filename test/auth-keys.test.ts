@@ -6,6 +6,7 @@ import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { type ApiKey, ApiKeySchema, ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
 import { generateKey, KEY_MARKER, parseKey } from "@hb/platform";
 import { api, auth, eventually, newAccount, newMember, unique } from "./helpers.ts";
+import { serviceSql } from "./support/service-db.ts";
 
 /** A calendar date as the contract carries it: 00:00 UTC of the day, `days` from today (UTC). */
 const dayFromToday = (days: number) =>
@@ -103,13 +104,15 @@ describe("authentication at the gateway", () => {
     assert.equal((await api("GET", "/api/v1/", { key: secretKey })).status, 200);
     assert.equal(key!.status, ApiKeyStatus.ACTIVE);
     // Expiry dates in the past cannot be set through the API, so age the key in the database.
-    const { default: postgres } = await import("postgres");
-    const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    const sql = serviceSql("auth");
     try {
       await sql`update auth.api_keys set expires_on = current_date - 1 where id = ${key!.id}`;
     } finally {
       await sql.end();
     }
+    // Gateways hear of a key's changes from auth (their key table); an edit behind auth's back
+    // reaches them with the next change of the customer's keys, here a label left as it was.
+    await auth.updateKey({ personId: acct.ownerId, keyId: key!.id, label: "expiring" });
     const r = await api("GET", "/api/v1/", { key: secretKey });
     assert.equal(r.status, 401);
     assert.equal(r.body.code, "UNAUTHORIZED");

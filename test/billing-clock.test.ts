@@ -1,16 +1,18 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { resolveError, rpcClient } from "@hb/platform";
+import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
+import { resolveError } from "@hb/platform";
 import { amountOf, cyclePrices, eventually, kindOf, billing as sharedBilling } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
+import { stackClient } from "./support/clients.ts";
 
 // Billing on a private stack: a fresh ledger (its ids start at 1, so ordering across 9 → 10 shows),
 // and time-driven billing (end-of-term cancellations, hourly charges) moved through billing's
 // injectable clock without any other test file seeing the jump.
 describe("billing on a private stack", () => {
   let s: OwnStack;
-  let billing: ReturnType<typeof rpcClient<typeof BillingService>>;
+  let billing: ReturnType<typeof stackClient<[typeof BillingService, typeof BillingStaffService]>>;
   let key = "";
   let personId = "";
   let customerId = "";
@@ -33,7 +35,7 @@ describe("billing on a private stack", () => {
     // A pass every few milliseconds: a clock move then often lands while a pass is in flight, the
     // race that once let an advance return before the hours it covered were charged.
     s = await ownStack("clock", { BILLING_CLOCK_CONTROL: "true", HOURLY_CHARGE_INTERVAL_MS: "5" });
-    billing = rpcClient("grpc-js", BillingService, s.stack.env.BILLING_ADDR, { timeoutMs: 20_000 });
+    billing = stackClient(s.stack.env, [BillingService, BillingStaffService], "BILLING_ADDR", 20_000);
     const { customer, owner } = await s.auth.createCustomer({
       name: "Clock",
       email: "clock@example.test",

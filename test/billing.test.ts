@@ -4,7 +4,6 @@ import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { ProductKind, ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { enumFromWord } from "@hb/platform";
-import postgres from "postgres";
 import {
   addCredit,
   amountOf,
@@ -18,12 +17,13 @@ import {
   newMember,
   newProduct,
 } from "./helpers.ts";
+import { serviceSql } from "./support/service-db.ts";
 
 const order = (key: string, body: unknown, headers: Record<string, string> = {}) =>
   api("POST", "/api/v1/orders", { key, body, headers });
 
 async function ledgerSum(personId: string) {
-  const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+  const sql = serviceSql("billing");
   try {
     const [r] = await sql<{ sum: string; balance: string }[]>`
       select coalesce((select sum(amount) from billing.ledger where person_id = ${personId}), 0)::text as sum,
@@ -482,7 +482,7 @@ describe("outbox", () => {
     const ns = process.env.HB_NS!;
     const id = newId();
     const event = create(EventSchema, { id, type: "order.paid", occurredAt: timestampNow() });
-    const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    const sql = serviceSql("billing");
     const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
     try {
       // As if billing committed the row and died before publishing it.
@@ -550,7 +550,7 @@ describe("hourly products", () => {
       async () =>
         (await api("GET", `/api/v1/services/${serviceId}`, { key: acct.key })).body.data.status === "active",
     );
-    const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    const sql = serviceSql("billing");
     try {
       await sql`update billing.services set charged_until = now() - interval '1 minute' where id = ${serviceId}`;
       await eventually(async () => (await ledgerSum(acct.ownerId)).balance === "0.2000");

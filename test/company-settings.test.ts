@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { type OwnStack, ownStack } from "./own-stack.ts";
+import { csrfIn, PASSWORD, signInVisitor } from "./portal-pages.ts";
+import { stackClient } from "./support/clients.ts";
 
 // Company-wide settings change the behaviour for everyone, so this file runs its own stack.
 describe("company-wide settings", () => {
@@ -145,5 +148,86 @@ describe("company-wide settings", () => {
   it("refuses out-of-range settings", async () => {
     await assert.rejects(s.auth.updateSettings({ hourlyRequestLimit: 0 }), /hourly_request_limit/);
     await assert.rejects(s.auth.updateSettings({ activeKeyLimit: -1 }), /active_key_limit/);
+  });
+
+  // The portal and the admin panel on this stack: the switch hides the API Keys page.
+  let portalHandle: ReturnType<typeof stackClient<[typeof PortalService]>> | undefined;
+  const portal = () => {
+    portalHandle ??= stackClient(s.stack.env, [PortalService], "AUTH_ADDR");
+    return portalHandle.client;
+  };
+  after(() => portalHandle?.close());
+
+  const withPassword = async (realm: Realm, subjectId: string) => {
+    const { token } = await portal().createPasswordLink({ realm, subjectId });
+    await portal().setPassword({ token, password: PASSWORD });
+  };
+
+  it("switched off in Settings, the API Keys page leaves the menu and its routes are refused; on again, it is back", async () => {
+    const { owner } = await s.auth.createCustomer({
+      name: "Switch Owner",
+      email: "switch-owner@example.test",
+    });
+    await withPassword(Realm.PORTAL, owner!.id);
+    const { staff } = await s.auth.createStaff({
+      name: "Switch Staff",
+      email: "switch-staff@example.test",
+      permissions: ["view_clients", "edit_clients"],
+    });
+    await withPassword(Realm.ADMIN, staff!.id);
+    const base = s.stack.gatewayUrl;
+    const customer = await signInVisitor(base, "portal", "switch-owner@example.test");
+    const admin = await signInVisitor(base, "admin", "switch-staff@example.test");
+
+    const before = await customer.get("/portal/keys");
+    assert.equal(before.status, 200);
+    assert.match(before.text, /href="\/portal\/keys"/);
+    const csrf = csrfIn(before.text);
+
+    const settings = await admin.get("/admin/settings");
+    const saveSwitch = (on: boolean) =>
+      admin.post("/admin/settings", {
+        _csrf: csrfIn(settings.text),
+        ...(on ? { api: "on" } : {}),
+        hourly: "1000",
+        keys: "10",
+        inventory: "on",
+        vps: "on",
+      });
+    assert.equal((await saveSwitch(false)).status, 303);
+
+    const hidden = await customer.get("/portal/keys");
+    assert.equal(hidden.status, 404);
+    assert.match(hidden.text, /The API Keys page is not available/);
+    assert.doesNotMatch(hidden.text, /href="\/portal\/keys"/);
+    const team = await customer.get("/portal/team");
+    assert.doesNotMatch(team.text, /href="\/portal\/keys"/);
+    const create = await customer.post("/portal/keys", { _csrf: csrf, label: "while off" });
+    assert.equal(create.status, 404);
+    assert.equal((await s.auth.listKeys({ personId: owner!.id })).keys.length, 0);
+
+    assert.equal((await saveSwitch(true)).status, 303);
+    assert.equal((await customer.get("/portal/keys")).status, 200);
+  });
+
+  it("an out-of-range limit is refused beside its field with the range, and nothing changes", async () => {
+    const { staff } = await s.auth.createStaff({
+      name: "Limit Staff",
+      email: "limit-staff@example.test",
+      permissions: ["view_clients", "edit_clients"],
+    });
+    await withPassword(Realm.ADMIN, staff!.id);
+    const admin = await signInVisitor(s.stack.gatewayUrl, "admin", "limit-staff@example.test");
+    const page = await admin.get("/admin/settings");
+    const r = await admin.post("/admin/settings", {
+      _csrf: csrfIn(page.text),
+      api: "on",
+      hourly: "1000",
+      keys: "5000",
+    });
+    assert.equal(r.status, 400);
+    assert.match(r.text, /id="f-keys-error">active_key_limit must be between 1 and 1000/);
+    assert.match(r.text, /id="f-keys"[^>]*value="5000"/);
+    assert.equal((await s.auth.getSettings({})).settings?.activeKeyLimit, 10);
   });
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import postgres from "postgres";
 import { api, eventually, newAccount, newMachine } from "./helpers.ts";
+import { serviceSql } from "./support/service-db.ts";
 
 describe("VPS power routes", () => {
   it("accepts the five named routes and the six actions of power/{action}, each moving instance.state", async () => {
@@ -162,7 +162,7 @@ describe("jobs", () => {
     const id = await newMachine(acct);
     const a = await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key });
     const b = await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key });
-    const sql = postgres(process.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    const sql = serviceSql("compute");
     try {
       await sql`update compute.jobs set status = 'succeeded', progress = 100,
         finished_at = now() - interval '29 days' where id = ${a.body.data.job_id}`;

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
-import postgres from "postgres";
 import { ed25519Line, keyBlob, keyLine } from "../services/compute/src/ssh-key-fixture.ts";
 import {
   addCredit,
@@ -15,8 +14,9 @@ import {
   newMember,
   newProduct,
 } from "./helpers.ts";
+import { serviceSql } from "./support/service-db.ts";
 
-const db = postgres(process.env.DATABASE_URL!, { max: 2, onnotice: () => {} });
+const db = serviceSql("compute");
 after(() => db.end({ timeout: 5 }));
 
 /**

@@ -6,9 +6,12 @@ import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { OrderPaymentMode } from "@hb/contracts/hb/billing/v1/orders_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { PowerAction } from "@hb/contracts/hb/compute/v1/actions_pb";
+import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import type { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { Control, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
+import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { type ResolvedError, resolveError } from "@hb/platform";
 import { auth, billing, compute, grpc, newPartner, signed } from "./helpers.ts";
 
@@ -16,7 +19,10 @@ import { auth, billing, compute, grpc, newPartner, signed } from "./helpers.ts";
 // checked by the serving side before any handler: the same refusal reaches a partner over HTTP
 // and any internal caller over gRPC.
 
-const webhooks = grpc(WebhooksService, "WEBHOOKS_ADDR");
+const webhooks = grpc([WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR");
+// Compute's customer-facing RPCs are the gateway's to call, Provision billing's.
+const computeAsGateway = grpc([ComputeService], "COMPUTE_ADDR", "gateway");
+const computeAsBilling = grpc([ComputeProvisioningService], "COMPUTE_ADDR", "billing");
 
 async function refusal(call: Promise<unknown>): Promise<ResolvedError> {
   try {
@@ -79,7 +85,7 @@ describe("rules declared in the contract", () => {
 
   it("refuse compute requests with a malformed id, an undefined enum or a value out of range, before any handler", async () => {
     // No caller either: the rules are checked before the handler would refuse it as UNAUTHORIZED.
-    const job = await refusal(compute.getJob({ jobId: "not-a-uuid" }));
+    const job = await refusal(computeAsGateway.getJob({ jobId: "not-a-uuid" }));
     assert.equal(job.code, "BAD_REQUEST");
     assert.deepEqual(
       job.info?.violations.map((v) => [v.field, v.message]),
@@ -88,21 +94,32 @@ describe("rules declared in the contract", () => {
     const serviceId = someId;
     assert.deepEqual(
       await fields(
-        compute.runPowerAction({ serviceId: "7", kind: 42 as MachineKind, action: PowerAction.START }),
+        computeAsGateway.runPowerAction({
+          serviceId: "7",
+          kind: 42 as MachineKind,
+          action: PowerAction.START,
+        }),
       ),
       ["service_id", "kind"],
     );
     assert.deepEqual(
-      await fields(compute.listJobs({ status: 9 as JobStatus, serviceId: "x", page: -1, limit: 201 })),
+      await fields(
+        computeAsGateway.listJobs({ status: 9 as JobStatus, serviceId: "x", page: -1, limit: 201 }),
+      ),
       ["status", "service_id", "page", "limit"],
     );
-    assert.deepEqual(await fields(compute.restoreBackup({ serviceId, backupId: "b" })), ["backup_id"]);
-    assert.deepEqual(await fields(compute.deleteSnapshot({ serviceId, snapshotId: "s" })), ["snapshot_id"]);
-    assert.deepEqual(await fields(compute.deleteSshKey({ sshKeyId: "k" })), ["ssh_key_id"]);
-    assert.deepEqual(await fields(compute.createSshKey({ name: " ", publicKey: "ssh-ed25519 AAAA" })), [
-      "name",
+    assert.deepEqual(await fields(computeAsGateway.restoreBackup({ serviceId, backupId: "b" })), [
+      "backup_id",
     ]);
-    assert.deepEqual(await fields(compute.describeMachines({ serviceIds: [serviceId, "2"] })), [
+    assert.deepEqual(await fields(computeAsGateway.deleteSnapshot({ serviceId, snapshotId: "s" })), [
+      "snapshot_id",
+    ]);
+    assert.deepEqual(await fields(computeAsGateway.deleteSshKey({ sshKeyId: "k" })), ["ssh_key_id"]);
+    assert.deepEqual(
+      await fields(computeAsGateway.createSshKey({ name: " ", publicKey: "ssh-ed25519 AAAA" })),
+      ["name"],
+    );
+    assert.deepEqual(await fields(computeAsGateway.describeMachines({ serviceIds: [serviceId, "2"] })), [
       "service_ids[1]",
     ]);
     assert.deepEqual(
@@ -117,7 +134,7 @@ describe("rules declared in the contract", () => {
       ["service_id", "customer_id", "disabled_controls[1]", "vcpus"],
     );
     assert.deepEqual(
-      await fields(compute.provision({ serviceId, customerId: "c", kind: MachineKind.GAME })),
+      await fields(computeAsBilling.provision({ serviceId, customerId: "c", kind: MachineKind.GAME })),
       ["customer_id"],
     );
   });

@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { gunzipSync } from "node:zlib";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { browserMissing, launchBrowser } from "./support/browser.ts";
 
 // Only the gateway is needed, so this file runs against any running gateway as well as npm test's.
 const GATEWAY = process.env.GATEWAY_URL ?? "http://127.0.0.1:8080";
-const CHROMIUM = "/usr/bin/chromium";
 /** When set, the browser tests also save screenshots of the reference into this folder. */
 const SCREENSHOTS = process.env.DOCS_SCREENSHOTS;
 
@@ -130,9 +130,7 @@ describe("the reseller section of the reference", () => {
   });
 });
 
-const noChromium = existsSync(CHROMIUM)
-  ? false
-  : `no browser at ${CHROMIUM}; install Debian's Chromium (apt-get install -y chromium) to run these`;
+const noChromium = browserMissing() ?? false;
 
 describe("the reference in a browser", { skip: noChromium }, () => {
   let browser: Browser;
@@ -151,28 +149,20 @@ describe("the reference in a browser", { skip: noChromium }, () => {
   };
 
   before(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = (await launchBrowser()).browser;
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    // The reference is one large script; with the portal's browser tests and the services sharing
+    // two cores, its "load" has taken over 30 s in CI. The waits below are deadlines, not sleeps.
+    page.setDefaultNavigationTimeout(120_000);
+    page.setDefaultTimeout(60_000);
     page.on("request", (r) => requested.push(r.url()));
     page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
     page.on("console", (m) => {
       if (m.type() === "error" && /Content Security Policy|Refused to/i.test(m.text()))
         problems.push(m.text());
     });
-    await page.goto(`${GATEWAY}/api/v1/docs`);
-    await sidebar().waitFor({ timeout: 15_000 });
+    await page.goto(`${GATEWAY}/api/v1/docs`, { waitUntil: "domcontentloaded" });
+    await sidebar().waitFor({ timeout: 90_000 });
   });
 
   after(async () => {

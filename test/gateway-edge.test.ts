@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { generateKey } from "@hb/platform";
 import { api, GATEWAY, newAccount } from "./helpers.ts";
+import { rawExchange } from "./support/raw-exchange.ts";
 
 function assertEnvelope(r: { status: number; body: unknown; text: string }, status: number, code: string) {
   assert.equal(r.status, status, r.text.slice(0, 200));
@@ -227,5 +229,35 @@ describe("request ids and the authentication challenge", () => {
     assert.equal(r.status, 401);
     assert.equal(r.body.code, "UNAUTHORIZED");
     assert.match(r.headers.get("www-authenticate") ?? "", /^Bearer realm="api"/);
+  });
+});
+
+describe("a body without a well-formed key", () => {
+  it("is answered 401 before the body is read, and the connection closed", async () => {
+    const { hostname, port } = new URL(GATEWAY);
+    // The headers promise a large body (under the limit) of which only a byte is ever sent: an
+    // answer can only come from a gateway that did not wait for the body.
+    const answer = await rawExchange(hostname, Number(port), [
+      "POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer hbk_not_a_key\r\n" +
+        "Content-Type: application/json\r\nContent-Length: 900000\r\n\r\n{",
+    ]);
+    assert.match(answer.text, /^HTTP\/1\.1 401/, answer.text.slice(0, 200) || "no answer within 5 s");
+    assert.match(answer.text, /"code":"UNAUTHORIZED"/);
+    assert.ok(answer.closed, "the connection is closed");
+  });
+});
+
+describe("a body with a well-formed key that does not exist", () => {
+  it("is answered 401 from the key table before the body is read, and the connection closed", async () => {
+    const { hostname, port } = new URL(GATEWAY);
+    // Shape and checksum are right, so only a look-up can refuse it: the key table's, without
+    // waiting for the 900 kB the headers promise.
+    const answer = await rawExchange(hostname, Number(port), [
+      `POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${generateKey().full}\r\n` +
+        "Content-Type: application/json\r\nContent-Length: 900000\r\n\r\n{",
+    ]);
+    assert.match(answer.text, /^HTTP\/1\.1 401/, answer.text.slice(0, 200) || "no answer within 5 s");
+    assert.match(answer.text, /"code":"UNAUTHORIZED"/);
+    assert.ok(answer.closed, "the connection is closed");
   });
 });

@@ -4,26 +4,35 @@
  */
 import type { DescService } from "@bufbuild/protobuf";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { BillingCycle, ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
-import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
 import { Control, InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
-import { rpcClient } from "@hb/platform";
+import type { ServiceIdentity } from "@hb/platform";
 import { signResellerRequest } from "@hb/webhook-signature";
 import { contractViolation, onViolation } from "./contract.ts";
+import { stackClient } from "./support/clients.ts";
 
 export { eventually } from "./support/eventually.ts";
 
 export const GATEWAY = process.env.GATEWAY_URL ?? "http://127.0.0.1:8080";
 
-export function grpc<S extends DescService>(desc: S, addrEnv: string) {
-  const addr = process.env[addrEnv];
-  if (!addr) throw new Error(`${addrEnv} is not set: run the tests through npm test`);
-  return rpcClient("grpc-js", desc, addr, { timeoutMs: 10_000 }).client;
+/**
+ * A client of the shared stack's backend at `addrEnv` for the service definitions listed, holding
+ * the certificate of `as` (the admin surface's unless a test calls as the gateway or a backend).
+ */
+export function grpc<const D extends readonly DescService[]>(
+  descs: D,
+  addrEnv: string,
+  as: ServiceIdentity = "admin",
+) {
+  return stackClient(process.env, descs, addrEnv, 10_000, as).client;
 }
 
-export const auth = grpc(AuthService, "AUTH_ADDR");
+export const auth = grpc([AuthService, AuthStaffService], "AUTH_ADDR");
 
 export interface ApiResponse {
   status: number;
@@ -108,8 +117,8 @@ export async function newMember(customerId: string, permissions: string[], scope
   return { personId: person!.id, key: secretKey, keyId: key!.id };
 }
 
-export const billing = grpc(BillingService, "BILLING_ADDR");
-export const compute = grpc(ComputeService, "COMPUTE_ADDR");
+export const billing = grpc([BillingService, BillingStaffService], "BILLING_ADDR");
+export const compute = grpc([ComputeStaffService], "COMPUTE_ADDR");
 
 /** An exact amount as billing's contract takes it. */
 export const amountOf = (amount: string, currency = "EUR") => ({ currency, amount });
@@ -124,13 +133,14 @@ export const cyclePrices = (prices: Record<string, string>, currency = "EUR") =>
 /** A product kind word (vps, dedicated, game) as billing's contract takes it. */
 export const kindOf = (kind: string) => ProductKind[kind.toUpperCase() as keyof typeof ProductKind];
 
-/** A catalogue product of its own for a test (unique name). */
+/** A catalogue product of its own for a test (unique name), on the shared stack or `on` another. */
 export async function newProduct(
   kind = "vps",
   prices: Record<string, string> = { monthly: "10.0000", annually: "100.0000" },
   currency = "EUR",
+  on: Pick<typeof billing, "adminCreateProduct"> = billing,
 ) {
-  const r = await billing.adminCreateProduct({
+  const r = await on.adminCreateProduct({
     name: unique(`${kind} plan`),
     kind: kindOf(kind),
     prices: cyclePrices(prices, currency),

@@ -7,11 +7,13 @@ import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
-import { newId, rpcClient } from "@hb/platform";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
+import { newId } from "@hb/platform";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { eventually } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
+import { stackClient } from "./support/clients.ts";
 import { type PrivateServer, privateNats } from "./support/private-servers.ts";
 
 // The stack runs on its own NATS server (started from the machine's binary on a free port, its
@@ -47,7 +49,7 @@ describe("a NATS restart", () => {
     const partnerId = customer!.id;
     await s.auth.createPartner({ customerId: partnerId, status: PartnerStatus.ACTIVE });
     const port = (receiver.address() as { port: number }).port;
-    const webhooks = rpcClient("grpc-js", WebhooksService, s.stack.env.WEBHOOKS_ADDR, { timeoutMs: 5000 });
+    const webhooks = stackClient(s.stack.env, [WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR", 5000);
     await webhooks.client.updateProgrammeSettings({ addAllowedDestinations: [`127.0.0.1:${port}`] });
     await webhooks.client.setWebhookUrl({ partnerId, url: `http://127.0.0.1:${port}/` });
     webhooks.close();

@@ -3,14 +3,15 @@
  * or kill processes: they must not disturb the shared stack other test files use concurrently.
  */
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
-import { rpcClient } from "@hb/platform";
+import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import postgres from "postgres";
 import { type Stack, stackEnv, startStack } from "../scripts/stack.ts";
 import { contractViolation, onViolation } from "./contract.ts";
+import { stackClient } from "./support/clients.ts";
 
 export interface OwnStack {
   stack: Stack;
-  auth: ReturnType<typeof rpcClient<typeof AuthService>>["client"];
+  auth: ReturnType<typeof stackClient<[typeof AuthService, typeof AuthStaffService]>>["client"];
   /** An API call to this stack's gateway, its answer checked against the contract like `api()`'s. */
   call(method: string, path: string, key: string, body?: unknown): Promise<OwnAnswer>;
   close(): Promise<void>;
@@ -27,14 +28,21 @@ export async function ownStack(
   label: string,
   extraEnv: Record<string, string> = {},
   postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+  /** Start a service again when it exits, as `npm start` does (kill tests). */
+  opts: { supervise?: boolean } = {},
 ): Promise<OwnStack> {
   const suffix = `${label}${Date.now().toString(36)}${process.pid.toString(36)}`;
   const db = new URL(postgresUrl);
   db.pathname = `/hb_test_${suffix}`;
   const ns = `t${suffix}`.toLowerCase().slice(0, 30);
   const { env, gatewayPort } = await stackEnv({ databaseUrl: db.toString(), ns });
-  const stack = await startStack({ env: { ...env, ...extraEnv }, output: "pipe", gatewayPort });
-  const handle = rpcClient("grpc-js", AuthService, env.AUTH_ADDR, { timeoutMs: 10_000 });
+  const stack = await startStack({
+    env: { ...env, ...extraEnv },
+    output: "pipe",
+    gatewayPort,
+    supervise: opts.supervise,
+  });
+  const handle = stackClient(env, [AuthService, AuthStaffService], "AUTH_ADDR");
   return {
     stack,
     auth: handle.client,

@@ -3,13 +3,14 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { freePort } from "../scripts/stack.ts";
-import { newAccount } from "./helpers.ts";
+import { eventually, newAccount } from "./helpers.ts";
+import { gatewayCertEnv } from "./support/clients.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 
 function run(entry: string, env: Record<string, string>) {
   const child = spawn(process.execPath, [path.join(root, entry)], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...(entry.includes("gateway") ? gatewayCertEnv() : {}), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -33,21 +34,27 @@ describe("service start-up and shutdown", () => {
     assert.match(q.output(), /PORT/);
   });
 
-  it("a gateway replica serves, then on SIGTERM stops accepting and exits cleanly", async () => {
+  it("a gateway replica serves, then on SIGTERM stops accepting and exits cleanly", async (t) => {
     const acct = await newAccount();
     const port = await freePort();
     const p = run("services/gateway/src/main.ts", { PORT: String(port), LOG_LEVEL: "info" });
+    // A failed assertion must not leave the replica running: the test file would never exit.
+    t.after(() => {
+      if (p.child.exitCode === null) p.child.kill("SIGKILL");
+    });
     const url = `http://127.0.0.1:${port}/api/v1/`;
-    let ok = false;
-    for (let i = 0; i < 100 && !ok; i++) {
-      // The body is read so the keep-alive connection is reused by the in-flight request below.
-      ok = await fetch(url, { headers: { authorization: `Bearer ${acct.key}` } }).then(
-        async (r) => (await r.text()) !== "" && r.status === 200,
-        () => false,
-      );
-      if (!ok) await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.ok(ok, "second gateway replica answered");
+    // The body is read so the keep-alive connection is reused by the in-flight request below.
+    await eventually(
+      () =>
+        fetch(url, { headers: { authorization: `Bearer ${acct.key}` } }).then(
+          async (r) => (await r.text()) !== "" && r.status === 200,
+          () => false,
+        ),
+      60_000,
+      100,
+    ).catch((err: unknown) =>
+      assert.fail(`second gateway replica never answered: ${String(err)}\n${p.output()}`),
+    );
     const inFlight = fetch(url, { headers: { authorization: `Bearer ${acct.key}` } });
     await new Promise((r) => setTimeout(r, 20)); // let it reach the server
     p.child.kill("SIGTERM");

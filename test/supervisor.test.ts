@@ -5,6 +5,7 @@ import { rpcClient } from "@hb/platform";
 import postgres from "postgres";
 import { type Stack, stackEnv, startStack } from "../scripts/stack.ts";
 import { eventually } from "./helpers.ts";
+import { identity } from "./support/clients.ts";
 
 // npm start runs the stack under supervision: a service that dies is started again, alone.
 describe("the supervised stack npm start runs", () => {
@@ -35,7 +36,10 @@ describe("the supervised stack npm start runs", () => {
   });
 
   const serving = async (addr: string) => {
-    const { client, close } = rpcClient("grpc-js", Health, addr, { timeoutMs: 1000 });
+    const { client, close } = rpcClient("grpc-js", Health, addr, {
+      timeoutMs: 1000,
+      tls: identity(stack.env, "admin"),
+    });
     try {
       return (await client.check({})).status === HealthCheckResponse_ServingStatus.SERVING;
     } finally {

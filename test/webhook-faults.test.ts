@@ -9,12 +9,14 @@ import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
-import { newId, rpcClient } from "@hb/platform";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
+import { newId } from "@hb/platform";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import postgres from "postgres";
 import { eventually } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
+import { stackClient } from "./support/clients.ts";
+import { serviceSql } from "./support/service-db.ts";
 
 // Kills the webhooks service mid-burst: every event still reaches the receiver at least once, and
 // a duplicate always carries the same X-Webhook-Id. Runs on a private stack.
@@ -58,7 +60,7 @@ describe("webhook delivery survives a crash", () => {
     await s.auth.createPartner({ customerId: partnerId, status: PartnerStatus.ACTIVE });
     const { settings } = await adminSettings("--allow-destination", `127.0.0.1:${receiverPort()}`);
     assert.deepEqual(settings.allowedDestinations, [`127.0.0.1:${receiverPort()}`]);
-    const webhooks = rpcClient("grpc-js", WebhooksService, s.stack.env.WEBHOOKS_ADDR, { timeoutMs: 5000 });
+    const webhooks = stackClient(s.stack.env, [WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR", 5000);
     await webhooks.client.setWebhookUrl({ partnerId, url: `http://127.0.0.1:${receiverPort()}/` });
     webhooks.close();
 
@@ -91,11 +93,9 @@ describe("webhook delivery survives a crash", () => {
   });
 
   it("removes delivery records and reseller request logs older than 30 days (at start, then hourly), keeps younger ones", async () => {
-    const db = postgres(s.stack.env.DATABASE_URL, {
-      max: 1,
-      onnotice: () => {},
-      connection: { search_path: "webhooks" },
-    });
+    // Each service's rows aged as that service's own role.
+    const db = serviceSql("webhooks", s.stack.env.DATABASE_URL);
+    const authDb = serviceSql("auth", s.stack.env.DATABASE_URL);
     try {
       const partnerId = newId();
       const oldId = newId();
@@ -105,12 +105,12 @@ describe("webhook delivery survives a crash", () => {
         [youngId, 29],
       ] as const) {
         await db`
-          insert into deliveries (id, partner_id, event_id, event, data, status, attempts, created_at)
+          insert into webhooks.deliveries (id, partner_id, event_id, event, data, status, attempts, created_at)
           values (${id}, ${partnerId}, ${newId()}, 'webhook.test', '{}'::jsonb, 'delivered', 1,
                   now() - make_interval(days => ${days}))`;
       }
       // Reseller request logs live in auth's request log, purged on the same 30-day rule.
-      const logged = await db`
+      const logged = await authDb`
         insert into auth.request_log (key_id, customer_id, method, endpoint, status_code, source_ip, duration_ms, at)
         values (${newId()}, ${partnerId}, 'GET', '/api/v1/reseller/services', 200, '127.0.0.1', 3, now() - interval '31 days'),
                (${newId()}, ${partnerId}, 'GET', '/api/v1/reseller/services', 200, '127.0.0.1', 3, now() - interval '29 days')
@@ -118,19 +118,20 @@ describe("webhook delivery survives a crash", () => {
       await s.stack.restart("webhooks", "SIGTERM");
       await s.stack.restart("auth", "SIGTERM");
       await eventually(
-        async () => (await db`select 1 from deliveries where id = ${oldId}`).length === 0,
+        async () => (await db`select 1 from webhooks.deliveries where id = ${oldId}`).length === 0,
         20_000,
         200,
       );
-      assert.equal((await db`select 1 from deliveries where id = ${youngId}`).length, 1);
+      assert.equal((await db`select 1 from webhooks.deliveries where id = ${youngId}`).length, 1);
       await eventually(
-        async () => (await db`select 1 from auth.request_log where id = ${logged[0].id}`).length === 0,
+        async () => (await authDb`select 1 from auth.request_log where id = ${logged[0].id}`).length === 0,
         20_000,
         200,
       );
-      assert.equal((await db`select 1 from auth.request_log where id = ${logged[1].id}`).length, 1);
+      assert.equal((await authDb`select 1 from auth.request_log where id = ${logged[1].id}`).length, 1);
     } finally {
       await db.end({ timeout: 5 });
+      await authDb.end({ timeout: 5 });
     }
   });
 

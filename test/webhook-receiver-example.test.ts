@@ -8,9 +8,10 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { DeliveryStatus, WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { eventually, grpc, newPartner, signed } from "./helpers.ts";
 
-const webhooks = grpc(WebhooksService, "WEBHOOKS_ADDR");
+const webhooks = grpc([WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR");
 const root = path.join(import.meta.dirname, "..");
 const example = path.join(root, "examples/webhook-receiver");
 

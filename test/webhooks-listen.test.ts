@@ -13,6 +13,7 @@ import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { DeliveryStatus, WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { newId } from "@hb/platform";
 import { signResellerRequest, type VerifiedWebhook, verifyWebhook } from "@hb/webhook-signature";
 import { jetstream } from "@nats-io/jetstream";
@@ -32,7 +33,7 @@ import {
   signed,
 } from "./helpers.ts";
 
-const webhooks = grpc(WebhooksService, "WEBHOOKS_ADDR");
+const webhooks = grpc([WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR");
 const STREAM = "/api/v1/reseller/webhooks/stream";
 
 /** A receiver that verifies every delivery with @hb/webhook-signature, as a partner's would. */

@@ -1,9 +1,19 @@
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
+import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { ALL_PERMISSIONS, SCOPES, STAFF_PERMISSIONS } from "@hb/platform";
 import { type ArgSpec, type CommandGroup, client, command, dayStart, list } from "./common.ts";
 
-const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
+const auth = () => client([AuthService, AuthStaffService], "AUTH_ADDR", "127.0.0.1:50051");
+const portal = () => client([PortalService], "AUTH_ADDR", "127.0.0.1:50051");
+
+/** A one-time set-password link (the portal's or the admin panel's) for a person or staff member. */
+export async function passwordLink(realm: Realm, subjectId: string): Promise<string> {
+  const { token } = await portal().createPasswordLink({ realm, subjectId });
+  const base = process.env.PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? "8080"}`;
+  return `${base}${realm === Realm.ADMIN ? "/admin" : "/portal"}/set-password?token=${encodeURIComponent(token)}`;
+}
 
 const customerArg: ArgSpec = { name: "customerId", help: "the customer's id", field: "customer_id" };
 const personArg: ArgSpec = { name: "personId", help: "the person's id", field: "person_id" };
@@ -178,7 +188,8 @@ export const authCommands: CommandGroup = {
         auth().listRequestLog({ personId: f.person, keyId: f.key ?? "", limit: f.limit ?? 100 }),
     }),
     "staff create": command({
-      summary: "Creates a staff member (or updates the one with that address)",
+      summary:
+        "Creates a staff member (or updates the one with that address) and prints a one-time link to set the admin panel password",
       flags: {
         name,
         email,
@@ -188,7 +199,28 @@ export const authCommands: CommandGroup = {
           help: `comma-separated, of ${STAFF_PERMISSIONS.join(",")}`,
         },
       },
-      run: (_a, f) => auth().createStaff({ name: f.name, email: f.email, permissions: list(f.permissions) }),
+      run: async (_a, f) => {
+        const { staff } = await auth().createStaff({
+          name: f.name,
+          email: f.email,
+          permissions: list(f.permissions),
+        });
+        return { staff, setPasswordLink: await passwordLink(Realm.ADMIN, staff!.id) };
+      },
+    }),
+    "staff link": command({
+      summary: "Prints a new one-time link with which a staff member sets their admin panel password",
+      args: [{ name: "staffId", help: "the staff member's id", field: "subject_id" }],
+      run: async ([id]) => ({ setPasswordLink: await passwordLink(Realm.ADMIN, id) }),
+    }),
+    "staff list": command({
+      summary: "Lists the staff members",
+      run: () => portal().listStaff({}),
+    }),
+    "person link": command({
+      summary: "Prints a new one-time link with which a person sets their client portal password",
+      args: [{ name: "personId", help: "the person's id", field: "subject_id" }],
+      run: async ([id]) => ({ setPasswordLink: await passwordLink(Realm.PORTAL, id) }),
     }),
     "staff keys": command({
       summary: "A staff member's view of a customer's keys",

@@ -1,6 +1,8 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import {
   BillingCycleSchema,
   ProductKindSchema,
@@ -11,8 +13,8 @@ import { DocumentKindSchema } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { type ArgSpec, type CommandGroup, client, command, enumFlag, list, UsageError } from "./common.ts";
 
-const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
-const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
+const billing = () => client([BillingService, BillingStaffService], "BILLING_ADDR", "127.0.0.1:50053");
+const auth = () => client([AuthService, AuthStaffService], "AUTH_ADDR", "127.0.0.1:50051");
 
 /** "monthly=10,annually=100" as the product's prices. */
 function prices(text: string, currency: string) {

@@ -8,10 +8,12 @@ import {
 } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { PortalService } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
-import { rpcClient } from "@hb/platform";
+import { backendClient, loadTlsIdentity } from "@hb/platform";
+import { certFiles, DEV_CERTS_DIR } from "../cert-files.ts";
 
 /**
  * How a flag is read. "int" and "on-off" arrive as text and are checked here, so a bad value is a
@@ -81,8 +83,25 @@ export interface CommandGroup {
   commands: Record<string, Command>;
 }
 
-export function client<S extends DescService>(desc: S, addrEnv: string, fallback: string) {
-  return rpcClient("grpc-js", desc, process.env[addrEnv] ?? fallback, { timeoutMs: 10_000 }).client;
+/** A client for the service definitions of one backend the admin surface calls. */
+export function client<const D extends readonly DescService[]>(descs: D, addrEnv: string, fallback: string) {
+  return backendClient("grpc-js", descs, process.env[addrEnv] ?? fallback, {
+    timeoutMs: 10_000,
+    tls: adminIdentity(),
+  }).client;
+}
+
+/**
+ * The staff surface's certificate: TLS_CA, TLS_CERT and TLS_KEY when set (a deployment's admin
+ * certificate), else the development one `npm start` made.
+ */
+function adminIdentity() {
+  const dev = certFiles(process.env.HB_CERTS_DIR ?? DEV_CERTS_DIR, "admin");
+  return loadTlsIdentity({
+    TLS_CA: process.env.TLS_CA ?? dev.TLS_CA,
+    TLS_CERT: process.env.TLS_CERT ?? dev.TLS_CERT,
+    TLS_KEY: process.env.TLS_KEY ?? dev.TLS_KEY,
+  });
 }
 
 export const list = (v: string | undefined): string[] =>
@@ -109,6 +128,7 @@ export function dayStart(flag: string, raw: string): Timestamp {
 // The services' responses, to print them in the protobuf JSON form (enum names, RFC 3339 times).
 const responses = createRegistry(
   AuthService.file,
+  PortalService.file,
   BillingService.file,
   ComputeService.file,
   WebhooksService.file,

@@ -1,7 +1,8 @@
 import { toJson } from "@bufbuild/protobuf";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { ProductKindSchema, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
-import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
 import {
   ControlSchema,
   InstanceStateSchema,
@@ -10,8 +11,8 @@ import {
 } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { type CommandGroup, client, command, enumFlag, list } from "./common.ts";
 
-const billing = () => client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
-const compute = () => client(ComputeService, "COMPUTE_ADDR", "127.0.0.1:50052");
+const billing = () => client([BillingService, BillingStaffService], "BILLING_ADDR", "127.0.0.1:50053");
+const compute = () => client([ComputeStaffService], "COMPUTE_ADDR", "127.0.0.1:50052");
 
 export const computeCommands: CommandGroup = {
   title: "Machines",

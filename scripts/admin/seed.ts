@@ -1,8 +1,11 @@
 import { ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
+import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { BillingCycle, ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
-import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
 import { InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { type CommandGroup, client, command, plain } from "./common.ts";
 
@@ -13,6 +16,63 @@ export interface DemoAccount {
   keys: { label: string; key: string; scopes: string[]; personId: string }[];
   /** The earlier demo keys this run revoked (their secrets stop working), so a caller can say so. */
   revokedKeys: { id: string; label: string; display: string; personId: string }[];
+  /** Working demo sign-ins of the client portal and the admin panel. */
+  signIns: DemoSignIn[];
+}
+
+export interface DemoSignIn {
+  area: "portal" | "admin";
+  who: string;
+  email: string;
+  password: string;
+}
+
+/**
+ * Demo passwords, set afresh on each seed through a one-time link, the way a new person sets
+ * theirs. They exist only in development data: a deployment's first staff member is created with
+ * `npm run admin -- staff create`, which prints a link instead.
+ */
+const DEMO_SIGN_INS: Array<DemoSignIn & { name?: string; permissions?: string[] }> = [
+  { area: "portal", who: "account owner", email: "demo@example.com", password: "demo-owner-password" },
+  { area: "portal", who: "team member", email: "tess@example.com", password: "demo-member-password" },
+  {
+    area: "admin",
+    who: "staff, view + edit clients",
+    name: "Ada Admin",
+    email: "admin@example.com",
+    password: "demo-admin-password",
+    permissions: ["view_clients", "edit_clients"],
+  },
+  {
+    area: "admin",
+    who: "staff, view clients only",
+    name: "Victor Viewer",
+    email: "viewer@example.com",
+    password: "demo-viewer-password",
+    permissions: ["view_clients"],
+  },
+];
+
+async function seedSignIns(ownerId: string, memberId: string): Promise<DemoSignIn[]> {
+  const auth = client([AuthService, AuthStaffService], "AUTH_ADDR", "127.0.0.1:50051");
+  const portal = client([PortalService], "AUTH_ADDR", "127.0.0.1:50051");
+  const out: DemoSignIn[] = [];
+  for (const d of DEMO_SIGN_INS) {
+    let subjectId = d.email === "demo@example.com" ? ownerId : memberId;
+    if (d.area === "admin") {
+      const { staff } = await auth.createStaff({
+        name: d.name ?? d.who,
+        email: d.email,
+        permissions: d.permissions ?? [],
+      });
+      subjectId = staff!.id;
+    }
+    const realm = d.area === "admin" ? Realm.ADMIN : Realm.PORTAL;
+    const { token } = await portal.createPasswordLink({ realm, subjectId });
+    await portal.setPassword({ token, password: d.password });
+    out.push({ area: d.area, who: d.who, email: d.email, password: d.password });
+  }
+  return out;
 }
 
 /**
@@ -22,7 +82,7 @@ export interface DemoAccount {
  * leave secrets nobody can see piling up towards the per-person key limit.
  */
 export async function seedDemo(): Promise<DemoAccount> {
-  const auth = client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
+  const auth = client([AuthService, AuthStaffService], "AUTH_ADDR", "127.0.0.1:50051");
   const email = "demo@example.com";
   let customer = (await auth.listCustomers({ email })).customers[0];
   if (!customer) {
@@ -79,7 +139,15 @@ export async function seedDemo(): Promise<DemoAccount> {
   await seedBilling({ customerId: customer.id, ownerPersonId: ownerId });
   for (const hook of seedHooks)
     await hook({ customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id });
-  return { customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id, keys, revokedKeys };
+  const signIns = await seedSignIns(ownerId, member.id);
+  return {
+    customerId: customer.id,
+    ownerPersonId: ownerId,
+    memberPersonId: member.id,
+    keys,
+    revokedKeys,
+    signIns,
+  };
 }
 
 /** Other services' demo data (machines, catalogue, credit) hook in here. */
@@ -160,7 +228,7 @@ export const DEMO_PRODUCTS: Array<{
 
 /** The catalogue once, and 500 EUR of credit for the demo owner the first time. */
 async function seedBilling(demo: { customerId: string; ownerPersonId: string }) {
-  const billing = client(BillingService, "BILLING_ADDR", "127.0.0.1:50053");
+  const billing = client([BillingService, BillingStaffService], "BILLING_ADDR", "127.0.0.1:50053");
   const existing = (await billing.listProducts({})).products;
   const eur = (amount: string) => ({ currency: "EUR", amount });
   for (const p of DEMO_PRODUCTS) {
@@ -207,12 +275,12 @@ async function seedBilling(demo: { customerId: string; ownerPersonId: string }) 
 
 /** Machines in several states, the first time: running, stopped, a failed build, a dedicated server. */
 async function seedMachines(
-  billing: ReturnType<typeof client<typeof BillingService>>,
+  billing: ReturnType<typeof client<[typeof BillingService, typeof BillingStaffService]>>,
   demo: { customerId: string; ownerPersonId: string },
 ) {
   const caller = { customerId: demo.customerId, personId: demo.ownerPersonId };
   if ((await billing.listServiceSummaries({ caller, page: 1, limit: 1 })).total > 0) return;
-  const compute = client(ComputeService, "COMPUTE_ADDR", "127.0.0.1:50052");
+  const compute = client([ComputeStaffService], "COMPUTE_ADDR", "127.0.0.1:50052");
   const machines = [
     {
       kind: ProductKind.VPS,

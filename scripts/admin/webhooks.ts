@@ -1,11 +1,13 @@
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { PartnerStatus, PartnerStatusSchema } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { enumOfWord } from "@hb/platform";
 import { type ArgSpec, type CommandGroup, client, command, list, UsageError } from "./common.ts";
 
-const auth = () => client(AuthService, "AUTH_ADDR", "127.0.0.1:50051");
-const webhooks = () => client(WebhooksService, "WEBHOOKS_ADDR", "127.0.0.1:50054");
+const auth = () => client([AuthService, AuthStaffService], "AUTH_ADDR", "127.0.0.1:50051");
+const webhooks = () => client([WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR", "127.0.0.1:50054");
 
 const partnerArg: ArgSpec = { name: "customerId", help: "the partner's customer id", field: "customer_id" };
 // The webhooks service calls the same id partner_id.

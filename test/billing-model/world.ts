@@ -4,11 +4,13 @@
  * actors (new customers, so cool-downs, balances and checks start clean every run).
  */
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
-import { rpcClient } from "@hb/platform";
 import postgres from "postgres";
+import { stackClient } from "../support/clients.ts";
 import { clockAdminOf, type Http, http, ModelClock } from "./driver.ts";
 import { type Units, units } from "./money.ts";
 
@@ -42,8 +44,8 @@ export interface World {
   gatewayUrl: string;
   http: Http;
   sql: postgres.Sql;
-  auth: ReturnType<typeof rpcClient<typeof AuthService>>["client"];
-  billing: ReturnType<typeof rpcClient<typeof BillingService>>["client"];
+  auth: ReturnType<typeof stackClient<[typeof AuthService, typeof AuthStaffService]>>["client"];
+  billing: ReturnType<typeof stackClient<[typeof BillingService, typeof BillingStaffService]>>["client"];
   clock: ModelClock;
   products: ProductDef[];
   /** Whether billing's ledger has a currency column (newer schema). */
@@ -88,10 +90,10 @@ const OPTIONS = [
 ];
 
 export async function openWorld(env: Record<string, string>, gatewayUrl: string): Promise<World> {
-  const authH = rpcClient("grpc-js", AuthService, env.AUTH_ADDR, { timeoutMs: 20_000 });
-  const billingH = rpcClient("grpc-js", BillingService, env.BILLING_ADDR, { timeoutMs: 20_000 });
+  const authH = stackClient(env, [AuthService, AuthStaffService], "AUTH_ADDR", 20_000);
+  const billingH = stackClient(env, [BillingService, BillingStaffService], "BILLING_ADDR", 20_000);
   // Moving the clock runs the work that falls due (every hour of every hourly service): slow.
-  const clockH = rpcClient("grpc-js", BillingService, env.BILLING_ADDR, { timeoutMs: 180_000 });
+  const clockH = stackClient(env, [BillingStaffService], "BILLING_ADDR", 180_000);
   // Read-only: the test observes billing's tables and never edits them.
   const sql = postgres(env.DATABASE_URL, {
     max: 2,

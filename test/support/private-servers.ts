@@ -2,13 +2,16 @@
  * Private Redis and PostgreSQL servers started from the machine's own binaries on free ports, so a
  * fault test can kill and restart them without touching the services every other test shares.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { freePort } from "../../scripts/stack.ts";
 import { eventually } from "./eventually.ts";
+
+const execFileAsync = promisify(execFile);
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -101,7 +104,18 @@ export async function privatePostgres(): Promise<PrivateServer> {
         ],
         { stdio: "ignore", ...user },
       );
-      await eventually(() => portOpen(port), 20_000, 50);
+      // An open port is not yet a server: until recovery ends it refuses every session with
+      // "the database system is starting up". pg_isready answers 0 once sessions are accepted.
+      await eventually(
+        async () =>
+          (await portOpen(port)) &&
+          (await execFileAsync(`${bin}/pg_isready`, ["-q", "-h", "127.0.0.1", "-p", String(port)]).then(
+            () => true,
+            () => false,
+          )),
+        30_000,
+        50,
+      );
     },
     async kill() {
       const p = proc;

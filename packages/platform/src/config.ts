@@ -1,17 +1,26 @@
 import { z } from "zod";
+import { productionSecretProblems } from "./production-secrets.ts";
+import { tlsConfig } from "./service-identity.ts";
 
 /**
  * Reads configuration from the environment once, at start-up. A bad or missing variable stops
- * the process with a message naming it, instead of failing later on first use.
+ * the process with a message naming it, instead of failing later on first use. With
+ * NODE_ENV=production, a secret left at a placeholder or too short to be random stops it too.
  */
 export function loadConfig<T extends z.ZodRawShape>(shape: T, env: NodeJS.ProcessEnv = process.env) {
   const result = z.object(shape).safeParse(env);
   if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+    throw configError(result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
+  }
+  if (env.NODE_ENV === "production") {
+    const problems = productionSecretProblems(result.data);
+    if (problems.length > 0) throw configError(problems.map((p) => `${p} (NODE_ENV=production)`));
   }
   return result.data;
 }
+
+const configError = (lines: string[]) =>
+  new ConfigError(`Invalid configuration:\n${lines.map((l) => `  ${l}`).join("\n")}`);
 
 export class ConfigError extends Error {}
 
@@ -34,6 +43,18 @@ export const commonConfig = {
   COMPUTE_ADDR: z.string().default("127.0.0.1:50052"),
   BILLING_ADDR: z.string().default("127.0.0.1:50053"),
   WEBHOOKS_ADDR: z.string().default("127.0.0.1:50054"),
+  ...tlsConfig,
+  /**
+   * When set, the health service alone is also served here without TLS, for Kubernetes' gRPC
+   * probes (the kubelet cannot present a client certificate). Unset outside Kubernetes.
+   */
+  HEALTH_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  /** Auth's alone (its config replaces this entry): any other service holding it is misdeployed. */
+  KEY_PEPPER: z
+    .never({
+      error: "only the auth service may hold the key pepper; remove it from this service's environment",
+    })
+    .optional(),
 };
 
 /** Host:port a service listens on for RPC. */

@@ -43,7 +43,11 @@ export async function migrate(sql: Sql, schema: string, dir: string, log: Logger
   const files = (await readdir(dir)).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
   await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtext(${`migrate:${schema}`}))`;
-    await tx.unsafe(`create schema if not exists "${schema}"`);
+    // Only when missing: a service's role owns its schema but may not create schemas (CREATE
+    // SCHEMA checks that right even when the schema exists).
+    const [{ present }] =
+      await tx`select exists (select 1 from pg_namespace where nspname = ${schema}) as present`;
+    if (!present) await tx.unsafe(`create schema "${schema}"`);
     await tx.unsafe(
       `create table if not exists "${schema}".schema_migrations (name text primary key, applied_at timestamptz not null default now())`,
     );

@@ -1,3 +1,5 @@
+import { currentContext } from "./request-context.ts";
+
 type Level = "debug" | "info" | "warn" | "error";
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
@@ -34,6 +36,12 @@ export function createLogger(service: string, level: string = process.env.LOG_LE
       service,
       msg: redact(msg),
     };
+    // Inside a request (HTTP, RPC, event, delivery) every line names it and its trace.
+    const ctx = currentContext();
+    if (ctx) {
+      entry.request_id = ctx.requestId;
+      entry.trace_id = ctx.traceId;
+    }
     if (fields) for (const [k, v] of Object.entries(fields)) entry[k] = serialise(v);
     process.stdout.write(`${redact(JSON.stringify(entry))}\n`);
   };

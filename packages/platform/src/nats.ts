@@ -26,6 +26,96 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
   return connect({ servers: url.split(","), name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
 }
 
+/**
+ * A NATS connection made in the background, so a service starts and serves while NATS is down.
+ * Until the first connection (streams ensured) `current` is undefined and `ready` pending; after
+ * it, nats.js reconnects by itself and `connected()` says whether the link is up right now.
+ */
+export interface NatsLink {
+  readonly current: NatsConnection | undefined;
+  readonly ready: Promise<NatsConnection>;
+  connected(): boolean;
+  /** Drains the connection, or gives up trying to make one. */
+  close(): Promise<void>;
+}
+
+export function linkNats(
+  url: string,
+  name: string,
+  ns: string,
+  log: Logger,
+  opts: { retryMs?: number; maxRetryMs?: number } = {},
+): NatsLink {
+  const retryMs = opts.retryMs ?? 250;
+  // Well inside the 10 s within which a returning NATS must be in use again.
+  const maxRetryMs = opts.maxRetryMs ?? 2000;
+  let current: NatsConnection | undefined;
+  let up = false;
+  let closed = false;
+  let cancelWait: (() => void) | undefined;
+  let resolveReady: (nc: NatsConnection) => void = () => {};
+  const ready = new Promise<NatsConnection>((resolve) => {
+    resolveReady = resolve;
+  });
+
+  const watch = async (nc: NatsConnection) => {
+    for await (const s of nc.status()) {
+      if (s.type === "disconnect") {
+        up = false;
+        log.warn("NATS connection lost; reconnecting");
+      } else if (s.type === "reconnect") {
+        up = true;
+        log.info("NATS connection back");
+      }
+    }
+  };
+
+  const attempts = (async () => {
+    for (let failures = 0; !closed; failures++) {
+      let nc: NatsConnection | undefined;
+      try {
+        nc = await connectNats(url, name);
+        await ensureStreams(nc, ns);
+        if (closed) {
+          await nc.close();
+          return;
+        }
+        current = nc;
+        up = true;
+        void watch(nc);
+        if (failures > 0) log.info("NATS reached", { afterAttempts: failures + 1 });
+        resolveReady(nc);
+        return;
+      } catch (err) {
+        await nc?.close().catch(() => {});
+        if (failures === 0 || failures % 30 === 0)
+          log.warn("NATS unreachable; serving without it and retrying", { err, attempts: failures + 1 });
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, Math.min(maxRetryMs, retryMs * 2 ** failures));
+          cancelWait = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+      }
+    }
+  })();
+
+  return {
+    get current() {
+      return current;
+    },
+    ready,
+    connected: () => up,
+    close: async () => {
+      closed = true;
+      cancelWait?.();
+      await attempts;
+      await current?.drain();
+    },
+  };
+}
+
 /** Creates the streams when missing. Duplicate window: a re-published outbox row is dropped. */
 export async function ensureStreams(nc: NatsConnection, ns: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
@@ -79,25 +169,75 @@ export interface BatchConsumer {
   stop(): Promise<void>;
 }
 
+/** The durable consumer a loop reads; created when missing. */
+export interface DurableSpec {
+  stream: string;
+  durable: string;
+  filterSubject: string;
+}
+
 /**
  * Pulls batches from a durable consumer and hands each batch to `handle`, acking only after it
  * returns (the handler commits first). A failing batch is nak'ed with a delay and comes back.
- * The loop re-runs after any error until stopped.
+ * The loop waits for the NATS link's first connection, creates the consumer when missing, and
+ * re-runs after any error until stopped, so it starts with NATS down and resumes when it returns.
  */
 export function consumeBatches(
-  nc: NatsConnection,
-  stream: string,
-  durable: string,
+  nats: NatsLink,
+  spec: DurableSpec,
   log: Logger,
   handle: (msgs: JsMsg[]) => Promise<void>,
-  opts: { maxMessages?: number; expiresMs?: number } = {},
+  opts: {
+    maxMessages?: number;
+    expiresMs?: number;
+    /**
+     * Pull continuously (JetStream `consume`) and hand over whatever has arrived as soon as the
+     * handler is free, instead of fetching batches that wait for `maxMessages` or `expiresMs` (up
+     * to a second at a low event rate). For consumers on a latency target (webhooks).
+     */
+    continuous?: boolean;
+  } = {},
 ): BatchConsumer {
-  const js = jetstream(nc);
+  const { stream, durable, filterSubject } = spec;
   let stopped = false;
+  let wakeStopped: () => void = () => {};
+  const whenStopped = new Promise<undefined>((resolve) => {
+    wakeStopped = () => resolve(undefined);
+  });
+  let stopPull: () => void = () => {};
+  const handleBatch = async (batch: JsMsg[]) => {
+    try {
+      await handle(batch);
+      for (const m of batch) m.ack();
+    } catch (err) {
+      log.warn("batch failed, will be redelivered", { durable, err, size: batch.length });
+      for (const m of batch) m.nak(2000);
+    }
+  };
   const loop = (async () => {
+    const nc = await Promise.race([nats.ready, whenStopped]);
+    if (!nc) return;
+    const js = jetstream(nc);
     while (!stopped) {
       try {
+        await ensureConsumer(nc, stream, durable, filterSubject);
         const consumer = await js.consumers.get(stream, durable);
+        if (opts.continuous) {
+          const max = opts.maxMessages ?? 500;
+          const messages = await consumer.consume({ max_messages: max });
+          stopPull = () => messages.stop();
+          if (stopped) messages.stop();
+          let batch: JsMsg[] = [];
+          for await (const m of messages) {
+            batch.push(m);
+            // More already buffered: take it into this batch (up to max) before handling.
+            if (batch.length < max && messages.getPending() > 0) continue;
+            await handleBatch(batch);
+            batch = [];
+          }
+          if (batch.length) await handleBatch(batch);
+          continue; // the pull ended (stopped, or the consumer went away): set it up again
+        }
         while (!stopped) {
           const batch: JsMsg[] = [];
           const iter = await consumer.fetch({
@@ -106,24 +246,20 @@ export function consumeBatches(
           });
           for await (const m of iter) batch.push(m);
           if (batch.length === 0) continue;
-          try {
-            await handle(batch);
-            for (const m of batch) m.ack();
-          } catch (err) {
-            log.warn("batch failed, will be redelivered", { durable, err, size: batch.length });
-            for (const m of batch) m.nak(2000);
-          }
+          await handleBatch(batch);
         }
       } catch (err) {
         if (stopped) break;
         log.warn("consumer loop error, retrying", { durable, err });
-        await new Promise((r) => setTimeout(r, 1000));
+        await Promise.race([new Promise((r) => setTimeout(r, 1000)), whenStopped]);
       }
     }
   })();
   return {
     stop: async () => {
       stopped = true;
+      wakeStopped();
+      stopPull();
       await loop;
     },
   };

@@ -1,10 +1,20 @@
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
+import { headers } from "@nats-io/transport-node";
 import type { Sql, TxSql } from "./db.ts";
 import { newId } from "./ids.ts";
 import type { Logger } from "./log.ts";
-import { jetstream, type NatsConnection, streams } from "./nats.ts";
+import { Gauge, Histogram, metricsRegistry } from "./metrics.ts";
+import { jetstream, type NatsLink, streams } from "./nats.ts";
+import {
+  currentContext,
+  REQUEST_ID_HEADER,
+  runInContext,
+  TRACEPARENT_HEADER,
+  traceparentOf,
+} from "./request-context.ts";
+import { beginContext, endContext, SpanKind } from "./tracing.ts";
 
 /** SQL for the outbox table; every service that emits events includes it in a migration. */
 export const outboxTableSql = `
@@ -13,7 +23,9 @@ create table if not exists outbox (
   subject text not null,
   payload bytea not null,
   created_at timestamptz not null default clock_timestamp(),
-  published_at timestamptz
+  published_at timestamptz,
+  request_id text,
+  traceparent text
 );
 create index if not exists outbox_unpublished on outbox (created_at, id) where published_at is null;
 `;
@@ -28,9 +40,73 @@ export async function writeOutbox(tx: TxSql, ns: string, init: EventInit): Promi
   const id = newId();
   const event = create(EventSchema, { ...init, id, occurredAt: timestampNow() });
   const subject = streams(ns).eventSubject(event.type);
-  await tx`insert into outbox (id, subject, payload) values (${id}, ${subject}, ${Buffer.from(toBinary(EventSchema, event))})`;
-  await tx`select pg_notify('outbox', '')`;
+  // The request it was raised in travels with the event (NATS headers, written by the relay).
+  const ctx = currentContext();
+  const requestId = ctx?.requestId ?? null;
+  const traceparent = ctx ? traceparentOf(ctx) : null;
+  // One round trip: the notification (delivered at commit) rides on the insert.
+  await tx`with queued as (
+      insert into outbox (id, subject, payload, request_id, traceparent)
+      values (${id}, ${subject}, ${Buffer.from(toBinary(EventSchema, event))}, ${requestId}, ${traceparent})
+      returning id)
+    select pg_notify('outbox', '') from queued`;
   return id;
+}
+
+const publishDelay = new Histogram({
+  name: "outbox_publish_delay_seconds",
+  help: "Time from an outbox row's commit to its publication on NATS",
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  registers: [metricsRegistry],
+});
+
+// Read at scrape time from the relay's database; one relay per process.
+let pendingSource: Sql | undefined;
+new Gauge({
+  name: "outbox_oldest_unpublished_seconds",
+  help: "Age of the oldest outbox row not yet published (0 when none): the outbox lag",
+  registers: [metricsRegistry],
+  async collect() {
+    if (!pendingSource) return;
+    const [row] = await pendingSource<{ age: number | null }[]>`
+      select extract(epoch from clock_timestamp() - min(created_at))::float8 as age
+      from outbox where published_at is null`;
+    this.set(row?.age ?? 0);
+  },
+});
+
+interface OutboxRow {
+  id: string;
+  subject: string;
+  payload: Buffer;
+  request_id: string | null;
+  traceparent: string | null;
+  age: number;
+}
+
+/** Publishes one row in the context of the request that raised it, with its ids as headers. */
+async function publishRow(js: ReturnType<typeof jetstream>, row: OutboxRow, log: Logger): Promise<void> {
+  if (!row.request_id && !row.traceparent) {
+    await js.publish(row.subject, row.payload, { msgID: row.id, timeout: 5000 });
+    return;
+  }
+  const ctx = beginContext("outbox publish", SpanKind.PRODUCER, {
+    requestId: row.request_id,
+    traceparent: row.traceparent,
+  });
+  await runInContext(ctx, async () => {
+    const h = headers();
+    h.set(REQUEST_ID_HEADER, ctx.requestId);
+    h.set(TRACEPARENT_HEADER, traceparentOf(ctx));
+    try {
+      await js.publish(row.subject, row.payload, { msgID: row.id, timeout: 5000, headers: h });
+      log.debug("event published", { subject: row.subject, eventId: row.id });
+      endContext(ctx);
+    } catch (err) {
+      endContext(ctx, String(err));
+      throw err;
+    }
+  });
 }
 
 export interface OutboxRelay {
@@ -41,23 +117,35 @@ export interface OutboxRelay {
 
 /**
  * Publishes committed outbox rows to JetStream with Nats-Msg-Id = event id, so a re-publish after
- * a crash is dropped by the stream's duplicate window. Rows are claimed with SKIP LOCKED so
- * several replicas can relay at once.
+ * a crash is dropped by the stream's duplicate window. Replicas take turns (an advisory lock per
+ * outbox), so rows reach the stream in the order they were written. While NATS is unreachable the rows stay unpublished (a
+ * publish that is not confirmed rolls its batch back) and go out once it returns.
  */
-export function startOutboxRelay(sql: Sql, nc: NatsConnection, log: Logger, pollMs = 500): OutboxRelay {
-  const js = jetstream(nc);
+export function startOutboxRelay(sql: Sql, nats: NatsLink, log: Logger, pollMs = 500): OutboxRelay {
+  pendingSource = sql;
   let stopped = false;
   let wake: (() => void) | undefined;
+  // Rows wait in the outbox until NATS is first reached; then the relay starts at once.
+  void nats.ready.then(() => wake?.());
 
   const flush = async (): Promise<number> => {
+    const nc = nats.current;
+    if (!nc) return 0;
+    const js = jetstream(nc);
     let total = 0;
     for (;;) {
       const n = await sql.begin(async (tx) => {
-        const rows = await tx<{ id: string; subject: string; payload: Buffer }[]>`
-          select id, subject, payload from outbox where published_at is null
+        // One relay at a time per outbox: two side by side would each publish part of the rows and
+        // the stream could get a later event before an earlier one (a partner's webhook order).
+        await tx`select pg_advisory_xact_lock(hashtext('outbox-relay:' || current_schema()))`;
+        const rows = await tx<OutboxRow[]>`
+          select id, subject, payload, request_id, traceparent,
+                 extract(epoch from clock_timestamp() - created_at)::float8 as age
+          from outbox where published_at is null
           order by created_at, id limit 200 for update skip locked`;
         for (const row of rows) {
-          await js.publish(row.subject, row.payload, { msgID: row.id, timeout: 5000 });
+          await publishRow(js, row, log);
+          publishDelay.observe(row.age);
         }
         if (rows.length) {
           await tx`update outbox set published_at = clock_timestamp() where id in ${tx(rows.map((r) => r.id))}`;

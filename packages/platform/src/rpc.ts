@@ -4,8 +4,11 @@
  * cheaper transport on the hot path, see docs/benchmarks.md) or with connect-node. Both speak the
  * gRPC protocol on the wire, so any gRPC client, probe or tool works against either. Either way a
  * request is checked against the rules its contract declares (request-rules.ts) before its handler.
+ * Every connection is mutual TLS and every call is checked against the allow-list (allow-list.ts)
+ * by the caller's certificate (service-identity.ts) before anything else.
  */
 import http2 from "node:http2";
+import type { TLSSocket } from "node:tls";
 import {
   create,
   type DescMethodServerStreaming,
@@ -20,6 +23,8 @@ import {
   ConnectError,
   type ConnectRouter,
   createClient,
+  createContextKey,
+  createContextValues,
   createHandlerContext,
   type HandlerContext,
   type ServiceImpl,
@@ -28,9 +33,19 @@ import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-nod
 import * as grpc from "@grpc/grpc-js";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
+import { type CallerCheck, callerCheck } from "./allow-list.ts";
 import { apiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
+import { runInContext } from "./request-context.ts";
 import { requestCheck } from "./request-rules.ts";
+import {
+  beginServerCall,
+  clientCall,
+  contextInterceptor,
+  endServerCall,
+  metadataText,
+} from "./rpc-context.ts";
+import { identityOf, type TlsIdentity } from "./service-identity.ts";
 import { isDependencyUnavailable } from "./unavailable.ts";
 
 export type Transport = "grpc-js" | "connect";
@@ -89,19 +104,43 @@ export async function serveRpc(
   port: number,
   bindings: ServiceBinding[],
   log: Logger,
+  tls: TlsIdentity,
+  healthPort?: number,
 ): Promise<RpcServer> {
   const all = [healthBinding, ...bindings];
-  return transport === "grpc-js" ? serveGrpcJs(port, all, log) : serveConnect(port, all, log);
+  const server = await (transport === "grpc-js"
+    ? serveGrpcJs(port, all, log, tls)
+    : serveConnect(port, all, log, tls));
+  if (healthPort === undefined) return server;
+  const probe = await serveGrpcJs(healthPort, [healthBinding], log, "plaintext");
+  return {
+    port: server.port,
+    close: async (graceMs) => {
+      await probe.close(0);
+      await server.close(graceMs);
+    },
+  };
 }
 
 const emptyHeaders = new Headers();
 
-async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger): Promise<RpcServer> {
+/**
+ * "plaintext" is the probe port (HEALTH_PORT): the health service alone, without TLS, for the
+ * kubelet's gRPC probes, which cannot present a client certificate. It answers SERVING or nothing
+ * and serves no other definition, so the allow-list has nothing to guard there.
+ */
+async function serveGrpcJs(
+  port: number,
+  bindings: ServiceBinding[],
+  log: Logger,
+  tls: TlsIdentity | "plaintext",
+): Promise<RpcServer> {
   const server = new grpc.Server({ "grpc.max_receive_message_length": 8 * 1024 * 1024 });
   // Open streams end when the server closes, so shutdown does not wait out the grace period.
   const openStreams = new Set<AbortController>();
   for (const binding of bindings) {
     const { desc, impl } = binding;
+    const allow: CallerCheck = tls === "plaintext" ? () => undefined : callerCheck(desc, log);
     const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
     const handlers: grpc.UntypedServiceImplementation = {};
     for (const method of unaryMethods(desc)) {
@@ -109,15 +148,7 @@ async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger
       if (!fn) continue;
       const path = `/${desc.typeName}/${method.name}`;
       const check = requestCheck(method.input);
-      definition[method.localName] = {
-        path,
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: (v) => Buffer.from(toBinary(method.input, v as never)),
-        requestDeserialize: (b: Buffer) => fromBinary(method.input, b),
-        responseSerialize: (v) => Buffer.from(toBinary(method.output, v as never)),
-        responseDeserialize: (b: Buffer) => fromBinary(method.output, b),
-      };
+      definition[method.localName] = grpcMethodDefinition(path, method, false);
       handlers[method.localName] = (
         call: grpc.ServerUnaryCall<unknown, unknown>,
         callback: grpc.sendUnaryData<unknown>,
@@ -132,36 +163,37 @@ async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger
           url: path,
           requestHeader: emptyHeaders,
         });
-        Promise.resolve()
-          .then(() => {
-            check?.(call.request as never);
-            return fn.call(impl, call.request, ctx);
-          })
-          .then(
-            (res) => callback(null, create(method.output, res as never)),
-            (err: unknown) => {
-              const ce = toConnectError(err, log, path);
-              const md = new grpc.Metadata();
-              const info = ce.findDetails(ErrorInfoSchema)[0];
-              if (info) md.set(errorInfoKey, Buffer.from(toBinary(ErrorInfoSchema, info)));
-              callback({ code: ce.code as number, details: ce.rawMessage, metadata: md });
-            },
-          );
+        const served = beginServerCall(path, (k) => metadataText(call.metadata, k));
+        runInContext(served.ctx, () =>
+          Promise.resolve()
+            .then(() => {
+              const refused = allow(identityOf(call.getAuthContext().sslPeerCertificate), path);
+              if (refused) throw refused;
+              check?.(call.request as never);
+              return fn.call(impl, call.request, ctx);
+            })
+            .then(
+              (res) => {
+                endServerCall(served, 0, log);
+                callback(null, create(method.output, res as never));
+              },
+              (err: unknown) => {
+                const ce = toConnectError(err, log, path);
+                endServerCall(served, ce.code, log, ce.rawMessage);
+                const md = new grpc.Metadata();
+                const info = ce.findDetails(ErrorInfoSchema)[0];
+                if (info) md.set(errorInfoKey, Buffer.from(toBinary(ErrorInfoSchema, info)));
+                callback({ code: ce.code as number, details: ce.rawMessage, metadata: md });
+              },
+            ),
+        );
       };
     }
     for (const method of streamingMethods(desc)) {
       const fn = streamHandlerOf(binding, method);
       if (!fn) continue;
       const path = `/${desc.typeName}/${method.name}`;
-      definition[method.localName] = {
-        path,
-        requestStream: false,
-        responseStream: true,
-        requestSerialize: (v) => Buffer.from(toBinary(method.input, v as never)),
-        requestDeserialize: (b: Buffer) => fromBinary(method.input, b),
-        responseSerialize: (v) => Buffer.from(toBinary(method.output, v as never)),
-        responseDeserialize: (b: Buffer) => fromBinary(method.output, b),
-      };
+      definition[method.localName] = grpcMethodDefinition(path, method, true);
       handlers[method.localName] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
         const cancelled = new AbortController();
         openStreams.add(cancelled);
@@ -175,7 +207,10 @@ async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger
           requestHeader: emptyHeaders,
           requestSignal: cancelled.signal,
         });
-        (async () => {
+        const served = beginServerCall(path, (k) => metadataText(call.metadata, k));
+        runInContext(served.ctx, async () => {
+          const refused = allow(identityOf(call.getAuthContext().sslPeerCertificate), path);
+          if (refused) throw refused;
           for await (const message of fn.call(impl, call.request, ctx)) {
             if (cancelled.signal.aborted) break;
             // Backpressure: a slow reader holds the producer instead of growing a buffer.
@@ -183,10 +218,12 @@ async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger
               await new Promise((r) => call.once("drain", r));
           }
           call.end();
-        })()
+          endServerCall(served, 0, log);
+        })
           .catch((err: unknown) => {
-            if (cancelled.signal.aborted) return;
+            if (cancelled.signal.aborted) return endServerCall(served, Code.Canceled, log);
             const ce = toConnectError(err, log, path);
+            endServerCall(served, ce.code, log, ce.rawMessage);
             const md = new grpc.Metadata();
             const info = ce.findDetails(ErrorInfoSchema)[0];
             if (info) md.set(errorInfoKey, Buffer.from(toBinary(ErrorInfoSchema, info)));
@@ -198,8 +235,13 @@ async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger
     server.addService(definition, handlers);
   }
   const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`0.0.0.0:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
+    server.bindAsync(
+      `0.0.0.0:${port}`,
+      tls === "plaintext"
+        ? grpc.ServerCredentials.createInsecure()
+        : // true: a client without a certificate from the CA is refused at the handshake.
+          grpc.ServerCredentials.createSsl(tls.ca, [{ private_key: tls.key, cert_chain: tls.cert }], true),
+      (err, p) => (err ? reject(err) : resolve(p)),
     ),
   );
   return {
@@ -219,23 +261,42 @@ async function serveGrpcJs(port: number, bindings: ServiceBinding[], log: Logger
   };
 }
 
-async function serveConnect(port: number, bindings: ServiceBinding[], log: Logger): Promise<RpcServer> {
+/** The caller's service name, taken from its certificate when the request arrives. */
+const callerKey = createContextKey<string | undefined>(undefined, { description: "caller identity" });
+
+async function serveConnect(
+  port: number,
+  bindings: ServiceBinding[],
+  log: Logger,
+  tls: TlsIdentity,
+): Promise<RpcServer> {
   const routes = (router: ConnectRouter) => {
     for (const binding of bindings) {
       const { desc, impl } = binding;
+      const allow = callerCheck(desc, log);
       const wrapped: Partial<ServiceImpl<DescService>> = {};
       for (const method of unaryMethods(desc)) {
         const fn = handlerOf(binding, method);
         if (!fn) continue;
         const check = requestCheck(method.input);
         // biome-ignore lint/suspicious/noExplicitAny: same shape as the handler it wraps
-        (wrapped as Record<string, any>)[method.localName] = async (req: unknown, ctx: HandlerContext) => {
-          try {
-            check?.(req as never);
-            return await fn.call(impl, req, ctx);
-          } catch (err) {
-            throw toConnectError(err, log, `/${desc.typeName}/${method.name}`);
-          }
+        (wrapped as Record<string, any>)[method.localName] = (req: unknown, ctx: HandlerContext) => {
+          const path = `/${desc.typeName}/${method.name}`;
+          const served = beginServerCall(path, (k) => ctx.requestHeader.get(k) ?? undefined);
+          return runInContext(served.ctx, async () => {
+            try {
+              const refused = allow(ctx.values.get(callerKey), path);
+              if (refused) throw refused;
+              check?.(req as never);
+              const res = await fn.call(impl, req, ctx);
+              endServerCall(served, 0, log);
+              return res;
+            } catch (err) {
+              const ce = toConnectError(err, log, path);
+              endServerCall(served, ce.code, log, ce.rawMessage);
+              throw ce;
+            }
+          });
         };
       }
       for (const method of streamingMethods(desc)) {
@@ -246,19 +307,45 @@ async function serveConnect(port: number, bindings: ServiceBinding[], log: Logge
           req: unknown,
           ctx: HandlerContext,
         ) {
+          const path = `/${desc.typeName}/${method.name}`;
+          const served = beginServerCall(path, (k) => ctx.requestHeader.get(k) ?? undefined);
           try {
-            yield* fn.call(impl, req, ctx);
+            const refused = allow(ctx.values.get(callerKey), path);
+            if (refused) throw refused;
+            // A generator cannot run inside runInContext; each step enters the context instead.
+            const it = runInContext(served.ctx, () => fn.call(impl, req, ctx)[Symbol.asyncIterator]());
+            for (;;) {
+              const step = await runInContext(served.ctx, () => it.next());
+              if (step.done) break;
+              yield step.value;
+            }
+            endServerCall(served, 0, log);
           } catch (err) {
-            if (ctx.signal.aborted) return;
-            throw toConnectError(err, log, `/${desc.typeName}/${method.name}`);
+            if (ctx.signal.aborted) return endServerCall(served, Code.Canceled, log);
+            const ce = toConnectError(err, log, path);
+            endServerCall(served, ce.code, log, ce.rawMessage);
+            throw ce;
           }
         };
       }
       router.service(desc, wrapped);
     }
   };
-  const server = http2.createServer(
-    connectNodeAdapter({ routes, grpc: true, grpcWeb: false, connect: true }),
+  const server = http2.createSecureServer(
+    { ca: tls.ca, cert: tls.cert, key: tls.key, requestCert: true, rejectUnauthorized: true },
+    connectNodeAdapter({
+      routes,
+      grpc: true,
+      grpcWeb: false,
+      connect: true,
+      contextValues: (req) => {
+        // An HTTP/2 request's socket is a proxy of the TLS socket, which `in` does not see through.
+        const socket = req.socket as Partial<TLSSocket>;
+        const cert =
+          typeof socket.getPeerCertificate === "function" ? socket.getPeerCertificate() : undefined;
+        return createContextValues().set(callerKey, identityOf(cert));
+      },
+    }),
   );
   await new Promise<void>((resolve) => server.listen(port, "0.0.0.0", resolve));
   const address = server.address();
@@ -277,6 +364,8 @@ async function serveConnect(port: number, bindings: ServiceBinding[], log: Logge
 
 export interface ClientOptions {
   timeoutMs: number;
+  /** This process's identity: the server checks it, and the server's certificate is checked against its CA. */
+  tls: TlsIdentity;
 }
 
 export interface ClientHandle<S extends DescService> {
@@ -300,14 +389,17 @@ function connectClient<S extends DescService>(
   opts: ClientOptions,
 ): ClientHandle<S> {
   const transport = createGrpcTransport({
-    baseUrl: `http://${address}`,
+    baseUrl: `https://${address}`,
     defaultTimeoutMs: opts.timeoutMs,
+    interceptors: [contextInterceptor],
+    nodeOptions: { ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key },
   });
   return { client: createClient(desc, transport), close: () => {} };
 }
 
 function grpcJsClient<S extends DescService>(desc: S, address: string, opts: ClientOptions): ClientHandle<S> {
-  const channel = new grpc.Client(address, grpc.credentials.createInsecure(), {
+  const credentials = grpc.credentials.createSsl(opts.tls.ca, opts.tls.key, opts.tls.cert);
+  const channel = new grpc.Client(address, credentials, {
     "grpc.keepalive_time_ms": 30_000,
     // Calls are retried by the callers that may retry them; grpc-js's own retry machinery costs
     // CPU on every call (measured in docs/benchmarks.md).
@@ -322,14 +414,19 @@ function grpcJsClient<S extends DescService>(desc: S, address: string, opts: Cli
     client[method.localName] = (req: unknown, callOpts?: { timeoutMs?: number }) =>
       new Promise((resolve, reject) => {
         const deadline = Date.now() + (callOpts?.timeoutMs ?? opts.timeoutMs);
+        const outgoing = clientCall(path);
         channel.makeUnaryRequest(
           path,
           serialize,
           deserialize,
           create(method.input, req as never) as never,
-          noMetadata,
+          outgoing.metadata,
           { deadline },
-          (err, value) => (err ? reject(fromGrpcError(err)) : resolve(value)),
+          (err, value) => {
+            outgoing.done(err ? err.message : undefined);
+            if (err) reject(fromGrpcError(err));
+            else resolve(value);
+          },
         );
       });
   }
@@ -347,7 +444,7 @@ function grpcJsClient<S extends DescService>(desc: S, address: string, opts: Cli
         serialize,
         deserialize,
         create(method.input, req as never) as never,
-        noMetadata,
+        clientCall(path).metadata,
         callOpts?.timeoutMs ? { deadline: Date.now() + callOpts.timeoutMs } : {},
       );
       const cancel = () => call.cancel();
@@ -366,11 +463,26 @@ function grpcJsClient<S extends DescService>(desc: S, address: string, opts: Cli
   return { client: client as Client<S>, close: () => channel.close() };
 }
 
-const noMetadata = new grpc.Metadata();
-
 function fromGrpcError(err: grpc.ServiceError): ConnectError {
   const raw = err.metadata?.get(errorInfoKey)[0];
   const details =
     raw instanceof Buffer ? [{ desc: ErrorInfoSchema, value: fromBinary(ErrorInfoSchema, raw) }] : [];
   return new ConnectError(err.details || err.message, err.code as unknown as Code, undefined, details, err);
+}
+
+/** How grpc-js serves one method: its path and the protobuf-es (de)serialisers of its messages. */
+function grpcMethodDefinition(
+  path: string,
+  method: DescMethodUnary | DescMethodServerStreaming,
+  responseStream: boolean,
+): grpc.MethodDefinition<unknown, unknown> {
+  return {
+    path,
+    requestStream: false,
+    responseStream,
+    requestSerialize: (v) => Buffer.from(toBinary(method.input, v as never)),
+    requestDeserialize: (b: Buffer) => fromBinary(method.input, b),
+    responseSerialize: (v) => Buffer.from(toBinary(method.output, v as never)),
+    responseDeserialize: (b: Buffer) => fromBinary(method.output, b),
+  };
 }

@@ -1,5 +1,3 @@
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import {
   apiError,
   badRequest,
@@ -10,6 +8,8 @@ import {
   STAFF_PERMISSIONS,
 } from "@hb/platform";
 import { requireEmail } from "./email.ts";
+import type { AuthHandlers } from "./handlers.ts";
+import { type KeyChanges, noKeyChanges } from "./key-distribution.ts";
 import {
   type CustomerRow,
   customerOut,
@@ -35,7 +35,7 @@ const customerSelect = `select c.*, (select id from people p where p.customer_id
   from customers c`;
 
 /** Customers, people, staff and company settings: the admin command and the portal use these. */
-export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService>> {
+export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthHandlers {
   const getCustomer = async (id: string) => {
     const [c] = await sql.unsafe<CustomerRow[]>(`${customerSelect} where c.id = $1`, [id]);
     if (!c) throw notFound("Customer");
@@ -80,7 +80,7 @@ export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService
       const c = await getCustomer(req.customerId);
       const people = await sql<
         PersonRow[]
-      >`select * from people where customer_id = ${c.id} order by created_at`;
+      >`select * from people where customer_id = ${c.id} and removed_at is null order by created_at`;
       return { customer: customerOut(c), people: people.map(personOut) };
     },
 
@@ -99,6 +99,7 @@ export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService
       const status = customerStatusColumn(req.status);
       const updated = await sql`update customers set status = ${status} where id = ${id} returning id`;
       if (updated.length === 0) throw notFound("Customer");
+      await keys.customer(id);
       return { customer: customerOut(await getCustomer(id)) };
     },
 
@@ -120,6 +121,7 @@ export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService
       const person = await getPerson(req.personId);
       if (person.is_owner) throw apiError("CONFLICT", "The account owner always holds every permission");
       await sql`update people set permissions = ${checkPermissions(req.permissions)} where id = ${person.id}`;
+      await keys.customer(person.customer_id);
       return { person: personOut(await getPerson(person.id)) };
     },
 
@@ -149,6 +151,7 @@ export function createAccounts(sql: Sql): Partial<ServiceImpl<typeof AuthService
           inventory_module = coalesce(${req.inventoryModule ?? null}::boolean, inventory_module),
           vps_module = coalesce(${req.vpsModule ?? null}::boolean, vps_module)
         returning *`;
+      await keys.settings();
       return { settings: settingsOut(s) };
     },
   };

@@ -1,6 +1,4 @@
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import {
   ALL_PERMISSIONS,
   apiError,
@@ -17,6 +15,8 @@ import {
   type Sql,
 } from "@hb/platform";
 import { parseAllowlist } from "./allowlist.ts";
+import type { AuthHandlers } from "./handlers.ts";
+import { type KeyChanges, noKeyChanges } from "./key-distribution.ts";
 import { type KeyRow, keyColumns, keyOut, type LogRow, logOut, type PersonRow } from "./records.ts";
 
 // Ids, the label's length and blankness and the expiry's form (a date, today or later) are the
@@ -32,7 +32,8 @@ function allowlist(raw: string): string[] {
 const utcDate = (d: Date | null | undefined): string | null => (d ? d.toISOString().slice(0, 10) : null);
 const expiryDate = (t: Timestamp | undefined) => utcDate(t && timestampDate(t));
 
-export function createApiKeys(sql: Sql, pepper: string): Partial<ServiceImpl<typeof AuthService>> {
+/** `keys` hears of every change a gateway's key check reads; each returns once it is applied. */
+export function createApiKeys(sql: Sql, pepper: string, keys: KeyChanges = noKeyChanges): AuthHandlers {
   const person = async (id: string) => {
     const [p] = await sql<PersonRow[]>`select * from people where id = ${id}`;
     if (!p) throw notFound("Person");
@@ -115,6 +116,7 @@ export function createApiKeys(sql: Sql, pepper: string): Partial<ServiceImpl<typ
           values (${id}, ${p.customer_id}, ${p.id}, ${values.label}, ${generated.prefix},
                   ${hashKey(generated.full, pepper)}, ${scopes}, ${values.allowlist}, ${values.expires})`;
       });
+      await keys.customer(p.customer_id);
       return { key: keyOut((await keyById(id))!), secretKey: generated.full };
     },
 
@@ -134,6 +136,7 @@ export function createApiKeys(sql: Sql, pepper: string): Partial<ServiceImpl<typ
       };
       await sql`update api_keys set label = ${next.label}, ip_allowlist = ${next.allowlist}, expires_on = ${next.expires}
         where id = ${k.id}`;
+      await keys.customer(k.customer_id);
       return { key: keyOut((await keyById(k.id))!) };
     },
 
@@ -141,6 +144,7 @@ export function createApiKeys(sql: Sql, pepper: string): Partial<ServiceImpl<typ
       const p = await person(req.personId);
       const k = await ownKey(p.id, req.keyId);
       await sql`update api_keys set revoked_at = coalesce(revoked_at, clock_timestamp()) where id = ${k.id}`;
+      await keys.customer(k.customer_id);
       return { key: keyOut((await keyById(k.id))!) };
     },
 
@@ -182,6 +186,7 @@ export function createApiKeys(sql: Sql, pepper: string): Partial<ServiceImpl<typ
       const k = await keyById(req.keyId);
       if (!k) throw notFound("API key");
       await sql`update api_keys set revoked_at = coalesce(revoked_at, clock_timestamp()) where id = ${k.id}`;
+      await keys.customer(k.customer_id);
       return { key: keyOut((await keyById(k.id))!) };
     },
   };

@@ -3,18 +3,30 @@ import { z } from "zod";
 
 export const authConfigShape = {
   ...commonConfig,
-  /** Server-side pepper for key hashes. The development default is refused in production. */
+  /**
+   * Server-side pepper for key hashes. The development default, or any placeholder or value
+   * shorter than 32 characters, is refused in production (loadConfig).
+   */
   KEY_PEPPER: z.string().min(16, "must be at least 16 characters").default("development-pepper-change-me"),
   NODE_ENV: z.string().default("development"),
   REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().positive().default(30),
+  /** Portal and admin sign-in: failures for one address before it is locked, and for how long. */
+  SIGN_IN_MAX_FAILURES: z.coerce.number().int().min(1).max(100).default(5),
+  SIGN_IN_LOCK_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  SESSION_SECONDS: z.coerce.number().int().min(60).max(604_800).default(28_800),
+  /** log2 of scrypt's N for new password hashes (15: 32 MiB per hash). */
+  PASSWORD_HASH_COST: z.coerce.number().int().min(10).max(20).default(15),
+  /**
+   * Gateway key table (docs/architecture.md): an acknowledgement keeps a gateway replica serving
+   * keyed requests this long; heartbeats ask for one this often; a change waits this long for
+   * every replica before it gives the late ones up (and then waits out their lease).
+   */
+  KEY_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(10_000),
+  KEY_HEARTBEAT_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+  KEY_ACK_WAIT_MS: z.coerce.number().int().min(50).max(600_000).default(3_000),
+  PASSWORD_LINK_HOURS: z.coerce.number().int().min(1).max(720).default(72),
 };
 
 export type AuthConfig = ReturnType<typeof loadAuthConfig>;
 
-export function loadAuthConfig() {
-  const cfg = loadConfig(authConfigShape);
-  if (cfg.NODE_ENV === "production" && cfg.KEY_PEPPER === authConfigShape.KEY_PEPPER.parse(undefined)) {
-    throw new Error("Invalid configuration:\n  KEY_PEPPER: must be set in production");
-  }
-  return cfg;
-}
+export const loadAuthConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(authConfigShape, env);

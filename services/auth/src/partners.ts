@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { type PartnerSchema, PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
+import type { PortalService } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { apiError, notFound, type Sql } from "@hb/platform";
+import type { AuthHandlers } from "./handlers.ts";
 import { partnerStatusColumn, partnerStatusOf } from "./statuses.ts";
 
 interface PartnerRow {
@@ -26,7 +27,7 @@ const partnerOut = (p: PartnerRow): MessageInitShape<typeof PartnerSchema> => ({
 });
 
 /** Reseller partner profiles: status and the signing secret. */
-export function createPartners(sql: Sql): Partial<ServiceImpl<typeof AuthService>> {
+export function createPartners(sql: Sql): AuthHandlers {
   const get = async (customerId: string) => {
     const [p] = await sql<PartnerRow[]>`select * from partners where customer_id = ${customerId}`;
     if (!p) throw notFound("Partner profile");
@@ -74,6 +75,30 @@ export function createPartners(sql: Sql): Partial<ServiceImpl<typeof AuthService
           customerId: p.customer_id,
           status: partnerStatusOf(p.status),
           signingSecret: p.signing_secret ?? "",
+        })),
+      };
+    },
+  };
+}
+
+/** Partner profiles with their customer, for the admin panel and the portal (no secret). */
+export function createPartnerListing(sql: Sql): Pick<ServiceImpl<typeof PortalService>, "listPartners"> {
+  return {
+    async listPartners(req) {
+      const rows = await sql<(PartnerRow & { name: string; email: string; company: string })[]>`
+        select p.customer_id, p.status, p.signing_secret, p.secret_rotated_at, p.created_at,
+               c.name, c.email, c.company
+        from partners p join customers c on c.id = p.customer_id
+        where (${req.customerId} = '' or p.customer_id::text = ${req.customerId})
+          and (${req.status === PartnerStatus.UNSPECIFIED} or p.status = ${partnerStatusColumn(req.status)})
+        order by p.created_at desc, p.customer_id
+        limit 1000`;
+      return {
+        partners: rows.map((r) => ({
+          partner: partnerOut(r),
+          customerName: r.name,
+          customerEmail: r.email,
+          company: r.company,
         })),
       };
     },

@@ -1,9 +1,8 @@
 import {
   type BatchConsumer,
   consumeBatches,
-  ensureConsumer,
   type Logger,
-  type NatsConnection,
+  type NatsLink,
   type RequestLogRecord,
   type Sql,
   streams,
@@ -14,48 +13,47 @@ import {
  * key's last-used time and address. A batch is committed before it is acked, so nothing is lost;
  * a redelivered batch can duplicate entries, which only a log tolerates.
  */
-export async function startRequestLogConsumer(
-  sql: Sql,
-  nc: NatsConnection,
-  ns: string,
-  log: Logger,
-): Promise<BatchConsumer> {
+export function startRequestLogConsumer(sql: Sql, nats: NatsLink, ns: string, log: Logger): BatchConsumer {
   const s = streams(ns);
   const durable = "auth-request-log";
-  await ensureConsumer(nc, s.requestLog.name, durable, s.requestLog.subjects[0]);
-  return consumeBatches(nc, s.requestLog.name, durable, log, async (msgs) => {
-    const records: RequestLogRecord[] = [];
-    for (const m of msgs) {
-      try {
-        // The gateway publishes batches (arrays); a single entry is accepted too.
-        const value = m.json<RequestLogRecord | RequestLogRecord[]>();
-        records.push(...(Array.isArray(value) ? value : [value]));
-      } catch {
-        log.warn("dropping unreadable request-log message");
+  return consumeBatches(
+    nats,
+    { stream: s.requestLog.name, durable, filterSubject: s.requestLog.subjects[0] },
+    log,
+    async (msgs) => {
+      const records: RequestLogRecord[] = [];
+      for (const m of msgs) {
+        try {
+          // The gateway publishes batches (arrays); a single entry is accepted too.
+          const value = m.json<RequestLogRecord | RequestLogRecord[]>();
+          records.push(...(Array.isArray(value) ? value : [value]));
+        } catch {
+          log.warn("dropping unreadable request-log message");
+        }
       }
-    }
-    if (records.length === 0) return;
-    const rows = records.map((r) => ({
-      key_id: r.keyId,
-      customer_id: r.customerId,
-      method: r.method,
-      endpoint: r.endpoint.slice(0, 500),
-      status_code: r.status,
-      source_ip: r.ip,
-      duration_ms: Math.round(r.durationMs),
-      at: r.at,
-    }));
-    const latest = new Map<string, RequestLogRecord>();
-    for (const r of records) {
-      const seen = latest.get(r.keyId);
-      if (!seen || seen.at < r.at) latest.set(r.keyId, r);
-    }
-    await sql.begin(async (tx) => {
-      await tx`insert into request_log ${tx(rows)}`;
-      for (const r of latest.values()) {
-        await tx`update api_keys set last_used_at = ${r.at}, last_used_ip = ${r.ip}
+      if (records.length === 0) return;
+      const rows = records.map((r) => ({
+        key_id: r.keyId,
+        customer_id: r.customerId,
+        method: r.method,
+        endpoint: r.endpoint.slice(0, 500),
+        status_code: r.status,
+        source_ip: r.ip,
+        duration_ms: Math.round(r.durationMs),
+        at: r.at,
+      }));
+      const latest = new Map<string, RequestLogRecord>();
+      for (const r of records) {
+        const seen = latest.get(r.keyId);
+        if (!seen || seen.at < r.at) latest.set(r.keyId, r);
+      }
+      await sql.begin(async (tx) => {
+        await tx`insert into request_log ${tx(rows)}`;
+        for (const r of latest.values()) {
+          await tx`update api_keys set last_used_at = ${r.at}, last_used_ip = ${r.ip}
           where id = ${r.keyId} and (last_used_at is null or last_used_at < ${r.at})`;
-      }
-    });
-  });
+        }
+      });
+    },
+  );
 }

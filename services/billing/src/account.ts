@@ -1,15 +1,14 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { badRequest, type Sql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import { serviceStatus, transactionKind } from "./enums.ts";
+import type { BillingHandlers } from "./handlers.ts";
 import { lockBalance, move } from "./ledger.ts";
 import { formatMoney, money, monthlyEquivalent, parseMoney } from "./money.ts";
 import { callerOf, page, transact } from "./shared.ts";
 
-export function createAccount(sql: Sql): Partial<ServiceImpl<typeof BillingService>> {
+export function createAccount(sql: Sql): BillingHandlers {
   const balanceRow = async (personId: string) =>
     (
       await sql<

@@ -1,19 +1,15 @@
 import { create, fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
 import type { AddonSchema } from "@hb/contracts/hb/billing/v1/addons_pb";
-import {
-  type BillingService,
-  BuyAddonResponseSchema,
-  RequestUpgradeResponseSchema,
-} from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BuyAddonResponseSchema, RequestUpgradeResponseSchema } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
 import type { UpgradeSchema } from "@hb/contracts/hb/billing/v1/upgrades_pb";
 import { apiError, badRequest, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { priceIn } from "./catalogue.ts";
 import { clock } from "./clock.ts";
 import { moneyOut, timeOut } from "./contract-values.ts";
-import { createDocument, extendPaidTerm, payFromCredit } from "./documents.ts";
+import { createDocument, extendPaidTerm, payNewDocumentFromCredit } from "./documents.ts";
 import { addonBillingType, addonStatus, billingCycle, upgradeKind, upgradeStatus } from "./enums.ts";
+import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, currencyMismatch, lockBalance, refundPayments } from "./ledger.ts";
 import { addCycle, CYCLE_MONTHS, formatMoney, isCycle, money, type Units } from "./money.ts";
@@ -98,7 +94,7 @@ function assertChangeable(s: ServiceRow, caller: { currency: string }) {
   if (caller.currency && caller.currency !== s.currency) throw currencyMismatch(s.currency, caller.currency);
 }
 
-export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
+export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
   /** The currency of the service an upgrade changes. */
   const currencyOf = async (db: Sql | TxSql, serviceId: string) =>
     (await db<{ currency: string }[]>`select currency from services where id = ${serviceId}`)[0].currency;
@@ -170,6 +166,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         // A full cycle is charged and the add-on's own cycle starts today.
         const amount =
           (billingType === "recurring" ? cyclePrice(money(unit), cycle) : money(unit)) * BigInt(quantity);
+        const lines = [{ description: `${o.name} × ${quantity} (${cycle})`, amount, serviceId: s.id }];
         const invoice = await createDocument(tx, {
           kind: "invoice",
           customerId: s.customer_id,
@@ -177,7 +174,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
           currency: s.currency,
           purpose: "addon",
           serviceId: s.id,
-          lines: [{ description: `${o.name} × ${quantity} (${cycle})`, amount, serviceId: s.id }],
+          lines,
         });
         const addonId = newId();
         await tx`insert into service_addons (id, service_id, option_id, billing_type, cycle, quantity, amount, status, document_id, next_due_date)
@@ -186,7 +183,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): Partial<ServiceImpl<
         const balance = await lockBalance(tx, caller.personId, caller.customerId, s.currency);
         let settled = false;
         if (balance >= amount) {
-          await payFromCredit(tx, ns, invoice.id, caller, undefined);
+          await payNewDocumentFromCredit(tx, ns, { document: invoice, lines }, caller);
           settled = true;
         }
         const [addon] = await tx.unsafe<AddonRow[]>(`${addonSelect} where a.id = $1`, [addonId]);

@@ -1,11 +1,10 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import type { CatalogueProductSchema } from "@hb/contracts/hb/billing/v1/products_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { badRequest, newId, notFound, type Sql } from "@hb/platform";
 import { moneyOut } from "./contract-values.ts";
 import { billingCycle, productKind } from "./enums.ts";
+import type { BillingHandlers } from "./handlers.ts";
 import { formatMoney, money, parseMoney, type Units } from "./money.ts";
 import { transact } from "./shared.ts";
 
@@ -63,7 +62,7 @@ const productSelect = `select p.*, coalesce((select json_agg(json_build_object('
     'one_time_price', o.one_time_price::text) order by o.name, o.id) from product_options o where o.product_id = p.id), '[]') as options
   from products p`;
 
-export function createCatalogue(sql: Sql): Partial<ServiceImpl<typeof BillingService>> {
+export function createCatalogue(sql: Sql): BillingHandlers {
   return {
     async listProducts() {
       const rows = await sql.unsafe<ProductRow[]>(`${productSelect} where p.active order by p.kind, p.name`);

@@ -1,12 +1,12 @@
 import { create, fromJsonString, toJsonString } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
-import { type BillingService, PayDocumentResponseSchema } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { PayDocumentResponseSchema } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { badRequest, notFound, type Sql } from "@hb/platform";
 import { moneyOut } from "./contract-values.ts";
 import { createDocument, payFromCredit } from "./documents.ts";
 import { documentKind, documentStatus } from "./enums.ts";
+import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { currencyMismatch } from "./ledger.ts";
 import { money, parseMoney, type Units } from "./money.ts";
@@ -25,7 +25,7 @@ function amountIn(m: Money, field: string, currency: string): Units {
   return units;
 }
 
-export function createDocumentHandlers(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
+export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
   return {
     async listDocuments(req) {
       const caller = callerOf(req.caller);

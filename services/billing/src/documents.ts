@@ -2,8 +2,8 @@ import { apiError, newId, type TxSql } from "@hb/platform";
 import { onAddonOrUpgradePaid, upgradeAwaitingPayment } from "./addons-upgrades.ts";
 import { clock } from "./clock.ts";
 import { orderEvent } from "./events.ts";
-import { lockBalance, move } from "./ledger.ts";
-import { addCycle, formatMoney, money, toNumber, type Units } from "./money.ts";
+import { currencyMismatch, insufficientCredit, lockBalance, lockedBalance, movementCtes } from "./ledger.ts";
+import { addCycle, CYCLE_MONTHS, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
 import type { DocumentRow, OrderRow } from "./records.ts";
 
 export interface NewDocument {
@@ -15,22 +15,43 @@ export interface NewDocument {
   orderId?: string;
   serviceId?: string;
   lines: { description: string; amount: Units; serviceId?: string }[];
+  /** CTEs the same statement runs first (the order and its services, which the document refers to). */
+  with?: ReturnType<TxSql>;
 }
 
-export async function createDocument(tx: TxSql, d: NewDocument): Promise<DocumentRow> {
+/**
+ * Writes the document and its lines in one statement. `paid` records a document settled as it is
+ * made (the invoice a paid proforma converts into; `converts` names that proforma, which the same
+ * statement points at the new invoice).
+ */
+export async function createDocument(
+  tx: TxSql,
+  d: NewDocument,
+  paid?: { at: Date; converts?: string },
+): Promise<DocumentRow> {
   const id = newId();
-  const total = d.lines.reduce((sum, l) => sum + l.amount, 0n);
+  const total = formatMoney(d.lines.reduce((sum, l) => sum + l.amount, 0n));
   const prefix = d.kind === "invoice" ? "INV" : "PRO";
+  const lineIds = d.lines.map(() => newId());
   const [row] = await tx<DocumentRow[]>`
-    insert into documents (id, kind, number, customer_id, person_id, total, currency, purpose, order_id, service_id)
-    values (${id}, ${d.kind}, ${`${prefix}-${clock.now().getUTCFullYear()}-`} || nextval('document_numbers'),
-            ${d.customerId}, ${d.personId}, ${formatMoney(total)}, ${d.currency}, ${d.purpose},
-            ${d.orderId ?? null}, ${d.serviceId ?? null})
-    returning *`;
-  for (const l of d.lines) {
-    await tx`insert into document_lines (id, document_id, description, amount, service_id)
-      values (${newId()}, ${id}, ${l.description}, ${formatMoney(l.amount)}, ${l.serviceId ?? null})`;
-  }
+    with ${d.with ? tx`${d.with},` : tx``} doc as (
+      insert into documents (id, kind, number, customer_id, person_id, total, currency, purpose, order_id, service_id,
+                             status, amount_paid, paid_at)
+      values (${id}, ${d.kind}, ${`${prefix}-${clock.now().getUTCFullYear()}-`} || nextval('document_numbers'),
+              ${d.customerId}, ${d.personId}, ${total}, ${d.currency}, ${d.purpose},
+              ${d.orderId ?? null}, ${d.serviceId ?? null},
+              ${paid ? "paid" : "unpaid"}, ${paid ? total : "0"}, ${paid?.at ?? null})
+      returning *),
+    lines as (
+      insert into document_lines (id, document_id, description, amount, service_id)
+      select line.id, doc.id, line.description, line.amount, line.service_id
+      from doc, unnest(${lineIds}::uuid[], ${d.lines.map((l) => l.description)}::text[],
+                       ${d.lines.map((l) => formatMoney(l.amount))}::numeric[],
+                       ${d.lines.map((l) => l.serviceId ?? null)}::uuid[])
+             as line(id, description, amount, service_id)),
+    converted as (
+      update documents set converted_to = (select id from doc) where id = ${paid?.converts ?? null}::uuid)
+    select * from doc`;
   return row;
 }
 
@@ -39,6 +60,8 @@ export interface PaymentOutcome {
   newBalance: Units;
   remaining: Units;
   document: DocumentRow;
+  /** The order the payment settled, as it is now (an order's proforma paid in full). */
+  order?: OrderRow;
   /** The invoice a paid proforma converted into (or the invoice itself). */
   invoice: DocumentRow | undefined;
   fullyPaid: boolean;
@@ -52,12 +75,49 @@ export async function payFromCredit(
   tx: TxSql,
   ns: string,
   documentId: string,
-  payer: { personId: string; customerId: string },
+  payer: Payer,
   requested: Units | undefined,
 ): Promise<PaymentOutcome> {
-  const [peek] = await tx<DocumentRow[]>`select * from documents where id = ${documentId}`;
-  await lockBalance(tx, payer.personId, payer.customerId, peek.currency);
+  // The balance is locked before the document, always, so two payments never wait on each other
+  // in opposite orders. A payer without a balance row yet needs the document's currency to open one.
+  const balance = await lockedBalance(tx, payer.personId);
+  if (!balance) {
+    const [peek] = await tx<DocumentRow[]>`select currency from documents where id = ${documentId}`;
+    await lockBalance(tx, payer.personId, payer.customerId, peek.currency);
+  }
   const [doc] = await tx<DocumentRow[]>`select * from documents where id = ${documentId} for update`;
+  if (balance && balance.currency !== doc.currency) throw currencyMismatch(doc.currency, balance.currency);
+  return settle(tx, ns, doc, payer, requested);
+}
+
+/**
+ * Pays in full, from credit, a document this transaction created (`createDocument`'s row and its
+ * lines). No other transaction can see the document before this one commits, so it needs no lock
+ * and no re-read; the caller must already hold the payer's balance (lockBalance).
+ */
+export function payNewDocumentFromCredit(
+  tx: TxSql,
+  ns: string,
+  created: { document: DocumentRow; lines: NewDocument["lines"] },
+  payer: Payer,
+): Promise<PaymentOutcome> {
+  return settle(tx, ns, created.document, payer, undefined, created.lines);
+}
+
+interface Payer {
+  personId: string;
+  customerId: string;
+}
+
+/** The payment itself, on a document the caller has locked (or made) and a balance it holds. */
+async function settle(
+  tx: TxSql,
+  ns: string,
+  doc: DocumentRow,
+  payer: Payer,
+  requested: Units | undefined,
+  lines?: NewDocument["lines"],
+): Promise<PaymentOutcome> {
   if (doc.status !== "unpaid") throw apiError("CONFLICT", `This ${doc.kind} is already ${doc.status}`);
   if (doc.purpose === "renewal" && doc.service_id) {
     // The renewal is priced at the current plan; an upgrade still waiting would change that price.
@@ -78,7 +138,10 @@ export async function payFromCredit(
       violations: [{ field: "amount", message: `must be at most ${toNumber(remaining)}` }],
     });
   }
-  const newBalance = await move(tx, {
+  const fullyPaid = amount === remaining;
+  // The movement (balance and ledger) and the document's paid amount in one statement: the
+  // document changes only when the money moved.
+  const movement = movementCtes(tx, {
     personId: payer.personId,
     customerId: payer.customerId,
     amount: -amount,
@@ -86,18 +149,27 @@ export async function payFromCredit(
     description: `Payment of ${doc.kind} ${doc.number}`,
     documentId: doc.id,
   });
-  const fullyPaid = amount === remaining;
-  const [updated] = await tx<DocumentRow[]>`
-    update documents set amount_paid = amount_paid + ${formatMoney(amount)},
-      status = ${fullyPaid ? "paid" : "unpaid"}, paid_at = ${fullyPaid ? clock.now() : null}
-    where id = ${doc.id} returning *`;
+  const [row] = await tx<(DocumentRow & { balance_after: string })[]>`
+    with ${movement},
+    updated as (
+      update documents set amount_paid = amount_paid + ${formatMoney(amount)},
+        status = ${fullyPaid ? "paid" : "unpaid"}, paid_at = ${fullyPaid ? clock.now() : null}
+      where id = ${doc.id} and exists (select 1 from entry)
+      returning *)
+    select updated.*, entry.balance_after::text as balance_after from updated, entry`;
+  if (!row) throw insufficientCredit();
+  const { balance_after, ...updated } = row;
+  const newBalance = money(balance_after);
   let invoice: DocumentRow | undefined = doc.kind === "invoice" ? updated : undefined;
-  if (fullyPaid) invoice = await onPaid(tx, ns, updated);
+  let order: OrderRow | undefined;
+  if (fullyPaid) ({ invoice, order } = await onPaid(tx, ns, updated, lines));
   return {
+    order,
     creditApplied: amount,
     newBalance,
     remaining: remaining - amount,
-    document: updated,
+    // A paid proforma now points at the invoice it became (onPaid wrote that after `updated`).
+    document: invoice && invoice.id !== updated.id ? { ...updated, converted_to: invoice.id } : updated,
     invoice,
     fullyPaid,
   };
@@ -115,46 +187,65 @@ export async function completeCoveredDocument(tx: TxSql, ns: string, documentId:
 }
 
 /** What a fully paid document sets in motion. Returns the invoice that records the payment. */
-async function onPaid(tx: TxSql, ns: string, doc: DocumentRow): Promise<DocumentRow> {
+async function onPaid(
+  tx: TxSql,
+  ns: string,
+  doc: DocumentRow,
+  knownLines?: NewDocument["lines"],
+): Promise<{ invoice: DocumentRow; order?: OrderRow }> {
   let invoice = doc;
+  let paidOrder: OrderRow | undefined;
   if (doc.kind === "proforma") {
-    const lines = await tx<{ description: string; amount: string; service_id: string | null }[]>`
-      select description, amount, service_id from document_lines where document_id = ${doc.id}`;
-    invoice = await createDocument(tx, {
-      kind: "invoice",
-      customerId: doc.customer_id,
-      personId: doc.person_id,
-      currency: doc.currency,
-      purpose: doc.purpose as NewDocument["purpose"],
-      orderId: doc.order_id ?? undefined,
-      serviceId: doc.service_id ?? undefined,
-      lines: lines.map((l) => ({
-        description: l.description,
-        amount: money(l.amount),
-        serviceId: l.service_id ?? undefined,
-      })),
-    });
-    [invoice] = await tx<DocumentRow[]>`
-      update documents set status = 'paid', amount_paid = total, paid_at = ${clock.now()} where id = ${invoice.id} returning *`;
-    await tx`update documents set converted_to = ${invoice.id} where id = ${doc.id}`;
+    const lines = knownLines ?? (await linesOf(tx, doc.id));
+    invoice = await createDocument(
+      tx,
+      {
+        kind: "invoice",
+        customerId: doc.customer_id,
+        personId: doc.person_id,
+        currency: doc.currency,
+        purpose: doc.purpose as NewDocument["purpose"],
+        orderId: doc.order_id ?? undefined,
+        serviceId: doc.service_id ?? undefined,
+        lines,
+      },
+      { at: clock.now(), converts: doc.id },
+    );
   }
   if (doc.purpose === "order" && doc.order_id) {
     const [order] = await tx<OrderRow[]>`
       update orders set payment_status = 'paid', status = 'active', payment_error = null where id = ${doc.order_id} returning *`;
+    paidOrder = order;
     // Provisioning starts only now (the provisioner picks up services in `pending`), and so does
     // the paid term: a proforma paid a week after the order still buys a whole cycle.
     const now = clock.now();
-    const waiting = await tx<{ id: string; cycle: string }[]>`
-      select id, cycle from services where order_id = ${doc.order_id} and status = 'pending_payment'`;
-    for (const s of waiting) {
-      await tx`update services set status = 'pending', next_due_date = ${addCycle(now, s.cycle)} where id = ${s.id}`;
-    }
+    // One statement for all the order's services: each cycle's next due date is worked out here
+    // (calendar months, clamped), for every cycle there is; any other cycle gets addCycle's default.
+    const cycles = [...Object.keys(CYCLE_MONTHS), HOURLY];
+    await tx`
+      update services s set status = 'pending', next_due_date = coalesce(
+        (select due.date
+         from unnest(${cycles}::text[], ${cycles.map((c) => addCycle(now, c).toISOString())}::timestamptz[])
+           as due(cycle, date)
+         where due.cycle = s.cycle),
+        ${addCycle(now, "").toISOString()}::timestamptz)
+      where s.order_id = ${doc.order_id} and s.status = 'pending_payment'`;
     // A partner learns of the payment once the services are built (see provisioning.ts).
     if (!order.partner_id) await orderEvent(tx, ns, "order.paid", order, { invoiceId: invoice.id });
   }
   if (doc.purpose === "addon" || doc.purpose === "upgrade") await onAddonOrUpgradePaid(tx, doc);
   if (doc.purpose === "renewal" && doc.service_id) await extendPaidTerm(tx, doc.service_id);
-  return invoice;
+  return { invoice, order: paidOrder };
+}
+
+async function linesOf(tx: TxSql, documentId: string): Promise<NewDocument["lines"]> {
+  const rows = await tx<{ description: string; amount: string; service_id: string | null }[]>`
+    select description, amount, service_id from document_lines where document_id = ${documentId} order by id`;
+  return rows.map((l) => ({
+    description: l.description,
+    amount: money(l.amount),
+    serviceId: l.service_id ?? undefined,
+  }));
 }
 
 /** A paid renewal moves the date the service is paid up to one cycle further. */

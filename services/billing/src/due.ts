@@ -1,8 +1,7 @@
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { apiError, type Logger, type Sql } from "@hb/platform";
 import { advanceClock, clock, clockControllable } from "./clock.ts";
 import { timeOut } from "./contract-values.ts";
+import type { BillingHandlers } from "./handlers.ts";
 import { chargeDueHours, type DueLock } from "./hourly.ts";
 import { selectServices } from "./records.ts";
 import { setServiceState } from "./service-handlers.ts";
@@ -67,7 +66,7 @@ export function startDueWork(sql: Sql, ns: string, log: Logger, intervalMs: numb
   return { stop: () => clearInterval(timer) };
 }
 
-export function createClockAdmin(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
+export function createClockAdmin(sql: Sql, ns: string): BillingHandlers {
   return {
     async adminAdvanceClock(req) {
       if (!clockControllable())

@@ -14,13 +14,32 @@ export async function lockBalance(
   customerId: string,
   currency: string,
 ): Promise<Units> {
-  await tx`insert into balances (person_id, customer_id, currency) values (${personId}, ${customerId}, ${currency})
-    on conflict (person_id) do nothing`;
+  const row = (await lockedBalance(tx, personId)) ?? (await openBalance(tx, personId, customerId, currency));
+  if (row.currency !== currency) throw currencyMismatch(currency, row.currency);
+  return money(row.balance);
+}
+
+/**
+ * The person's balance row, locked for the rest of the transaction; undefined when the person has
+ * none yet. One round trip: the row exists for everyone who ever held money.
+ */
+export async function lockedBalance(
+  tx: TxSql,
+  personId: string,
+): Promise<{ balance: string; currency: string } | undefined> {
   const [row] = await tx<
     { balance: string; currency: string }[]
   >`select balance, currency from balances where person_id = ${personId} for update`;
-  if (row.currency !== currency) throw currencyMismatch(currency, row.currency);
-  return money(row.balance);
+  return row;
+}
+
+/** Creates the person's balance at zero (a concurrent creator may win) and locks it. */
+async function openBalance(tx: TxSql, personId: string, customerId: string, currency: string) {
+  await tx`insert into balances (person_id, customer_id, currency) values (${personId}, ${customerId}, ${currency})
+    on conflict (person_id) do nothing`;
+  const row = await lockedBalance(tx, personId);
+  if (!row) throw new Error("balance row vanished inside its transaction");
+  return row;
 }
 
 export const currencyMismatch = (asked: string, account: string, field = "currency") =>
@@ -37,21 +56,41 @@ export interface Movement {
   documentId?: string;
 }
 
-/** Appends a ledger entry and moves the balance; refuses to go below zero. Call after lockBalance. */
+/**
+ * The CTEs `moved` (the balance row after the move) and `entry` (the ledger row, with
+ * `balance_after`) of one movement, for a statement that does more in the same round trip. The
+ * balance never goes below zero: when it would, both are empty.
+ */
+export function movementCtes(tx: TxSql, m: Movement) {
+  const amount = formatMoney(m.amount);
+  return tx`
+    moved as (
+      update balances set balance = balance + ${amount}::numeric
+      where person_id = ${m.personId} and balance + ${amount}::numeric >= 0
+      returning balance, currency),
+    entry as (
+      insert into ledger (person_id, customer_id, amount, balance_after, kind, description, document_id, currency, created_at)
+      select ${m.personId}, ${m.customerId}, ${amount}::numeric, moved.balance, ${m.kind}, ${m.description},
+             ${m.documentId ?? null}, moved.currency, ${clock.now()}
+      from moved
+      returning balance_after)`;
+}
+
+export const insufficientCredit = () =>
+  apiError("BAD_REQUEST", "Insufficient credit balance", {
+    violations: [{ field: "amount", message: "exceeds the credit balance" }],
+  });
+
+/**
+ * Appends a ledger entry and moves the balance in one statement; refuses to go below zero. Call
+ * after lockBalance: the row is locked, so the check and the move see the same balance.
+ */
 export async function move(tx: TxSql, m: Movement): Promise<Units> {
-  const [row] = await tx<
-    { balance: string; currency: string }[]
-  >`select balance, currency from balances where person_id = ${m.personId}`;
-  const after = money(row.balance) + m.amount;
-  if (after < 0n)
-    throw apiError("BAD_REQUEST", "Insufficient credit balance", {
-      violations: [{ field: "amount", message: "exceeds the credit balance" }],
-    });
-  await tx`update balances set balance = ${formatMoney(after)} where person_id = ${m.personId}`;
-  await tx`insert into ledger (person_id, customer_id, amount, balance_after, kind, description, document_id, currency, created_at)
-    values (${m.personId}, ${m.customerId}, ${formatMoney(m.amount)}, ${formatMoney(after)}, ${m.kind},
-            ${m.description}, ${m.documentId ?? null}, ${row.currency}, ${clock.now()})`;
-  return after;
+  const [row] = await tx<{ balance_after: string }[]>`
+    with ${movementCtes(tx, m)}
+    select balance_after::text from entry`;
+  if (!row) throw insufficientCredit();
+  return money(row.balance_after);
 }
 
 export async function balanceOf(tx: TxSql, personId: string): Promise<Units> {

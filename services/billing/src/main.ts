@@ -1,18 +1,20 @@
 import path from "node:path";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
+import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import {
   bind,
   connectDb,
-  connectNats,
   createLogger,
-  ensureStreams,
+  linkNats,
   listenPort,
+  loadTlsIdentity,
   migrate,
   onShutdown,
   rpcClient,
   runMain,
   serveRpc,
+  startObservability,
   startOutboxRelay,
   startRetention,
 } from "@hb/platform";
@@ -23,6 +25,7 @@ import { enableClockControl } from "./clock.ts";
 import { loadBillingConfig } from "./config.ts";
 import { createDocumentHandlers } from "./document-handlers.ts";
 import { createClockAdmin, startDueWork } from "./due.ts";
+import type { BillingHandlers } from "./handlers.ts";
 import { createOrders } from "./orders.ts";
 import { startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
 import { createReseller } from "./reseller.ts";
@@ -33,15 +36,18 @@ const log = createLogger("billing");
 runMain(log, async () => {
   const cfg = loadBillingConfig();
   enableClockControl(cfg.BILLING_CLOCK_CONTROL);
+  const observability = await startObservability("billing", log);
   const sql = connectDb(cfg.DATABASE_URL, "billing", cfg.DB_POOL_MAX);
   await migrate(sql, "billing", path.join(import.meta.dirname, "db/migrations"), log);
-  const nc = await connectNats(cfg.NATS_URL, "billing");
-  await ensureStreams(nc, cfg.HB_NS);
-  const compute = rpcClient(cfg.RPC_TRANSPORT, ComputeService, cfg.COMPUTE_ADDR, {
+  // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
+  const nats = linkNats(cfg.NATS_URL, "billing", cfg.HB_NS, log);
+  const tls = loadTlsIdentity(cfg);
+  const compute = rpcClient(cfg.RPC_TRANSPORT, ComputeProvisioningService, cfg.COMPUTE_ADDR, {
     timeoutMs: cfg.RPC_TIMEOUT_MS,
+    tls,
   });
 
-  const impl = {
+  const impl: BillingHandlers = {
     ...createAccount(sql),
     ...createCatalogue(sql),
     ...createServiceHandlers(sql, cfg.HB_NS),
@@ -54,12 +60,14 @@ runMain(log, async () => {
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.BILLING_ADDR),
-    [bind(BillingService, impl)],
+    [bind(BillingService, impl), bind(BillingStaffService, impl)],
     log,
+    tls,
+    cfg.HEALTH_PORT,
   );
-  const relay = startOutboxRelay(sql, nc, log);
+  const relay = startOutboxRelay(sql, nats, log);
   const provisioner = startProvisioner(sql, compute.client, log, cfg.PROVISIONER_INTERVAL_MS);
-  const machines = await startMachineEventConsumer(sql, nc, cfg.HB_NS, log);
+  const machines = startMachineEventConsumer(sql, nats, cfg.HB_NS, log);
   const due = startDueWork(sql, cfg.HB_NS, log, cfg.HOURLY_CHARGE_INTERVAL_MS);
   // Tables that only grow keep 30 days, like every other record.
   const retention = startRetention(
@@ -80,8 +88,10 @@ runMain(log, async () => {
     ["retention", () => retention.stop()],
     ["machine-events", () => machines.stop()],
     ["outbox", () => relay.stop()],
-    ["nats", () => nc.drain()],
+    ["nats", () => nats.close()],
     ["compute-client", () => compute.close()],
     ["db", () => sql.end({ timeout: 5 })],
+    // Last: spans and metrics of the shutdown itself are still sent.
+    ["observability", () => observability.close()],
   ]);
 });

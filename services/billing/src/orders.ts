@@ -1,13 +1,12 @@
 import { create, fromJsonString, toJsonString } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { type OrderItem, type PlacedOrder, PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
-import { createDocument, payFromCredit } from "./documents.ts";
+import { createDocument, payNewDocumentFromCredit } from "./documents.ts";
 import { billingCycle, orderPaymentStatus, orderStatus } from "./enums.ts";
 import { orderEvent } from "./events.ts";
+import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, currencyMismatch, lockBalance, move } from "./ledger.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
@@ -130,37 +129,53 @@ export async function placeOrder(
     }
     const total = billed.reduce((s, p) => s + p.price, 0n);
     const orderId = newId();
-    await tx`
-      insert into orders (id, order_number, customer_id, person_id, total, currency, partner_id, external_order_id,
-                          external_customer_id, payment_mode)
-      values (${orderId}, 'ORD-' || nextval('order_numbers'), ${ctx.customerId}, ${ctx.personId}, ${formatMoney(total)},
-              ${currency}, ${ctx.partnerId ?? null}, ${ctx.externalOrderId ?? null}, ${ctx.externalCustomerId ?? null},
-              ${ctx.paymentMode})`;
-    const serviceIds: string[] = [];
+    // The order and its services are written by the statement that writes the proforma (one round
+    // trip), or on their own when every item is hourly and there is no document.
+    const orderInsert = tx`
+      order_row as (
+        insert into orders (id, order_number, customer_id, person_id, total, currency, partner_id, external_order_id,
+                            external_customer_id, payment_mode)
+        values (${orderId}, 'ORD-' || nextval('order_numbers'), ${ctx.customerId}, ${ctx.personId}, ${formatMoney(total)},
+                ${currency}, ${ctx.partnerId ?? null}, ${ctx.externalOrderId ?? null}, ${ctx.externalCustomerId ?? null},
+                ${ctx.paymentMode}))`;
     const now = clock.now();
-    for (const p of priced) {
-      const id = newId();
-      serviceIds.push(id);
-      const hostname = p.item.hostname || `${p.kind}-${id.slice(-8)}`;
-      await tx`insert into services (id, customer_id, person_id, product_id, order_id, kind, name, hostname, status, cycle,
-                                     amount, currency, next_due_date, os_image_id, partner_id)
-        values (${id}, ${ctx.customerId}, ${ctx.personId}, ${p.productId}, ${orderId}, ${p.kind}, ${p.productName}, ${hostname},
-                ${p.cycle === HOURLY ? "pending" : "pending_payment"}, ${p.cycle}, ${formatMoney(p.price)}, ${currency},
-                ${addCycle(now, p.cycle)}, ${p.item.osImageId}, ${ctx.partnerId ?? null})`;
-    }
+    const serviceIds = priced.map(() => newId());
+    const servicesInsert = tx`service_rows as (insert into services ${tx(
+      priced.map((p, i) => ({
+        id: serviceIds[i],
+        customer_id: ctx.customerId,
+        person_id: ctx.personId,
+        product_id: p.productId,
+        order_id: orderId,
+        kind: p.kind,
+        name: p.productName,
+        hostname: p.item.hostname || `${p.kind}-${serviceIds[i].slice(-8)}`,
+        status: p.cycle === HOURLY ? "pending" : "pending_payment",
+        cycle: p.cycle,
+        amount: formatMoney(p.price),
+        currency,
+        next_due_date: addCycle(now, p.cycle),
+        os_image_id: p.item.osImageId,
+        partner_id: ctx.partnerId ?? null,
+      })),
+    )})`;
     // Hourly services are charged their first hour now; the charger takes each following hour.
-    for (const [i, p] of priced.entries()) {
-      if (p.cycle !== HOURLY) continue;
-      await move(tx, {
-        personId: ctx.personId,
-        customerId: ctx.customerId,
-        amount: -p.price,
-        kind: "hourly_charge",
-        description: `${p.productName}: first hour`,
-      });
-      await tx`update services set charged_until = ${addCycle(now, HOURLY)} where id = ${serviceIds[i]}`;
-    }
+    const chargeFirstHours = async () => {
+      for (const [i, p] of priced.entries()) {
+        if (p.cycle !== HOURLY) continue;
+        await move(tx, {
+          personId: ctx.personId,
+          customerId: ctx.customerId,
+          amount: -p.price,
+          kind: "hourly_charge",
+          description: `${p.productName}: first hour`,
+        });
+        await tx`update services set charged_until = ${addCycle(now, HOURLY)} where id = ${serviceIds[i]}`;
+      }
+    };
     if (billed.length === 0) {
+      await tx`with ${orderInsert}, ${servicesInsert} select 1`;
+      await chargeFirstHours();
       await tx`update orders set payment_status = 'paid', status = 'active' where id = ${orderId}`;
       const [paidOrder] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
       if (!ctx.partnerId) await orderEvent(tx, ns, "order.paid", paidOrder, {});
@@ -171,6 +186,14 @@ export async function placeOrder(
         creditBalance: moneyOut(await balanceOf(tx, ctx.personId), currency),
       });
     }
+    const proformaLines = priced
+      .map((p, i) => ({ p, serviceId: serviceIds[i] }))
+      .filter(({ p }) => p.cycle !== HOURLY)
+      .map(({ p, serviceId }) => ({
+        description: `${p.productName} (${p.cycle})`,
+        amount: p.price,
+        serviceId,
+      }));
     const proforma = await createDocument(tx, {
       kind: "proforma",
       customerId: ctx.customerId,
@@ -178,58 +201,57 @@ export async function placeOrder(
       currency,
       purpose: "order",
       orderId,
-      lines: priced
-        .map((p, i) => ({ p, serviceId: serviceIds[i] }))
-        .filter(({ p }) => p.cycle !== HOURLY)
-        .map(({ p, serviceId }) => ({
-          description: `${p.productName} (${p.cycle})`,
-          amount: p.price,
-          serviceId,
-        })),
+      lines: proformaLines,
+      with: tx`${orderInsert}, ${servicesInsert}`,
     });
+    await chargeFirstHours();
     let settled = false;
     let invoice: DocumentRow | undefined;
+    let proformaNow: DocumentRow | undefined;
+    let paidOrder: OrderRow | undefined;
+    let balance: Units | undefined;
     let paymentError = "";
     if (ctx.paymentMode === "credit") {
-      const balance = await lockBalance(tx, ctx.personId, ctx.customerId, currency);
+      balance = await lockBalance(tx, ctx.personId, ctx.customerId, currency);
       if (balance >= total) {
-        const paid = await payFromCredit(
+        const paid = await payNewDocumentFromCredit(
           tx,
           ns,
-          proforma.id,
+          { document: proforma, lines: proformaLines },
           { personId: ctx.personId, customerId: ctx.customerId },
-          undefined,
         );
         invoice = paid.invoice;
+        proformaNow = paid.document;
+        paidOrder = paid.order;
+        balance = paid.newBalance;
         settled = true;
       } else {
         paymentError = `Insufficient credit: balance ${formatMoney(balance)} ${currency}, order total ${formatMoney(total)} ${currency}`;
       }
     }
-    const [finalOrder] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
     if (!settled) {
+      const [order] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
       if (ctx.partnerId && ctx.paymentMode === "credit") {
         await tx`update orders set payment_error = ${paymentError} where id = ${orderId}`;
-        await orderEvent(tx, ns, "order.payment_failed", finalOrder, { paymentError });
+        await orderEvent(tx, ns, "order.payment_failed", order, { paymentError });
       } else {
-        await orderEvent(tx, ns, "order.invoiced", finalOrder, { invoiceId: proforma.id });
+        await orderEvent(tx, ns, "order.invoiced", order, { invoiceId: proforma.id });
       }
     }
-    const [proformaNow] = await tx<DocumentRow[]>`select * from documents where id = ${proforma.id}`;
     const services = await selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
-    const balance = await balanceOf(tx, ctx.personId);
-    const [orderNow] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
+    // Settled, the payment returned the order as it left it; otherwise it is read once more.
+    const orderNow = paidOrder ?? (await tx<OrderRow[]>`select * from orders where id = ${orderId}`)[0];
     return create(PlacedOrderSchema, {
       order: orderOut(orderNow, services),
-      proforma: documentOut(proformaNow),
+      proforma: documentOut(proformaNow ?? proforma),
       invoice: invoice ? documentOut(invoice) : undefined,
       settled,
-      creditBalance: moneyOut(balance, currency),
+      creditBalance: moneyOut(balance ?? (await balanceOf(tx, ctx.personId)), currency),
     });
   }
 }
 
-export function createOrders(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
+export function createOrders(sql: Sql, ns: string): BillingHandlers {
   return {
     async createOrder(req) {
       const caller = callerOf(req.caller);

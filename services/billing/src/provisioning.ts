@@ -1,14 +1,13 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
+import type { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
   consumeBatches,
-  ensureConsumer,
   type Logger,
-  type NatsConnection,
+  type NatsLink,
   type Sql,
   streams,
   type TxSql,
@@ -37,7 +36,7 @@ export function provisionRetryDelay(failures: number, baseMs: number, capMs = 60
  */
 export function startProvisioner(
   sql: Sql,
-  compute: Client<typeof ComputeService>,
+  compute: Client<typeof ComputeProvisioningService>,
   log: Logger,
   intervalMs = 300,
 ) {
@@ -108,46 +107,45 @@ export function startProvisioner(
 }
 
 /** Follows compute's reports: installing → active or provisioning_failed, with the service event. */
-export async function startMachineEventConsumer(
-  sql: Sql,
-  nc: NatsConnection,
-  ns: string,
-  log: Logger,
-): Promise<BatchConsumer> {
+export function startMachineEventConsumer(sql: Sql, nats: NatsLink, ns: string, log: Logger): BatchConsumer {
   const s = streams(ns);
   const durable = "billing-machine-events";
-  await ensureConsumer(nc, s.events.name, durable, `${ns}.events.machine.>`);
-  return consumeBatches(nc, s.events.name, durable, log, async (msgs) => {
-    for (const m of msgs) {
-      const event = fromBinary(EventSchema, m.data);
-      if (event.payload.case !== "machine") continue;
-      const machine = event.payload.value;
-      await transact(sql, async (tx) => {
-        const fresh =
-          await tx`insert into processed_events (event_id) values (${event.id}) on conflict do nothing returning event_id`;
-        if (fresh.length === 0) return; // already applied
-        const [svc] = await selectServices(tx, "s.id = $1 for update of s", [machine.serviceId]);
-        if (!svc || !["installing", "pending"].includes(svc.status)) return;
-        const status = machine.success ? "active" : "provisioning_failed";
-        await tx`update services set status = ${status}, server_ip = ${machine.serverIp},
+  return consumeBatches(
+    nats,
+    { stream: s.events.name, durable, filterSubject: `${ns}.events.machine.>` },
+    log,
+    async (msgs) => {
+      for (const m of msgs) {
+        const event = fromBinary(EventSchema, m.data);
+        if (event.payload.case !== "machine") continue;
+        const machine = event.payload.value;
+        await transact(sql, async (tx) => {
+          const fresh =
+            await tx`insert into processed_events (event_id) values (${event.id}) on conflict do nothing returning event_id`;
+          if (fresh.length === 0) return; // already applied
+          const [svc] = await selectServices(tx, "s.id = $1 for update of s", [machine.serviceId]);
+          if (!svc || !["installing", "pending"].includes(svc.status)) return;
+          const status = machine.success ? "active" : "provisioning_failed";
+          await tx`update services set status = ${status}, server_ip = ${machine.serverIp},
           hostname = coalesce(nullif(${machine.hostname}, ''), hostname),
           failure_reason = ${machine.success ? null : machine.error || "provisioning failed"} where id = ${svc.id}`;
-        const [updated] = await selectServices(tx, "s.id = $1", [svc.id]);
-        const [order] = svc.order_id
-          ? await tx<OrderRow[]>`select * from orders where id = ${svc.order_id}`
-          : [];
-        await serviceEvent(
-          tx,
-          ns,
-          machine.success ? "service.provisioned" : "service.provisioning_failed",
-          updated,
-          order,
-          machine.success ? "" : machine.error,
-        );
-        if (order?.partner_id && machine.success) await partnerOrderPaidWhenBuilt(tx, ns, order);
-      });
-    }
-  });
+          const [updated] = await selectServices(tx, "s.id = $1", [svc.id]);
+          const [order] = svc.order_id
+            ? await tx<OrderRow[]>`select * from orders where id = ${svc.order_id}`
+            : [];
+          await serviceEvent(
+            tx,
+            ns,
+            machine.success ? "service.provisioned" : "service.provisioning_failed",
+            updated,
+            order,
+            machine.success ? "" : machine.error,
+          );
+          if (order?.partner_id && machine.success) await partnerOrderPaidWhenBuilt(tx, ns, order);
+        });
+      }
+    },
+  );
 }
 
 /** order.paid for a partner order: once, when it is paid and every service is active. */

@@ -1,6 +1,4 @@
 import { fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
 import type { ResellerServiceSchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { apiError, notFound, type Sql } from "@hb/platform";
@@ -8,6 +6,7 @@ import { moneyOut } from "./contract-values.ts";
 import { payFromCredit } from "./documents.ts";
 import { orderPaymentMode } from "./enums.ts";
 import { orderEvent } from "./events.ts";
+import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, lockBalance } from "./ledger.ts";
 import { formatMoney, money } from "./money.ts";
@@ -17,7 +16,7 @@ import { orderOut } from "./records-out.ts";
 import { setServiceState, stateActionOf } from "./service-handlers.ts";
 import { callerOf, isUniqueViolation, transact } from "./shared.ts";
 
-export function createReseller(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
+export function createReseller(sql: Sql, ns: string): BillingHandlers {
   const ordersWithServices = async (orders: OrderRow[]) => {
     if (orders.length === 0) return [];
     const services = await selectServices(sql, "s.order_id = any($1::uuid[]) order by s.created_at, s.id", [

@@ -1,5 +1,3 @@
-import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import type { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { apiError, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
@@ -7,6 +5,7 @@ import { moneyOut } from "./contract-values.ts";
 import { createDocument } from "./documents.ts";
 import { productKind, serviceAction, serviceStatus } from "./enums.ts";
 import { serviceEvent } from "./events.ts";
+import type { BillingHandlers } from "./handlers.ts";
 import { addCycle, formatMoney, HOURLY, money } from "./money.ts";
 import { type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
@@ -78,7 +77,7 @@ export async function setServiceState(
   return updated;
 }
 
-export function createServiceHandlers(sql: Sql, ns: string): Partial<ServiceImpl<typeof BillingService>> {
+export function createServiceHandlers(sql: Sql, ns: string): BillingHandlers {
   return {
     async getServiceSummaries(req) {
       const caller = callerOf(req.caller);

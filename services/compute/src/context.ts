@@ -1,12 +1,21 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import type { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
+import type { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import { apiError } from "@hb/platform";
 import type { Drivers, ProviderDriver } from "./driver.ts";
 import type { Jobs } from "./jobs.ts";
 import type { MachineRow } from "./machines.ts";
 
-/** Some of ComputeService's handlers; main binds the union of every module's. */
-export type Handlers = Partial<ServiceImpl<typeof ComputeService>>;
+/**
+ * Some of compute's handlers, whichever of its services they belong to; main binds the union of
+ * every module's to each service definition, and each definition serves only its own methods.
+ */
+export type Handlers = Partial<
+  ServiceImpl<typeof ComputeService> &
+    ServiceImpl<typeof ComputeProvisioningService> &
+    ServiceImpl<typeof ComputeStaffService>
+>;
 
 export interface ComputeDeps {
   jobs: Jobs;

@@ -1,18 +1,21 @@
 import path from "node:path";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
+import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import {
   bind,
   commonConfig,
   connectDb,
-  connectNats,
   createLogger,
-  ensureStreams,
+  linkNats,
   listenPort,
   loadConfig,
+  loadTlsIdentity,
   migrate,
   onShutdown,
   runMain,
   serveRpc,
+  startObservability,
   startOutboxRelay,
   startRetention,
 } from "@hb/platform";
@@ -32,10 +35,11 @@ runMain(log, async () => {
     SIM_ACTION_MS: z.coerce.number().int().min(0).default(1500),
     SIM_REINSTALL_MS: z.coerce.number().int().min(0).default(5000),
   });
+  const observability = await startObservability("compute", log);
   const sql = connectDb(cfg.DATABASE_URL, "compute", cfg.DB_POOL_MAX);
   await migrate(sql, "compute", path.join(import.meta.dirname, "db/migrations"), log);
-  const nc = await connectNats(cfg.NATS_URL, "compute");
-  await ensureStreams(nc, cfg.HB_NS);
+  // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
+  const nats = linkNats(cfg.NATS_URL, "compute", cfg.HB_NS, log);
   // Provider drivers by the machines.provider name they serve (docs/providers.md).
   const drivers = {
     simulator: createSimulatorDriver({
@@ -46,15 +50,22 @@ runMain(log, async () => {
   };
   const jobs = createJobs(sql, cfg.HB_NS, drivers);
   const deps = { jobs, drivers, defaultProvider: "simulator" };
+  const handlers = createHandlers(sql, deps);
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.COMPUTE_ADDR),
-    [bind(ComputeService, createHandlers(sql, deps))],
+    [
+      bind(ComputeService, handlers),
+      bind(ComputeProvisioningService, handlers),
+      bind(ComputeStaffService, handlers),
+    ],
     log,
+    loadTlsIdentity(cfg),
+    cfg.HEALTH_PORT,
   );
-  const relay = startOutboxRelay(sql, nc, log);
+  const relay = startOutboxRelay(sql, nats, log);
   const jobLoop = jobs.startLoop(log);
-  const events = await startServiceEventConsumer(sql, nc, cfg.HB_NS, log);
+  const events = startServiceEventConsumer(sql, nats, cfg.HB_NS, log);
   // Finished jobs answer GET /jobs/{id} for 30 days; event ids need keeping no longer either.
   const retention = startRetention(
     sql,
@@ -72,7 +83,9 @@ runMain(log, async () => {
     ["retention", () => retention.stop()],
     ["service-events", () => events.stop()],
     ["outbox", () => relay.stop()],
-    ["nats", () => nc.drain()],
+    ["nats", () => nats.close()],
     ["db", () => sql.end({ timeout: 5 })],
+    // Last: spans and metrics of the shutdown itself are still sent.
+    ["observability", () => observability.close()],
   ]);
 });

@@ -1,26 +1,55 @@
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
+import { KeyDistributionService } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
+import { PortalService } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
-import { rpcClient } from "@hb/platform";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
+import { backendClient, loadTlsIdentity, rpcClient } from "@hb/platform";
 import type { GatewayConfig } from "./config.ts";
 
 /**
- * One client per upstream service. Each service adds its own line here when its contract lands.
+ * The gateway's upstream clients under two identities. The customer API calls the customer-facing
+ * definitions as `gateway`; the portal and admin pages call sign-in, staff and partner definitions
+ * as `admin-panel`, a certificate of their own (ADMIN_PANEL_TLS_*), so the allow-list can keep the
+ * API's identity away from staff RPCs and the pages' away from billing and compute.
  */
 export function createClients(cfg: GatewayConfig) {
-  const opts = { timeoutMs: cfg.RPC_TIMEOUT_MS };
+  const api = { timeoutMs: cfg.RPC_TIMEOUT_MS, tls: loadTlsIdentity(cfg) };
+  const panel = {
+    timeoutMs: cfg.RPC_TIMEOUT_MS,
+    tls: loadTlsIdentity({
+      TLS_CA: cfg.TLS_CA,
+      TLS_CERT: cfg.ADMIN_PANEL_TLS_CERT,
+      TLS_KEY: cfg.ADMIN_PANEL_TLS_KEY,
+    }),
+  };
+  const t = cfg.RPC_TRANSPORT;
   const handles = {
-    auth: rpcClient(cfg.RPC_TRANSPORT, AuthService, cfg.AUTH_ADDR, opts),
-    billing: rpcClient(cfg.RPC_TRANSPORT, BillingService, cfg.BILLING_ADDR, opts),
-    compute: rpcClient(cfg.RPC_TRANSPORT, ComputeService, cfg.COMPUTE_ADDR, opts),
-    webhooks: rpcClient(cfg.RPC_TRANSPORT, WebhooksService, cfg.WEBHOOKS_ADDR, opts),
+    auth: rpcClient(t, AuthService, cfg.AUTH_ADDR, api),
+    billing: rpcClient(t, BillingService, cfg.BILLING_ADDR, api),
+    compute: rpcClient(t, ComputeService, cfg.COMPUTE_ADDR, api),
+    webhooks: rpcClient(t, WebhooksService, cfg.WEBHOOKS_ADDR, api),
+    pageAuth: rpcClient(t, AuthStaffService, cfg.AUTH_ADDR, panel),
+    // Sign-in and sessions of the portal and admin pages (auth's PortalService).
+    portal: rpcClient(t, PortalService, cfg.AUTH_ADDR, panel),
+    pageWebhooks: backendClient(t, [WebhooksService, WebhooksStaffService], cfg.WEBHOOKS_ADDR, panel),
+    // The key table's stream and acknowledgements (key-sync.ts), as the customer API's identity.
+    keys: rpcClient(t, KeyDistributionService, cfg.AUTH_ADDR, api),
   };
   return {
     auth: handles.auth.client,
+    keys: handles.keys.client,
     billing: handles.billing.client,
     compute: handles.compute.client,
     webhooks: handles.webhooks.client,
+    /** The pages' clients, presenting the admin-panel certificate. */
+    pages: {
+      auth: handles.pageAuth.client,
+      portal: handles.portal.client,
+      webhooks: handles.pageWebhooks.client,
+    },
     close: () => {
       for (const h of Object.values(handles)) h.close();
     },
@@ -28,3 +57,4 @@ export function createClients(cfg: GatewayConfig) {
 }
 
 export type Clients = ReturnType<typeof createClients>;
+export type PageClients = Clients["pages"];

@@ -14,8 +14,37 @@ export const gatewayConfigShape = {
    */
   TRUSTED_PROXIES: z.string().default(""),
   BODY_LIMIT: z.string().default("1mb"),
+  /** A client must send a request's headers within this time, and the whole request within the next. */
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Idle keep-alive connections are closed after this; above a load balancer's own (60 s). */
+  KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(65_000),
+  /** Open client connections at once (event streams included); further ones are closed at once. */
+  MAX_CONNECTIONS: z.coerce.number().int().min(1).default(10_000),
+  /**
+   * Check keys from the key table auth streams (key-sync.ts) instead of calling auth.Verify for
+   * every request. Off: every keyed request asks auth, as before the table existed.
+   */
+  KEY_TABLE: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
   /** Heartbeat comments on the webhook event stream, so proxies keep an idle stream open. */
+  /**
+   * The portal and admin pages' certificate and key (identity `admin-panel`, same CA as TLS_CA):
+   * the pages call staff and sign-in RPCs the customer API's identity may not.
+   */
+  ADMIN_PANEL_TLS_CERT: z.string().min(1, "the admin panel's certificate's path is required"),
+  ADMIN_PANEL_TLS_KEY: z.string().min(1, "the admin panel's private key's path is required"),
   STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  /**
+   * Failed authentication per source address (auth-throttle.ts): this many failures in the window
+   * are answered at once; each further one waits, from the base delay doubling up to the maximum.
+   */
+  AUTH_FAILURES_FREE: z.coerce.number().int().min(1).default(20),
+  AUTH_FAILURE_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(900),
+  AUTH_FAILURE_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(500),
+  AUTH_FAILURE_MAX_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
 };
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

@@ -1,5 +1,6 @@
 import { type ErrorCode, errorCodes, type FieldViolation } from "@hb/platform";
 import type { Response } from "express";
+import { rateRefusals } from "./metrics.ts";
 
 /** The one envelope writer. Success: {success: true, data, ...extra}. */
 export function sendOk(
@@ -20,6 +21,7 @@ export interface ErrorExtras {
 /** Refusal: {success: false, error, code, details?, scope?, retry_after_seconds?}. */
 export function sendError(res: Response, code: ErrorCode, message: string, extra: ErrorExtras = {}): void {
   const status = errorCodes[code].http;
+  if (code === "RATE_LIMITED" || code === "ACTION_RATE_LIMITED") rateRefusals.labels({ code }).inc();
   const body: Record<string, unknown> = { success: false, error: message, code };
   if (extra.details && extra.details.length > 0) body.details = extra.details;
   if (code === "SCOPE_REQUIRED") body.scope = extra.scope ?? "";

@@ -1,21 +1,27 @@
-import http from "node:http";
+import type http from "node:http";
 import net from "node:net";
-import { connectNats, connectRedis, createLogger, ensureStreams, onShutdown, runMain } from "@hb/platform";
+import os from "node:os";
+import { connectRedis, createLogger, linkNats, onShutdown, runMain, startObservability } from "@hb/platform";
 import { buildApp } from "./app.ts";
+import { createAuthThrottle } from "./auth-throttle.ts";
 import { createClients } from "./clients.ts";
 import { loadGatewayConfig } from "./config.ts";
+import { startKeySync } from "./key-sync.ts";
 import { createRequestLogPublisher, jetStreamBatchPublisher } from "./request-log.ts";
 import { allRoutes } from "./routes/index.ts";
+import { createGatewayServer } from "./server.ts";
 
 const log = createLogger("gateway");
 
 runMain(log, async () => {
   const cfg = loadGatewayConfig();
+  const observability = await startObservability("gateway", log);
   const clients = createClients(cfg);
   const redis = connectRedis(cfg.REDIS_URL);
-  const nc = await connectNats(cfg.NATS_URL, "gateway");
-  await ensureStreams(nc, cfg.HB_NS);
-  const requestLog = createRequestLogPublisher(jetStreamBatchPublisher(nc, cfg.HB_NS), log);
+  // Not awaited: the gateway serves while NATS is down; request-log entries wait in the buffer.
+  const nats = linkNats(cfg.NATS_URL, "gateway", cfg.HB_NS, log);
+  const keys = cfg.KEY_TABLE ? startKeySync(clients.keys, `${os.hostname()}/${process.pid}`, log) : undefined;
+  const requestLog = createRequestLogPublisher(jetStreamBatchPublisher(nats, cfg.HB_NS), log);
   const app = buildApp({
     cfg,
     clients,
@@ -23,8 +29,26 @@ runMain(log, async () => {
     log,
     routes: allRoutes(cfg.PUBLIC_URL, { streamHeartbeatMs: cfg.STREAM_HEARTBEAT_MS }),
     requestLog,
+    authThrottle: createAuthThrottle(
+      redis,
+      cfg.HB_NS,
+      {
+        freeFailures: cfg.AUTH_FAILURES_FREE,
+        windowMs: cfg.AUTH_FAILURE_WINDOW_S * 1000,
+        baseDelayMs: cfg.AUTH_FAILURE_DELAY_MS,
+        maxDelayMs: cfg.AUTH_FAILURE_MAX_DELAY_MS,
+      },
+      log,
+    ),
+    keys,
+    degraded: () => (nats.connected() ? [] : ["nats"]),
   });
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, app);
+  const server = createGatewayServer(app, {
+    headersTimeoutMs: cfg.HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: cfg.REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: cfg.KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: cfg.MAX_CONNECTIONS,
+  });
   // While draining, every answer asks the client to close its keep-alive connection, so requests
   // already on their way are served and no new ones arrive on old connections.
   let draining = false;
@@ -52,8 +76,11 @@ runMain(log, async () => {
         }),
     ],
     ["request-log", () => requestLog.flush()],
-    ["nats", () => nc.drain()],
+    ["key-table", () => keys?.close()],
+    ["nats", () => nats.close()],
     ["redis", () => redis.quit()],
     ["clients", () => clients.close()],
+    // Last: spans and metrics of the shutdown itself are still sent.
+    ["observability", () => observability.close()],
   ]);
 });

@@ -1,4 +1,11 @@
-import { jetstream, type Logger, type NatsConnection, type RequestLogRecord, streams } from "@hb/platform";
+import {
+  type JetStreamClient,
+  jetstream,
+  type Logger,
+  type NatsLink,
+  type RequestLogRecord,
+  streams,
+} from "@hb/platform";
 
 export interface RequestLogPublisher {
   publish(record: RequestLogRecord): void;
@@ -25,10 +32,16 @@ export interface RequestLogOptions {
 /** What the publisher needs from JetStream: one message out, confirmed or thrown. */
 export type PublishBatch = (payload: Uint8Array) => Promise<unknown>;
 
-export function jetStreamBatchPublisher(nc: NatsConnection, ns: string): PublishBatch {
-  const js = jetstream(nc);
+export function jetStreamBatchPublisher(nats: NatsLink, ns: string): PublishBatch {
+  let js: JetStreamClient | undefined;
   const subject = streams(ns).requestLogSubject("gateway");
-  return (payload) => js.publish(subject, payload);
+  return async (payload) => {
+    const nc = nats.current;
+    // Thrown like any failed publish: the entries stay in the buffer until NATS is first reached.
+    if (!nc) throw new Error("NATS not reached yet");
+    js ??= jetstream(nc);
+    return js.publish(subject, payload);
+  };
 }
 
 /**

@@ -1,14 +1,14 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Client, HandlerContext } from "@connectrpc/connect";
-import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import type { PartnerLookupService } from "@hb/contracts/hb/auth/v1/partner_lookup_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import type {
   StreamEventsRequest,
   StreamEventsResponseSchema,
 } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
-import { apiError, badRequest, isUuid, type NatsConnection, streams } from "@hb/platform";
+import { apiError, badRequest, isUuid, type NatsLink, streams } from "@hb/platform";
 import { DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { deliveryMessage } from "./delivery-message.ts";
 import { eventData, PARTNER_EVENTS } from "./events-consumer.ts";
@@ -16,9 +16,9 @@ import { eventData, PARTNER_EVENTS } from "./events-consumer.ts";
 type StreamItem = MessageInitShape<typeof StreamEventsResponseSchema>;
 
 export interface EventStreamDeps {
-  nc: NatsConnection;
+  nats: NatsLink;
   ns: string;
-  auth: Client<typeof AuthService>;
+  auth: Client<typeof PartnerLookupService>;
   /** Streams one partner may hold open at once (on this replica). */
   perPartner: number;
 }
@@ -48,12 +48,18 @@ export function createEventStream(deps: EventStreamDeps) {
         `At most ${deps.perPartner} event streams may be open at once for a partner; close one first`,
       );
     }
+    // Without NATS the stream could not promise to show every later event: the caller is told to
+    // come back (hb webhooks listen reconnects), rather than be handed a stream that stays silent.
+    const nc = deps.nats.current;
+    if (!nc || !deps.nats.connected()) {
+      throw apiError("SERVICE_UNAVAILABLE", "The event stream is unavailable for a moment; try again");
+    }
     open.set(partnerId, already + 1);
     try {
-      const jsm = await jetstreamManager(deps.nc);
+      const jsm = await jetstreamManager(nc);
       const { state } = await jsm.streams.info(s.events.name);
       // The stream holds only events (`<ns>.events.>`), so no subject filter is needed.
-      const consumer = await jetstream(deps.nc).consumers.get(s.events.name, {
+      const consumer = await jetstream(nc).consumers.get(s.events.name, {
         deliver_policy: DeliverPolicy.StartSequence,
         opt_start_seq: state.last_seq + 1,
       });

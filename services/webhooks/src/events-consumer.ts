@@ -9,14 +9,21 @@ import {
 } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
+  beginContext,
   consumeBatches,
-  ensureConsumer,
+  endContext,
   enumWord,
   type Logger,
-  type NatsConnection,
+  type NatsLink,
+  REQUEST_ID_HEADER,
+  runInContext,
+  SpanKind,
   type Sql,
   streams,
+  TRACEPARENT_HEADER,
+  traceparentOf,
 } from "@hb/platform";
+import { jetstreamManager } from "@nats-io/jetstream";
 
 export const PARTNER_EVENTS = new Set([
   "order.paid",
@@ -79,51 +86,88 @@ export function eventData(e: Event): Record<string, unknown> {
   return {};
 }
 
+const DURABLE = "webhooks-deliveries";
+
+/**
+ * The stream position up to which every event has been stored as a delivery (the durable
+ * consumer's ack floor: a batch is acked only after its insert commits), or undefined while NATS
+ * or the consumer is not there. Replicas store batches side by side, so a delivery past it may
+ * have an earlier event still on its way into the table.
+ */
+export function storedThrough(nats: NatsLink, ns: string): () => Promise<number | undefined> {
+  return async () => {
+    const nc = nats.current;
+    if (!nc) return undefined;
+    try {
+      const jsm = await jetstreamManager(nc);
+      const info = await jsm.consumers.info(streams(ns).events.name, DURABLE);
+      return info.ack_floor.stream_seq;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
 /**
  * Turns partner events into pending deliveries. Idempotent (the event id is unique per delivery),
  * acked only after commit. An event raised while the partner has no URL on file is dropped.
  */
-export async function startEventsConsumer(
-  sql: Sql,
-  nc: NatsConnection,
-  ns: string,
-  log: Logger,
-): Promise<BatchConsumer> {
+export function startEventsConsumer(sql: Sql, nats: NatsLink, ns: string, log: Logger): BatchConsumer {
   const s = streams(ns);
-  const durable = "webhooks-deliveries";
-  await ensureConsumer(nc, s.events.name, durable, s.events.subjects[0]);
-  return consumeBatches(nc, s.events.name, durable, log, async (msgs) => {
-    const rows = [];
-    for (const m of msgs) {
-      let e: Event;
-      try {
-        e = fromBinary(EventSchema, m.data);
-      } catch {
-        log.warn("dropping an unreadable event");
-        continue;
+  return consumeBatches(
+    nats,
+    { stream: s.events.name, durable: DURABLE, filterSubject: s.events.subjects[0] },
+    log,
+    async (msgs) => {
+      const rows = [];
+      for (const m of msgs) {
+        let e: Event;
+        try {
+          e = fromBinary(EventSchema, m.data);
+        } catch {
+          log.warn("dropping an unreadable event");
+          continue;
+        }
+        if (!PARTNER_EVENTS.has(e.type) || !e.partnerId) continue;
+        // The delivery keeps the raising request's ids (NATS headers) under a span of its own.
+        const ctx = beginContext("event consume", SpanKind.CONSUMER, {
+          requestId: m.headers?.get(REQUEST_ID_HEADER),
+          traceparent: m.headers?.get(TRACEPARENT_HEADER),
+        });
+        runInContext(ctx, () => log.debug("event received", { event: e.type, eventId: e.id }));
+        // The delivery's id (X-Webhook-Id) is the event's: the event stream (`hb webhooks listen`)
+        // sends the same event under the same id, so a receiver fed by both deduplicates them.
+        rows.push({
+          id: e.id,
+          partner_id: e.partnerId,
+          event_id: e.id,
+          event: e.type,
+          data: eventData(e),
+          occurred_at: (e.occurredAt ? timestampDate(e.occurredAt) : new Date()).toISOString(),
+          request_id: ctx.requestId,
+          traceparent: traceparentOf(ctx),
+          stream_seq: m.seq,
+        });
+        endContext(ctx);
       }
-      if (!PARTNER_EVENTS.has(e.type) || !e.partnerId) continue;
-      // The delivery's id (X-Webhook-Id) is the event's: the event stream (`hb webhooks listen`)
-      // sends the same event under the same id, so a receiver fed by both deduplicates them.
-      rows.push({
-        id: e.id,
-        partner_id: e.partnerId,
-        event_id: e.id,
-        event: e.type,
-        data: eventData(e),
-        occurred_at: (e.occurredAt ? timestampDate(e.occurredAt) : new Date()).toISOString(),
-      });
-    }
-    if (rows.length === 0) return;
-    await sql`
-      insert into deliveries (id, partner_id, event_id, event, data)
-      select r.id, r.partner_id, r.event_id, r.event, r.data
+      if (rows.length === 0) return;
+      await sql`
+      insert into deliveries (id, partner_id, event_id, event, data, request_id, traceparent, created_at, stream_seq)
+      -- Created when the event occurred, not when this replica read it (retention and the URL rule
+      -- read it); the queue's order is the stream's (stream_seq), whichever replica stored first.
+      select r.id, r.partner_id, r.event_id, r.event, r.data, r.request_id, r.traceparent, r.occurred_at,
+             r.stream_seq
       from jsonb_to_recordset(${sql.json(rows as never)})
-        as r(id uuid, partner_id uuid, event_id uuid, event text, data jsonb, occurred_at timestamptz)
+        as r(id uuid, partner_id uuid, event_id uuid, event text, data jsonb, occurred_at timestamptz,
+             request_id text, traceparent text, stream_seq bigint)
       -- A URL on file when the event occurred, not merely when it is read: a consumer running
       -- late must not queue an event raised before the URL was set.
       where exists (select 1 from partner_webhooks w
         where w.partner_id = r.partner_id and w.on_file_since <= r.occurred_at)
       on conflict do nothing`;
-  });
+    },
+    // Events become deliveries as they arrive: a fetch waiting for a full batch held them up to a
+    // second, most of the 1.5 s allowed from event to first attempt (issue 13).
+    { continuous: true },
+  );
 }

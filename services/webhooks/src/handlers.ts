@@ -1,7 +1,8 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client, ServiceImpl } from "@connectrpc/connect";
-import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import type { PartnerLookupService } from "@hb/contracts/hb/auth/v1/partner_lookup_pb";
 import { DeliveryStatus, type WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+import type { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { apiError, badRequest, type Logger, newId, type Sql } from "@hb/platform";
 import { parseDestination } from "./allowed-destinations.ts";
 import { checkWebhookUrl } from "./endpoint.ts";
@@ -57,10 +58,10 @@ interface DeliveryRow {
 
 export function createHandlers(
   sql: Sql,
-  auth: Client<typeof AuthService>,
+  auth: Client<typeof PartnerLookupService>,
   log: Logger,
   opts: PassOptions,
-): Partial<ServiceImpl<typeof WebhooksService>> {
+): Partial<ServiceImpl<typeof WebhooksService> & ServiceImpl<typeof WebhooksStaffService>> {
   return {
     async setWebhookUrl(req) {
       const partnerId = req.partnerId;

@@ -1,26 +1,29 @@
 import path from "node:path";
-import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { PartnerLookupService } from "@hb/contracts/hb/auth/v1/partner_lookup_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import {
   bind,
   commonConfig,
   connectDb,
-  connectNats,
   createLogger,
-  ensureStreams,
+  linkNats,
   listenPort,
   loadConfig,
+  loadTlsIdentity,
   migrate,
   onShutdown,
   rpcClient,
   runMain,
   serveRpc,
+  startObservability,
   startRetention,
 } from "@hb/platform";
 import { z } from "zod";
 import { createEventStream } from "./event-stream.ts";
-import { startEventsConsumer } from "./events-consumer.ts";
+import { startEventsConsumer, storedThrough } from "./events-consumer.ts";
 import { createHandlers } from "./handlers.ts";
+import { registerQueueDepth } from "./metrics.ts";
 import { startPassLoop } from "./pass.ts";
 
 const log = createLogger("webhooks");
@@ -34,38 +37,44 @@ runMain(log, async () => {
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
     WEBHOOK_PASS_BATCH: z.coerce.number().int().min(1).default(5000),
     WEBHOOK_PER_PARTNER: z.coerce.number().int().min(1).default(100),
-    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(64),
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(128),
     /** Event streams (`hb webhooks listen`) one partner may hold open at once on a replica. */
     WEBHOOK_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(5),
   });
+  const observability = await startObservability("webhooks", log);
   const sql = connectDb(cfg.DATABASE_URL, "webhooks", cfg.DB_POOL_MAX);
   await migrate(sql, "webhooks", path.join(import.meta.dirname, "db/migrations"), log);
-  const nc = await connectNats(cfg.NATS_URL, "webhooks");
-  await ensureStreams(nc, cfg.HB_NS);
-  const auth = rpcClient(cfg.RPC_TRANSPORT, AuthService, cfg.AUTH_ADDR, { timeoutMs: cfg.RPC_TIMEOUT_MS });
+  registerQueueDepth(sql);
+  // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
+  const nats = linkNats(cfg.NATS_URL, "webhooks", cfg.HB_NS, log);
+  const tls = loadTlsIdentity(cfg);
+  const auth = rpcClient(cfg.RPC_TRANSPORT, PartnerLookupService, cfg.AUTH_ADDR, {
+    timeoutMs: cfg.RPC_TIMEOUT_MS,
+    tls,
+  });
   const opts = {
     timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
     perPartner: cfg.WEBHOOK_PER_PARTNER,
     batch: cfg.WEBHOOK_PASS_BATCH,
     concurrency: cfg.WEBHOOK_CONCURRENCY,
+    storedThrough: storedThrough(nats, cfg.HB_NS),
   };
+  const handlers = createHandlers(sql, auth.client, log, opts);
+  const streamEvents = createEventStream({
+    nats,
+    ns: cfg.HB_NS,
+    auth: auth.client,
+    perPartner: cfg.WEBHOOK_STREAMS_PER_PARTNER,
+  });
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.WEBHOOKS_ADDR),
-    [
-      bind(WebhooksService, {
-        ...createHandlers(sql, auth.client, log, opts),
-        streamEvents: createEventStream({
-          nc,
-          ns: cfg.HB_NS,
-          auth: auth.client,
-          perPartner: cfg.WEBHOOK_STREAMS_PER_PARTNER,
-        }),
-      }),
-    ],
+    [bind(WebhooksService, { ...handlers, streamEvents }), bind(WebhooksStaffService, handlers)],
     log,
+    tls,
+    cfg.HEALTH_PORT,
   );
-  const consumer = await startEventsConsumer(sql, nc, cfg.HB_NS, log);
+  const consumer = startEventsConsumer(sql, nats, cfg.HB_NS, log);
   const pass = startPassLoop(sql, auth.client, log, cfg.WEBHOOK_PASS_INTERVAL_MS, opts);
   // Delivery records are kept 30 days. Events need no table of their own: a delivery's unique
   // event id is what makes a redelivered event a no-op.
@@ -77,8 +86,10 @@ runMain(log, async () => {
     ["pass", () => pass.stop()],
     ["retention", () => retention.stop()],
     ["events", () => consumer.stop()],
-    ["nats", () => nc.drain()],
+    ["nats", () => nats.close()],
     ["auth-client", () => auth.close()],
     ["db", () => sql.end({ timeout: 5 })],
+    // Last: spans and metrics of the shutdown itself are still sent.
+    ["observability", () => observability.close()],
   ]);
 });

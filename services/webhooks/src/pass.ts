@@ -1,17 +1,33 @@
 import type { Client } from "@connectrpc/connect";
-import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import type { PartnerLookupService } from "@hb/contracts/hb/auth/v1/partner_lookup_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
-import type { Logger, Sql } from "@hb/platform";
+import { beginContext, endContext, type Logger, runInContext, SpanKind, type Sql } from "@hb/platform";
 import { type AttemptResult, attemptDelivery } from "./attempt.ts";
 import { backoffSeconds } from "./backoff.ts";
 import { deliveryMessage } from "./delivery-message.ts";
+import { deliveriesTotal } from "./metrics.ts";
 
 export interface PassOptions {
   timeoutMs: number;
   perPartner: number;
   batch: number;
   concurrency: number;
+  /**
+   * The stream position through which every event is stored (events-consumer.ts); a delivery
+   * past it waits. Absent, or undefined (NATS away): only deliveries without a stream position and
+   * those older than STREAM_WAIT_SECONDS are taken.
+   */
+  storedThrough?: () => Promise<number | undefined>;
 }
+
+/**
+ * How long a delivery waits at most for the events before it in the stream: past this it is sent
+ * anyway, so a batch that keeps failing to store cannot hold every partner's queue for ever.
+ */
+const STREAM_WAIT_SECONDS = 30;
+
+/** Claims are made one at a time across replicas (a transaction-scoped advisory lock). */
+const CLAIM_LOCK = 0x5eb_0c1a;
 
 /** Successful attempts recorded per statement. */
 const FLUSH_EVERY = 20;
@@ -25,6 +41,11 @@ interface DeliveryRow {
   event: string;
   data: unknown;
   attempts: number;
+  /** The request that raised the event, from its NATS headers. */
+  request_id: string | null;
+  traceparent: string | null;
+  /** Stream position, then created_at to the microsecond, fixed width: the queue's order, which a Date would blur. */
+  queued: string;
 }
 
 /**
@@ -36,29 +57,51 @@ interface DeliveryRow {
  */
 export async function runPass(
   sql: Sql,
-  auth: Client<typeof AuthService>,
+  auth: Client<typeof PartnerLookupService>,
   log: Logger,
   opts: PassOptions,
 ): Promise<{ claimed: number; done: Promise<number> }> {
-  const claimed = await sql<DeliveryRow[]>`
+  const through = (await opts.storedThrough?.()) ?? 0;
+  // One claim at a time across replicas, each reading after the previous one committed: two
+  // claims side by side could each take part of one partner's queue (the "partner already being
+  // served" test reads a snapshot), and a row leased by a claim that committed after this
+  // statement's snapshot would pass the sub-select's stale test.
+  const claimed = await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${CLAIM_LOCK})`;
+    return tx<DeliveryRow[]>`
     update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
     where id in (
       select id from deliveries where id in (
         select id from (
-          select id, row_number() over (partition by partner_id order by created_at, id) as rn from deliveries
+          select id, row_number() over (partition by partner_id order by stream_seq, created_at, id) as rn from deliveries
           where status = 'pending' and next_attempt_at <= clock_timestamp()
             and (lease_until is null or lease_until < clock_timestamp())
+            -- every event before it in the stream is stored, so nothing earlier can still appear
+            and (stream_seq is null or stream_seq <= ${through}
+              or created_at < clock_timestamp() - make_interval(secs => ${STREAM_WAIT_SECONDS}))
             -- a partner still being served by an earlier pass keeps its order: skip it
             and partner_id not in (select partner_id from deliveries
               where status = 'pending' and lease_until >= clock_timestamp())
         ) due where rn <= ${opts.perPartner}
-      ) order by created_at, id limit ${opts.batch} for update skip locked
+      )
+        -- re-checked on the row's latest version when another transaction changed it meanwhile
+        and status = 'pending' and (lease_until is null or lease_until < clock_timestamp())
+      order by stream_seq, created_at, id limit ${opts.batch} for update skip locked
     )
-    returning id, partner_id, event, data, attempts`;
+    returning id, partner_id, event, data, attempts, request_id, traceparent,
+      -- the queue's order as one sortable string: stream position (test events, which have none,
+      -- after), then creation time
+      lpad(coalesce(stream_seq, 9223372036854775807)::text, 19, '0')
+        || to_char(created_at, 'YYYYMMDDHH24MISSUS') as queued`;
+  });
   if (claimed.length === 0) return { claimed: 0, done: Promise.resolve(0) };
 
   const byPartner = new Map<string, DeliveryRow[]>();
-  for (const d of claimed.sort((a, b) => (a.id < b.id ? -1 : 1))) {
+  // In the order the deliveries were created (the claim's order), as every later pass takes them:
+  // sorting by id (the event's) sent a claimed later event before an earlier one left unclaimed.
+  const queueOrder = (a: DeliveryRow, b: DeliveryRow) =>
+    a.queued === b.queued ? (a.id < b.id ? -1 : 1) : a.queued < b.queued ? -1 : 1;
+  for (const d of claimed.sort(queueOrder)) {
     byPartner.set(d.partner_id, [...(byPartner.get(d.partner_id) ?? []), d]);
   }
   const [settings] = await sql<
@@ -118,23 +161,41 @@ export async function runPass(
           where id = any(${queue.slice(i).map((x) => x.id)}::uuid[])`;
       }
       attempted++;
-      let result: AttemptResult;
-      if (!partner.signingSecret) result = { ok: false, error: "webhook secret not configured" };
-      else {
-        const message = deliveryMessage(d, partner.signingSecret);
-        result = await attemptDelivery(url, message.body, message.headers, {
-          timeoutMs: opts.timeoutMs,
-          allowed,
+      const attempts = d.attempts + 1;
+      const final = attempts >= settings.max_attempts;
+      // Each attempt runs in the context of the request that raised its event, however late.
+      const ctx = beginContext("webhook delivery", SpanKind.CLIENT, {
+        requestId: d.request_id,
+        traceparent: d.traceparent,
+      });
+      const result: AttemptResult = await runInContext(ctx, async () => {
+        let r: AttemptResult;
+        if (!partner.signingSecret) r = { ok: false, error: "webhook secret not configured" };
+        else {
+          const message = deliveryMessage(d, partner.signingSecret);
+          r = await attemptDelivery(url, message.body, message.headers, {
+            timeoutMs: opts.timeoutMs,
+            allowed,
+          });
+        }
+        const outcome = r.ok ? "delivered" : final ? "failed" : "retry";
+        deliveriesTotal.labels({ outcome }).inc();
+        log.debug("webhook attempt", {
+          deliveryId: d.id,
+          event: d.event,
+          attempt: attempts,
+          outcome,
+          status: r.status,
         });
-      }
+        endContext(ctx, r.ok ? undefined : (r.error ?? `status ${r.status}`));
+        return r;
+      });
       if (result.ok) {
         delivered.push({ id: d.id, code: result.status ?? null });
         if (delivered.length >= FLUSH_EVERY) await flush();
         continue;
       }
       await flush();
-      const attempts = d.attempts + 1;
-      const final = attempts >= settings.max_attempts;
       await sql`update deliveries set attempts = ${attempts}, response_code = ${result.status ?? null},
         last_error = ${result.error ?? null}, lease_until = null,
         status = ${final ? "failed" : "pending"},
@@ -167,7 +228,7 @@ export async function runPass(
 /** Runs a pass every interval (once a minute by default). */
 export function startPassLoop(
   sql: Sql,
-  auth: Client<typeof AuthService>,
+  auth: Client<typeof PartnerLookupService>,
   log: Logger,
   intervalMs: number,
   opts: PassOptions,
@@ -176,6 +237,7 @@ export function startPassLoop(
   const loop = (async () => {
     const inFlight = new Set<Promise<number>>();
     while (!stopped) {
+      const started = Date.now();
       try {
         // A pass does not wait for slow partners: their deliveries stay leased while the next
         // pass serves everyone else, so one hanging endpoint delays nobody.
@@ -185,7 +247,9 @@ export function startPassLoop(
       } catch (err) {
         log.warn("delivery pass failed", { err });
       }
-      await new Promise((r) => setTimeout(r, intervalMs));
+      // Passes start every interval, not an interval after the claim returned: under load the
+      // claim's own time otherwise stretched the wait a queued delivery sees (issue 13).
+      await new Promise((r) => setTimeout(r, Math.max(0, intervalMs - (Date.now() - started))));
     }
     await Promise.allSettled([...inFlight]);
   })();

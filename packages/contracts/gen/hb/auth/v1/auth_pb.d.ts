@@ -1242,7 +1242,10 @@ export declare const ModuleSchema: GenEnum<Module>;
 
 /**
  * Auth owns customer accounts, the people in them, staff users, API keys, the key request log
- * and the company settings. Verify is on the hot path of every keyed request.
+ * and the company settings. This service is what the gateway calls for customers' requests;
+ * staff operations are AuthStaffService (auth_staff.proto) and the webhooks service's partner
+ * look-up is PartnerLookupService (partner_lookup.proto), so each caller is allowed by service.
+ * Verify is on the hot path of every keyed request.
  *
  * Requests carry their validation rules (buf.validate); the server checks them before the handler
  * and refuses a request that breaks one with BAD_REQUEST naming the field. Identifiers are UUIDs.
@@ -1263,190 +1266,12 @@ export declare const AuthService: GenService<{
     output: typeof VerifyResponseSchema;
   },
   /**
-   * @generated from rpc hb.auth.v1.AuthService.CreateCustomer
-   */
-  createCustomer: {
-    methodKind: "unary";
-    input: typeof CreateCustomerRequestSchema;
-    output: typeof CreateCustomerResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.GetCustomer
-   */
-  getCustomer: {
-    methodKind: "unary";
-    input: typeof GetCustomerRequestSchema;
-    output: typeof GetCustomerResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.ListCustomers
-   */
-  listCustomers: {
-    methodKind: "unary";
-    input: typeof ListCustomersRequestSchema;
-    output: typeof ListCustomersResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.SetCustomerStatus
-   */
-  setCustomerStatus: {
-    methodKind: "unary";
-    input: typeof SetCustomerStatusRequestSchema;
-    output: typeof SetCustomerStatusResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.CreatePerson
-   */
-  createPerson: {
-    methodKind: "unary";
-    input: typeof CreatePersonRequestSchema;
-    output: typeof CreatePersonResponseSchema;
-  },
-  /**
    * @generated from rpc hb.auth.v1.AuthService.GetPerson
    */
   getPerson: {
     methodKind: "unary";
     input: typeof GetPersonRequestSchema;
     output: typeof GetPersonResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.SetPermissions
-   */
-  setPermissions: {
-    methodKind: "unary";
-    input: typeof SetPermissionsRequestSchema;
-    output: typeof SetPermissionsResponseSchema;
-  },
-  /**
-   * Key management as the portal does it: always on behalf of the person who owns the key.
-   *
-   * @generated from rpc hb.auth.v1.AuthService.CreateKey
-   */
-  createKey: {
-    methodKind: "unary";
-    input: typeof CreateKeyRequestSchema;
-    output: typeof CreateKeyResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.UpdateKey
-   */
-  updateKey: {
-    methodKind: "unary";
-    input: typeof UpdateKeyRequestSchema;
-    output: typeof UpdateKeyResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.RevokeKey
-   */
-  revokeKey: {
-    methodKind: "unary";
-    input: typeof RevokeKeyRequestSchema;
-    output: typeof RevokeKeyResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.ListKeys
-   */
-  listKeys: {
-    methodKind: "unary";
-    input: typeof ListKeysRequestSchema;
-    output: typeof ListKeysResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.ListRequestLog
-   */
-  listRequestLog: {
-    methodKind: "unary";
-    input: typeof ListRequestLogRequestSchema;
-    output: typeof ListRequestLogResponseSchema;
-  },
-  /**
-   * Staff operations. Staff can view (view_clients) and revoke (edit_clients), never read or
-   * create a secret.
-   *
-   * @generated from rpc hb.auth.v1.AuthService.CreateStaff
-   */
-  createStaff: {
-    methodKind: "unary";
-    input: typeof CreateStaffRequestSchema;
-    output: typeof CreateStaffResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.StaffListKeys
-   */
-  staffListKeys: {
-    methodKind: "unary";
-    input: typeof StaffListKeysRequestSchema;
-    output: typeof StaffListKeysResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.StaffListRequestLog
-   */
-  staffListRequestLog: {
-    methodKind: "unary";
-    input: typeof StaffListRequestLogRequestSchema;
-    output: typeof StaffListRequestLogResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.StaffRevokeKey
-   */
-  staffRevokeKey: {
-    methodKind: "unary";
-    input: typeof StaffRevokeKeyRequestSchema;
-    output: typeof StaffRevokeKeyResponseSchema;
-  },
-  /**
-   * Reseller partner profiles. The signing secret signs webhook deliveries and the partner's own
-   * reseller requests; it exists from the moment of application and is shown once per rotation.
-   *
-   * @generated from rpc hb.auth.v1.AuthService.CreatePartner
-   */
-  createPartner: {
-    methodKind: "unary";
-    input: typeof CreatePartnerRequestSchema;
-    output: typeof CreatePartnerResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.SetPartnerStatus
-   */
-  setPartnerStatus: {
-    methodKind: "unary";
-    input: typeof SetPartnerStatusRequestSchema;
-    output: typeof SetPartnerStatusResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.RotatePartnerSecret
-   */
-  rotatePartnerSecret: {
-    methodKind: "unary";
-    input: typeof RotatePartnerSecretRequestSchema;
-    output: typeof RotatePartnerSecretResponseSchema;
-  },
-  /**
-   * For the webhooks service only: status and secret to sign a delivery with.
-   *
-   * @generated from rpc hb.auth.v1.AuthService.GetPartnerForDelivery
-   */
-  getPartnerForDelivery: {
-    methodKind: "unary";
-    input: typeof GetPartnerForDeliveryRequestSchema;
-    output: typeof GetPartnerForDeliveryResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.GetSettings
-   */
-  getSettings: {
-    methodKind: "unary";
-    input: typeof GetSettingsRequestSchema;
-    output: typeof GetSettingsResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.auth.v1.AuthService.UpdateSettings
-   */
-  updateSettings: {
-    methodKind: "unary";
-    input: typeof UpdateSettingsRequestSchema;
-    output: typeof UpdateSettingsResponseSchema;
   },
 }>;
 

@@ -1939,8 +1939,9 @@ export declare const AdminAddProductOptionResponseSchema: GenMessage<AdminAddPro
 
 /**
  * Billing owns products, services as subscriptions, orders, invoices, proformas, the credit
- * ledger, add-ons, upgrades, hourly charging and renewals. Customer-facing RPCs carry the caller and
- * are scoped by its customer; the Admin RPCs are for staff tools, seeding and tests.
+ * ledger, add-ons, upgrades, hourly charging and renewals. These RPCs are the gateway's: they carry
+ * the caller and are scoped by its customer. Staff tools, seeding and tests use BillingStaffService
+ * (billing_staff.proto).
  *
  * @generated from service hb.billing.v1.BillingService
  */
@@ -1965,17 +1966,6 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof ListServiceSummariesRequestSchema;
     output: typeof ListServiceSummariesResponseSchema;
-  },
-  /**
-   * Admin/seed/test: creates a service directly (no order). When provision is true billing asks
-   * compute to build the machine (compute.Provision) and follows its report like a paid order.
-   *
-   * @generated from rpc hb.billing.v1.BillingService.AdminCreateService
-   */
-  adminCreateService: {
-    methodKind: "unary";
-    input: typeof AdminCreateServiceRequestSchema;
-    output: typeof AdminCreateServiceResponseSchema;
   },
   /**
    * Customer-facing (all scoped by caller.customer_id; money moves from caller.person_id's credit).
@@ -2174,14 +2164,6 @@ export declare const BillingService: GenService<{
     output: typeof CancelUpgradeResponseSchema;
   },
   /**
-   * @generated from rpc hb.billing.v1.BillingService.AdminAddProductOption
-   */
-  adminAddProductOption: {
-    methodKind: "unary";
-    input: typeof AdminAddProductOptionRequestSchema;
-    output: typeof AdminAddProductOptionResponseSchema;
-  },
-  /**
    * Reseller programme (caller = the partner's key owner; orders carry the partner's own ids).
    *
    * @generated from rpc hb.billing.v1.BillingService.CreateResellerOrder
@@ -2230,52 +2212,6 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof ResellerSetServiceStateRequestSchema;
     output: typeof ResellerSetServiceStateResponseSchema;
-  },
-  /**
-   * Admin / staff.
-   *
-   * @generated from rpc hb.billing.v1.BillingService.AdminAdjustCredit
-   */
-  adminAdjustCredit: {
-    methodKind: "unary";
-    input: typeof AdminAdjustCreditRequestSchema;
-    output: typeof AdminAdjustCreditResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.billing.v1.BillingService.AdminCreateProduct
-   */
-  adminCreateProduct: {
-    methodKind: "unary";
-    input: typeof AdminCreateProductRequestSchema;
-    output: typeof AdminCreateProductResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.billing.v1.BillingService.AdminCreateInvoice
-   */
-  adminCreateInvoice: {
-    methodKind: "unary";
-    input: typeof AdminCreateInvoiceRequestSchema;
-    output: typeof AdminCreateInvoiceResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.billing.v1.BillingService.AdminSetServiceState
-   */
-  adminSetServiceState: {
-    methodKind: "unary";
-    input: typeof AdminSetServiceStateRequestSchema;
-    output: typeof AdminSetServiceStateResponseSchema;
-  },
-  /**
-   * Tests only (refused unless billing runs with BILLING_CLOCK_CONTROL=true): moves billing's
-   * clock forward and, before answering, runs the work that falls due (hourly charges,
-   * end-of-term cancellations).
-   *
-   * @generated from rpc hb.billing.v1.BillingService.AdminAdvanceClock
-   */
-  adminAdvanceClock: {
-    methodKind: "unary";
-    input: typeof AdminAdvanceClockRequestSchema;
-    output: typeof AdminAdvanceClockResponseSchema;
   },
 }>;
 

@@ -1336,21 +1336,12 @@ export declare const DescribeMachinesResponseSchema: GenMessage<DescribeMachines
  * name a machine take its service_id and the kind the caller expects; MACHINE_KIND_UNSPECIFIED
  * accepts a machine of any kind (the generic service routes).
  *
+ * This service is the gateway's. Billing asks for a machine through ComputeProvisioningService
+ * (provisioning.proto); staff tools use ComputeStaffService (compute_staff.proto).
+ *
  * @generated from service hb.compute.v1.ComputeService
  */
 export declare const ComputeService: GenService<{
-  /**
-   * Billing asks compute to build the machine of a paid service. Idempotent on service_id:
-   * a repeated call for the same service changes nothing. Compute reports the outcome through
-   * its outbox as events machine.provisioned / machine.provisioning_failed (hb.events.v1.MachineEvent).
-   *
-   * @generated from rpc hb.compute.v1.ComputeService.Provision
-   */
-  provision: {
-    methodKind: "unary";
-    input: typeof ProvisionRequestSchema;
-    output: typeof ProvisionResponseSchema;
-  },
   /**
    * The machines of a set of services in one call (never one call per row). Services without a
    * machine, or not the caller's, are left out.
@@ -1582,17 +1573,6 @@ export declare const ComputeService: GenService<{
     methodKind: "unary";
     input: typeof DeleteSshKeyRequestSchema;
     output: typeof DeleteSshKeyResponseSchema;
-  },
-  /**
-   * Admin / seed / tests: a machine for a service without going through billing, with the
-   * simulator's failure injection.
-   *
-   * @generated from rpc hb.compute.v1.ComputeService.AdminCreateMachine
-   */
-  adminCreateMachine: {
-    methodKind: "unary";
-    input: typeof AdminCreateMachineRequestSchema;
-    output: typeof AdminCreateMachineResponseSchema;
   },
 }>;
 

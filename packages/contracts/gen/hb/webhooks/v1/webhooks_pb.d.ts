@@ -517,6 +517,8 @@ export declare const DeliveryStatusSchema: GenEnum<DeliveryStatus>;
  * The webhooks service: partners' endpoint URLs, the delivery queue and its records, and the
  * programme's settings. Events arrive from JetStream; deliveries leave signed over HTTP(S).
  * Requests carry their validation rules (buf.validate), checked before the handler.
+ * This service is the gateway's (and the admin command's, which sets a partner's URL for it);
+ * operations on the queue and the programme are WebhooksStaffService (webhooks_staff.proto).
  *
  * @generated from service hb.webhooks.v1.WebhooksService
  */
@@ -544,40 +546,6 @@ export declare const WebhooksService: GenService<{
     methodKind: "unary";
     input: typeof QueueTestRequestSchema;
     output: typeof QueueTestResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.webhooks.v1.WebhooksService.ListDeliveries
-   */
-  listDeliveries: {
-    methodKind: "unary";
-    input: typeof ListDeliveriesRequestSchema;
-    output: typeof ListDeliveriesResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.webhooks.v1.WebhooksService.GetProgrammeSettings
-   */
-  getProgrammeSettings: {
-    methodKind: "unary";
-    input: typeof GetProgrammeSettingsRequestSchema;
-    output: typeof GetProgrammeSettingsResponseSchema;
-  },
-  /**
-   * @generated from rpc hb.webhooks.v1.WebhooksService.UpdateProgrammeSettings
-   */
-  updateProgrammeSettings: {
-    methodKind: "unary";
-    input: typeof UpdateProgrammeSettingsRequestSchema;
-    output: typeof UpdateProgrammeSettingsResponseSchema;
-  },
-  /**
-   * Runs a delivery pass now (operations and tests; the background pass runs on its own).
-   *
-   * @generated from rpc hb.webhooks.v1.WebhooksService.RunPass
-   */
-  runPass: {
-    methodKind: "unary";
-    input: typeof RunPassRequestSchema;
-    output: typeof RunPassResponseSchema;
   },
   /**
    * The partner's events as they happen, each as the delivery to its endpoint would be: the same

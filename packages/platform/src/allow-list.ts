@@ -1,0 +1,59 @@
+/**
+ * Which services may call which service definition. Internal calls are authenticated by mutual
+ * TLS (service-identity.ts); this table authorises them, per service definition and never per
+ * method name, which is why each backend splits its RPCs into definitions by caller (customer-
+ * facing, staff, service-to-service). A definition missing here is refused to everyone, and
+ * serving one is a start-up error, so a new definition cannot go out open by mistake.
+ */
+import type { DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Logger } from "./log.ts";
+import type { ServiceIdentity } from "./service-identity.ts";
+
+const anyone = "*";
+
+export const ALLOWED_CALLERS: Readonly<Record<string, readonly (ServiceIdentity | typeof anyone)[]>> = {
+  // Probes: any holder of a certificate from the platform's CA.
+  "grpc.health.v1.Health": [anyone],
+  // The admin command also reads what customers see (a person, products, an account).
+  "hb.auth.v1.AuthService": ["gateway", "admin"],
+  // Customers, people, keys, partners and settings: the admin command and the gateway's pages
+  // (the portal's key and team pages act for a signed-in person, the admin panel for staff).
+  "hb.auth.v1.AuthStaffService": ["admin", "admin-panel"],
+  // Sign-in, sessions and set-password links of the pages; the admin command issues links.
+  "hb.auth.v1.PortalService": ["admin-panel", "admin"],
+  "hb.auth.v1.PartnerLookupService": ["webhooks"],
+  // The key table every gateway replica holds (no secrets) and its acknowledgements.
+  "hb.auth.v1.KeyDistributionService": ["gateway"],
+  "hb.billing.v1.BillingService": ["gateway", "admin"],
+  "hb.billing.v1.BillingStaffService": ["admin"],
+  "hb.compute.v1.ComputeService": ["gateway"],
+  "hb.compute.v1.ComputeProvisioningService": ["billing"],
+  "hb.compute.v1.ComputeStaffService": ["admin"],
+  // A partner's URL: the API, the portal's Reseller page, the admin panel and the admin command.
+  "hb.webhooks.v1.WebhooksService": ["gateway", "admin-panel", "admin"],
+  "hb.webhooks.v1.WebhooksStaffService": ["admin", "admin-panel"],
+};
+
+/** Decides each call to one service definition: undefined to go ahead, else the refusal. */
+export type CallerCheck = (caller: string | undefined, method: string) => ConnectError | undefined;
+
+export function callerCheck(
+  desc: DescService,
+  log: Logger,
+  table: Readonly<Record<string, readonly string[]>> = ALLOWED_CALLERS,
+): CallerCheck {
+  const allowed = table[desc.typeName];
+  if (!allowed) throw new Error(`${desc.typeName} has no entry in the allow-list (allow-list.ts)`);
+  const everyone = allowed.includes(anyone);
+  const callers = new Set(allowed);
+  return (caller, method) => {
+    if (caller !== undefined && (everyone || callers.has(caller))) return undefined;
+    // Names and the method only: never a certificate, key or request.
+    log.warn("rpc refused: caller not allowed", { method, caller: caller ?? "(no certificate)" });
+    return new ConnectError(
+      `${caller ?? "a caller without a certificate"} may not call ${desc.typeName}`,
+      Code.PermissionDenied,
+    );
+  };
+}

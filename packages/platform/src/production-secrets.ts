@@ -1,0 +1,58 @@
+/**
+ * In production a secret must be one nobody can guess: not a value copied from an example or left
+ * at a development default, and long enough to be random. Which settings are secrets is read from
+ * their names, so a service that adds a secret setting is covered without registering it here.
+ */
+
+/** Settings whose whole value is a secret (KEY_PEPPER, WEBHOOK_SECRET, ...). */
+const SECRET_NAME = /(PEPPER|SECRET|PASSWORD|TOKEN)$/;
+/** Settings that are URLs and may carry a password (DATABASE_URL, REDIS_URL, NATS_URL). */
+const URL_NAME = /_URL$/;
+
+export const MIN_SECRET_LENGTH = 32;
+export const MIN_URL_PASSWORD_LENGTH = 16;
+
+// Words people write where a real value belongs. Four letters or more, so that a random value
+// practically never contains one by chance.
+const PLACEHOLDER_WORDS =
+  /change[-_. ]?me|replace|example|placeholder|dummy|default|development|secret|password|todo|fixme|insecure|sample/i;
+
+/** Too few distinct characters to be random (aaaa..., 0000..., abab...). */
+const lowVariety = (value: string) => new Set(value).size < 8;
+
+function problemWith(value: string, minLength: number): string | undefined {
+  if (PLACEHOLDER_WORDS.test(value) || lowVariety(value)) {
+    return "looks like a placeholder, not a random value";
+  }
+  if (value.length < minLength) return `must be at least ${minLength} characters`;
+  return undefined;
+}
+
+function urlPassword(value: string): string | undefined {
+  try {
+    const password = new URL(value).password;
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined; // not a URL: the setting's own schema reports that
+  }
+}
+
+/**
+ * The problems with the secrets among `settings`, one line each, naming the setting and never its
+ * value. Empty when every secret is fit for production.
+ */
+export function productionSecretProblems(settings: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  for (const [name, value] of Object.entries(settings)) {
+    if (typeof value !== "string") continue;
+    if (SECRET_NAME.test(name)) {
+      const problem = problemWith(value, MIN_SECRET_LENGTH);
+      if (problem) problems.push(`${name}: ${problem}`);
+    } else if (URL_NAME.test(name)) {
+      const password = urlPassword(value);
+      const problem = password === undefined ? undefined : problemWith(password, MIN_URL_PASSWORD_LENGTH);
+      if (problem) problems.push(`${name}: its password ${problem}`);
+    }
+  }
+  return problems;
+}

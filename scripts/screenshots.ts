@@ -1,0 +1,98 @@
+/**
+ * `npm run screenshots`: photographs the portal's and the admin panel's pages, filled with the demo
+ * data, into docs/screenshots/ (shown in the README). Runs its own stack on free ports with its
+ * own database, like npm test, and drives Debian's Chromium.
+ */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import postgres from "postgres";
+import { launchBrowser } from "../test/support/browser.ts";
+import { seedDemo } from "./admin/seed.ts";
+import { ensureDependencies } from "./deps.ts";
+import { stackEnv, startStack } from "./stack.ts";
+
+const out = path.join(import.meta.dirname, "..", "docs", "screenshots");
+const deps = await ensureDependencies({
+  DATABASE_URL: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+  REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+  NATS_URL: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
+});
+Object.assign(process.env, deps.urls);
+const db = new URL(process.env.DATABASE_URL ?? "");
+db.pathname = `/hb_shots_${Date.now().toString(36)}`;
+const { env, gatewayPort } = await stackEnv({
+  databaseUrl: db.toString(),
+  ns: `shots${Date.now().toString(36)}`,
+});
+env.LOG_LEVEL = "warn";
+// The pages show these addresses; the screenshots read as npm start's.
+for (const [k, v] of Object.entries(env)) process.env[k] = v;
+const stack = await startStack({ env, output: "pipe", gatewayPort });
+const browser = await launchBrowser();
+try {
+  const demo = await seedDemo();
+  const base = stack.gatewayUrl;
+  mkdirSync(out, { recursive: true });
+  const login = (area: "portal" | "admin") => demo.signIns.find((s) => s.area === area)!;
+  const as = async (email: string, password: string, area: "portal" | "admin", width: number) => {
+    const { page } = await browser.newPage(width);
+    await page.goto(`${base}/${area}/sign-in`);
+    await page.getByLabel("E-mail address").fill(email);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    return page;
+  };
+  const shot = (page: Awaited<ReturnType<typeof as>>, name: string) =>
+    page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
+
+  const owner = await as(login("portal").email, login("portal").password, "portal", 390);
+  await owner.goto(`${base}/portal/keys`);
+  await owner.getByLabel("Label", { exact: true }).fill("deploy script");
+  await owner.getByLabel("services").check();
+  await owner.getByRole("button", { name: "Create key" }).click();
+  const key = await owner.getByLabel("Full key").inputValue();
+  await shot(owner, "portal-keys");
+  for (const p of ["/api/v1/account", "/api/v1/services", "/api/v1/nope"]) {
+    await fetch(base + p, { headers: { authorization: `Bearer ${key}` } });
+  }
+  // The log consumer stores the calls a moment later.
+  for (let i = 0; i < 50; i++) {
+    await owner.goto(`${base}/portal/keys`);
+    await owner.getByRole("link", { name: "Request log of deploy script" }).click();
+    if ((await owner.getByRole("cell", { name: "/api/v1/account" }).count()) > 0) break;
+  }
+  await shot(owner, "portal-key-log");
+  const ownerWide = await as(login("portal").email, login("portal").password, "portal", 1280);
+  await ownerWide.goto(`${base}/portal/team`);
+  await shot(ownerWide, "portal-team");
+  await ownerWide.goto(`${base}/portal/reseller`);
+  await shot(ownerWide, "portal-reseller");
+  const member = demo.signIns.find((s) => s.email === "tess@example.com")!;
+  const tess = await as(member.email, member.password, "portal", 390);
+  await tess.goto(`${base}/portal/keys`);
+  await shot(tess, "portal-member-keys");
+
+  const admin = await as(login("admin").email, login("admin").password, "admin", 1280);
+  await admin.goto(`${base}/admin/customers/${demo.customerId}`);
+  await shot(admin, "admin-customer");
+  await admin.goto(`${base}/admin/settings`);
+  await shot(admin, "admin-settings");
+  await admin.goto(`${base}/admin/customers`);
+  await shot(admin, "admin-customers");
+  await admin.goto(`${base}/admin/partners`);
+  await shot(admin, "admin-partners");
+  const signIn = (await browser.newPage(390)).page;
+  await signIn.goto(`${base}/portal/sign-in`);
+  await shot(signIn, "portal-sign-in");
+  process.stdout.write(`Screenshots written to ${out}\n`);
+} finally {
+  await browser.close();
+  await stack.stop();
+  const admin = new URL(db);
+  admin.pathname = "/postgres";
+  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+  await sql.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);
+  await sql.end({ timeout: 5 });
+  await deps.stop();
+}

@@ -1,0 +1,556 @@
+import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
+import { type ApiKey, ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
+import { Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
+import { ALL_PERMISSIONS, PERMISSIONS, type Permission, resolveError, STAFF_PERMISSIONS } from "@hb/platform";
+import express, { type Request, type Response, type Router } from "express";
+import type { PageClients } from "../clients.ts";
+import { partnerRoutes } from "./admin-partners.ts";
+import { day, when } from "./format.ts";
+import {
+  checkedPermissions,
+  csrfField,
+  emptyForm,
+  type FormState,
+  field,
+  formErrors,
+  generalError,
+  personFormValues,
+} from "./forms.ts";
+import { type Html, html } from "./html.ts";
+import { page } from "./layout.ts";
+import { logFilterOf, requestLogView } from "./request-log.ts";
+import { sendPage } from "./respond.ts";
+import { ADMIN, type CookieWriter, requireSession, sessionOf } from "./session.ts";
+import { signInRoutes } from "./sign-in.ts";
+
+type StaffPermission = (typeof STAFF_PERMISSIONS)[number];
+const STAFF_LABELS: Record<StaffPermission, string> = {
+  view_clients: "View clients",
+  edit_clients: "Edit clients",
+};
+
+const NAV = [
+  { href: "/admin/customers", label: "Customers" },
+  { href: "/admin/partners", label: "Partners" },
+  { href: "/admin/staff", label: "Staff" },
+  { href: "/admin/settings", label: "Settings" },
+];
+
+/**
+ * The admin panel. View clients lets staff see customers, people, keys and request logs; edit
+ * clients lets them change anything (customers, people, keys, staff, settings). No page ever shows
+ * an API key's secret.
+ */
+export function adminRouter(clients: PageClients, setCookie: CookieWriter, publicUrl: string): Router {
+  const router = express.Router();
+  signInRoutes(router, ADMIN, clients, setCookie);
+  router.use(requireSession(ADMIN, clients));
+
+  function render(
+    res: Response,
+    title: string,
+    body: Html,
+    o: { notice?: string; status?: number; current: string },
+  ) {
+    const s = sessionOf(res);
+    sendPage(
+      res,
+      page({
+        title,
+        area: ADMIN.name,
+        body,
+        nav: NAV,
+        current: o.current,
+        notice: o.notice,
+        user: { name: s.name, signOut: "/admin/sign-out", csrf: s.csrfToken },
+      }),
+      o.status,
+    );
+  }
+  const can = (res: Response, p: StaffPermission) => sessionOf(res).permissions.includes(p);
+  /** A handler that needs a staff permission; without it the page says which one. */
+  const needs =
+    (p: StaffPermission, current: string, fn: (req: Request, res: Response) => Promise<void>) =>
+    (req: Request, res: Response, next: (e: unknown) => void) => {
+      if (!can(res, p)) {
+        return render(
+          res,
+          "Not allowed",
+          html`<p>This needs the staff permission <strong>${STAFF_LABELS[p]}</strong>.</p>`,
+          {
+            status: 403,
+            current,
+          },
+        );
+      }
+      fn(req, res).catch(next);
+    };
+  const linkFor = async (realm: Realm, subjectId: string) => {
+    const r = await clients.portal.createPasswordLink({ realm, subjectId });
+    const base = realm === Realm.ADMIN ? "/admin" : "/portal";
+    return `${publicUrl}${base}/set-password?token=${encodeURIComponent(r.token)}`;
+  };
+  const linkPanel = (name: string, url: string) =>
+    html`<section class="secret" aria-labelledby="link-title"><h2 id="link-title">Set-password link for ${name}</h2>
+<p class="warning">Send this link to ${name}. It works once and is shown only now.</p>
+<label for="new-link">Link</label><div class="copy-row"><input id="new-link" class="mono" readonly value="${url}"> <button type="button" data-copy="new-link" hidden>Copy</button></div></section>`;
+
+  router.get("/", (_req, res) => res.redirect(303, "/admin/customers"));
+
+  // Customers -------------------------------------------------------------------------------
+  async function customersPage(res: Response, f: FormState, o: { status?: number; link?: Html } = {}) {
+    const s = sessionOf(res);
+    const { customers } = await clients.auth.listCustomers({ email: "" });
+    const body = html`${o.link ?? ""}
+<div class="table-wrap" tabindex="0" role="region" aria-label="Customers"><table>
+<thead><tr><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Company</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
+<tbody>${customers.map(
+      (
+        c,
+      ) => html`<tr><td><a href="/admin/customers/${c.id}">${c.name}</a></td><td>${c.email}</td><td>${c.company}</td>
+<td>${c.status === CustomerStatus.SUSPENDED ? "Suspended" : "Active"}</td><td>${when(c.createdAt)}</td></tr>`,
+    )}</tbody></table></div>
+${
+  can(res, "edit_clients")
+    ? html`<h2>Create a customer</h2>
+<form method="post" action="/admin/customers" novalidate>
+${csrfField(s.csrfToken)}
+${generalError(f)}
+${field(f, "name", "Owner's name", { required: true })}
+${field(f, "email", "E-mail address", { type: "email", required: true })}
+${field(f, "company", "Company")}
+${field(f, "country", "Country (two letters)")}
+${field(f, "currency", "Currency", { hint: "ISO code; empty: EUR" })}
+<button type="submit">Create customer</button>
+</form>`
+    : ""
+}`;
+    render(res, "Customers", body, { status: o.status, current: "/admin/customers" });
+  }
+
+  router.get(
+    "/customers",
+    needs("view_clients", "/admin/customers", (_req, res) => customersPage(res, emptyForm())),
+  );
+
+  router.post(
+    "/customers",
+    needs("edit_clients", "/admin/customers", async (req, res) => {
+      const values = {
+        name: String(req.body.name ?? ""),
+        email: String(req.body.email ?? ""),
+        company: String(req.body.company ?? ""),
+        country: String(req.body.country ?? ""),
+        currency: String(req.body.currency ?? ""),
+      };
+      try {
+        const r = await clients.auth.createCustomer(values);
+        res.redirect(303, `/admin/customers/${r.customer!.id}?created=1`);
+      } catch (err) {
+        await customersPage(res, formErrors(err, values), { status: resolveError(err).status });
+      }
+    }),
+  );
+
+  async function customerPage(
+    req: Request,
+    res: Response,
+    o: { notice?: string; status?: number; link?: Html; f?: FormState } = {},
+  ) {
+    const s = sessionOf(res);
+    const id = String(req.params.id);
+    let customer: Awaited<ReturnType<typeof clients.auth.getCustomer>>;
+    try {
+      customer = await clients.auth.getCustomer({ customerId: id });
+    } catch (err) {
+      if (resolveError(err).status >= 500) throw err;
+      return render(res, "Customer not found", html`<p>No such customer.</p>`, {
+        status: 404,
+        current: "/admin/customers",
+      });
+    }
+    const c = customer.customer!;
+    const [{ keys }, { entries }] = await Promise.all([
+      clients.auth.staffListKeys({ staffId: s.subjectId, customerId: c.id }),
+      clients.auth.staffListRequestLog({ staffId: s.subjectId, customerId: c.id, limit: 1000 }),
+    ]);
+    const edit = can(res, "edit_clients");
+    const f = o.f ?? emptyForm();
+    const labels = new Map(keys.map((k) => [k.id, k.label]));
+    const suspended = c.status === CustomerStatus.SUSPENDED;
+    const body = html`${o.link ?? ""}
+<dl class="facts"><dt>E-mail</dt><dd>${c.email}</dd><dt>Company</dt><dd>${c.company || "—"}</dd><dt>Currency</dt><dd>${c.currency}</dd>
+<dt>Status</dt><dd>${suspended ? "Suspended" : "Active"}</dd></dl>
+${
+  edit
+    ? html`<form method="post" action="/admin/customers/${c.id}/${suspended ? "unsuspend" : "suspend"}">${csrfField(s.csrfToken)}
+<button type="submit"${suspended ? "" : html` class="danger"`}>${suspended ? "Unsuspend" : "Suspend"} ${c.name}</button></form>`
+    : ""
+}
+<h2>People</h2>
+<div class="table-wrap" tabindex="0" role="region" aria-label="People"><table>
+<thead><tr><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Permissions</th>${edit ? html`<th scope="col">Sign-in</th>` : ""}</tr></thead>
+<tbody>${customer.people.map(
+      (p) => html`<tr><td>${p.name}</td><td>${p.email}</td><td>${p.isOwner ? "Owner" : "Member"}</td>
+<td>${p.isOwner ? "All" : p.permissions.map((x) => PERMISSIONS[x as Permission] ?? x).join(", ") || "None"}</td>${
+        edit
+          ? html`<td><form method="post" action="/admin/customers/${c.id}/people/${p.id}/link">${csrfField(s.csrfToken)}<button type="submit">Set-password link<span class="sr"> for ${p.name}</span></button></form></td>`
+          : ""
+      }</tr>`,
+    )}</tbody></table></div>
+${
+  edit
+    ? html`<h3>Add a person</h3>
+<form method="post" action="/admin/customers/${c.id}/people" novalidate>
+${csrfField(s.csrfToken)}
+${generalError(f)}
+${field(f, "name", "Name", { required: true })}
+${field(f, "email", "E-mail address", { type: "email", required: true })}
+<fieldset><legend>Permissions</legend><ul class="plain">${ALL_PERMISSIONS.map(
+        (p) =>
+          html`<li><input type="checkbox" id="np-${p}" name="permissions" value="${p}"${(f.values.permissions ?? "").split(",").includes(p) ? html` checked` : ""}> <label for="np-${p}">${PERMISSIONS[p]}</label></li>`,
+      )}</ul></fieldset>
+<button type="submit">Add person</button>
+</form>`
+    : ""
+}
+<h2>API keys</h2>
+${staffKeyTable(c.id, keys, edit, s.csrfToken)}
+<h2>Request log</h2>
+${requestLogView(entries, logFilterOf(req.query), `/admin/customers/${c.id}`, { keyLabels: labels, duration: true })}`;
+    render(res, c.name, body, { notice: o.notice, status: o.status, current: "/admin/customers" });
+  }
+
+  router.get(
+    "/customers/:id",
+    needs("view_clients", "/admin/customers", (req, res) =>
+      customerPage(req, res, {
+        notice: req.query.revoked
+          ? "The key is revoked."
+          : req.query.created
+            ? "The customer is created."
+            : undefined,
+      }),
+    ),
+  );
+
+  for (const [action, status] of [
+    ["suspend", CustomerStatus.SUSPENDED],
+    ["unsuspend", CustomerStatus.ACTIVE],
+  ] as const) {
+    router.post(
+      `/customers/:id/${action}`,
+      needs("edit_clients", "/admin/customers", async (req, res) => {
+        await clients.auth.setCustomerStatus({ customerId: String(req.params.id), status });
+        await customerPage(req, res, {
+          notice:
+            status === CustomerStatus.SUSPENDED ? "The customer is suspended." : "The suspension is lifted.",
+        });
+      }),
+    );
+  }
+
+  router.post(
+    "/customers/:id/people",
+    needs("edit_clients", "/admin/customers", async (req, res) => {
+      const { permissions, values } = personFormValues(req.body);
+      try {
+        const { person } = await clients.auth.createPerson({
+          customerId: String(req.params.id),
+          name: values.name,
+          email: values.email,
+          permissions,
+        });
+        await customerPage(req, res, {
+          link: linkPanel(person!.name, await linkFor(Realm.PORTAL, person!.id)),
+        });
+      } catch (err) {
+        await customerPage(req, res, { f: formErrors(err, values), status: resolveError(err).status });
+      }
+    }),
+  );
+
+  router.post(
+    "/customers/:id/people/:person/link",
+    needs("edit_clients", "/admin/customers", async (req, res) => {
+      const { people } = await clients.auth.getCustomer({ customerId: String(req.params.id) });
+      const p = people.find((x) => x.id === req.params.person);
+      if (!p) return customerPage(req, res, { status: 404, notice: "No such person." });
+      await customerPage(req, res, { link: linkPanel(p.name, await linkFor(Realm.PORTAL, p.id)) });
+    }),
+  );
+
+  // Revoking goes through auth's StaffRevokeKey, which checks edit clients itself as well.
+  router.post(
+    "/customers/:id/keys/:key/revoke",
+    needs("edit_clients", "/admin/customers", async (req, res) => {
+      await clients.auth.staffRevokeKey({ staffId: sessionOf(res).subjectId, keyId: String(req.params.key) });
+      res.redirect(303, `/admin/customers/${req.params.id}?revoked=1`);
+    }),
+  );
+
+  staffRoutes(router, clients, render, needs, linkFor, linkPanel);
+  settingsRoutes(router, clients, render, needs, can);
+  partnerRoutes(router, clients, render, needs, can);
+  return router;
+}
+
+function staffKeyTable(customerId: string, keys: ApiKey[], edit: boolean, csrf: string): Html {
+  if (!keys.length) return html`<p>No keys.</p>`;
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="API keys"><table>
+<thead><tr><th scope="col">Key</th><th scope="col">Label</th><th scope="col">Scopes</th><th scope="col">IP allowlist</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th>${edit ? html`<th scope="col">Actions</th>` : ""}</tr></thead>
+<tbody>${keys.map(
+    (k) => html`<tr><td class="mono key">${k.display}</td><td>${k.label}</td><td>${k.scopes.join(", ")}</td>
+<td>${k.ipAllowlist.join(", ") || "Any address"}</td><td>${day(k.expiresOn) || "Never"}</td>
+<td>${k.lastUsedAt ? html`${when(k.lastUsedAt)}<br><span class="mono">${k.lastUsedIp}</span>` : "Never"}</td>
+<td>${k.status === ApiKeyStatus.REVOKED ? `Revoked ${when(k.revokedAt)}` : k.status === ApiKeyStatus.EXPIRED ? "Expired" : "Active"}</td>${
+      edit
+        ? html`<td>${
+            k.status === ApiKeyStatus.REVOKED
+              ? ""
+              : html`<form method="post" action="/admin/customers/${customerId}/keys/${k.id}/revoke">${csrfField(csrf)}<button type="submit" class="danger">Revoke<span class="sr"> ${k.label}</span></button></form>`
+          }</td>`
+        : ""
+    }</tr>`,
+  )}</tbody></table></div>`;
+}
+
+type Render = (
+  res: Response,
+  title: string,
+  body: Html,
+  o: { notice?: string; status?: number; current: string },
+) => void;
+type Needs = (
+  p: StaffPermission,
+  current: string,
+  fn: (req: Request, res: Response) => Promise<void>,
+) => (req: Request, res: Response, next: (e: unknown) => void) => void;
+
+function staffBoxes(prefix: string, chosen: readonly string[]): Html {
+  return html`<ul class="plain">${STAFF_PERMISSIONS.map(
+    (p) =>
+      html`<li><input type="checkbox" id="${prefix}-${p}" name="permissions" value="${p}"${chosen.includes(p) ? html` checked` : ""}> <label for="${prefix}-${p}">${STAFF_LABELS[p]}</label></li>`,
+  )}</ul>`;
+}
+
+function staffRoutes(
+  router: Router,
+  clients: PageClients,
+  render: Render,
+  needs: Needs,
+  linkFor: (realm: Realm, id: string) => Promise<string>,
+  linkPanel: (name: string, url: string) => Html,
+) {
+  async function staffPage(
+    res: Response,
+    f: FormState,
+    o: { link?: Html; status?: number; notice?: string } = {},
+  ) {
+    const s = sessionOf(res);
+    const { staff } = await clients.portal.listStaff({});
+    const body = html`${o.link ?? ""}
+${staff.map(
+  (
+    m,
+  ) => html`<section class="card" aria-labelledby="s-${m.id}"><h2 id="s-${m.id}">${m.name} <span class="hint">${m.email}</span></h2>
+<form method="post" action="/admin/staff/${m.id}/permissions">${csrfField(s.csrfToken)}
+<fieldset><legend>Permissions of ${m.name}</legend>${staffBoxes(`sp-${m.id}`, m.permissions)}</fieldset>
+<button type="submit">Save permissions<span class="sr"> of ${m.name}</span></button></form>
+<form method="post" action="/admin/staff/${m.id}/link" class="inline">${csrfField(s.csrfToken)}<button type="submit">Set-password link<span class="sr"> for ${m.name}</span></button></form>
+</section>`,
+)}
+<h2>Add a staff member</h2>
+<form method="post" action="/admin/staff" novalidate>
+${csrfField(s.csrfToken)}
+${generalError(f)}
+${field(f, "name", "Name", { required: true })}
+${field(f, "email", "E-mail address", { type: "email", required: true })}
+<fieldset><legend>Permissions</legend>${staffBoxes("ns", (f.values.permissions ?? "").split(","))}</fieldset>
+<button type="submit">Add staff member</button>
+</form>`;
+    render(res, "Staff", body, { status: o.status, notice: o.notice, current: "/admin/staff" });
+  }
+
+  // Managing staff accounts is an edit: only staff with edit clients see or change them.
+  router.get(
+    "/staff",
+    needs("edit_clients", "/admin/staff", (_req, res) => staffPage(res, emptyForm())),
+  );
+  router.post(
+    "/staff",
+    needs("edit_clients", "/admin/staff", async (req, res) => {
+      const { permissions, values } = personFormValues(req.body);
+      try {
+        const { staff } = await clients.auth.createStaff({
+          name: values.name,
+          email: values.email,
+          permissions,
+        });
+        await staffPage(res, emptyForm(), {
+          link: linkPanel(staff!.name, await linkFor(Realm.ADMIN, staff!.id)),
+        });
+      } catch (err) {
+        await staffPage(res, formErrors(err, values), { status: resolveError(err).status });
+      }
+    }),
+  );
+  router.post(
+    "/staff/:id/permissions",
+    needs("edit_clients", "/admin/staff", async (req, res) => {
+      const r = await clients.portal.setStaffPermissions({
+        staffId: String(req.params.id),
+        permissions: checkedPermissions(req.body),
+      });
+      await staffPage(res, emptyForm(), { notice: `Saved the permissions of ${r.staff!.name}.` });
+    }),
+  );
+  router.post(
+    "/staff/:id/link",
+    needs("edit_clients", "/admin/staff", async (req, res) => {
+      const { staff } = await clients.portal.listStaff({});
+      const m = staff.find((x) => x.id === req.params.id);
+      if (!m) return staffPage(res, emptyForm(), { status: 404, notice: "No such staff member." });
+      await staffPage(res, emptyForm(), { link: linkPanel(m.name, await linkFor(Realm.ADMIN, m.id)) });
+    }),
+  );
+}
+
+const SETTINGS_FIELDS = {
+  hourly_request_limit: "hourly",
+  active_key_limit: "keys",
+  max_attempts: "max_attempts",
+  base_delay_seconds: "base_delay",
+};
+
+function settingsRoutes(
+  router: Router,
+  clients: PageClients,
+  render: Render,
+  needs: Needs,
+  can: (res: Response, p: StaffPermission) => boolean,
+) {
+  async function settingsPage(
+    res: Response,
+    api: FormState,
+    hooks: FormState,
+    o: { status?: number; notice?: string } = {},
+  ) {
+    const s = sessionOf(res);
+    const edit = can(res, "edit_clients");
+    const box = (f: FormState, name: string, label: string) =>
+      html`<div class="check"><input type="checkbox" id="f-${name}" name="${name}" value="on"${f.values[name] === "on" ? html` checked` : ""}${edit ? "" : html` disabled`}> <label for="f-${name}">${label}</label></div>`;
+    const ro = edit ? undefined : html` readonly`;
+    const body = html`<h2>Customer API</h2>
+<form method="post" action="/admin/settings" novalidate>
+${csrfField(s.csrfToken)}
+${generalError(api)}
+${box(api, "api", "Customer API switched on (off: the API Keys page disappears and every API request is refused)")}
+${field(api, "hourly", "Hourly request limit per key", { type: "number", required: true, hint: "1 to 1,000,000", attrs: ro })}
+${field(api, "keys", "Active key limit per account", { type: "number", required: true, hint: "1 to 1,000", attrs: ro })}
+<fieldset><legend>Modules</legend>
+${box(api, "inventory", "Inventory (dedicated servers)")}
+${box(api, "vps", "VPS snapshots")}
+</fieldset>
+${edit ? html`<button type="submit">Save Customer API settings</button>` : ""}
+</form>
+<h2>Reseller Program: Webhook Settings</h2>
+<form method="post" action="/admin/settings/webhooks" novalidate>
+${csrfField(s.csrfToken)}
+${generalError(hooks)}
+${field(hooks, "max_attempts", "Max Retry Attempts", { type: "number", required: true, hint: "1 to 10", attrs: ro })}
+${field(hooks, "base_delay", "Base Retry Delay (seconds)", { type: "number", required: true, hint: "10 to 3600", attrs: ro })}
+${edit ? html`<button type="submit">Save Webhook Settings</button>` : ""}
+</form>`;
+    render(res, "Settings", body, { status: o.status, notice: o.notice, current: "/admin/settings" });
+  }
+  const current = async () => {
+    const [{ settings: a }, { settings: w }] = await Promise.all([
+      clients.auth.getSettings({}),
+      clients.webhooks.getProgrammeSettings({}),
+    ]);
+    const on = (b: boolean | undefined) => (b ? "on" : "");
+    return {
+      api: emptyForm({
+        api: on(a?.customerApiEnabled),
+        hourly: String(a?.hourlyRequestLimit ?? ""),
+        keys: String(a?.activeKeyLimit ?? ""),
+        inventory: on(a?.inventoryModule),
+        vps: on(a?.vpsModule),
+      }),
+      hooks: emptyForm({
+        max_attempts: String(w?.maxAttempts ?? ""),
+        base_delay: String(w?.baseDelaySeconds ?? ""),
+      }),
+    };
+  };
+  /** A whole number, or an error naming the field (the service's ranges are checked by the service). */
+  const integer = (v: string) => (/^-?\d{1,9}$/.test(v.trim()) ? Number(v.trim()) : undefined);
+
+  router.get(
+    "/settings",
+    needs("view_clients", "/admin/settings", async (req, res) => {
+      const c = await current();
+      await settingsPage(res, c.api, c.hooks, { notice: req.query.saved ? "Saved." : undefined });
+    }),
+  );
+
+  router.post(
+    "/settings",
+    needs("edit_clients", "/admin/settings", async (req, res) => {
+      const values = {
+        api: req.body.api === "on" ? "on" : "",
+        hourly: String(req.body.hourly ?? ""),
+        keys: String(req.body.keys ?? ""),
+        inventory: req.body.inventory === "on" ? "on" : "",
+        vps: req.body.vps === "on" ? "on" : "",
+      };
+      const errors: Record<string, string> = {};
+      const hourly = integer(values.hourly);
+      const keys = integer(values.keys);
+      if (hourly === undefined) errors.hourly = "Enter a whole number from 1 to 1000000";
+      if (keys === undefined) errors.keys = "Enter a whole number from 1 to 1000";
+      const c = await current();
+      if (Object.keys(errors).length) return settingsPage(res, { values, errors }, c.hooks, { status: 400 });
+      try {
+        await clients.auth.updateSettings({
+          customerApiEnabled: values.api === "on",
+          hourlyRequestLimit: hourly,
+          activeKeyLimit: keys,
+          inventoryModule: values.inventory === "on",
+          vpsModule: values.vps === "on",
+        });
+        res.redirect(303, "/admin/settings?saved=1");
+      } catch (err) {
+        await settingsPage(res, formErrors(err, values, SETTINGS_FIELDS), c.hooks, {
+          status: resolveError(err).status,
+        });
+      }
+    }),
+  );
+
+  router.post(
+    "/settings/webhooks",
+    needs("edit_clients", "/admin/settings", async (req, res) => {
+      const values = {
+        max_attempts: String(req.body.max_attempts ?? ""),
+        base_delay: String(req.body.base_delay ?? ""),
+      };
+      const errors: Record<string, string> = {};
+      const maxAttempts = integer(values.max_attempts);
+      const baseDelay = integer(values.base_delay);
+      if (maxAttempts === undefined) errors.max_attempts = "Enter a whole number from 1 to 10";
+      if (baseDelay === undefined) errors.base_delay = "Enter a whole number from 10 to 3600";
+      const c = await current();
+      if (Object.keys(errors).length) return settingsPage(res, c.api, { values, errors }, { status: 400 });
+      try {
+        await clients.webhooks.updateProgrammeSettings({ maxAttempts, baseDelaySeconds: baseDelay });
+        res.redirect(303, "/admin/settings?saved=1");
+      } catch (err) {
+        await settingsPage(res, c.api, formErrors(err, values, SETTINGS_FIELDS), {
+          status: resolveError(err).status,
+        });
+      }
+    }),
+  );
+}

@@ -1,0 +1,112 @@
+/** Set-up for the page tests: customers, people and staff who can sign in, through auth's RPCs. */
+import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
+import type { Page } from "playwright-core";
+import { auth, GATEWAY, grpc, unique } from "./helpers.ts";
+
+export const portal = grpc([PortalService], "AUTH_ADDR");
+export const PASSWORD = "a-long-test-password";
+
+export async function withPassword(realm: Realm, subjectId: string, password = PASSWORD) {
+  const { token } = await portal.createPasswordLink({ realm, subjectId });
+  await portal.setPassword({ token, password });
+}
+
+/** A customer whose owner can sign in to the portal. */
+export async function portalOwner() {
+  const email = `${unique("owner")}@example.test`;
+  const { customer, owner } = await auth.createCustomer({ name: unique("Owner"), email, currency: "EUR" });
+  await withPassword(Realm.PORTAL, owner!.id);
+  return { customerId: customer!.id, customerName: customer!.name, ownerId: owner!.id, email };
+}
+
+/** A team member of the customer who can sign in to the portal. */
+export async function portalMember(customerId: string, permissions: string[]) {
+  const email = `${unique("member")}@example.test`;
+  const { person } = await auth.createPerson({ customerId, name: unique("Member"), email, permissions });
+  await withPassword(Realm.PORTAL, person!.id);
+  return { personId: person!.id, email };
+}
+
+/** A staff member who can sign in to the admin panel. */
+export async function staffMember(permissions: string[]) {
+  const email = `${unique("staff")}@example.test`;
+  const { staff } = await auth.createStaff({ name: unique("Staff"), email, permissions });
+  await withPassword(Realm.ADMIN, staff!.id);
+  return { staffId: staff!.id, email };
+}
+
+export async function signIn(page: Page, area: "portal" | "admin", email: string, password = PASSWORD) {
+  await page.goto(`${GATEWAY}/${area}/sign-in`);
+  await page.getByLabel("E-mail address").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+/** True when nothing on the page is wider than the window (usable on a 390 px screen). */
+export const fitsWidth = (page: Page) =>
+  page.evaluate("document.documentElement.scrollWidth <= window.innerWidth") as Promise<boolean>;
+
+/** A cookie jar and a form poster, as a browser without JavaScript would send them. */
+export function visitor(base = GATEWAY) {
+  const jar = new Map<string, string>();
+  const setCookies: string[] = [];
+  const remember = (res: Response) => {
+    for (const c of res.headers.getSetCookie()) {
+      setCookies.push(c);
+      const [pair] = c.split(";");
+      const [name, value] = [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)];
+      if (value) jar.set(name, value);
+      else jar.delete(name);
+    }
+  };
+  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
+  return {
+    jar,
+    setCookies,
+    async get(path: string, headers: Record<string, string> = {}) {
+      const res = await fetch(base + path, {
+        headers: { cookie: cookie(), ...headers },
+        redirect: "manual",
+      });
+      remember(res);
+      return {
+        status: res.status,
+        location: res.headers.get("location") ?? "",
+        text: await res.text(),
+        headers: res.headers,
+      };
+    },
+    async post(path: string, form: Record<string, string>) {
+      const res = await fetch(base + path, {
+        method: "POST",
+        headers: { cookie: cookie(), "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(form),
+        redirect: "manual",
+      });
+      remember(res);
+      return {
+        status: res.status,
+        location: res.headers.get("location") ?? "",
+        text: await res.text(),
+        headers: res.headers,
+      };
+    },
+  };
+}
+
+export const csrfIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+
+/** A visitor signed in to the area (asserts the sign-in succeeded). */
+export async function signInVisitor(
+  base: string,
+  area: "portal" | "admin",
+  email: string,
+  password = PASSWORD,
+) {
+  const v = visitor(base);
+  const form = await v.get(`/${area}/sign-in`);
+  const r = await v.post(`/${area}/sign-in`, { _csrf: csrfIn(form.text), email, password });
+  if (r.status !== 303) throw new Error(`sign-in of ${email} answered ${r.status}`);
+  return v;
+}

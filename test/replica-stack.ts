@@ -1,0 +1,86 @@
+/**
+ * A private stack with two replicas of every service: two complete sets of processes on their own
+ * ports, sharing one database, one Redis namespace and one set of NATS streams, as two pods of
+ * each Deployment would. Replica A's gateway calls replica A's backends and B's calls B's, so
+ * both replicas of every service take part in every flow, and every background loop (outbox
+ * relays, provisioner, hourly charges, webhook passes, consumers) runs twice.
+ */
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
+import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
+import postgres from "postgres";
+import { freePort, SERVICES, type Stack, stackEnv, startStack } from "../scripts/stack.ts";
+import { stackClient } from "./support/clients.ts";
+
+const authClient = (env: Record<string, string>) =>
+  stackClient(env, [AuthService, AuthStaffService], "AUTH_ADDR");
+const webhooksClient = (env: Record<string, string>) =>
+  stackClient(env, [WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR");
+
+export interface ReplicaStack {
+  replicas: [Stack, Stack];
+  /** Both gateways' base URLs, A first. */
+  gateways: [string, string];
+  auth: ReturnType<typeof authClient>["client"];
+  webhooks: ReturnType<typeof webhooksClient>["client"];
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function replicaStack(
+  label: string,
+  extraEnv: Record<string, string> = {},
+): Promise<ReplicaStack> {
+  const postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+  const suffix = `${label}${Date.now().toString(36)}${process.pid.toString(36)}`;
+  const db = new URL(postgresUrl);
+  db.pathname = `/hb_test_${suffix}`;
+  const ns = `t${suffix}`.toLowerCase().slice(0, 30);
+  // Ten processes on one PostgreSQL shared with other stacks: small pools.
+  const common = { DB_POOL_MAX: "3", ...extraEnv };
+  const a = await stackEnv({ databaseUrl: db.toString(), ns });
+  const envA: Record<string, string> = { ...a.env, ...common };
+  // B: the same database, namespace and public URL; its own ports.
+  const gatewayPortB = await freePort();
+  const envB: Record<string, string> = { ...envA, PORT: String(gatewayPortB) };
+  for (const s of SERVICES) envB[s.addrEnv] = `127.0.0.1:${await freePort()}`;
+  for (const name of ["gateway", ...SERVICES.map((s) => s.name)])
+    envB[`${name.toUpperCase()}_METRICS_PORT`] = String(await freePort());
+  for (const s of SERVICES) envB[`${s.name.toUpperCase()}_HEALTH_PORT`] = String(await freePort());
+
+  const replicas: Stack[] = [];
+  const drop = async () => {
+    const admin = new URL(db);
+    admin.pathname = "/postgres";
+    const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+    await sql.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);
+    await sql.end({ timeout: 5 });
+  };
+  try {
+    // One after the other: the second set starts against a migrated database, as replicas of a
+    // Deployment start after the migration Job.
+    replicas.push(await startStack({ env: envA, output: "pipe", gatewayPort: a.gatewayPort }));
+    replicas.push(await startStack({ env: envB, output: "pipe", gatewayPort: gatewayPortB }));
+  } catch (err) {
+    await Promise.all(replicas.map((r) => r.stop()));
+    await drop();
+    throw err;
+  }
+  const auth = authClient(envA);
+  const webhooks = webhooksClient(envA);
+  const [ra, rb] = replicas as [Stack, Stack];
+  return {
+    replicas: [ra, rb],
+    gateways: [ra.gatewayUrl, rb.gatewayUrl],
+    auth: auth.client,
+    webhooks: webhooks.client,
+    env: envA,
+    close: async () => {
+      auth.close();
+      webhooks.close();
+      await Promise.all([ra.stop(), rb.stop()]);
+      await drop();
+    },
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * A real browser for the page tests: Debian's Chromium driven by playwright-core, one per test
+ * file. Chromium is started with a new empty profile and its background traffic switched off (the
+ * machine's closed network would otherwise stall it). axe-core checks each page's accessibility.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/** Why the browser tests cannot run here, or undefined when they can. */
+export const browserMissing = (): string | undefined =>
+  existsSync(CHROMIUM)
+    ? undefined
+    : `no Chromium at ${CHROMIUM}: install Debian's chromium package (npm test does so when run as root) or set CHROMIUM_PATH`;
+
+export interface BrowserHandle {
+  browser: Browser;
+  /** A fresh context (own cookies) with a page at the given width. */
+  newPage(width?: number): Promise<{ context: BrowserContext; page: Page }>;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(): Promise<BrowserHandle> {
+  // Playwright gives every launch a new empty profile directory of its own and removes it on close.
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
+  });
+  return {
+    browser,
+    async newPage(width = 1280) {
+      const context = await browser.newContext({ viewport: { width, height: 900 } });
+      return { context, page: await context.newPage() };
+    },
+    close: () => browser.close(),
+  };
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/** axe-core run inside the page; the serious and critical violations (WCAG 2 A/AA rules). */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate(axeSource);
+  const options = { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] } };
+  // A string, so the test's own TypeScript needs no DOM types: it runs in the page.
+  const result = (await page.evaluate(`axe.run(document, ${JSON.stringify(options)})`)) as {
+    violations: AxeViolation[];
+  };
+  return (result.violations as AxeViolation[]).filter(
+    (v) => v.impact === "serious" || v.impact === "critical",
+  );
+}
