@@ -4,12 +4,12 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
 import { ensureDatabase, loadTlsIdentity, rpcClient } from "@hb/platform";
 import { ensureServiceRoles } from "./db-roles.ts";
 import { certFiles, ensureDevCerts } from "./dev-certs.ts";
+import { reservePorts } from "./ports.ts";
 import { serviceEnv } from "./service-env.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -48,35 +48,10 @@ export interface Stack {
   restart(name: string, signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** A port for a private server or service, reserved for this process (scripts/ports.ts). */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** `n` distinct free ports: all are held open together, so the kernel cannot hand one out twice. */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const srv = net.createServer();
-          srv.unref();
-          srv.on("error", reject);
-          srv.listen(0, "0.0.0.0", () => resolve(srv));
-        }),
-    ),
-  );
-  const ports = servers.map((srv) => (srv.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((srv) => new Promise((resolve) => srv.close(resolve))));
-  return ports;
+  const [port] = await reservePorts(1);
+  return port;
 }
 
 /**
@@ -265,8 +240,7 @@ export async function stackEnv(base: {
   databaseUrl: string;
   ns: string;
 }): Promise<{ env: Record<string, string>; gatewayPort: number }> {
-  // Fourteen ports, never the same one twice: each is taken only once all are in hand.
-  const ports = await freePorts(1 + SERVICES.length * 3 + 1);
+  const ports = await reservePorts(1 + SERVICES.length * 3 + 1);
   const next = () => ports.pop()!;
   const gatewayPort = next();
   const env: Record<string, string> = {
