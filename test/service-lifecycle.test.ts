@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { freePort } from "../scripts/stack.ts";
+import { freePort, SERVICES } from "../scripts/stack.ts";
 import { eventually, newAccount } from "./helpers.ts";
+import { ownStack } from "./own-stack.ts";
 import { gatewayCertEnv } from "./support/clients.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -65,5 +66,23 @@ describe("service start-up and shutdown", () => {
     assert.equal(await p.exited, 0);
     assert.match(p.output(), /shutting down/);
     await assert.rejects(fetch(url));
+  });
+
+  it("every backend exits 0 within 5 s of SIGTERM when idle, with a minute between delivery passes", async (t) => {
+    // The default pass interval: a shutdown that waited for the next pass took up to a minute,
+    // past Kubernetes' 30 s grace period.
+    const s = await ownStack("stop", { WEBHOOK_PASS_INTERVAL_MS: "60000" });
+    t.after(() => s.close());
+    const exits = await Promise.all(
+      SERVICES.map(async ({ name }) => {
+        const proc = s.stack.procs.get(name)!;
+        const started = Date.now();
+        const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+        proc.kill("SIGTERM");
+        const code = await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000, "still running"))]);
+        return { name, code, ms: Date.now() - started };
+      }),
+    );
+    for (const e of exits) assert.equal(e.code, 0, `${e.name}: ${e.code} after ${e.ms} ms`);
   });
 });

@@ -1,3 +1,4 @@
+import { flushCompileCache } from "node:module";
 import type { Logger } from "./log.ts";
 
 /**
@@ -11,8 +12,10 @@ export function onShutdown(log: Logger, steps: Array<[string, () => Promise<unkn
     stopping = true;
     log.info("shutting down", { signal });
     for (const [name, step] of steps) {
+      const started = performance.now();
       try {
         await step();
+        log.debug("shutdown step done", { step: name, ms: Math.round(performance.now() - started) });
       } catch (err) {
         log.warn("shutdown step failed", { step: name, err });
       }
@@ -25,8 +28,14 @@ export function onShutdown(log: Logger, steps: Array<[string, () => Promise<unkn
 
 /** Entry-point wrapper: a start-up failure is logged and exits non-zero. */
 export function runMain(log: Logger, main: () => Promise<void>): void {
-  main().catch((err: unknown) => {
-    log.error("start-up failed", { err });
-    process.exit(1);
-  });
+  main().then(
+    // Everything the service loads at start-up is loaded now: its compiled form is written to the
+    // compile cache here rather than at a normal exit, which a killed process never reaches (the
+    // next start then strips TypeScript again: +16 MB RSS, docs/benchmarks.md).
+    () => flushCompileCache(),
+    (err: unknown) => {
+      log.error("start-up failed", { err });
+      process.exit(1);
+    },
+  );
 }

@@ -234,6 +234,8 @@ export function startPassLoop(
   opts: PassOptions,
 ) {
   let stopped = false;
+  // Stopping ends the wait for the next pass at once (the interval is a minute by default).
+  let wake = () => {};
   const loop = (async () => {
     const inFlight = new Set<Promise<number>>();
     while (!stopped) {
@@ -249,13 +251,21 @@ export function startPassLoop(
       }
       // Passes start every interval, not an interval after the claim returned: under load the
       // claim's own time otherwise stretched the wait a queued delivery sees (issue 13).
-      await new Promise((r) => setTimeout(r, Math.max(0, intervalMs - (Date.now() - started))));
+      if (stopped) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(0, intervalMs - (Date.now() - started)));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     }
     await Promise.allSettled([...inFlight]);
   })();
   return {
     stop: async () => {
       stopped = true;
+      wake();
       await loop;
     },
   };
