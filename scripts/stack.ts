@@ -69,9 +69,9 @@ const compileCache =
  * per thread (the libuv and V8 worker threads each kept an arena's pages).
  */
 // HB_SERVICE_NODE_ARGS (space-separated; empty for none) replaces the flags, to measure without them.
-export const serviceNodeArgs = (process.env.HB_SERVICE_NODE_ARGS ?? "--max-semi-space-size=4")
-  .split(" ")
-  .filter(Boolean);
+// Read at each launch, so a benchmark can compare settings within one run.
+const serviceNodeArgs = () =>
+  (process.env.HB_SERVICE_NODE_ARGS ?? "--max-semi-space-size=4").split(" ").filter(Boolean);
 const memoryEnv = { MALLOC_ARENA_MAX: "2" };
 
 const entry = (name: string) => path.join(root, "services", name, "src", "main.ts");
@@ -133,7 +133,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   };
 
   const launch = (name: string) => {
-    const proc = spawn(nodeBin, [...serviceNodeArgs, entry(name)], {
+    const proc = spawn(nodeBin, [...serviceNodeArgs(), entry(name)], {
       cwd: root,
       // Each process presents its own certificate and sees no other service's secrets.
       env: { NODE_COMPILE_CACHE: compileCache, ...memoryEnv, ...envOf(name) },
