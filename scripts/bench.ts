@@ -17,10 +17,10 @@ import { backendClient } from "@hb/platform";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import { type CurvePoint, latencySvg } from "./bench/plot.ts";
-import { adminClients, adminIdentity, fundedCustomer } from "./bench/seed.ts";
+import { cpuTicks, localDependencies, procBytes, withScratchStack } from "./bench/scratch-stack.ts";
+import { adminClients, adminIdentity, fundedCustomer, orderRequests } from "./bench/seed.ts";
 import { serviceDbUrl } from "./db-roles.ts";
-import { ensureDependencies } from "./deps.ts";
-import { type Stack, stackEnv, startStack } from "./stack.ts";
+import type { Stack } from "./stack.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 /**
@@ -44,11 +44,6 @@ interface Result {
   cpuUsPerReq: Record<string, number>;
 }
 
-const ticks = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return Number(f[11]) + Number(f[12]); // utime + stime, in clock ticks (1/100 s)
-};
-
 async function measure(
   name: string,
   url: string,
@@ -58,11 +53,11 @@ async function measure(
   warmup = true,
 ): Promise<Result> {
   if (warmup) await autocannon({ url, headers, connections: CONNECTIONS, duration: 2, ...extra });
-  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, ticks(pid)]));
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]));
   const r = await autocannon({ url, headers, connections: CONNECTIONS, duration: SECONDS, ...extra });
   const total = r.requests.total || 1;
   const cpuUsPerReq = Object.fromEntries(
-    Object.entries(pids).map(([k, pid]) => [k, Math.round(((ticks(pid) - before[k]) * 10_000) / total)]),
+    Object.entries(pids).map(([k, pid]) => [k, Math.round(((cpuTicks(pid) - before[k]) * 10_000) / total)]),
   );
   const result = {
     name,
@@ -77,34 +72,12 @@ async function measure(
   return result;
 }
 
-async function withStack<T>(
+function withStack<T>(
   transport: string,
   fn: (stack: Stack, env: Record<string, string>) => Promise<T>,
   extraEnv: Record<string, string> = {},
 ): Promise<T> {
-  const saved = { ...process.env };
-  Object.assign(process.env, extraEnv);
-  const suffix = `bench${Date.now().toString(36)}`;
-  const db = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
-  db.pathname = `/hb_${suffix}`;
-  process.env.RPC_TRANSPORT = transport;
-  process.env.LOG_LEVEL = "warn";
-  const { env, gatewayPort } = await stackEnv({ databaseUrl: db.toString(), ns: suffix });
-  const stack = await startStack({ env, output: "ignore", gatewayPort });
-  try {
-    return await fn(stack, env);
-  } finally {
-    await stack.stop();
-    for (const k of Object.keys(extraEnv)) {
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
-    }
-    const admin = new URL(db);
-    admin.pathname = "/postgres";
-    const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
-    await sql.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);
-    await sql.end();
-  }
+  return withScratchStack("bench", fn, { RPC_TRANSPORT: transport, ...extraEnv });
 }
 
 /** The benchmark sets its data up as the admin surface does. */
@@ -282,12 +255,7 @@ async function keyedOnly() {
 }
 
 async function main() {
-  const deps = await ensureDependencies({
-    DATABASE_URL: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
-    REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-    NATS_URL: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
-  });
-  Object.assign(process.env, deps.urls);
+  const deps = await localDependencies();
   if (process.env.BENCH_ONLY === "keyed") {
     await keyedOnly();
     await deps.stop();
@@ -573,8 +541,6 @@ async function moneyBench(
   }
   auth.close();
   billing.close();
-  const body = JSON.stringify({ productId: product.id, billingCycle: "monthly" });
-  let n = 0;
   const out: Result[] = [];
   out.push(
     await measure(
@@ -583,20 +549,7 @@ async function moneyBench(
       {},
       allPids,
       {
-        requests: [
-          {
-            method: "POST",
-            setupRequest: (req: autocannon.Request) => ({
-              ...req,
-              body,
-              headers: {
-                ...req.headers,
-                authorization: `Bearer ${people[n++ % people.length].key}`,
-                "content-type": "application/json",
-              },
-            }),
-          },
-        ],
+        requests: orderRequests(people, product.id),
       },
       false,
     ),
@@ -762,8 +715,7 @@ interface Rss {
 }
 const memory: Rss[] = [];
 
-const rssMb = (pid: number) =>
-  Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024);
+const rssMb = (pid: number) => Math.round(procBytes(pid, "VmRSS") / 2 ** 20);
 
 /** Each service's resident set after `waitMs`. */
 async function rssOf(stack: Stack, when: string, waitMs = 0): Promise<Rss> {

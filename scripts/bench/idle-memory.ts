@@ -6,57 +6,34 @@
  * pages shared with the other node processes counted once per sharer).
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import path from "node:path";
-import { ensureDependencies } from "../deps.ts";
-import { stackEnv, startStack } from "../stack.ts";
+import { localDependencies, procBytes, withScratchStack } from "./scratch-stack.ts";
 
 const IDLE_MS = Number(process.env.IDLE_SECONDS ?? 20) * 1000;
 const root = path.resolve(import.meta.dirname, "../..");
 
-/** A field of /proc/<pid>/smaps_rollup or status, in bytes. */
-const procBytes = (pid: number, file: string, field: string): number => {
-  const line = readFileSync(`/proc/${pid}/${file}`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith(`${field}:`));
-  return Number(line?.split(/\s+/)[1] ?? 0) * 1024;
-};
-
-async function main() {
-  const deps = await ensureDependencies({
-    DATABASE_URL: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
-    REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
-    NATS_URL: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
-  });
-  Object.assign(process.env, deps.urls);
-  process.env.LOG_LEVEL = "warn";
-  const suffix = `idle${Date.now().toString(36)}`;
-  const db = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
-  db.pathname = `/hb_${suffix}`;
-  const { env, gatewayPort } = await stackEnv({ databaseUrl: db.toString(), ns: suffix });
-  const stack = await startStack({ env, output: "ignore", gatewayPort });
+const deps = await localDependencies();
+await withScratchStack("idle", async (stack) => {
   const bare = spawn(process.execPath, [path.join(root, "scripts/bench/bare-server.ts")], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   try {
     await new Promise((resolve) => bare.stdout.once("data", resolve));
+    // The idle time is what is measured.
     await new Promise((r) => setTimeout(r, IDLE_MS));
     const rows = [...stack.procs].map(([name, p]) => [name, p.pid!] as const);
     rows.push(["bare node:http", bare.pid!]);
     const label = process.argv[2] ?? process.env.HB_SERVICE_NODE_ARGS ?? "default flags";
     console.log(`| ${label} | process | RSS MB | RSS MiB | PSS MiB |`);
     for (const [name, pid] of rows) {
-      const rss = procBytes(pid, "status", "VmRSS");
-      const pss = procBytes(pid, "smaps_rollup", "Pss");
+      const rss = procBytes(pid, "VmRSS");
+      const pss = procBytes(pid, "Pss");
       console.log(
         `| | ${name} | ${(rss / 1e6).toFixed(1)} | ${(rss / 2 ** 20).toFixed(1)} | ${(pss / 2 ** 20).toFixed(1)} |`,
       );
     }
   } finally {
     bare.kill();
-    await stack.stop();
   }
-}
-
-await main();
+}).finally(() => deps.stop());
 process.exit(0);

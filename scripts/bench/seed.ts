@@ -7,6 +7,7 @@ import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { backendClient, loadTlsIdentity } from "@hb/platform";
+import type autocannon from "autocannon";
 import { certFiles } from "../cert-files.ts";
 
 export const adminIdentity = (env: Record<string, string>) =>
@@ -52,4 +53,27 @@ export async function fundedCustomer(
     currency: "EUR",
   });
   return { key: secretKey, personId: owner!.id, customerId: customer!.id };
+}
+
+/**
+ * autocannon requests placing a monthly order of `productId`, each from the next of `people` in
+ * turn (an order has a cool-down of 30 per 15 minutes per person, so the load is spread).
+ */
+export function orderRequests(people: { key: string }[], productId: string): autocannon.Request[] {
+  const body = JSON.stringify({ productId, billingCycle: "monthly" });
+  let n = 0;
+  return [
+    {
+      method: "POST",
+      setupRequest: (req: autocannon.Request) => ({
+        ...req,
+        body,
+        headers: {
+          ...req.headers,
+          authorization: `Bearer ${people[n++ % people.length].key}`,
+          "content-type": "application/json",
+        },
+      }),
+    },
+  ];
 }

@@ -1,0 +1,73 @@
+/**
+ * What every measuring script (npm run bench, npm run soak, scripts/bench/*) needs around the
+ * stack it measures: the local PostgreSQL, Redis and NATS; a stack on its own database and
+ * namespace that is stopped and dropped afterwards; and each process's CPU time and memory.
+ */
+import { readFileSync } from "node:fs";
+import postgres from "postgres";
+import { ensureDependencies } from "../deps.ts";
+import { type Stack, stackEnv, startStack } from "../stack.ts";
+
+const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/** Starts (or finds) the local dependencies and points this process's environment at them. */
+export async function localDependencies() {
+  const deps = await ensureDependencies({
+    DATABASE_URL: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    REDIS_URL: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+    NATS_URL: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
+  });
+  Object.assign(process.env, deps.urls);
+  process.env.LOG_LEVEL ??= "warn";
+  return deps;
+}
+
+/**
+ * Runs `fn` against a fresh stack (its own database and namespace, named after `label`), with
+ * `extraEnv` set for the stack's processes; stops the stack and drops its database afterwards.
+ */
+export async function withScratchStack<T>(
+  label: string,
+  fn: (stack: Stack, env: Record<string, string>) => Promise<T>,
+  extraEnv: Record<string, string> = {},
+): Promise<T> {
+  const saved = { ...process.env };
+  Object.assign(process.env, extraEnv);
+  const suffix = `${label}${Date.now().toString(36)}`;
+  const db = new URL(process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL);
+  db.pathname = `/hb_${suffix}`;
+  try {
+    const { env, gatewayPort } = await stackEnv({ databaseUrl: db.toString(), ns: suffix });
+    const stack = await startStack({ env, output: "ignore", gatewayPort });
+    try {
+      return await fn(stack, env);
+    } finally {
+      await stack.stop();
+    }
+  } finally {
+    for (const k of Object.keys(extraEnv)) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+    const admin = new URL(db);
+    admin.pathname = "/postgres";
+    const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+    await sql.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);
+    await sql.end();
+  }
+}
+
+/** CPU time a process has used: utime + stime, in clock ticks (1/100 s). */
+export function cpuTicks(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return Number(f[11]) + Number(f[12]);
+}
+
+/** A field of /proc/<pid>/status (VmRSS) or smaps_rollup (Pss), in bytes (Linux). */
+export function procBytes(pid: number, field: "VmRSS" | "Pss"): number {
+  const file = field === "Pss" ? "smaps_rollup" : "status";
+  const line = readFileSync(`/proc/${pid}/${file}`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${field}:`));
+  return Number(line?.split(/\s+/)[1] ?? 0) * 1024;
+}
