@@ -65,8 +65,9 @@ export async function initTracing(service: string, env: NodeJS.ProcessEnv = proc
   };
 }
 
-// W3C Trace Context: version-traceid-spanid-flags; a future version may append fields.
-const traceparentPattern = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+// W3C Trace Context: version-traceid-spanid-flags; a future version may append fields. At most
+// one white-space character on either side, as the OpenTelemetry propagator reads it.
+const traceparentPattern = /^\s?([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?\s?$/;
 const zeros = /^0+$/;
 
 /**
@@ -76,7 +77,7 @@ const zeros = /^0+$/;
  */
 export function parseTraceparent(value: string | undefined | null): SpanContext | undefined {
   if (!value) return undefined;
-  const m = traceparentPattern.exec(value.trim());
+  const m = traceparentPattern.exec(value);
   if (!m || m[1] === "ff" || (m[1] === "00" && m[5] !== undefined)) return undefined;
   if (zeros.test(m[2]) || zeros.test(m[3])) return undefined;
   return { traceId: m[2], spanId: m[3], traceFlags: Number.parseInt(m[4], 16), isRemote: true };
