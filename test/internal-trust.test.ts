@@ -38,6 +38,26 @@ async function codeOf(call: Promise<unknown>): Promise<string> {
   return "ok";
 }
 
+/** The status of an empty call to auth's `method` over a bare grpc-js channel with `credentials`. */
+async function rawCallStatus(credentials: grpc.ChannelCredentials, method: string): Promise<grpc.status> {
+  const channel = new grpc.Client(env.AUTH_ADDR!, credentials);
+  try {
+    return await new Promise<grpc.status>((resolve) => {
+      channel.makeUnaryRequest(
+        method,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        new grpc.Metadata(),
+        { deadline: Date.now() + 5000 },
+        (err) => resolve(err ? err.code : grpc.status.OK),
+      );
+    });
+  } finally {
+    channel.close();
+  }
+}
+
 describe("internal calls between services", () => {
   const dirs: string[] = [];
   after(() => {
@@ -176,36 +196,15 @@ describe("internal calls between services", () => {
     const { TLS_CA } = certFiles(env.HB_CERTS_DIR!, "admin");
     const ca = loadTlsIdentity({ TLS_CA, TLS_CERT: TLS_CA, TLS_KEY: TLS_CA }).ca;
     // The server's certificate is trusted; only the caller's is missing.
-    const channel = new grpc.Client(env.AUTH_ADDR!, grpc.credentials.createSsl(ca));
-    const status = await new Promise<grpc.status>((resolve) => {
-      channel.makeUnaryRequest(
-        `/${AuthStaffService.typeName}/GetSettings`,
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        Buffer.alloc(0),
-        new grpc.Metadata(),
-        { deadline: Date.now() + 5000 },
-        (err) => resolve(err ? err.code : grpc.status.OK),
-      );
-    });
-    channel.close();
+    const status = await rawCallStatus(
+      grpc.credentials.createSsl(ca),
+      `/${AuthStaffService.typeName}/GetSettings`,
+    );
     assert.notEqual(status, grpc.status.OK);
   });
 
   it("refuse a plaintext caller", async () => {
-    const channel = new grpc.Client(env.AUTH_ADDR!, grpc.credentials.createInsecure());
-    const status = await new Promise<grpc.status>((resolve) => {
-      channel.makeUnaryRequest(
-        `/${AuthService.typeName}/Verify`,
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        Buffer.alloc(0),
-        new grpc.Metadata(),
-        { deadline: Date.now() + 5000 },
-        (err) => resolve(err ? err.code : grpc.status.OK),
-      );
-    });
-    channel.close();
+    const status = await rawCallStatus(grpc.credentials.createInsecure(), `/${AuthService.typeName}/Verify`);
     assert.notEqual(status, grpc.status.OK);
   });
 
