@@ -23,6 +23,7 @@ import { serviceSql } from "./support/service-db.ts";
 describe("webhook delivery survives a crash", () => {
   let s: OwnStack;
   const seen = new Map<string, Set<string>>(); // serviceId → X-Webhook-Ids
+  const received: string[] = []; // every X-Webhook-Id, once per arrival
   const receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -30,6 +31,7 @@ describe("webhook delivery survives a crash", () => {
       const body = JSON.parse(Buffer.concat(chunks).toString()) as { data: { serviceId?: string } };
       const id = body.data.serviceId ?? "";
       seen.set(id, (seen.get(id) ?? new Set()).add(req.headers["x-webhook-id"] as string));
+      received.push(req.headers["x-webhook-id"] as string);
       res.writeHead(200).end();
     });
   });
@@ -90,6 +92,76 @@ describe("webhook delivery survives a crash", () => {
 
     await eventually(async () => ids.every((id) => seen.has(id)), 60_000, 200);
     for (const id of ids) assert.equal(seen.get(id)!.size, 1, "a duplicate carries the same X-Webhook-Id");
+  });
+
+  it("a database write failing part-way through a partner's queue does not send its delivered events again", async () => {
+    const { customer } = await s.auth.createCustomer({ name: "Q", email: "q@example.test", currency: "EUR" });
+    const partnerId = customer!.id;
+    await s.auth.createPartner({ customerId: partnerId, status: PartnerStatus.ACTIVE });
+    await adminSettings("--allow-destination", `127.0.0.1:${receiverPort()}`);
+    const webhooks = stackClient(s.stack.env, [WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR", 5000);
+    await webhooks.client.setWebhookUrl({ partnerId, url: `http://127.0.0.1:${receiverPort()}/q` });
+    webhooks.close();
+    const db = serviceSql("webhooks", s.stack.env.DATABASE_URL);
+    try {
+      // The first statement that records deliveries as delivered fails (a sequence, not a row, counts
+      // it: the failed statement's own writes are rolled back).
+      await db.unsafe(`
+        create sequence webhooks.record_failures;
+        create function webhooks.fail_first_record() returns trigger language plpgsql as $$
+        begin
+          if exists (select 1 from recorded where status = 'delivered')
+             and nextval('webhooks.record_failures') = 1 then
+            raise exception 'simulated failure of the statement recording deliveries';
+          end if;
+          return null;
+        end $$;
+        create trigger fail_first_record after update on webhooks.deliveries
+          referencing new table as recorded for each statement execute function webhooks.fail_first_record();`);
+      const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+      const js = jetstream(nc);
+      const eventIds: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const event = create(EventSchema, {
+          id: newId(),
+          type: "service.suspended",
+          occurredAt: timestampNow(),
+          partnerId,
+          payload: {
+            case: "service",
+            value: { serviceId: newId(), status: ServiceStatus.SUSPENDED, hostname: "h" },
+          },
+        });
+        eventIds.push(event.id);
+        await js.publish(`${s.stack.env.HB_NS}.events.service.suspended`, toBinary(EventSchema, event), {
+          msgID: event.id,
+        });
+      }
+      await nc.close();
+      // Every delivery recorded, so one put back unrecorded would have been sent again by now.
+      await eventually(
+        async () =>
+          (
+            await db`select count(*)::int as n from webhooks.deliveries
+              where partner_id = ${partnerId} and status = 'delivered' and lease_until is null`
+          )[0].n === eventIds.length,
+        60_000,
+        100,
+      );
+      const [{ is_called }] = await db`select is_called from webhooks.record_failures`;
+      assert.equal(is_called, true, "a statement recording deliveries failed once");
+      const arrivals = new Map<string, number>();
+      for (const id of received) arrivals.set(id, (arrivals.get(id) ?? 0) + 1);
+      assert.deepEqual(
+        eventIds.filter((id) => arrivals.get(id) !== 1).map((id) => [id, arrivals.get(id) ?? 0]),
+        [],
+        "each event arrived exactly once",
+      );
+    } finally {
+      await db.unsafe(`drop trigger if exists fail_first_record on webhooks.deliveries;
+        drop function if exists webhooks.fail_first_record(); drop sequence if exists webhooks.record_failures;`);
+      await db.end({ timeout: 5 });
+    }
   });
 
   it("removes delivery records and reseller request logs older than 30 days (at start, then hourly), keeps younger ones", async () => {

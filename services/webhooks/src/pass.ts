@@ -146,66 +146,88 @@ export async function runPass(
     const delivered: { id: string; code: number | null }[] = [];
     const flush = async () => {
       if (delivered.length === 0) return;
-      const ids = delivered.map((x) => x.id);
-      const codes = delivered.map((x) => x.code);
-      delivered.length = 0;
+      const batch = delivered.slice();
       await sql`update deliveries d set status = 'delivered', attempts = d.attempts + 1, response_code = v.code,
           last_error = null, delivered_at = clock_timestamp(), lease_until = null
-        from unnest(${ids}::uuid[], ${codes}::int[]) as v(id, code) where d.id = v.id`;
+        from unnest(${batch.map((x) => x.id)}::uuid[], ${batch.map((x) => x.code)}::int[]) as v(id, code)
+        where d.id = v.id`;
+      delivered.splice(0, batch.length);
     };
-    let renewedAt = Date.now();
-    for (const [i, d] of queue.entries()) {
-      if (Date.now() - renewedAt > (leaseSeconds(opts) * 1000) / 3) {
-        renewedAt = Date.now();
-        await sql`update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
-          where id = any(${queue.slice(i).map((x) => x.id)}::uuid[])`;
-      }
-      attempted++;
-      const attempts = d.attempts + 1;
-      const final = attempts >= settings.max_attempts;
-      // Each attempt runs in the context of the request that raised its event, however late.
-      const ctx = beginContext("webhook delivery", SpanKind.CLIENT, {
-        requestId: d.request_id,
-        traceparent: d.traceparent,
-      });
-      const result: AttemptResult = await runInContext(ctx, async () => {
-        let r: AttemptResult;
-        if (!partner.signingSecret) r = { ok: false, error: "webhook secret not configured" };
-        else {
-          const message = deliveryMessage(d, partner.signingSecret);
-          r = await attemptDelivery(url, message.body, message.headers, {
-            timeoutMs: opts.timeoutMs,
-            allowed,
-          });
+    let current = 0;
+    try {
+      let renewedAt = Date.now();
+      for (const [i, d] of queue.entries()) {
+        current = i;
+        if (Date.now() - renewedAt > (leaseSeconds(opts) * 1000) / 3) {
+          renewedAt = Date.now();
+          await sql`update deliveries set lease_until = clock_timestamp() + make_interval(secs => ${leaseSeconds(opts)})
+            where id = any(${queue.slice(i).map((x) => x.id)}::uuid[])`;
         }
-        const outcome = r.ok ? "delivered" : final ? "failed" : "retry";
-        deliveriesTotal.labels({ outcome }).inc();
-        log.debug("webhook attempt", {
-          deliveryId: d.id,
-          event: d.event,
-          attempt: attempts,
-          outcome,
-          status: r.status,
-        });
-        endContext(ctx, r.ok ? undefined : (r.error ?? `status ${r.status}`));
-        return r;
-      });
-      if (result.ok) {
-        delivered.push({ id: d.id, code: result.status ?? null });
-        if (delivered.length >= FLUSH_EVERY) await flush();
-        continue;
+        attempted++;
+        const attempts = d.attempts + 1;
+        const final = attempts >= settings.max_attempts;
+        const result = await attemptOne(d, partner, url, attempts, final);
+        if (result.ok) {
+          delivered.push({ id: d.id, code: result.status ?? null });
+          if (delivered.length >= FLUSH_EVERY) await flush();
+          continue;
+        }
+        await flush();
+        await sql`update deliveries set attempts = ${attempts}, response_code = ${result.status ?? null},
+          last_error = ${result.error ?? null}, lease_until = null,
+          status = ${final ? "failed" : "pending"},
+          next_attempt_at = clock_timestamp() + make_interval(secs => ${backoffSeconds(settings.base_delay_seconds, attempts)})
+          where id = ${d.id}`;
+        // The partner's queue stops at a failing delivery within this pass.
+        await release(queue.slice(i + 1).map((x) => x.id));
+        return;
       }
       await flush();
-      await sql`update deliveries set attempts = ${attempts}, response_code = ${result.status ?? null},
-        last_error = ${result.error ?? null}, lease_until = null,
-        status = ${final ? "failed" : "pending"},
-        next_attempt_at = clock_timestamp() + make_interval(secs => ${backoffSeconds(settings.base_delay_seconds, attempts)})
-        where id = ${d.id}`;
-      // The partner's queue stops at a failing delivery within this pass.
-      await release(queue.slice(i + 1).map((x) => x.id));
-      return;
+    } catch (err) {
+      // A statement failed part-way (PostgreSQL away for a moment, a deadline). Deliveries the
+      // partner already took are recorded if the database allows it now: released unrecorded,
+      // the next pass would send them again at once. The one in hand keeps its claim until the
+      // lease runs out, which also holds the partner's later deliveries behind it; those go back.
+      await flush().catch(() => {});
+      await release(queue.slice(current + 1).map((x) => x.id))?.catch(() => {});
+      throw err;
     }
-    await flush();
+  };
+
+  const attemptOne = (
+    d: DeliveryRow,
+    partner: { signingSecret: string },
+    url: string,
+    attempts: number,
+    final: boolean,
+  ): Promise<AttemptResult> => {
+    // Each attempt runs in the context of the request that raised its event, however late.
+    const ctx = beginContext("webhook delivery", SpanKind.CLIENT, {
+      requestId: d.request_id,
+      traceparent: d.traceparent,
+    });
+    return runInContext(ctx, async () => {
+      let r: AttemptResult;
+      if (!partner.signingSecret) r = { ok: false, error: "webhook secret not configured" };
+      else {
+        const message = deliveryMessage(d, partner.signingSecret);
+        r = await attemptDelivery(url, message.body, message.headers, {
+          timeoutMs: opts.timeoutMs,
+          allowed,
+        });
+      }
+      const outcome = r.ok ? "delivered" : final ? "failed" : "retry";
+      deliveriesTotal.labels({ outcome }).inc();
+      log.debug("webhook attempt", {
+        deliveryId: d.id,
+        event: d.event,
+        attempt: attempts,
+        outcome,
+        status: r.status,
+      });
+      endContext(ctx, r.ok ? undefined : (r.error ?? `status ${r.status}`));
+      return r;
+    });
   };
 
   const entries = [...byPartner.entries()];
@@ -216,8 +238,8 @@ export async function runPass(
       try {
         await servePartner(partnerId, queue);
       } catch (err) {
+        // servePartner has already put back what it had not attempted.
         log.warn("partner delivery failed", { partnerId, err });
-        await release(queue.map((d) => d.id))?.catch(() => {});
       }
     }
   });
