@@ -546,6 +546,44 @@ describe("deliveries", () => {
     }
   });
 
+  it("stores every event of a burst as a delivery within seconds, the last ones included", async () => {
+    const p = await newPartner(PartnerStatus.SUSPENDED); // nothing is sent: only the queue is read
+    await webhooks.setWebhookUrl({ partnerId: p.customerId, url });
+    const ns = process.env.HB_NS!;
+    const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+    const js = jetstream(nc);
+    const burst = 700; // more than one pull's worth (500)
+    try {
+      for (let i = 0; i < burst; i += 100) {
+        await Promise.all(
+          Array.from({ length: 100 }, () => {
+            const event = create(EventSchema, {
+              id: newId(),
+              type: "service.suspended",
+              occurredAt: timestampNow(),
+              partnerId: p.customerId,
+              payload: {
+                case: "service",
+                value: { serviceId: newId(), status: ServiceStatus.SUSPENDED, hostname: "h" },
+              },
+            });
+            return js.publish(`${ns}.events.service.suspended`, toBinary(EventSchema, event), {
+              msgID: event.id,
+            });
+          }),
+        );
+      }
+    } finally {
+      await nc.close();
+    }
+    // Far below the pull's 30 s expiry, which the end of a burst once waited for.
+    const stored = async () =>
+      (await sql`select count(*)::int as n from webhooks.deliveries where partner_id = ${p.customerId}`)[0].n;
+    await eventually(async () => (await stored()) === burst, 10_000, 50).catch(async () =>
+      assert.fail(`${await stored()} of ${burst} events stored 10 s after the burst`),
+    );
+  });
+
   it("keeps programme settings within 1-10 attempts and 10-3600 s", async () => {
     await assert.rejects(webhooks.updateProgrammeSettings({ maxAttempts: 11 }), /1 to 10/);
     await assert.rejects(webhooks.updateProgrammeSettings({ baseDelaySeconds: 5 }), /10 to 3600/);

@@ -224,18 +224,28 @@ export function consumeBatches(
         const consumer = await js.consumers.get(stream, durable);
         if (opts.continuous) {
           const max = opts.maxMessages ?? 500;
-          const messages = await consumer.consume({ max_messages: max });
+          // Messages are handed over as they arrive: the first at once, then whatever arrived while
+          // the previous batch was being handled (up to max). The iterator's getPending() could
+          // not tell this: it counts the pull's status callbacks too, so a batch waited for one
+          // more message, at the end of a burst up to the pull's 30 s expiry (issue 13).
+          const arrived: JsMsg[] = [];
+          let draining: Promise<void> | undefined;
+          const drain = async () => {
+            while (arrived.length) await handleBatch(arrived.splice(0, max));
+            draining = undefined;
+          };
+          const messages = await consumer.consume({
+            max_messages: max,
+            callback: (m) => {
+              arrived.push(m);
+              draining ??= drain();
+            },
+          });
           stopPull = () => messages.stop();
           if (stopped) messages.stop();
-          let batch: JsMsg[] = [];
-          for await (const m of messages) {
-            batch.push(m);
-            // More already buffered: take it into this batch (up to max) before handling.
-            if (batch.length < max && messages.getPending() > 0) continue;
-            await handleBatch(batch);
-            batch = [];
-          }
-          if (batch.length) await handleBatch(batch);
+          const ended = await messages.closed();
+          await draining;
+          if (ended instanceof Error) throw ended;
           continue; // the pull ended (stopped, or the consumer went away): set it up again
         }
         while (!stopped) {
