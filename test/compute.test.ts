@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
+import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
+import { newId, streams } from "@hb/platform";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { ed25519Line, keyBlob, keyLine } from "../services/compute/src/ssh-key-fixture.ts";
 import {
   addCredit,
@@ -354,6 +360,49 @@ describe("power and machine control", () => {
     );
     const r = await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key });
     assert.equal(r.body.code, "FORBIDDEN");
+  });
+
+  it("a burst of status events leaves each service with its last one, and a malformed event stops none of them", async () => {
+    const acct = await newAccount();
+    const [endsSuspended, endsActive] = [await newMachine(acct), await newMachine(acct)];
+    const ns = process.env.HB_NS!;
+    const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+    try {
+      const js = jetstream(nc);
+      const publish = (type: string, serviceId: string) => {
+        const event = create(EventSchema, {
+          id: newId(),
+          type,
+          occurredAt: timestampNow(),
+          payload: { case: "service", value: { serviceId, status: ServiceStatus.SUSPENDED, hostname: "h" } },
+        });
+        return js.publish(
+          `${ns}.${type.replace(/^service/, "events.service")}`,
+          toBinary(EventSchema, event),
+          {
+            msgID: event.id,
+          },
+        );
+      };
+      // Published back to back, so the consumer takes several in one batch, interleaved.
+      const flips = ["service.suspended", "service.unsuspended"];
+      for (let i = 0; i < 6; i++) {
+        await publish(flips[i % 2], endsActive);
+        await publish(flips[(i + 1) % 2], endsSuspended);
+        if (i === 2) await publish("service.suspended", "not-a-uuid");
+      }
+      const last = (await publish("service.suspended", endsSuspended)).seq;
+      const jsm = await jetstreamManager(nc);
+      await eventually(
+        async () =>
+          (await jsm.consumers.info(streams(ns).events.name, "compute-service-events")).ack_floor
+            .stream_seq >= last,
+      );
+    } finally {
+      await nc.close();
+    }
+    assert.equal((await api("POST", `/api/v1/vps/${endsSuspended}/start`, { key: acct.key })).status, 403);
+    assert.equal((await api("POST", `/api/v1/vps/${endsActive}/start`, { key: acct.key })).status, 200);
   });
 
   it("needs the services scope and a power permission in a shared account", async () => {

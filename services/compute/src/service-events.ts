@@ -3,6 +3,7 @@ import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
   consumeBatches,
+  isUuid,
   type Logger,
   type NatsLink,
   type Sql,
@@ -24,20 +25,46 @@ export function startServiceEventConsumer(sql: Sql, nats: NatsLink, ns: string, 
     { stream: s.events.name, durable, filterSubject: `${ns}.events.service.>` },
     log,
     async (msgs) => {
+      // One transaction per batch, not per event: a burst of service events (a reseller
+      // suspending in bulk) cost four round trips each (issue 13).
+      const events: { id: string; serviceId: string; status: string }[] = [];
       for (const m of msgs) {
         const event = fromBinary(EventSchema, m.data);
         const status = STATUS[event.type];
         if (!status || event.payload.case !== "service") continue;
-        const serviceId = event.payload.value.serviceId;
-        await sql.begin(async (tx) => {
-          const fresh =
-            await tx`insert into processed_events (event_id) values (${event.id}) on conflict do nothing returning event_id`;
-          if (fresh.length === 0) return;
-          await tx`update machines set service_status = ${status} where service_id = ${serviceId}`;
-          if (status === "terminated")
-            await tx`update machines set state = 'stopped', has_instance = false where service_id = ${serviceId}`;
-        });
+        // A malformed id would fail the batch's statements, and with them every event beside it.
+        if (!isUuid(event.id) || !isUuid(event.payload.value.serviceId)) {
+          log.warn("dropping a service event without valid ids", { event: event.type });
+          continue;
+        }
+        events.push({ id: event.id, serviceId: event.payload.value.serviceId, status });
       }
+      if (events.length === 0) return;
+      await sql.begin(async (tx) => {
+        const fresh = new Set(
+          (
+            await tx<{ event_id: string }[]>`insert into processed_events (event_id)
+              select unnest(${events.map((e) => e.id)}::uuid[]) on conflict do nothing returning event_id`
+          ).map((r) => r.event_id),
+        );
+        // Applied in stream order: a service's last event sets its status, and a termination
+        // anywhere in the batch stops its machine, as one statement per event did.
+        const last = new Map<string, { status: string; terminated: boolean }>();
+        for (const e of events) {
+          if (!fresh.has(e.id)) continue;
+          const terminated = (last.get(e.serviceId)?.terminated ?? false) || e.status === "terminated";
+          last.set(e.serviceId, { status: e.status, terminated });
+        }
+        if (last.size === 0) return;
+        const ids = [...last.keys()];
+        await tx`update machines m set service_status = v.status,
+            state = case when v.terminated then 'stopped' else m.state end,
+            has_instance = case when v.terminated then false else m.has_instance end
+          from unnest(${ids}::uuid[], ${ids.map((id) => last.get(id)!.status)}::text[],
+                      ${ids.map((id) => String(last.get(id)!.terminated))}::text[]::bool[])
+            as v(service_id, status, terminated)
+          where m.service_id = v.service_id`;
+      });
     },
   );
 }
