@@ -3,7 +3,6 @@ export * from "./allowlist.ts";
 export * from "./api-key.ts";
 export * from "./backend-client.ts";
 export * from "./config.ts";
-export * from "./cooldown.ts";
 export * from "./db.ts";
 export * from "./enum-words.ts";
 export * from "./errors.ts";
@@ -15,8 +14,6 @@ export * from "./observability.ts";
 export * from "./outbox.ts";
 export * from "./permissions.ts";
 export * from "./production-secrets.ts";
-export * from "./rate-window.ts";
-export * from "./redis.ts";
 export * from "./request-context.ts";
 export * from "./request-log.ts";
 export * from "./retention.ts";
@@ -26,3 +23,5 @@ export * from "./service-identity.ts";
 export * from "./shutdown.ts";
 export * from "./tracing.ts";
 export * from "./unavailable.ts";
+// Redis (redis, cooldown, rate-window) is imported by path (@hb/platform/redis, ...): only the
+// gateway and auth use it, and ioredis costs every other service resident memory.

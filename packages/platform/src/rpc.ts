@@ -22,6 +22,7 @@ import {
   Code,
   ConnectError,
   type ConnectRouter,
+  type Transport as ConnectTransport,
   createClient,
   createContextKey,
   createContextValues,
@@ -29,7 +30,6 @@ import {
   type HandlerContext,
   type ServiceImpl,
 } from "@connectrpc/connect";
-import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
@@ -47,6 +47,16 @@ import {
 } from "./rpc-context.ts";
 import { identityOf, type TlsIdentity } from "./service-identity.ts";
 import { isDependencyUnavailable } from "./unavailable.ts";
+
+/**
+ * connect-node, loaded only by a process that uses the Connect transport: grpc-js is the default,
+ * and loading both cost every service resident memory it never used (issue 13).
+ */
+let connectNodeModule: Promise<typeof import("@connectrpc/connect-node")> | undefined;
+const connectNode = () => {
+  connectNodeModule ??= import("@connectrpc/connect-node");
+  return connectNodeModule;
+};
 
 export type Transport = "grpc-js" | "connect";
 const errorInfoKey = "hb-error-bin";
@@ -333,7 +343,7 @@ async function serveConnect(
   };
   const server = http2.createSecureServer(
     { ca: tls.ca, cert: tls.cert, key: tls.key, requestCert: true, rejectUnauthorized: true },
-    connectNodeAdapter({
+    (await connectNode()).connectNodeAdapter({
       routes,
       grpc: true,
       grpcWeb: false,
@@ -388,12 +398,21 @@ function connectClient<S extends DescService>(
   address: string,
   opts: ClientOptions,
 ): ClientHandle<S> {
-  const transport = createGrpcTransport({
-    baseUrl: `https://${address}`,
-    defaultTimeoutMs: opts.timeoutMs,
-    interceptors: [contextInterceptor],
-    nodeOptions: { ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key },
-  });
+  const made = connectNode().then(({ createGrpcTransport }) =>
+    createGrpcTransport({
+      baseUrl: `https://${address}`,
+      defaultTimeoutMs: opts.timeoutMs,
+      interceptors: [contextInterceptor],
+      nodeOptions: { ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key },
+    }),
+  );
+  // The client is made now and its transport on the first call, once connect-node has loaded.
+  const transport: ConnectTransport = {
+    unary: (method, signal, timeoutMs, header, input, contextValues) =>
+      made.then((t) => t.unary(method, signal, timeoutMs, header, input, contextValues)),
+    stream: (method, signal, timeoutMs, header, input, contextValues) =>
+      made.then((t) => t.stream(method, signal, timeoutMs, header, input, contextValues)),
+  };
   return { client: createClient(desc, transport), close: () => {} };
 }
 

@@ -8,7 +8,8 @@ import type {
   WatchKeysRequest,
   WatchKeysResponseSchema,
 } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
-import type { Logger, Redis, Sql } from "@hb/platform";
+import type { Logger, Sql } from "@hb/platform";
+import type { Redis } from "@hb/platform/redis";
 import {
   endLease,
   type LeaseKeys,

@@ -1,4 +1,4 @@
-import type { Redis } from "@hb/platform";
+import type { Redis } from "@hb/platform/redis";
 
 /**
  * The shared record of which gateway streams are live and what each has applied, in Redis so that

@@ -7,7 +7,6 @@ import { PortalService } from "@hb/contracts/hb/auth/v1/portal_pb";
 import {
   bind,
   connectDb,
-  connectRedis,
   createLogger,
   linkNats,
   listenPort,
@@ -19,6 +18,7 @@ import {
   startObservability,
   startRetention,
 } from "@hb/platform";
+import { connectRedis } from "@hb/platform/redis";
 import { createAccounts } from "./accounts.ts";
 import { createApiKeys } from "./api-keys.ts";
 import { loadAuthConfig } from "./config.ts";

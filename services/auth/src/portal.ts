@@ -3,15 +3,8 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type PortalService, Realm, type SessionSchema } from "@hb/contracts/hb/auth/v1/portal_pb";
-import {
-  ALL_PERMISSIONS,
-  apiError,
-  badRequest,
-  notFound,
-  type Redis,
-  type Sql,
-  STAFF_PERMISSIONS,
-} from "@hb/platform";
+import { ALL_PERMISSIONS, apiError, badRequest, notFound, type Sql, STAFF_PERMISSIONS } from "@hb/platform";
+import type { Redis } from "@hb/platform/redis";
 import { createPartnerListing } from "./partners.ts";
 import { decoyHash, hashPassword, verifyPassword } from "./passwords.ts";
 import { customerStatusOf, partnerStatusOf } from "./statuses.ts";

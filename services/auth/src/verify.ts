@@ -1,15 +1,8 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Module, type VerifyRequest, type VerifyResponseSchema } from "@hb/contracts/hb/auth/v1/auth_pb";
-import {
-  ALL_PERMISSIONS,
-  countHourly,
-  hashMatches,
-  holdsAny,
-  parseKey,
-  type Redis,
-  type Sql,
-  type WindowCount,
-} from "@hb/platform";
+import { ALL_PERMISSIONS, hashMatches, holdsAny, parseKey, type Sql } from "@hb/platform";
+import { countHourly, type WindowCount } from "@hb/platform/rate-window";
+import type { Redis } from "@hb/platform/redis";
 import { resellerSignatureMatches } from "@hb/webhook-signature";
 import { allowlistPermits } from "./allowlist.ts";
 import { customerStatusOf } from "./statuses.ts";

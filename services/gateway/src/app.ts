@@ -4,21 +4,20 @@ import type { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import {
   ALL_PERMISSIONS,
   beginContext,
-  countHourly,
   type ErrorCode,
   endContext,
   errorCodes,
   keyFromAuthorization,
   type Logger,
   type ParsedKey,
-  type Redis,
   type RequestContext,
-  type Reservation,
-  reserveCooldown,
   resolveError,
   runInContext,
   SpanKind,
 } from "@hb/platform";
+import { type Reservation, reserveCooldown } from "@hb/platform/cooldown";
+import { countHourly } from "@hb/platform/rate-window";
+import type { Redis } from "@hb/platform/redis";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { AuthThrottle } from "./auth-throttle.ts";
 import { jsonBody, type RawBodyRequest } from "./body.ts";

@@ -1,4 +1,5 @@
-import type { Logger, Redis } from "@hb/platform";
+import type { Logger } from "@hb/platform";
+import type { Redis } from "@hb/platform/redis";
 import ipaddr from "ipaddr.js";
 
 export interface AuthThrottleOptions {

@@ -1,6 +1,7 @@
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import type { KeyEntry, KeySettings } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
-import { allowlistPermits, holdsAny, type WindowCount } from "@hb/platform";
+import { allowlistPermits, holdsAny } from "@hb/platform";
+import type { WindowCount } from "@hb/platform/rate-window";
 
 export interface Need {
   scope: string;

@@ -1,7 +1,8 @@
 import type http from "node:http";
 import net from "node:net";
 import os from "node:os";
-import { connectRedis, createLogger, linkNats, onShutdown, runMain, startObservability } from "@hb/platform";
+import { createLogger, linkNats, onShutdown, runMain, startObservability } from "@hb/platform";
+import { connectRedis } from "@hb/platform/redis";
 import { buildApp } from "./app.ts";
 import { createAuthThrottle } from "./auth-throttle.ts";
 import { createClients } from "./clients.ts";

@@ -1,7 +1,8 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Principal } from "@hb/contracts/hb/auth/v1/auth_pb";
 import type { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
-import type { CooldownRule, ErrorCode, Permission, Scope } from "@hb/platform";
+import type { ErrorCode, Permission, Scope } from "@hb/platform";
+import type { CooldownRule } from "@hb/platform/cooldown";
 import type { Request, Response } from "express";
 import type { z } from "zod";
 import type { Clients } from "./clients.ts";
