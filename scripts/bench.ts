@@ -604,7 +604,7 @@ async function moneyBench(
 }
 
 /** 10,000 events across 100 partners through JetStream, the webhooks service and a local receiver. */
-async function webhookBench(_stack: Stack, env: Record<string, string>): Promise<string> {
+async function webhookBench(stack: Stack, env: Record<string, string>): Promise<string> {
   const { create, toBinary } = await import("@bufbuild/protobuf");
   const { timestampNow } = await import("@bufbuild/protobuf/wkt");
   const { EventSchema } = await import("@hb/contracts/hb/events/v1/events_pb");
@@ -615,6 +615,8 @@ async function webhookBench(_stack: Stack, env: Record<string, string>): Promise
   const { jetstream } = await import("@nats-io/jetstream");
   const { connect } = await import("@nats-io/transport-node");
   const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
+  // Events offered per second (issue 13 asks 3,000/s held); 0 publishes as fast as it can.
+  const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 0);
   const PARTNERS = 100;
   const published = new Map<string, number>();
   const arrived = new Map<string, number>();
@@ -671,9 +673,27 @@ async function webhookBench(_stack: Stack, env: Record<string, string>): Promise
     await js.publish(subject, toBinary(EventSchema, event), { msgID: event.id });
   };
   for (let i = 0; i < 20; i++) await publish(hanging, newId()); // a partner whose endpoint hangs
+  // CPU from the first publish to the last arrival: the machine's (every process, PostgreSQL and
+  // NATS included) and the processes of the pipeline, per delivery.
+  const cpuPids = {
+    webhooks: stack.procs.get("webhooks")!.pid!,
+    compute: stack.procs.get("compute")!.pid!,
+    receiver: receiver.pid!,
+    "bench (publisher)": process.pid,
+  };
+  const cpuBefore = Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, cpuTicks(pid)]));
+  const machineBefore = machineBusyTicks();
   const start = Date.now();
   const batch: Promise<void>[] = [];
   for (let i = 0; i < EVENTS; i++) {
+    // Offered at RATE events/s (0: as fast as the publisher goes), in steps of 10 ms.
+    if (RATE > 0 && i % Math.max(1, RATE / 100) === 0) {
+      const due = start + (i / RATE) * 1000;
+      if (due > Date.now()) {
+        await Promise.all(batch.splice(0));
+        await new Promise((r) => setTimeout(r, due - Date.now()));
+      }
+    }
     const id = newId();
     published.set(id, Date.now());
     batch.push(publish(partners[i % PARTNERS], id));
@@ -683,20 +703,42 @@ async function webhookBench(_stack: Stack, env: Record<string, string>): Promise
   const publishedIn = Date.now() - start;
   const until = Date.now() + 180_000;
   while (arrived.size < EVENTS && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+  const perDelivery = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, arrived.size));
+  const cpu = {
+    ...Object.fromEntries(
+      Object.entries(cpuPids).map(([k, pid]) => [k, perDelivery(cpuTicks(pid) - cpuBefore[k])]),
+    ),
+    "whole machine": perDelivery(machineBusyTicks() - machineBefore),
+  };
   await nc.close();
   receiver.kill("SIGTERM");
   const lat = [...arrived.entries()].map(([id, t]) => t - published.get(id)!).sort((a, b) => a - b);
   const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] ?? NaN;
   const last = Math.max(...arrived.values());
-  const text = `${EVENTS.toLocaleString("en")} events across ${PARTNERS} partners (plus one partner whose endpoint never answers, with the default 30 s deadline), published to JetStream in ${publishedIn} ms, delivery pass every 1 s, to a receiver on loopback (a process of its own):
+  const offered = RATE > 0 ? `offered at ${RATE.toLocaleString("en")} events/s and ` : "";
+  const text = `${EVENTS.toLocaleString("en")} events across ${PARTNERS} partners (plus one partner whose endpoint never answers, with the default 30 s deadline), ${offered}published to JetStream in ${publishedIn} ms (${Math.round(EVENTS / (publishedIn / 1000)).toLocaleString("en")} events/s), delivery pass every 1 s, to a receiver on loopback (a process of its own):
 
 | Delivered | Throughput (first publish → last delivery) | p50 event → delivery | p99 event → delivery |
 |---|---|---|---|
 | ${arrived.size.toLocaleString("en")} of ${EVENTS.toLocaleString("en")} | ${Math.round(arrived.size / ((last - start) / 1000)).toLocaleString("en")} deliveries/s | ${pct(50)} ms | ${pct(99)} ms |
 
+CPU per delivery from the first publish to the last arrival (µs): ${Object.entries(cpu)
+    .map(([k, v]) => `${k} ${v.toLocaleString("en")}`)
+    .join(", ")} (the machine's figure includes PostgreSQL, NATS and every other process).
+
 Latency is measured from publishing the event (the outbox relay's step) to its first arrival at the receiver; it includes the wait for the next pass (up to 1 s). The hanging partner's deliveries time out after 30 s each without delaying the other partners, which are served concurrently.`;
   process.stdout.write(`${text}\n`);
   return text;
+}
+
+/** Busy CPU time of the whole machine (every core), in clock ticks, from /proc/stat. */
+function machineBusyTicks(): number {
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
+    .split("\n")[0]
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  return user + nice + system + irq + softirq + steal;
 }
 
 function memoryTable(): string {
