@@ -116,6 +116,8 @@ describe("the gateway's key table across two replicas", () => {
         PORT: String(port),
         AUTH_ADDR: relay.address,
         LOG_LEVEL: "info",
+        // Its snapshots come in messages of two keys (5,000 by default), as a large table's would.
+        KEY_SNAPSHOT_CHUNK: "2",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -257,5 +259,25 @@ describe("the gateway's key table across two replicas", () => {
     relay.heal();
     await eventually(async () => (await get(replicas[1], key)).status === 200, 60_000, 50);
     assert.equal((await get(replicas[1], doomed)).status, 401);
+  });
+
+  it("a replica resyncs from a snapshot sent in several messages and serves every key in it", async () => {
+    const keys: string[] = [];
+    for (let i = 0; i < 5; i++) keys.push(await newKey());
+    relay.cut();
+    await eventually(async () => (await get(replicas[1], keys[0])).status === 503, 30_000, 20);
+    const logged = secondLog.length;
+    relay.heal();
+    await eventually(async () => (await get(replicas[1], keys[0])).status === 200, 60_000, 50);
+    for (const key of keys) assert.equal((await get(replicas[1], key)).status, 200);
+    const synced = secondLog
+      .slice(logged)
+      .split("\n")
+      .filter((l) => l.includes("key table synced"))
+      .map((l) => JSON.parse(l) as { keys: number; messages: number });
+    const last = synced.at(-1);
+    assert.ok(last, `no resync logged:\n${secondLog.slice(logged)}`);
+    assert.ok(last.keys >= keys.length);
+    assert.equal(last.messages, Math.ceil(last.keys / 2), "two keys per message");
   });
 });

@@ -133,11 +133,24 @@ export function createKeyDistribution(
         const [settings, entries] = await Promise.all([loadKeySettings(sql), loadAllEntries(sql)]);
         await renewLease(redis, keys, streamId, baseline, []);
         log.info("gateway key stream opened", { replica: req.replica, streamId, keys: entries.length });
-        yield {
-          streamId,
-          version: baseline,
-          item: { case: "snapshot", value: { settings, entries, leaseMs: opts.leaseMs } },
-        };
+        // In chunks when the replica asks: one message of a large table would pass gRPC's size
+        // limit, and the replica could then never resync (issue 13). Nothing is sent between them.
+        const chunk = req.snapshotChunk > 0 ? req.snapshotChunk : Math.max(1, entries.length);
+        for (let from = 0; from === 0 || from < entries.length; from += chunk) {
+          yield {
+            streamId,
+            version: baseline,
+            item: {
+              case: "snapshot",
+              value: {
+                settings,
+                entries: entries.slice(from, from + chunk),
+                leaseMs: opts.leaseMs,
+                more: from + chunk < entries.length,
+              },
+            },
+          };
+        }
         for await (const [item] of items as AsyncIterable<[Item]>) {
           // Changes the snapshot already holds were read before it: sending them would go back.
           if (item.version !== undefined && item.version !== 0n && BigInt(item.version) <= baseline) continue;

@@ -29,13 +29,18 @@ export const gatewayConfigShape = {
     .enum(["true", "false"])
     .default("true")
     .transform((v) => v === "true"),
-  /** Heartbeat comments on the webhook event stream, so proxies keep an idle stream open. */
+  /**
+   * Keys per message of the key table's snapshot: a large table comes in several messages, each
+   * well under gRPC's message size limit (5,000 keys are about 1.5 MB).
+   */
+  KEY_SNAPSHOT_CHUNK: z.coerce.number().int().min(1).max(20_000).default(5000),
   /**
    * The portal and admin pages' certificate and key (identity `admin-panel`, same CA as TLS_CA):
    * the pages call staff and sign-in RPCs the customer API's identity may not.
    */
   ADMIN_PANEL_TLS_CERT: z.string().min(1, "the admin panel's certificate's path is required"),
   ADMIN_PANEL_TLS_KEY: z.string().min(1, "the admin panel's private key's path is required"),
+  /** Heartbeat comments on the webhook event stream, so proxies keep an idle stream open. */
   STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   /**
    * Failed authentication per source address (auth-throttle.ts): this many failures in the window

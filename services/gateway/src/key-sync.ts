@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import type { KeyDistributionService } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
+import type { KeyDistributionService, KeyEntry } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
 import type { Logger } from "@hb/platform";
 import { KeyTable } from "./key-table.ts";
 
@@ -23,6 +23,7 @@ export function startKeySync(
   client: Client<typeof KeyDistributionService>,
   replica: string,
   log: Logger,
+  snapshotChunk = 5000,
 ): KeySync {
   const table = new KeyTable();
   let leaseUntil = 0;
@@ -63,12 +64,27 @@ export function startKeySync(
     while (!stopped) {
       const ctrl = new AbortController();
       current = ctrl;
+      // A snapshot's messages, gathered until its last one: the table is replaced only whole.
+      let gathered: KeyEntry[] = [];
+      let parts = 0;
       try {
-        for await (const msg of client.watchKeys({ replica }, { signal: ctrl.signal, timeoutMs: 0 })) {
+        for await (const msg of client.watchKeys(
+          { replica, snapshotChunk },
+          { signal: ctrl.signal, timeoutMs: 0 },
+        )) {
           if (msg.item.case === "snapshot") {
+            const snapshot = msg.item.value;
+            parts++;
+            if (snapshot.more) {
+              gathered.push(...snapshot.entries);
+              continue;
+            }
+            if (gathered.length) snapshot.entries = [...gathered, ...snapshot.entries];
+            gathered = [];
             streamId = msg.streamId;
-            leaseMs = msg.item.value.leaseMs;
-            log.info("key table synced", { keys: msg.item.value.entries.length });
+            leaseMs = snapshot.leaseMs;
+            log.info("key table synced", { keys: snapshot.entries.length, messages: parts });
+            parts = 0;
           } else if (msg.streamId !== streamId) {
             continue;
           }

@@ -21,7 +21,9 @@ runMain(log, async () => {
   const redis = connectRedis(cfg.REDIS_URL);
   // Not awaited: the gateway serves while NATS is down; request-log entries wait in the buffer.
   const nats = linkNats(cfg.NATS_URL, "gateway", cfg.HB_NS, log);
-  const keys = cfg.KEY_TABLE ? startKeySync(clients.keys, `${os.hostname()}/${process.pid}`, log) : undefined;
+  const keys = cfg.KEY_TABLE
+    ? startKeySync(clients.keys, `${os.hostname()}/${process.pid}`, log, cfg.KEY_SNAPSHOT_CHUNK)
+    : undefined;
   const requestLog = createRequestLogPublisher(jetStreamBatchPublisher(nats, cfg.HB_NS), log);
   const app = buildApp({
     cfg,

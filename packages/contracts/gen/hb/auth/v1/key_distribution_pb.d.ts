@@ -22,6 +22,14 @@ export declare type WatchKeysRequest = Message<"hb.auth.v1.WatchKeysRequest"> & 
    * @generated from field: string replica = 1;
    */
   replica: string;
+
+  /**
+   * Keys per snapshot message: the table is sent in as many messages as it needs, each well under
+   * a gRPC message's size limit. 0: the whole table in one message (replicas that predate it).
+   *
+   * @generated from field: int32 snapshot_chunk = 2;
+   */
+  snapshotChunk: number;
 };
 
 /**
@@ -108,6 +116,14 @@ export declare type KeyTableSnapshot = Message<"hb.auth.v1.KeyTableSnapshot"> & 
    * @generated from field: int32 lease_ms = 3;
    */
   leaseMs: number;
+
+  /**
+   * More snapshot messages follow: the table is complete, and is applied, with the first message
+   * whose `more` is false. Each message carries the settings, the lease and the stream's baseline.
+   *
+   * @generated from field: bool more = 4;
+   */
+  more: boolean;
 };
 
 /**
