@@ -31,7 +31,7 @@ export const gatewayConfigShape = {
     .transform((v) => v === "true"),
   /**
    * Keys per message of the key table's snapshot: a large table comes in several messages, each
-   * well under gRPC's message size limit (5,000 keys are about 1.5 MB).
+   * well under gRPC's message size limit (5,000 keys are 0.9–1.6 MB).
    */
   KEY_SNAPSHOT_CHUNK: z.coerce.number().int().min(1).max(20_000).default(5000),
   /**
