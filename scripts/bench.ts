@@ -33,6 +33,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const root = path.resolve(import.meta.dirname, "..");
 /** Heading of the last section of docs/benchmarks.md, written from `npm run soak`'s output. */
 const SOAK_HEADING = "## Memory under a steady load (npm run soak)";
+/** Headings of other sections measured by hand (flags-ab.ts, idle-memory.ts, profiles, A/B runs). */
+const HAND_MEASURED = /^## (Issue 13\b|Keyed path: the gateway's key table|Internal trust)/;
 
 interface Result {
   name: string;
@@ -494,11 +496,17 @@ wire mapping in the gateway and JSON serialisation of the answer still cost abou
 CPU per record on this host; the next steps are a profile of the gateway's mapping and answer path,
 and fewer fields per row on the list (the spec's list record is smaller than the detail).
 `;
-  // The memory soak's section (npm run soak, measured by hand) is kept from the file as it was.
+  // Sections measured by hand are kept from the file as it was: the memory soak's (npm run soak)
+  // and those HAND_MEASURED names, which a full run would otherwise have erased.
   const file = path.join(root, "docs/benchmarks.md");
   const previous = existsSync(file) ? readFileSync(file, "utf8") : "";
   const soakAt = previous.indexOf(SOAK_HEADING);
-  writeFileSync(file, soakAt >= 0 ? `${text.trimEnd()}\n\n${previous.slice(soakAt)}` : text);
+  const byHand = previous
+    .slice(0, soakAt >= 0 ? soakAt : undefined)
+    .split(/(?=^## )/m)
+    .filter((section) => HAND_MEASURED.test(section));
+  const kept = [...byHand, soakAt >= 0 ? previous.slice(soakAt) : ""].join("");
+  writeFileSync(file, kept ? `${text.trimEnd()}\n\n${kept}` : text);
   process.stdout.write("written docs/benchmarks.md\n");
 }
 
