@@ -6,6 +6,8 @@ import { ipsOf, type MachineRow } from "./machines.ts";
 const LEASE_SECONDS = 30;
 /** How soon a job the provider is still working on is asked about again. */
 const RECHECK_MS = 1000;
+/** How long past a job's expected check the loop keeps looking often (its commit, a slow driver). */
+const BUSY_AFTER_DUE_MS = 2000;
 
 const JOB_COLUMNS = "id, service_id, customer_id, action, target_state, copy_id, claim";
 
@@ -44,6 +46,7 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
         firstCheckMs / 1000,
       ],
     );
+    expectJob(firstCheckMs);
     return job;
   }
 
@@ -151,34 +154,56 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
   }
 
   /** One pass of the loop: claim, then for each job call its driver and record the answer. */
-  async function tick() {
-    for (const job of await claimDue()) {
+  async function tick(): Promise<number> {
+    const due = await claimDue();
+    for (const job of due) {
       const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${job.service_id}`;
       const driver = m ? drivers[m.provider] : undefined;
       const outcome = driver ? await driver.run(job, m) : noDriver(m?.provider ?? "(no machine)");
       await record(job, outcome, "recheck");
     }
+    return due.length;
   }
+
+  /** Until when (ms since the epoch) the loop keeps its short tick: a job of this replica is near. */
+  let busyUntil = 0;
+  const expectJob = (inMs: number) => {
+    busyUntil = Math.max(busyUntil, Date.now() + inMs + BUSY_AFTER_DUE_MS);
+  };
 
   /**
    * The job loop: finishes due jobs through each machine's provider driver. State lives in the
-   * database, so a restart resumes where it stopped and several replicas can run it.
+   * database, so a restart resumes where it stopped and several replicas can run it. It looks every
+   * `tickMs` while this replica has work in hand or a job of its own falls due, and every `idleMs`
+   * otherwise: that finds jobs other replicas left, or made due by hand, within a second, without
+   * a claim statement ten times a second on an idle machine (issue 13: most of compute's idle CPU).
    */
-  function startLoop(log: Logger, tickMs = 100) {
+  function startLoop(log: Logger, tickMs = 100, idleMs = 1000) {
     let stopped = false;
+    let wake = () => {};
     const loop = (async () => {
       while (!stopped) {
+        let claimed = 0;
         try {
-          await tick();
+          claimed = await tick();
         } catch (err) {
           log.warn("job loop tick failed", { err });
         }
-        await new Promise((r) => setTimeout(r, tickMs));
+        if (claimed > 0) expectJob(RECHECK_MS);
+        const wait = Date.now() < busyUntil ? tickMs : idleMs;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
       }
     })();
     return {
       stop: async () => {
         stopped = true;
+        wake();
         await loop;
       },
     };
