@@ -17,7 +17,14 @@ import { backendClient } from "@hb/platform";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import { type CurvePoint, latencySvg } from "./bench/plot.ts";
-import { cpuTicks, localDependencies, procBytes, withScratchStack } from "./bench/scratch-stack.ts";
+import {
+  commandTicks,
+  cpuTicks,
+  localDependencies,
+  machineBusyTicks,
+  procBytes,
+  withScratchStack,
+} from "./bench/scratch-stack.ts";
 import { adminClients, adminIdentity, fundedCustomer, orderRequests } from "./bench/seed.ts";
 import { serviceDbUrl } from "./db-roles.ts";
 import type { Stack } from "./stack.ts";
@@ -740,33 +747,6 @@ CPU per delivery from the first publish to the last arrival (µs): ${Object.entr
 Latency is measured from publishing the event (the outbox relay's step) to its first arrival at the receiver; it includes the wait for the next pass (up to 1 s). The hanging partner's deliveries time out after 30 s each without delaying the other partners, which are served concurrently.`;
   process.stdout.write(`${text}\n`);
   return text;
-}
-
-/**
- * CPU time of every process with this command name (all PostgreSQL backends, say), in clock ticks;
- * a process that exits meanwhile takes its time with it, so this is a lower bound.
- */
-function commandTicks(comm: string): number {
-  let ticks = 0;
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === comm) ticks += cpuTicks(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks;
-}
-
-/** Busy CPU time of the whole machine (every core), in clock ticks, from /proc/stat. */
-function machineBusyTicks(): number {
-  const [, user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
-    .split("\n")[0]
-    .trim()
-    .split(/\s+/)
-    .map(Number);
-  return user + nice + system + irq + softirq + steal;
 }
 
 function memoryTable(): string {

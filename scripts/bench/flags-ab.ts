@@ -9,7 +9,15 @@
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import autocannon from "autocannon";
 import type { Stack } from "../stack.ts";
-import { cpuTicks, localDependencies, procBytes, withScratchStack } from "./scratch-stack.ts";
+import postgres from "postgres";
+import {
+  commandTicks,
+  cpuTicks,
+  localDependencies,
+  machineBusyTicks,
+  procBytes,
+  withScratchStack,
+} from "./scratch-stack.ts";
 import { adminClients, fundedCustomer, orderRequests } from "./seed.ts";
 
 const [flagsA, flagsB] = process.argv.slice(2, 4);
@@ -21,20 +29,41 @@ if (flagsA === undefined || flagsB === undefined) {
 
 const rssMB = (pid: number) => procBytes(pid, "VmRSS") / 1e6;
 
-async function load(stack: Stack, url: string, opts: Partial<autocannon.Options>) {
+/** Transactions PostgreSQL has finished, every database together (a statement alone is one). */
+async function pgCounters(databaseUrl: string) {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ xacts: string }[]>`
+      select sum(xact_commit + xact_rollback)::text as xacts from pg_stat_database`;
+    return { xacts: Number(row.xacts) };
+  } finally {
+    await sql.end();
+  }
+}
+
+async function load(stack: Stack, env: Record<string, string>, url: string, opts: Partial<autocannon.Options>) {
   await autocannon({ url, connections: 50, duration: 2, ...opts });
   const pids = [...stack.procs].map(([name, p]) => [name, p.pid!] as const);
   const before = pids.map(([, pid]) => cpuTicks(pid));
+  const servers = ["postgres", "nats-server", "redis-server"].map(commandTicks);
+  const machine = machineBusyTicks();
+  const pg = await pgCounters(env.DATABASE_URL);
   const r = await autocannon({ url, connections: 50, duration: 8, ...opts });
   const total = r.requests.total || 1;
-  const cpu = pids.map(
-    ([name, pid], i) => `${name} ${Math.round(((cpuTicks(pid) - before[i]) * 10_000) / total)}`,
-  );
+  const per = (ticks: number) => Math.round((ticks * 10_000) / total);
+  const cpu = [
+    ...pids.map(([name, pid], i) => `${name} ${per(cpuTicks(pid) - before[i])}`),
+    ...["postgres", "nats-server", "redis-server"].map((c, i) => `${c} ${per(commandTicks(c) - servers[i])}`),
+    `whole machine ${per(machineBusyTicks() - machine)}`,
+  ];
+  // Counted after the run, so some of the last requests' background work may still be to come.
+  const pgXacts = ((await pgCounters(env.DATABASE_URL)).xacts - pg.xacts) / total;
   return {
     rps: Math.round(r.requests.average),
     p99: r.latency.p99,
     bad: r.non2xx + r.errors,
     cpu: cpu.join(", "),
+    pgTransactionsPerRequest: Number(pgXacts.toFixed(1)),
   };
 }
 
@@ -73,10 +102,10 @@ async function once(flags: string, measure: boolean) {
       const keyed =
         process.env.AB_ONLY === "orders"
           ? undefined
-          : await load(stack, `${stack.gatewayUrl}/api/v1/`, {
+          : await load(stack, env, `${stack.gatewayUrl}/api/v1/`, {
               headers: { authorization: `Bearer ${people[0].key}` },
             });
-      const orders = await load(stack, `${stack.gatewayUrl}/api/v1/orders`, {
+      const orders = await load(stack, env, `${stack.gatewayUrl}/api/v1/orders`, {
         requests: orderRequests(people, product.id),
       });
       console.log(JSON.stringify({ flags, idle, keyed, orders }));

@@ -3,7 +3,7 @@
  * stack it measures: the local PostgreSQL, Redis and NATS; a stack on its own database and
  * namespace that is stopped and dropped afterwards; and each process's CPU time and memory.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import postgres from "postgres";
 import { ensureDependencies } from "../deps.ts";
 import { type Stack, stackEnv, startStack } from "../stack.ts";
@@ -70,4 +70,31 @@ export function procBytes(pid: number, field: "VmRSS" | "Pss"): number {
     .split("\n")
     .find((l) => l.startsWith(`${field}:`));
   return Number(line?.split(/\s+/)[1] ?? 0) * 1024;
+}
+
+/**
+ * CPU time of every process with this command name (all PostgreSQL backends, say), in clock ticks;
+ * a process that exits meanwhile takes its time with it, so this is a lower bound.
+ */
+export function commandTicks(comm: string): number {
+  let ticks = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === comm) ticks += cpuTicks(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks;
+}
+
+/** Busy CPU time of the whole machine (every core), in clock ticks, from /proc/stat. */
+export function machineBusyTicks(): number {
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
+    .split("\n")[0]
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  return user + nice + system + irq + softirq + steal;
 }
