@@ -4,7 +4,7 @@
  * BENCH_SECONDS (default 8) sets each measurement's length; BENCH_CONNECTIONS (default 50).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";

@@ -8,8 +8,8 @@
  */
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import autocannon from "autocannon";
-import type { Stack } from "../stack.ts";
 import postgres from "postgres";
+import type { Stack } from "../stack.ts";
 import {
   commandTicks,
   cpuTicks,
@@ -41,7 +41,12 @@ async function pgCounters(databaseUrl: string) {
   }
 }
 
-async function load(stack: Stack, env: Record<string, string>, url: string, opts: Partial<autocannon.Options>) {
+async function load(
+  stack: Stack,
+  env: Record<string, string>,
+  url: string,
+  opts: Partial<autocannon.Options>,
+) {
   await autocannon({ url, connections: 50, duration: 2, ...opts });
   const pids = [...stack.procs].map(([name, p]) => [name, p.pid!] as const);
   const before = pids.map(([, pid]) => cpuTicks(pid));
