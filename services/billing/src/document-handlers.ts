@@ -4,11 +4,11 @@ import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { badRequest, notFound, type Sql } from "@hb/platform";
 import { moneyOut } from "./contract-values.ts";
-import { createDocument, payFromCredit } from "./documents.ts";
+import { createDocument, lockedDocument, payFromCredit } from "./documents.ts";
 import { documentKind, documentStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
-import { currencyMismatch } from "./ledger.ts";
+import { currencyMismatch, lockedBalance } from "./ledger.ts";
 import { money, parseMoney, type Units } from "./money.ts";
 import { type DocumentRow, type LineRow, selectServices } from "./records.ts";
 import { documentOut } from "./records-out.ts";
@@ -72,13 +72,17 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
         throw badRequest("amount", "amount must be a number with at most 4 decimals");
       const op = `pay:${req.documentId}`;
       return transact(sql, async (tx) => {
-        const again = await replay(tx, caller.personId, op, req.idempotencyKey, req.requestHash);
+        // One round trip: the idempotency record, then the payer's balance and the document, both
+        // locked, in the order every payment locks them.
+        const [again, balance, d] = await Promise.all([
+          replay(tx, caller.personId, op, req.idempotencyKey, req.requestHash),
+          lockedBalance(tx, caller.personId),
+          lockedDocument(tx, req.documentId, { customerId: caller.customerId, kind }),
+        ]);
         if (again) return fromJsonString(PayDocumentResponseSchema, again);
-        const [d] = await tx<DocumentRow[]>`
-          select id, currency from documents where id = ${req.documentId} and customer_id = ${caller.customerId} and kind = ${kind}`;
         if (!d) throw notFound(kind === "invoice" ? "Invoice" : "Proforma");
         const requested = req.amount ? amountIn(req.amount, "amount", d.currency) : undefined;
-        const r = await payFromCredit(tx, ns, d.id, caller, requested);
+        const r = await payFromCredit(tx, ns, d.id, caller, requested, { balance, document: d });
         const result = create(PayDocumentResponseSchema, {
           creditApplied: moneyOut(r.creditApplied, d.currency),
           newBalance: moneyOut(r.newBalance, d.currency),

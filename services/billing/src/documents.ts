@@ -7,6 +7,8 @@ import { addCycle, CYCLE_MONTHS, formatMoney, HOURLY, money, toNumber, type Unit
 import type { DocumentRow, OrderRow } from "./records.ts";
 
 export interface NewDocument {
+  /** Given when a statement sent in the same round trip must name the document. */
+  id?: string;
   kind: "invoice" | "proforma";
   customerId: string;
   personId: string | null;
@@ -29,7 +31,7 @@ export async function createDocument(
   d: NewDocument,
   paid?: { at: Date; converts?: string },
 ): Promise<DocumentRow> {
-  const id = newId();
+  const id = d.id ?? newId();
   const total = formatMoney(d.lines.reduce((sum, l) => sum + l.amount, 0n));
   const prefix = d.kind === "invoice" ? "INV" : "PRO";
   const lineIds = d.lines.map(() => newId());
@@ -51,7 +53,7 @@ export async function createDocument(
              as line(id, description, amount, service_id)),
     converted as (
       update documents set converted_to = (select id from doc) where id = ${paid?.converts ?? null}::uuid)
-    select * from doc`;
+    select * from doc`.execute();
   return row;
 }
 
@@ -69,7 +71,8 @@ export interface PaymentOutcome {
 
 /**
  * Pays a document from the payer's credit, in the caller's transaction. Locks the payer's balance
- * first, then the document, so concurrent payments of one document charge it once.
+ * first, then the document, so concurrent payments of one document charge it once. `locked` is
+ * what the caller already read of both with lockedBalance and lockedDocument, in that order.
  */
 export async function payFromCredit(
   tx: TxSql,
@@ -77,17 +80,38 @@ export async function payFromCredit(
   documentId: string,
   payer: Payer,
   requested: Units | undefined,
+  locked?: { balance: { balance: string; currency: string } | undefined; document: DocumentRow },
 ): Promise<PaymentOutcome> {
   // The balance is locked before the document, always, so two payments never wait on each other
-  // in opposite orders. A payer without a balance row yet needs the document's currency to open one.
-  const balance = await lockedBalance(tx, payer.personId);
+  // in opposite orders. A payer without a balance row yet needs the document's currency to open
+  // one (a caller that read both together holds the document first then, but such a payer has
+  // nothing to pay with and is refused).
+  const balance = locked ? locked.balance : await lockedBalance(tx, payer.personId);
   if (!balance) {
-    const [peek] = await tx<DocumentRow[]>`select currency from documents where id = ${documentId}`;
-    await lockBalance(tx, payer.personId, payer.customerId, peek.currency);
+    const currency =
+      locked?.document.currency ??
+      (await tx<DocumentRow[]>`select currency from documents where id = ${documentId}`)[0].currency;
+    await lockBalance(tx, payer.personId, payer.customerId, currency);
   }
-  const [doc] = await tx<DocumentRow[]>`select * from documents where id = ${documentId} for update`;
+  const doc = locked?.document ?? (await lockedDocument(tx, documentId));
   if (balance && balance.currency !== doc.currency) throw currencyMismatch(doc.currency, balance.currency);
   return settle(tx, ns, doc, payer, requested);
+}
+
+/**
+ * The document, locked for the rest of the transaction; `owner` limits it to one customer's
+ * documents of one kind (undefined when there is none).
+ */
+export async function lockedDocument(
+  tx: TxSql,
+  documentId: string,
+  owner?: { customerId: string; kind: string },
+): Promise<DocumentRow> {
+  const [doc] = await tx<DocumentRow[]>`
+    select * from documents where id = ${documentId}
+      ${owner ? tx`and customer_id = ${owner.customerId} and kind = ${owner.kind}` : tx``}
+    for update`.execute();
+  return doc;
 }
 
 /**
@@ -102,6 +126,78 @@ export function payNewDocumentFromCredit(
   payer: Payer,
 ): Promise<PaymentOutcome> {
   return settle(tx, ns, created.document, payer, undefined, created.lines);
+}
+
+/**
+ * Writes a proforma and pays it in full from credit the caller has locked and knows to cover it,
+ * with what paying it sets in motion (the invoice it becomes, the order and its services). The
+ * statements go to PostgreSQL together, in this order, in one round trip (postgres.js pipelines
+ * the queries started in one tick on the transaction's connection, and PostgreSQL runs them one
+ * after another); `more`, called right after they are sent, can add statements of its own to the
+ * same round trip. If the payment moved no money, this throws and the transaction rolls back,
+ * taking the statements sent after it along.
+ */
+export async function createAndPayFromCredit<T>(
+  tx: TxSql,
+  ns: string,
+  d: NewDocument & { kind: "proforma" },
+  payer: Payer,
+  more: () => Promise<T>,
+): Promise<PaymentOutcome & { more: T }> {
+  const id = d.id ?? newId();
+  const total = d.lines.reduce((sum, l) => sum + l.amount, 0n);
+  const now = clock.now();
+  const created = createDocument(tx, { ...d, id });
+  // The proforma's number is drawn by the statement above, so the ledger's description reads it.
+  const movement = movementCtes(tx, {
+    personId: payer.personId,
+    customerId: payer.customerId,
+    amount: -total,
+    kind: "payment",
+    description: tx`(select 'Payment of proforma ' || number from documents where id = ${id})`,
+    documentId: id,
+  });
+  const payment = tx<(DocumentRow & { balance_after: string })[]>`
+    with ${movement},
+    updated as (
+      update documents set amount_paid = amount_paid + ${formatMoney(total)}, status = 'paid', paid_at = ${now}
+      where id = ${id} and status = 'unpaid' and exists (select 1 from entry)
+      returning *)
+    select updated.*, entry.balance_after::text as balance_after from updated, entry`.execute();
+  // What onPaid reads of the document, as the statements above leave it.
+  const paidDoc: DocumentRow = {
+    id,
+    kind: d.kind,
+    number: "",
+    customer_id: d.customerId,
+    person_id: d.personId,
+    status: "paid",
+    total: formatMoney(total),
+    amount_paid: formatMoney(total),
+    currency: d.currency,
+    purpose: d.purpose,
+    order_id: d.orderId ?? null,
+    service_id: d.serviceId ?? null,
+    converted_to: null,
+    created_at: now,
+    due_date: now,
+    paid_at: now,
+  };
+  const effects = onPaid(tx, ns, paidDoc, d.lines);
+  const extra = more();
+  const [, [row], { invoice, order }, moreResult] = await Promise.all([created, payment, effects, extra]);
+  if (!row) throw insufficientCredit();
+  const { balance_after, ...updated } = row;
+  return {
+    order,
+    creditApplied: total,
+    newBalance: money(balance_after),
+    remaining: 0n,
+    document: { ...updated, converted_to: invoice.id },
+    invoice,
+    fullyPaid: true,
+    more: moreResult,
+  };
 }
 
 interface Payer {
@@ -219,7 +315,7 @@ async function onPaid(
   let servicesStarted: Promise<unknown> | undefined;
   if (paysOrder) {
     orderPaid = tx<OrderRow[]>`
-      update orders set payment_status = 'paid', status = 'active', payment_error = null where id = ${doc.order_id} returning *`;
+      update orders set payment_status = 'paid', status = 'active', payment_error = null where id = ${doc.order_id} returning *`.execute();
     // Provisioning starts only now (the provisioner picks up services in `pending`), and so does
     // the paid term: a proforma paid a week after the order still buys a whole cycle.
     const now = clock.now();
@@ -233,7 +329,7 @@ async function onPaid(
            as due(cycle, date)
          where due.cycle = s.cycle),
         ${addCycle(now, "").toISOString()}::timestamptz)
-      where s.order_id = ${doc.order_id} and s.status = 'pending_payment'`;
+      where s.order_id = ${doc.order_id} and s.status = 'pending_payment'`.execute();
   }
   const [invoice, orderRows] = await Promise.all([invoiceWritten, orderPaid, servicesStarted]);
   const paidOrder = orderRows?.[0];

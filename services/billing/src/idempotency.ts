@@ -14,12 +14,15 @@ export async function replay(
 ): Promise<string | undefined> {
   if (!key) return undefined;
   if (key.length > 255) throw apiError("BAD_REQUEST", "Idempotency-Key must be at most 255 characters");
-  // Serialise concurrent requests with the same key.
-  await tx`select pg_advisory_xact_lock(hashtext(${`${personId}:${operation}:${key}`}))`;
-  const [row] = await tx<{ request_hash: string; response: string }[]>`
-    select request_hash, response from idempotency
-    where person_id = ${personId} and operation = ${operation} and key = ${key}
-      and created_at > now() - interval '24 hours'`;
+  // Serialise concurrent requests with the same key. The read is sent with the lock, in the same
+  // round trip: PostgreSQL runs it once the lock is held, and it sees what the holder committed.
+  const [, [row]] = await Promise.all([
+    tx`select pg_advisory_xact_lock(hashtext(${`${personId}:${operation}:${key}`}))`.execute(),
+    tx<{ request_hash: string; response: string }[]>`
+      select request_hash, response from idempotency
+      where person_id = ${personId} and operation = ${operation} and key = ${key}
+        and created_at > now() - interval '24 hours'`.execute(),
+  ]);
   if (!row) return undefined;
   if (row.request_hash !== requestHash) {
     throw apiError("BAD_REQUEST", "This Idempotency-Key was already used with a different request body", {

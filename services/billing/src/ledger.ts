@@ -13,8 +13,11 @@ export async function lockBalance(
   personId: string,
   customerId: string,
   currency: string,
+  /** The row lockedBalance returned, when the caller has already read it in this transaction. */
+  locked?: { balance: string; currency: string },
 ): Promise<Units> {
-  const row = (await lockedBalance(tx, personId)) ?? (await openBalance(tx, personId, customerId, currency));
+  const row =
+    locked ?? (await lockedBalance(tx, personId)) ?? (await openBalance(tx, personId, customerId, currency));
   if (row.currency !== currency) throw currencyMismatch(currency, row.currency);
   return money(row.balance);
 }
@@ -29,7 +32,7 @@ export async function lockedBalance(
 ): Promise<{ balance: string; currency: string } | undefined> {
   const [row] = await tx<
     { balance: string; currency: string }[]
-  >`select balance, currency from balances where person_id = ${personId} for update`;
+  >`select balance, currency from balances where person_id = ${personId} for update`.execute();
   return row;
 }
 
@@ -52,7 +55,8 @@ export interface Movement {
   customerId: string;
   amount: Units;
   kind: "credit_added" | "credit_removed" | "payment" | "refund" | "hourly_charge";
-  description: string;
+  /** Text, or an expression of the statement (a number the same round trip draws). */
+  description: string | ReturnType<TxSql>;
   documentId?: string;
 }
 

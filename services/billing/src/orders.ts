@@ -3,12 +3,12 @@ import { type OrderItem, type PlacedOrder, PlacedOrderSchema } from "@hb/contrac
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
-import { createDocument, payNewDocumentFromCredit } from "./documents.ts";
+import { createAndPayFromCredit, createDocument, payNewDocumentFromCredit } from "./documents.ts";
 import { billingCycle, orderPaymentStatus, orderStatus } from "./enums.ts";
 import { orderEvent } from "./events.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
-import { balanceOf, currencyMismatch, lockBalance, move } from "./ledger.ts";
+import { balanceOf, currencyMismatch, lockBalance, lockedBalance, move } from "./ledger.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
 import { type DocumentRow, type OrderRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut, orderOut } from "./records-out.ts";
@@ -41,32 +41,49 @@ export interface OrderContext {
 /**
  * Validates the items against the catalogue and prices them. Every item must be priced in the
  * account's currency (`currency`; empty only for internal callers, which then get the products' own).
+ * One statement reads every item's product; the first item at fault, in the order sent, is the
+ * one refused.
  */
-export async function priceItems(sql: Sql, items: OrderItem[], currency: string): Promise<PricedItem[]> {
+export async function priceItems(
+  db: Sql | TxSql,
+  items: OrderItem[],
+  currency: string,
+): Promise<PricedItem[]> {
   if (items.length === 0) throw badRequest("items", "an order needs productId and billingCycle, or items");
   if (items.length > MAX_ORDER_ITEMS) throw badRequest("items", `at most ${MAX_ORDER_ITEMS} items per order`);
+  const cycles = items.map((item) => {
+    const cycle = billingCycle.in(item.billingCycle);
+    return cycle === "one_time" ? undefined : cycle;
+  });
+  const readable = items.map((item, i) => isUuid(item.productId) && cycles[i] !== undefined);
+  const rows = await db<
+    {
+      n: number;
+      id: string | null;
+      name: string;
+      kind: string;
+      currency: string;
+      os_images: string[];
+      price: string | null;
+      min_credit: string;
+    }[]
+  >`
+    select i.n::int as n, p.id, p.name, p.kind, p.currency, p.os_images, pp.price, p.min_credit::text
+    from unnest(${items.filter((_, i) => readable[i]).map((item) => item.productId)}::uuid[],
+                ${items.flatMap((_, i) => (readable[i] ? [cycles[i] as string] : []))}::text[],
+                ${items.flatMap((_, i) => (readable[i] ? [i] : []))}::int[]) as i(product_id, cycle, n)
+    left join products p on p.id = i.product_id and p.active
+    left join product_prices pp on pp.product_id = p.id and pp.cycle = i.cycle`.execute();
+  const found = new Map(rows.map((r) => [r.n, r]));
   const priced: PricedItem[] = [];
   for (const [i, item] of items.entries()) {
     const field = items.length === 1 ? "" : `items.${i}.`;
     if (!isUuid(item.productId)) throw badRequest(`${field}productId`, "productId is not a valid identifier");
-    const cycle = billingCycle.in(item.billingCycle);
-    if (cycle === undefined || cycle === "one_time")
+    const cycle = cycles[i];
+    if (cycle === undefined)
       throw badRequest(`${field}billingCycle`, "billingCycle must be a cycle a product is priced in");
-    const [p] = await sql<
-      {
-        id: string;
-        name: string;
-        kind: string;
-        currency: string;
-        os_images: string[];
-        price: string | null;
-        min_credit: string;
-      }[]
-    >`
-      select p.id, p.name, p.kind, p.currency, p.os_images, pp.price, p.min_credit::text
-      from products p left join product_prices pp on pp.product_id = p.id and pp.cycle = ${cycle}
-      where p.id = ${item.productId} and p.active`;
-    if (!p)
+    const p = found.get(i);
+    if (!p?.id)
       throw apiError("NOT_FOUND", "Product not found", {
         violations: [{ field: `${field}productId`, message: "no such product" }],
       });
@@ -96,12 +113,16 @@ export async function priceItems(sql: Sql, items: OrderItem[], currency: string)
   return priced;
 }
 
-/** Creates the order, its services (pending_payment) and its proforma, and settles from credit. */
+/**
+ * Creates the order, its services (pending_payment) and its proforma, and settles from credit.
+ * `locked` is the payer's balance when the caller has already locked it (see lockBalance).
+ */
 export async function placeOrder(
   tx: TxSql,
   ns: string,
   ctx: OrderContext,
   priced: PricedItem[],
+  locked?: Units,
 ): Promise<PlacedOrder> {
   {
     const currency = priced[0].currency;
@@ -111,7 +132,7 @@ export async function placeOrder(
     const billed = priced.filter((p) => p.cycle !== HOURLY);
     if (hourly.length > 0) {
       const needed = hourly.reduce((s, p) => s + p.minCredit, 0n);
-      const balance = await lockBalance(tx, ctx.personId, ctx.customerId, currency);
+      const balance = locked ?? (await lockBalance(tx, ctx.personId, ctx.customerId, currency));
       if (balance < needed || balance === 0n) {
         throw apiError(
           "BAD_REQUEST",
@@ -194,6 +215,38 @@ export async function placeOrder(
         amount: p.price,
         serviceId,
       }));
+    if (ctx.paymentMode === "credit" && hourly.length === 0) {
+      // The common order: settled from credit at once. Its statements go together (see
+      // createAndPayFromCredit), so it costs two round trips after the balance lock, not seven.
+      const balance = locked ?? (await lockBalance(tx, ctx.personId, ctx.customerId, currency));
+      if (balance >= total) {
+        const paid = await createAndPayFromCredit(
+          tx,
+          ns,
+          {
+            kind: "proforma",
+            customerId: ctx.customerId,
+            personId: ctx.personId,
+            currency,
+            purpose: "order",
+            orderId,
+            lines: proformaLines,
+            with: tx`${orderInsert}, ${servicesInsert}`,
+          },
+          { personId: ctx.personId, customerId: ctx.customerId },
+          () => selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]).execute(),
+        );
+        const paidOrder = paid.order;
+        if (!paidOrder) throw new Error("a paid order proforma left no order");
+        return create(PlacedOrderSchema, {
+          order: orderOut(paidOrder, paid.more),
+          proforma: documentOut(paid.document),
+          invoice: paid.invoice ? documentOut(paid.invoice) : undefined,
+          settled: true,
+          creditBalance: moneyOut(paid.newBalance, currency),
+        });
+      }
+    }
     const proforma = await createDocument(tx, {
       kind: "proforma",
       customerId: ctx.customerId,
@@ -255,16 +308,22 @@ export function createOrders(sql: Sql, ns: string): BillingHandlers {
   return {
     async createOrder(req) {
       const caller = callerOf(req.caller);
-      const priced = await priceItems(sql, req.items, caller.currency);
       const result = await transact(sql, async (tx) => {
-        const again = await replay(tx, caller.personId, "order", req.idempotencyKey, req.requestHash);
+        // One round trip: the idempotency record, the catalogue and the payer's balance (locked for
+        // the rest of the transaction) are read together, in that order.
+        const [again, priced, row] = await Promise.all([
+          replay(tx, caller.personId, "order", req.idempotencyKey, req.requestHash),
+          priceItems(tx, req.items, caller.currency),
+          lockedBalance(tx, caller.personId),
+        ]);
         if (again) return fromJsonString(PlacedOrderSchema, again);
         const ctx = {
           customerId: caller.customerId,
           personId: caller.personId,
           paymentMode: "credit" as const,
         };
-        const placed = await placeOrder(tx, ns, ctx, priced);
+        const balance = await lockBalance(tx, caller.personId, caller.customerId, priced[0].currency, row);
+        const placed = await placeOrder(tx, ns, ctx, priced, balance);
         const stored = toJsonString(PlacedOrderSchema, placed);
         await remember(tx, caller.personId, "order", req.idempotencyKey, req.requestHash, stored);
         return placed;

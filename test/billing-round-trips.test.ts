@@ -1,0 +1,20 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { countBillingStatements } from "../scripts/bench/billing-statements.ts";
+
+// Every round trip to PostgreSQL costs both processes a system call on each side, the largest
+// single cost of the order path (docs/benchmarks.md): the statements of one step go together.
+describe("billing's round trips to PostgreSQL", () => {
+  it("an order settled from credit takes 6 and an invoice pay 5, each with an Idempotency-Key", async () => {
+    const { order, pay } = await countBillingStatements(5);
+    // begin; the key's lock and record, the prices and the balance; the order, its payment, the
+    // invoice, the order's and services' updates and the services' read; the event; the key's
+    // answer; commit.
+    assert.equal(order.roundTrips, 6, order.sample.join("\n"));
+    assert.equal(order.transactions, 1);
+    // begin; the key's lock and record, the balance and the document; the payment; the key's
+    // answer; commit.
+    assert.equal(pay.roundTrips, 5, pay.sample.join("\n"));
+    assert.equal(pay.transactions, 1);
+  });
+});
