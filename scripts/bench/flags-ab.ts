@@ -41,6 +41,29 @@ async function pgCounters(databaseUrl: string) {
   }
 }
 
+async function servicesBuilt(databaseUrl: string) {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const byStatus = async () =>
+    Object.fromEntries(
+      (
+        await sql<{ status: string; n: number }[]>`
+          select status, count(*)::int as n from billing.services group by status order by status`
+      ).map((r) => [r.status, r.n]),
+    );
+  try {
+    const atEnd = await byStatus();
+    const started = Date.now();
+    let now = atEnd;
+    while (Object.keys(now).some((s) => s !== "active") && Date.now() - started < 120_000) {
+      await new Promise((r) => setTimeout(r, 250));
+      now = await byStatus();
+    }
+    return { atEnd, allActiveAfterSeconds: Number(((Date.now() - started) / 1000).toFixed(1)), now };
+  } finally {
+    await sql.end();
+  }
+}
+
 async function load(
   stack: Stack,
   env: Record<string, string>,
@@ -113,7 +136,10 @@ async function once(flags: string, measure: boolean) {
       const orders = await load(stack, env, `${stack.gatewayUrl}/api/v1/orders`, {
         requests: orderRequests(people, product.id),
       });
-      console.log(JSON.stringify({ flags, idle, keyed, orders }));
+      // How far building kept up with selling: the ordered services by status as the load ends,
+      // and the seconds until the last one is built.
+      const built = await servicesBuilt(env.DATABASE_URL);
+      console.log(JSON.stringify({ flags, idle, keyed, orders, built }));
     },
     { HB_SERVICE_NODE_ARGS: flags },
   );

@@ -23,16 +23,20 @@ const MACHINE_KINDS: Record<string, MachineKind> = {
   game: MachineKind.GAME,
 };
 
+/** Services asked for in one ProvisionBatch call. */
+const PROVISION_BATCH = 20;
+
 /** Delay before asking compute again after `failures` failed attempts: doubling, capped. */
 export function provisionRetryDelay(failures: number, baseMs: number, capMs = 60_000): number {
   return Math.min(capMs, baseMs * 2 ** Math.min(Math.max(failures - 1, 0), 20));
 }
 
 /**
- * Paid services wait in `pending`; this loop asks compute to build each one (Provision is
- * idempotent on the service id, so a crash between the call and the update only repeats it)
- * and moves it to `installing`. Nothing is provisioned before payment: only `pending` is picked.
- * A row compute refuses is retried with back-off and never holds up the rest of the batch.
+ * Paid services wait in `pending`; each pass asks compute to build up to PROVISION_BATCH of them in one call
+ * (ProvisionBatch is idempotent on each service id, so a crash between the call and the update
+ * only repeats it) and moves those compute took to `installing`. Nothing is provisioned before
+ * payment: only `pending` is picked. A service compute refuses is retried with back-off and never
+ * holds up the rest of the batch.
  */
 export function startProvisioner(
   sql: Sql,
@@ -62,36 +66,47 @@ export function startProvisioner(
         >`
           select s.id, s.customer_id, s.kind, s.product_id, s.hostname, s.os_image_id, p.vcpus, p.memory_mb, p.disk_gb, p.location
           from services s join products p on p.id = s.product_id
-          where s.status = 'pending' and s.id <> all(${waiting}::uuid[]) order by s.created_at limit 20`;
-        for (const r of rows) {
+          where s.status = 'pending' and s.id <> all(${waiting}::uuid[]) order by s.created_at limit ${PROVISION_BATCH}`;
+        const failed = (serviceId: string, err: unknown) => {
+          const failures = (failing.get(serviceId)?.failures ?? 0) + 1;
+          const delay = provisionRetryDelay(failures, intervalMs);
+          failing.set(serviceId, { failures, retryAt: Date.now() + delay });
+          log.warn("provisioning request failed, will retry", { serviceId, failures, delayMs: delay, err });
+        };
+        let tookAll = false;
+        if (rows.length > 0) {
+          // One call for the pass's services (compute records them in one transaction).
+          let results: { serviceId: string; error: string }[];
           try {
-            await compute.provision({
-              serviceId: r.id,
-              customerId: r.customer_id,
-              kind: MACHINE_KINDS[r.kind] ?? MachineKind.UNSPECIFIED,
-              productId: r.product_id,
-              hostname: r.hostname,
-              osImageId: r.os_image_id,
-              location: r.location,
-              vcpus: r.vcpus,
-              memoryMb: r.memory_mb,
-              diskGb: r.disk_gb,
-              plan: r.product_id,
-            });
-            await sql`update services set status = 'installing' where id = ${r.id} and status = 'pending'`;
-            failing.delete(r.id);
+            ({ results } = await compute.provisionBatch({
+              requests: rows.map((r) => ({
+                serviceId: r.id,
+                customerId: r.customer_id,
+                kind: MACHINE_KINDS[r.kind] ?? MachineKind.UNSPECIFIED,
+                productId: r.product_id,
+                hostname: r.hostname,
+                osImageId: r.os_image_id,
+                location: r.location,
+                vcpus: r.vcpus,
+                memoryMb: r.memory_mb,
+                diskGb: r.disk_gb,
+                plan: r.product_id,
+              })),
+            }));
           } catch (err) {
-            const failures = (failing.get(r.id)?.failures ?? 0) + 1;
-            const delay = provisionRetryDelay(failures, intervalMs);
-            failing.set(r.id, { failures, retryAt: Date.now() + delay });
-            log.warn("provisioning request failed, will retry", {
-              serviceId: r.id,
-              failures,
-              delayMs: delay,
-              err,
-            });
+            for (const r of rows) failed(r.id, err);
+            results = [];
           }
+          const started = results.filter((r) => !r.error).map((r) => r.serviceId);
+          for (const r of results) if (r.error) failed(r.serviceId, r.error);
+          if (started.length > 0) {
+            await sql`update services set status = 'installing' where id = any(${started}::uuid[]) and status = 'pending'`;
+            for (const id of started) failing.delete(id);
+          }
+          tookAll = started.length === rows.length;
         }
+        // A full pass that compute took whole leaves more waiting: the next one starts at once.
+        if (rows.length === PROVISION_BATCH && tookAll) continue;
       } catch (err) {
         log.warn("provisioning pass failed, will retry", { err });
       }

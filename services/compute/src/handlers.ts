@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ProvisionRequest } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { type SshKey, SshKeySchema } from "@hb/contracts/hb/compute/v1/ssh_keys_pb";
 import { apiError, badRequest, newId, notFound, type Sql } from "@hb/platform";
 import { createActions } from "./actions.ts";
@@ -60,6 +61,84 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
 
   /** The stored kind of a new machine: a VPS unless the request names another. */
   const newKind = (kind: number) => machineKinds.name(kind) ?? "vps";
+
+  /**
+   * Records the machine and build job of every requested service that has no machine yet, in one
+   * transaction, then starts those builds side by side. Idempotent per service: one that already
+   * has a machine gets its build job's id. A build that could not be started is reported in its
+   * result (its job stays leased, and the job loop takes it up when the lease ends). Results are
+   * in the order of `reqs`.
+   */
+  async function provisionMany(
+    reqs: ProvisionRequest[],
+  ): Promise<{ serviceId: string; jobId: string; error?: unknown }[]> {
+    const provider = defaultProvider;
+    const unique = [...new Map(reqs.map((r) => [r.serviceId, r])).values()];
+    const { accepted, existing } = await sql.begin(async (tx) => {
+      const inserted = await tx<{ service_id: string }[]>`
+        insert into machines (service_id, customer_id, kind, provider, hostname, location, state, has_instance, vcpus,
+                              memory_mb, disk_gb, os, driver_state)
+        select r.service_id, r.customer_id, r.kind, ${provider}, r.hostname, r.location, 'creating', false, r.vcpus,
+               r.memory_mb, r.disk_gb, r.os, r.driver_state::jsonb
+        from unnest(${unique.map((r) => r.serviceId)}::uuid[], ${unique.map((r) => r.customerId)}::uuid[],
+                    ${unique.map((r) => newKind(r.kind))}::text[], ${unique.map((r) => r.hostname)}::text[],
+                    ${unique.map((r) => r.location || "fra1")}::text[], ${unique.map((r) => r.vcpus || 1)}::int[],
+                    ${unique.map((r) => r.memoryMb || 1024)}::int[], ${unique.map((r) => r.diskGb || 20)}::int[],
+                    ${unique.map((r) => r.osImageId || "ubuntu-24.04")}::text[],
+                    ${unique.map((r) => driverState(provider, r))}::text[])
+          as r(service_id, customer_id, kind, hostname, location, vcpus, memory_mb, disk_gb, os, driver_state)
+        on conflict (service_id) do nothing returning service_id`;
+      const fresh = new Set(inserted.map((r) => r.service_id));
+      // The jobs' inserts go together (one round trip), as does the read of earlier builds.
+      const others = unique.filter((r) => !fresh.has(r.serviceId)).map((r) => r.serviceId);
+      const [accepted, existing] = await Promise.all([
+        Promise.all(
+          unique
+            .filter((r) => fresh.has(r.serviceId))
+            .map((r) =>
+              jobs.accept(
+                tx,
+                { service_id: r.serviceId, customer_id: r.customerId, provider },
+                "build",
+                "running",
+              ),
+            ),
+        ),
+        others.length === 0
+          ? []
+          : tx<{ service_id: string; id: string }[]>`
+              select distinct on (service_id) service_id, id from jobs
+              where service_id = any(${others}::uuid[]) and action = 'build' order by service_id, started_at`,
+      ]);
+      return { accepted, existing };
+    });
+    const jobIds = new Map([...existing.map((j) => [j.service_id, j.id] as const)]);
+    const errors = new Map<string, unknown>();
+    if (accepted.length > 0) {
+      const machines = await sql<MachineRow[]>`
+        select * from machines where service_id = any(${accepted.map((j) => j.service_id)}::uuid[])`;
+      const byService = new Map(machines.map((m) => [m.service_id, m]));
+      // A build that the provider refuses at once is recorded failed (machine.provisioning_failed);
+      // billing learns of it from that event like any other failed build, so it is no error here.
+      await Promise.all(
+        accepted.map(async (job) => {
+          jobIds.set(job.service_id, job.id);
+          const m = byService.get(job.service_id);
+          try {
+            if (!m) throw new Error("the machine vanished before its build started");
+            await jobs.launch(job, m);
+          } catch (err) {
+            errors.set(job.service_id, err);
+          }
+        }),
+      );
+    }
+    return reqs.map((r) =>
+      errors.has(r.serviceId)
+        ? { serviceId: r.serviceId, jobId: "", error: errors.get(r.serviceId) }
+        : { serviceId: r.serviceId, jobId: jobIds.get(r.serviceId) ?? "" },
+    );
+  }
 
   return {
     async describeMachines(req) {
@@ -158,33 +237,20 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
     },
 
     async provision(req) {
-      const provider = defaultProvider;
-      const accepted = await sql.begin(async (tx) => {
-        const inserted = await tx`
-          insert into machines (service_id, customer_id, kind, provider, hostname, location, state, has_instance, vcpus,
-                                memory_mb, disk_gb, os, driver_state)
-          values (${req.serviceId}, ${req.customerId}, ${newKind(req.kind)}, ${provider}, ${req.hostname},
-                  ${req.location || "fra1"}, 'creating', false, ${req.vcpus || 1}, ${req.memoryMb || 1024},
-                  ${req.diskGb || 20}, ${req.osImageId || "ubuntu-24.04"}, ${driverState(provider, req)}::text::jsonb)
-          on conflict (service_id) do nothing returning service_id`;
-        if (inserted.length === 0) {
-          const [job] = await tx<
-            { id: string }[]
-          >`select id from jobs where service_id = ${req.serviceId} and action = 'build' limit 1`;
-          return { jobId: job?.id ?? "" };
-        }
-        const job = await jobs.accept(
-          tx,
-          { service_id: req.serviceId, customer_id: req.customerId, provider },
-          "build",
-          "running",
-        );
-        return { jobId: job.id, job };
-      });
-      // A build the provider refuses at once is recorded failed (machine.provisioning_failed); billing
-      // learns of it from that event like any other failed build, so Provision itself succeeds.
-      if (accepted.job) await jobs.launch(accepted.job, await machineRow(req.serviceId));
-      return { jobId: accepted.jobId };
+      const [r] = await provisionMany([req]);
+      if (r.error !== undefined) throw r.error;
+      return { jobId: r.jobId };
+    },
+
+    async provisionBatch(req) {
+      const results = await provisionMany(req.requests);
+      return {
+        results: results.map((r) => ({
+          serviceId: r.serviceId,
+          jobId: r.jobId,
+          error: r.error === undefined ? "" : r.error instanceof Error ? r.error.message : String(r.error),
+        })),
+      };
     },
   };
 }

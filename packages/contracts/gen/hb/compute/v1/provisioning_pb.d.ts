@@ -2,13 +2,81 @@
 // @generated from file hb/compute/v1/provisioning.proto (package hb.compute.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
-import type { ProvisionRequestSchema, ProvisionResponseSchema } from "./compute_pb.js";
+import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { Message } from "@bufbuild/protobuf";
+import type { ProvisionRequest, ProvisionRequestSchema, ProvisionResponseSchema } from "./compute_pb.js";
 
 /**
  * Describes the file hb/compute/v1/provisioning.proto.
  */
 export declare const file_hb_compute_v1_provisioning: GenFile;
+
+/**
+ * @generated from message hb.compute.v1.ProvisionBatchRequest
+ */
+export declare type ProvisionBatchRequest = Message<"hb.compute.v1.ProvisionBatchRequest"> & {
+  /**
+   * Distinct service ids.
+   *
+   * @generated from field: repeated hb.compute.v1.ProvisionRequest requests = 1;
+   */
+  requests: ProvisionRequest[];
+};
+
+/**
+ * Describes the message hb.compute.v1.ProvisionBatchRequest.
+ * Use `create(ProvisionBatchRequestSchema)` to create a new message.
+ */
+export declare const ProvisionBatchRequestSchema: GenMessage<ProvisionBatchRequest>;
+
+/**
+ * @generated from message hb.compute.v1.ProvisionBatchResponse
+ */
+export declare type ProvisionBatchResponse = Message<"hb.compute.v1.ProvisionBatchResponse"> & {
+  /**
+   * One per request, in the order of the requests.
+   *
+   * @generated from field: repeated hb.compute.v1.ProvisionResult results = 1;
+   */
+  results: ProvisionResult[];
+};
+
+/**
+ * Describes the message hb.compute.v1.ProvisionBatchResponse.
+ * Use `create(ProvisionBatchResponseSchema)` to create a new message.
+ */
+export declare const ProvisionBatchResponseSchema: GenMessage<ProvisionBatchResponse>;
+
+/**
+ * @generated from message hb.compute.v1.ProvisionResult
+ */
+export declare type ProvisionResult = Message<"hb.compute.v1.ProvisionResult"> & {
+  /**
+   * @generated from field: string service_id = 1;
+   */
+  serviceId: string;
+
+  /**
+   * The build job; empty when a machine for the service already existed without one, or on error.
+   *
+   * @generated from field: string job_id = 2;
+   */
+  jobId: string;
+
+  /**
+   * Empty when the machine is recorded and its build started or already under way; otherwise why
+   * not, and the caller asks again later.
+   *
+   * @generated from field: string error = 3;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.ProvisionResult.
+ * Use `create(ProvisionResultSchema)` to create a new message.
+ */
+export declare const ProvisionResultSchema: GenMessage<ProvisionResult>;
 
 /**
  * Billing's one need from compute. Only billing may call it.
@@ -27,6 +95,19 @@ export declare const ComputeProvisioningService: GenService<{
     methodKind: "unary";
     input: typeof ProvisionRequestSchema;
     output: typeof ProvisionResponseSchema;
+  },
+  /**
+   * Provision for several services in one call (billing's provisioner sends each pass's services
+   * together): one transaction records every new machine and its build job, then the builds start
+   * side by side. Each item is idempotent on its service_id as in Provision. An item whose build
+   * could not be started is reported in its result and does not fail the others.
+   *
+   * @generated from rpc hb.compute.v1.ComputeProvisioningService.ProvisionBatch
+   */
+  provisionBatch: {
+    methodKind: "unary";
+    input: typeof ProvisionBatchRequestSchema;
+    output: typeof ProvisionBatchResponseSchema;
   },
 }>;
 
