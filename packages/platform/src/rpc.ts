@@ -34,6 +34,7 @@ import * as grpc from "@grpc/grpc-js";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 import { type CallerCheck, callerCheck } from "./allow-list.ts";
+import { callerIdentity } from "./caller-identity.ts";
 import { apiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { runInContext } from "./request-context.ts";
@@ -177,7 +178,7 @@ async function serveGrpcJs(
         runInContext(served.ctx, () =>
           Promise.resolve()
             .then(() => {
-              const refused = allow(identityOf(call.getAuthContext().sslPeerCertificate), path);
+              const refused = allow(callerIdentity(call), path);
               if (refused) throw refused;
               check?.(call.request as never);
               return fn.call(impl, call.request, ctx);
@@ -219,7 +220,7 @@ async function serveGrpcJs(
         });
         const served = beginServerCall(path, (k) => metadataText(call.metadata, k));
         runInContext(served.ctx, async () => {
-          const refused = allow(identityOf(call.getAuthContext().sslPeerCertificate), path);
+          const refused = allow(callerIdentity(call), path);
           if (refused) throw refused;
           for await (const message of fn.call(impl, call.request, ctx)) {
             if (cancelled.signal.aborted) break;
