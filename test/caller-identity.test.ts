@@ -3,11 +3,13 @@ import { describe, it } from "node:test";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { stackClient } from "./support/clients.ts";
 
-/** A counter of auth's metrics. */
+/** A counter of auth's metrics (its samples carry the registry's default labels, or none). */
 async function authCounter(name: string): Promise<number> {
   const res = await fetch(`http://127.0.0.1:${process.env.AUTH_METRICS_PORT}/metrics`);
-  const line = (await res.text()).split("\n").find((l) => l.startsWith(`${name} `));
-  return line ? Number(line.split(" ")[1]) : 0;
+  const line = (await res.text())
+    .split("\n")
+    .find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+  return line ? Number(line.split(" ").at(-1)) : 0;
 }
 
 describe("the caller's identity on internal calls", () => {
