@@ -3,7 +3,12 @@ import { type OrderItem, type PlacedOrder, PlacedOrderSchema } from "@hb/contrac
 import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
-import { createAndPayFromCredit, createDocument, payNewDocumentFromCredit } from "./documents.ts";
+import {
+  createAndPayFromCredit,
+  createDocument,
+  type NewDocument,
+  payNewDocumentFromCredit,
+} from "./documents.ts";
 import { billingCycle, orderPaymentStatus, orderStatus } from "./enums.ts";
 import { orderEvent } from "./events.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -180,6 +185,8 @@ export async function placeOrder(
         partner_id: ctx.partnerId ?? null,
       })),
     )})`;
+    const servicesOfOrder = () =>
+      selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
     // Hourly services are charged their first hour now; the charger takes each following hour.
     const chargeFirstHours = async () => {
       for (const [i, p] of priced.entries()) {
@@ -200,7 +207,7 @@ export async function placeOrder(
       await tx`update orders set payment_status = 'paid', status = 'active' where id = ${orderId}`;
       const [paidOrder] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
       if (!ctx.partnerId) await orderEvent(tx, ns, "order.paid", paidOrder, {});
-      const services = await selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
+      const services = await servicesOfOrder();
       return create(PlacedOrderSchema, {
         order: orderOut(paidOrder, services),
         settled: true,
@@ -215,26 +222,25 @@ export async function placeOrder(
         amount: p.price,
         serviceId,
       }));
+    // The order's proforma and who pays it, whichever way it is settled below.
+    const proformaDoc: NewDocument & { kind: "proforma" } = {
+      kind: "proforma",
+      customerId: ctx.customerId,
+      personId: ctx.personId,
+      currency,
+      purpose: "order",
+      orderId,
+      lines: proformaLines,
+      with: tx`${orderInsert}, ${servicesInsert}`,
+    };
+    const payer = { personId: ctx.personId, customerId: ctx.customerId };
     if (ctx.paymentMode === "credit" && hourly.length === 0) {
       // The common order: settled from credit at once. Its statements go together (see
       // createAndPayFromCredit), so it costs two round trips after the balance lock, not seven.
       const balance = locked ?? (await lockBalance(tx, ctx.personId, ctx.customerId, currency));
       if (balance >= total) {
-        const paid = await createAndPayFromCredit(
-          tx,
-          ns,
-          {
-            kind: "proforma",
-            customerId: ctx.customerId,
-            personId: ctx.personId,
-            currency,
-            purpose: "order",
-            orderId,
-            lines: proformaLines,
-            with: tx`${orderInsert}, ${servicesInsert}`,
-          },
-          { personId: ctx.personId, customerId: ctx.customerId },
-          () => selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]).execute(),
+        const paid = await createAndPayFromCredit(tx, ns, proformaDoc, payer, () =>
+          servicesOfOrder().execute(),
         );
         const paidOrder = paid.order;
         if (!paidOrder) throw new Error("a paid order proforma left no order");
@@ -247,16 +253,7 @@ export async function placeOrder(
         });
       }
     }
-    const proforma = await createDocument(tx, {
-      kind: "proforma",
-      customerId: ctx.customerId,
-      personId: ctx.personId,
-      currency,
-      purpose: "order",
-      orderId,
-      lines: proformaLines,
-      with: tx`${orderInsert}, ${servicesInsert}`,
-    });
+    const proforma = await createDocument(tx, proformaDoc);
     await chargeFirstHours();
     let settled = false;
     let invoice: DocumentRow | undefined;
@@ -271,7 +268,7 @@ export async function placeOrder(
           tx,
           ns,
           { document: proforma, lines: proformaLines },
-          { personId: ctx.personId, customerId: ctx.customerId },
+          payer,
         );
         invoice = paid.invoice;
         proformaNow = paid.document;
@@ -291,7 +288,7 @@ export async function placeOrder(
         await orderEvent(tx, ns, "order.invoiced", order, { invoiceId: proforma.id });
       }
     }
-    const services = await selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
+    const services = await servicesOfOrder();
     // Settled, the payment returned the order as it left it; otherwise it is read once more.
     const orderNow = paidOrder ?? (await tx<OrderRow[]>`select * from orders where id = ${orderId}`)[0];
     return create(PlacedOrderSchema, {

@@ -46,6 +46,12 @@ export function startProvisioner(
 ) {
   let stopped = false;
   const failing = new Map<string, { failures: number; retryAt: number }>();
+  const failed = (serviceId: string, err: unknown) => {
+    const failures = (failing.get(serviceId)?.failures ?? 0) + 1;
+    const delay = provisionRetryDelay(failures, intervalMs);
+    failing.set(serviceId, { failures, retryAt: Date.now() + delay });
+    log.warn("provisioning request failed, will retry", { serviceId, failures, delayMs: delay, err });
+  };
   const loop = (async () => {
     while (!stopped) {
       try {
@@ -67,12 +73,6 @@ export function startProvisioner(
           select s.id, s.customer_id, s.kind, s.product_id, s.hostname, s.os_image_id, p.vcpus, p.memory_mb, p.disk_gb, p.location
           from services s join products p on p.id = s.product_id
           where s.status = 'pending' and s.id <> all(${waiting}::uuid[]) order by s.created_at limit ${PROVISION_BATCH}`;
-        const failed = (serviceId: string, err: unknown) => {
-          const failures = (failing.get(serviceId)?.failures ?? 0) + 1;
-          const delay = provisionRetryDelay(failures, intervalMs);
-          failing.set(serviceId, { failures, retryAt: Date.now() + delay });
-          log.warn("provisioning request failed, will retry", { serviceId, failures, delayMs: delay, err });
-        };
         let tookAll = false;
         if (rows.length > 0) {
           // One call for the pass's services (compute records them in one transaction).

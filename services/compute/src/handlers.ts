@@ -112,7 +112,7 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
       ]);
       return { accepted, existing };
     });
-    const jobIds = new Map([...existing.map((j) => [j.service_id, j.id] as const)]);
+    const jobIds = new Map(existing.map((j) => [j.service_id, j.id]));
     const errors = new Map<string, unknown>();
     if (accepted.length > 0) {
       const machines = await sql<MachineRow[]>`
