@@ -5,7 +5,7 @@ import { countBillingStatements } from "../scripts/bench/billing-statements.ts";
 // Every round trip to PostgreSQL costs both processes a system call on each side, the largest
 // single cost of the order path (docs/benchmarks.md): the statements of one step go together.
 describe("billing's round trips to PostgreSQL", () => {
-  it("an order settled from credit takes 6 and an invoice pay 5, each with an Idempotency-Key", async () => {
+  it("an order settled from credit takes 6 and an invoice pay 5 on the wire, each with an Idempotency-Key", async () => {
     const { order, pay } = await countBillingStatements(5);
     // begin; the key's lock and record, the prices and the balance; the order, its payment, the
     // invoice, the order's and services' updates and the services' read; the event; the key's
@@ -16,5 +16,14 @@ describe("billing's round trips to PostgreSQL", () => {
     // answer; commit.
     assert.equal(pay.roundTrips, 5, pay.sample.join("\n"));
     assert.equal(pay.transactions, 1);
+  });
+
+  it("compute's reports that a batch of services is built are applied in 5, however many it holds", async () => {
+    const { builds } = await countBillingStatements(12);
+    // begin; each report recorded and its service moved; the services and their orders read; a
+    // service event each; commit. It was a transaction of 10 round trips per report.
+    assert.equal(builds.roundTrips, 5, builds.sample.join("\n"));
+    assert.equal(builds.transactions, 1);
+    assert.equal(builds.sample.filter((s) => s.includes("insert into outbox")).length, 10);
   });
 });

@@ -1,11 +1,14 @@
 /**
  * Counts the statements and round trips billing sends for one order settled from credit and one
  * invoice pay (issue 13): the handlers run in this process on a postgres.js pool whose `debug`
- * hook records every statement, against a scratch database that is dropped afterwards. Statements
- * sent in one tick travel in one write (postgres.js pipelines them), so a round trip is counted
- * per tick that sent any. `node scripts/bench/billing-statements.ts [operations]` prints the
- * averages (SHOW=1: and one operation's statements); test/billing-round-trips.test.ts holds them.
+ * hook records every statement, against a scratch database that is dropped afterwards. Round trips
+ * are counted on the wire (postgres.js pipelines the statements one tick starts, and describes an
+ * unprepared statement with parameters in a round trip of its own). It also counts applying compute's reports that the orders' machines are
+ * built (one batch of machine events, as the consumer receives them). `node
+ * scripts/bench/billing-statements.ts [operations]` prints the averages (SHOW=1: and one
+ * operation's statements); test/billing-round-trips.test.ts holds them.
  */
+import { Socket } from "node:net";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import {
@@ -22,6 +25,7 @@ import { createAccount } from "../../services/billing/src/account.ts";
 import { createCatalogue } from "../../services/billing/src/catalogue.ts";
 import { createDocumentHandlers } from "../../services/billing/src/document-handlers.ts";
 import { createOrders } from "../../services/billing/src/orders.ts";
+import { applyMachineEvents } from "../../services/billing/src/provisioning.ts";
 
 export interface Count {
   /** Per operation. */
@@ -32,30 +36,44 @@ export interface Count {
   sample: string[];
 }
 
-/** Runs `n` orders settled from credit and `n` invoice pays (each with an Idempotency-Key). */
+/**
+ * Runs `n` orders settled from credit and `n` invoice pays (each with an Idempotency-Key), then
+ * applies the `n` orders' build reports (less three for the warm-up) as one batch (`builds` counts that batch, not each report).
+ */
 export async function countBillingStatements(
   n: number,
   databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
-): Promise<{ order: Count; pay: Count }> {
+): Promise<{ order: Count; pay: Count; builds: Count }> {
   const db = new URL(databaseUrl);
   db.pathname = `/hb_stmts_${Date.now().toString(36)}${process.pid.toString(36)}`;
   await ensureDatabase(db.toString());
   let statements: string[] = [];
   let roundTrips = 0;
-  let tickOpen = false;
+  // Counted on the wire: a round trip is a write to PostgreSQL after an answer came back (or the
+  // connection's first), however many statements or socket writes it carries. A statement
+  // postgres.js describes before executing (an unprepared one with parameters) costs its own.
+  const answered = new WeakSet<Socket>();
+  const watched = new WeakSet<Socket>();
+  const write = Socket.prototype.write;
+  Socket.prototype.write = function (this: Socket, ...args: Parameters<Socket["write"]>) {
+    if (!watched.has(this)) {
+      watched.add(this);
+      this.on("data", () => answered.add(this));
+      roundTrips++;
+    } else if (answered.has(this)) {
+      answered.delete(this);
+      roundTrips++;
+    }
+    return write.apply(this, args);
+  } as Socket["write"];
   const sql = postgres(db.toString(), {
     max: 2,
     onnotice: () => {},
     connection: { search_path: "billing", application_name: "billing" },
     types: {},
     debug: (_conn, query) => {
-      statements.push(query.replace(/\s+/g, " ").trim());
-      if (tickOpen) return;
-      tickOpen = true;
-      roundTrips++;
-      setImmediate(() => {
-        tickOpen = false;
-      });
+      // Numbered by the round trip that carries it (its describe, if any, comes before).
+      statements.push(`${roundTrips + 1} ${query.replace(/\s+/g, " ").trim()}`);
     },
   });
   try {
@@ -85,18 +103,18 @@ export async function countBillingStatements(
       create(AdminAdjustCreditRequestSchema, { personId, customerId, amount: "100000", currency: "EUR" }),
     );
     const caller = { customerId, personId, currency: "EUR" };
-    const count = async (run: (i: number) => Promise<unknown>): Promise<Count> => {
+    const count = async (run: (i: number) => Promise<unknown>, times = n): Promise<Count> => {
       await run(-1); // warm: the first call prepares the statements
       // Let the warm-up's last tick close before counting.
       await new Promise((r) => setImmediate(r));
       statements = [];
       roundTrips = 0;
-      for (let i = 0; i < n; i++) await run(i);
-      const per = statements.length / n;
+      for (let i = 0; i < times; i++) await run(i);
+      const per = statements.length / times;
       return {
-        roundTrips: roundTrips / n,
+        roundTrips: roundTrips / times,
         statements: per,
-        transactions: statements.filter((s) => s.toLowerCase() === "begin").length / n,
+        transactions: statements.filter((s) => /^\d+ begin$/i.test(s)).length / times,
         sample: statements.slice(0, per),
       };
     };
@@ -125,8 +143,30 @@ export async function countBillingStatements(
         }),
       ),
     );
-    return { order, pay };
+    // The orders' services, as the provisioner leaves them once compute has taken them.
+    const building = await sql<{ id: string }[]>`
+      update billing.services set status = 'installing' where status = 'pending' returning id`;
+    const reports = building.map((b, i) => ({
+      eventId: newId(),
+      serviceId: b.id,
+      success: true,
+      serverIp: `10.0.0.${i + 1}`,
+      hostname: `built-${i}`,
+      error: "",
+    }));
+    // Warm each of the pool's two connections with a report alone (a statement is prepared per
+    // connection), then count the batch of the rest.
+    await Promise.all([
+      applyMachineEvents(sql, "stmts", reports.slice(0, 1)),
+      applyMachineEvents(sql, "stmts", reports.slice(1, 2)),
+    ]);
+    const builds = await count(
+      (i) => applyMachineEvents(sql, "stmts", i < 0 ? reports.slice(2, 3) : reports.slice(3)),
+      1,
+    );
+    return { order, pay, builds };
   } finally {
+    Socket.prototype.write = write;
     await sql.end();
     const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     await admin.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);
@@ -139,6 +179,7 @@ if (import.meta.main) {
   for (const [label, c] of [
     ["order settled from credit", result.order],
     ["invoice pay from credit", result.pay],
+    [`a batch of the orders' build reports (divide by the batch for one report)`, result.builds],
   ] as const) {
     process.stdout.write(
       `${label}: ${c.roundTrips} round trips per operation, ${c.statements} statements in ${c.transactions} transaction(s), begin and commit included\n`,

@@ -17,6 +17,14 @@ export function connectDb(url: string, schema: string, max = 10): Sql {
   });
 }
 
+/**
+ * The options of `sql.unsafe` for a statement with parameters whose text is fixed (or one of a few
+ * fixed variants): prepared, as a tagged query is. Unprepared, postgres.js describes it in a round
+ * trip of its own before running it, holds back the statements queued behind it meanwhile, and
+ * PostgreSQL plans it anew every time (issue 13).
+ */
+export const prepared = { prepare: true } as const;
+
 /** Creates the database named in the URL when it does not exist yet (development and tests). */
 export async function ensureDatabase(url: string): Promise<void> {
   const u = new URL(url);

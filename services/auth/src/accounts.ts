@@ -4,6 +4,7 @@ import {
   isPermission,
   newId,
   notFound,
+  prepared,
   type Sql,
   STAFF_PERMISSIONS,
 } from "@hb/platform";
@@ -37,7 +38,7 @@ const customerSelect = `select c.*, (select id from people p where p.customer_id
 /** Customers, people, staff and company settings: the admin command and the portal use these. */
 export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthHandlers {
   const getCustomer = async (id: string) => {
-    const [c] = await sql.unsafe<CustomerRow[]>(`${customerSelect} where c.id = $1`, [id]);
+    const [c] = await sql.unsafe<CustomerRow[]>(`${customerSelect} where c.id = $1`, [id], prepared);
     if (!c) throw notFound("Customer");
     return c;
   };
@@ -89,6 +90,7 @@ export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthH
         ? await sql.unsafe<CustomerRow[]>(
             `${customerSelect} where lower(c.email) = lower($1) order by c.created_at`,
             [req.email],
+            prepared,
           )
         : await sql.unsafe<CustomerRow[]>(`${customerSelect} order by c.created_at limit 1000`);
       return { customers: rows.map(customerOut) };

@@ -10,6 +10,7 @@ import {
   isScope,
   newId,
   notFound,
+  prepared,
   SCOPE_NEEDS,
   SCOPES,
   type Sql,
@@ -43,12 +44,13 @@ export function createApiKeys(sql: Sql, pepper: string, keys: KeyChanges = noKey
     const [k] = await sql.unsafe<KeyRow[]>(
       `select ${keyColumns} from api_keys where id = $1 and person_id = $2`,
       [keyId, personId],
+      prepared,
     );
     if (!k) throw notFound("API key");
     return k;
   };
   const keyById = async (id: string) =>
-    (await sql.unsafe<KeyRow[]>(`select ${keyColumns} from api_keys where id = $1`, [id]))[0];
+    (await sql.unsafe<KeyRow[]>(`select ${keyColumns} from api_keys where id = $1`, [id], prepared))[0];
   const staff = async (staffId: string, permission: "view_clients" | "edit_clients") => {
     const [s] = await sql<{ permissions: string[] }[]>`select permissions from staff where id = ${staffId}`;
     if (!s) throw apiError("UNAUTHORIZED", "Unknown staff user");
@@ -153,6 +155,7 @@ export function createApiKeys(sql: Sql, pepper: string, keys: KeyChanges = noKey
       const rows = await sql.unsafe<KeyRow[]>(
         `select ${keyColumns} from api_keys where person_id = $1 order by created_at desc, id desc`,
         [p.id],
+        prepared,
       );
       const [{ active, limit }] = await sql<{ active: number; limit: number }[]>`
         select (select count(*)::int from api_keys where customer_id = ${p.customer_id} and revoked_at is null
@@ -172,6 +175,7 @@ export function createApiKeys(sql: Sql, pepper: string, keys: KeyChanges = noKey
       const rows = await sql.unsafe<KeyRow[]>(
         `select ${keyColumns} from api_keys where customer_id = $1 order by created_at desc, id desc`,
         [req.customerId],
+        prepared,
       );
       return { keys: rows.map(keyOut) };
     },

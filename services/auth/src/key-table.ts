@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { KeyEntrySchema, KeySettingsSchema } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
-import type { Sql } from "@hb/platform";
+import { prepared, type Sql } from "@hb/platform";
 import { customerStatusOf } from "./statuses.ts";
 
 export type KeyEntryInit = MessageInitShape<typeof KeyEntrySchema>;
@@ -57,9 +57,9 @@ export async function loadAllEntries(sql: Sql): Promise<KeyEntryInit[]> {
 }
 
 export async function loadCustomerEntries(sql: Sql, customerId: string): Promise<KeyEntryInit[]> {
-  return (await sql.unsafe<EntryRow[]>(`select ${entryColumns} where k.customer_id = $1`, [customerId])).map(
-    entryOut,
-  );
+  return (
+    await sql.unsafe<EntryRow[]>(`select ${entryColumns} where k.customer_id = $1`, [customerId], prepared)
+  ).map(entryOut);
 }
 
 export async function loadKeySettings(sql: Sql): Promise<KeySettingsInit> {

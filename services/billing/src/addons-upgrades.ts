@@ -3,7 +3,7 @@ import type { AddonSchema } from "@hb/contracts/hb/billing/v1/addons_pb";
 import { BuyAddonResponseSchema, RequestUpgradeResponseSchema } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
 import type { UpgradeSchema } from "@hb/contracts/hb/billing/v1/upgrades_pb";
-import { apiError, badRequest, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { apiError, badRequest, newId, notFound, prepared, type Sql, type TxSql } from "@hb/platform";
 import { priceIn } from "./catalogue.ts";
 import { clock } from "./clock.ts";
 import { moneyOut, timeOut } from "./contract-values.ts";
@@ -186,7 +186,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           await payNewDocumentFromCredit(tx, ns, { document: invoice, lines }, caller);
           settled = true;
         }
-        const [addon] = await tx.unsafe<AddonRow[]>(`${addonSelect} where a.id = $1`, [addonId]);
+        const [addon] = await tx.unsafe<AddonRow[]>(`${addonSelect} where a.id = $1`, [addonId], prepared);
         const result = create(BuyAddonResponseSchema, {
           addon: addonOut(addon, s.currency),
           invoiceId: invoice.id,
@@ -213,6 +213,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
         const rows = await tx.unsafe<AddonRow[]>(
           `${addonSelect} where a.service_id = $1 and a.option_id = $2 and a.status <> 'cancelled' for update of a`,
           [s.id, req.optionId],
+          prepared,
         );
         if (rows.length === 0) throw notFound("Active add-on");
         // The unused share of what was paid for it goes back to whoever paid (nothing for one-time).
@@ -316,6 +317,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           const held = await tx.unsafe<AddonRow[]>(
             `${addonSelect} where a.service_id = $1 and a.status <> 'cancelled' order by a.started_at for update of a`,
             [s.id],
+            prepared,
           );
           const already = req.addOptions.find((o) => held.some((h) => h.option_id === o));
           if (already) throw badRequest("addOptions", `option ${already} is already held`);
@@ -456,6 +458,7 @@ const heldAddons = (db: Sql, serviceId: string) =>
   db.unsafe<AddonRow[]>(
     `${addonSelect} where a.service_id = $1 and a.status <> 'cancelled' order by a.started_at`,
     [serviceId],
+    prepared,
   );
 
 /** Whether an upgrade of the service still waits for its invoice to be paid. */

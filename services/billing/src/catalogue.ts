@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CatalogueProductSchema } from "@hb/contracts/hb/billing/v1/products_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
-import { badRequest, newId, notFound, type Sql } from "@hb/platform";
+import { badRequest, newId, notFound, prepared, type Sql } from "@hb/platform";
 import { moneyOut } from "./contract-values.ts";
 import { billingCycle, productKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -70,9 +70,11 @@ export function createCatalogue(sql: Sql): BillingHandlers {
     },
 
     async getProduct(req) {
-      const [p] = await sql.unsafe<ProductRow[]>(`${productSelect} where p.id = $1 and p.active`, [
-        req.productId,
-      ]);
+      const [p] = await sql.unsafe<ProductRow[]>(
+        `${productSelect} where p.id = $1 and p.active`,
+        [req.productId],
+        prepared,
+      );
       if (!p) throw notFound("Product");
       return { product: productOut(p) };
     },
@@ -102,7 +104,7 @@ export function createCatalogue(sql: Sql): BillingHandlers {
           await tx`insert into product_prices (product_id, cycle, price) values (${id}, ${cycle}, ${formatMoney(price)})`;
         }
       });
-      const [p] = await sql.unsafe<ProductRow[]>(`${productSelect} where p.id = $1`, [id]);
+      const [p] = await sql.unsafe<ProductRow[]>(`${productSelect} where p.id = $1`, [id], prepared);
       return { product: productOut(p) };
     },
   };

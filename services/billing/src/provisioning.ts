@@ -6,6 +6,7 @@ import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
   consumeBatches,
+  isUuid,
   type Logger,
   type NatsLink,
   type Sql,
@@ -130,37 +131,133 @@ export function startMachineEventConsumer(sql: Sql, nats: NatsLink, ns: string, 
     { stream: s.events.name, durable, filterSubject: `${ns}.events.machine.>` },
     log,
     async (msgs) => {
+      const events: MachineReport[] = [];
       for (const m of msgs) {
-        const event = fromBinary(EventSchema, m.data);
-        if (event.payload.case !== "machine") continue;
-        const machine = event.payload.value;
-        await transact(sql, async (tx) => {
-          const fresh =
-            await tx`insert into processed_events (event_id) values (${event.id}) on conflict do nothing returning event_id`;
-          if (fresh.length === 0) return; // already applied
-          const [svc] = await selectServices(tx, "s.id = $1 for update of s", [machine.serviceId]);
-          if (!svc || !["installing", "pending"].includes(svc.status)) return;
-          const status = machine.success ? "active" : "provisioning_failed";
-          await tx`update services set status = ${status}, server_ip = ${machine.serverIp},
-          hostname = coalesce(nullif(${machine.hostname}, ''), hostname),
-          failure_reason = ${machine.success ? null : machine.error || "provisioning failed"} where id = ${svc.id}`;
-          const [updated] = await selectServices(tx, "s.id = $1", [svc.id]);
-          const [order] = svc.order_id
-            ? await tx<OrderRow[]>`select * from orders where id = ${svc.order_id}`
-            : [];
-          await serviceEvent(
-            tx,
-            ns,
-            machine.success ? "service.provisioned" : "service.provisioning_failed",
-            updated,
-            order,
-            machine.success ? "" : machine.error,
-          );
-          if (order?.partner_id && machine.success) await partnerOrderPaidWhenBuilt(tx, ns, order);
-        });
+        const report = machineReport(m.data);
+        if (report) events.push(report);
+        // Redelivered, it would fail its batch for ever and hold every later report behind it.
+        else log.warn("machine event dropped: malformed", { subject: m.subject, seq: m.seq });
       }
+      await applyMachineEvents(sql, ns, events);
     },
   );
+}
+
+/** A build's outcome as compute reported it (a machine event). */
+export interface MachineReport {
+  eventId: string;
+  serviceId: string;
+  success: boolean;
+  serverIp: string;
+  hostname: string;
+  error: string;
+}
+
+/** The report a machine event carries, or undefined when it is not one billing can apply. */
+export function machineReport(data: Uint8Array): MachineReport | undefined {
+  let event: ReturnType<typeof fromBinary<typeof EventSchema>>;
+  try {
+    event = fromBinary(EventSchema, data);
+  } catch {
+    return undefined;
+  }
+  if (event.payload.case !== "machine") return undefined;
+  const m = event.payload.value;
+  if (!isUuid(event.id) || !isUuid(m.serviceId)) return undefined;
+  const { serverIp, hostname, error, success } = m;
+  return { eventId: event.id, serviceId: m.serviceId, success, serverIp, hostname, error };
+}
+
+/**
+ * Applies a batch of build reports in one transaction, with the same outcome as applying them
+ * one at a time in order: each event once (processed_events), a service only while it is
+ * installing or pending, one service event per service changed, in the reports' order, and
+ * order.paid for a partner order once its last service is active. A service reported twice in
+ * the batch is applied in a later round, after its first report. Each round is a fixed number of
+ * round trips, however many reports it holds (issue 13: it was eight round trips per report).
+ */
+export async function applyMachineEvents(sql: Sql, ns: string, events: MachineReport[]): Promise<void> {
+  if (events.length === 0) return;
+  const rounds: MachineReport[][] = [];
+  const roundOf = new Map<string, number>();
+  // An event repeated in the batch (redelivered) counts once, as processed_events makes it across batches.
+  const seen = new Set<string>();
+  for (const e of events) {
+    if (seen.has(e.eventId)) continue;
+    seen.add(e.eventId);
+    const r = roundOf.get(e.serviceId) ?? 0;
+    roundOf.set(e.serviceId, r + 1);
+    if (r === rounds.length) rounds.push([]);
+    rounds[r].push(e);
+  }
+  await transact(sql, async (tx) => {
+    for (const round of rounds) await applyRound(tx, ns, round);
+  });
+}
+
+async function applyRound(tx: TxSql, ns: string, round: MachineReport[]) {
+  // The event is recorded and the service moved in one statement: the update re-checks the
+  // status on the row's latest version, as a row lock followed by the check did. (The outcomes go
+  // as text: postgres.js sends an array of booleans as one boolean.)
+  const changed = await tx<{ id: string; event_id: string }[]>`
+    with fresh as (
+      insert into processed_events (event_id) select unnest(${round.map((e) => e.eventId)}::uuid[])
+      on conflict do nothing returning event_id
+    ), report as (
+      select * from unnest(
+        ${round.map((e) => e.eventId)}::uuid[], ${round.map((e) => e.serviceId)}::uuid[],
+        ${round.map((e) => String(e.success))}::text[]::bool[], ${round.map((e) => e.serverIp)}::text[],
+        ${round.map((e) => e.hostname)}::text[], ${round.map((e) => e.error)}::text[]
+      ) as r(event_id, service_id, success, server_ip, hostname, error)
+      where r.event_id in (select event_id from fresh)
+    )
+    update services s set
+      status = case when r.success then 'active' else 'provisioning_failed' end,
+      server_ip = r.server_ip,
+      hostname = coalesce(nullif(r.hostname, ''), s.hostname),
+      failure_reason = case when r.success then null else coalesce(nullif(r.error, ''), 'provisioning failed') end
+    from report r
+    where s.id = r.service_id and s.status in ('installing', 'pending')
+    returning s.id, r.event_id`;
+  if (changed.length === 0) return;
+  const ids = changed.map((c) => c.id);
+  // Sent together (postgres.js pipelines the queries one tick starts on the transaction's connection).
+  const [orders, services] = await Promise.all([
+    tx<
+      OrderRow[]
+    >`select * from orders where id in (select order_id from services where id = any(${ids}::uuid[]))`.execute(),
+    selectServices(tx, "s.id = any($1::uuid[])", [ids]).execute(),
+  ]);
+  const serviceById = new Map(services.map((r) => [r.id, r]));
+  const orderById = new Map(orders.map((o) => [o.id, o]));
+  const applied = new Set(changed.map((c) => c.event_id));
+  // Sent together, in the reports' order (postgres.js pipelines what one tick starts).
+  const written: Promise<unknown>[] = [];
+  for (const e of round) {
+    if (!applied.has(e.eventId)) continue;
+    const updated = serviceById.get(e.serviceId)!;
+    const order = updated.order_id ? orderById.get(updated.order_id) : undefined;
+    written.push(
+      serviceEvent(
+        tx,
+        ns,
+        e.success ? "service.provisioned" : "service.provisioning_failed",
+        updated,
+        order,
+        e.success ? "" : e.error,
+      ),
+    );
+  }
+  await Promise.all(written);
+  const built = new Set<string>();
+  for (const e of round) {
+    const order = applied.has(e.eventId)
+      ? orderById.get(serviceById.get(e.serviceId)!.order_id ?? "")
+      : undefined;
+    if (!order?.partner_id || !e.success || built.has(order.id)) continue;
+    built.add(order.id);
+    await partnerOrderPaidWhenBuilt(tx, ns, order);
+  }
 }
 
 /** order.paid for a partner order: once, when it is paid and every service is active. */

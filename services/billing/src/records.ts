@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/services_pb";
-import type { Sql } from "@hb/platform";
+import { prepared, type Sql } from "@hb/platform";
 import { moneyOut, timeOut } from "./contract-values.ts";
 import { billingCycle, cancellationType, productKind, serviceStatus } from "./enums.ts";
 
@@ -33,9 +33,12 @@ export interface ServiceRow {
 export const serviceSelect = `select s.*, p.name as product_name from services s join products p on p.id = s.product_id`;
 
 type Queryable = { unsafe: Sql["unsafe"] };
-/** Services matching a WHERE clause (with $1… parameters), joined with their product. */
+/**
+ * Services matching a WHERE clause (with $1… parameters), joined with their product. Prepared:
+ * every caller passes a fixed clause, so the prepared statements stay few.
+ */
 export const selectServices = (db: Queryable, where: string, params: unknown[]) =>
-  db.unsafe<ServiceRow[]>(`${serviceSelect} where ${where}`, params as never[]);
+  db.unsafe<ServiceRow[]>(`${serviceSelect} where ${where}`, params as never[], prepared);
 
 export const summaryOut = (r: ServiceRow): MessageInitShape<typeof ServiceSummarySchema> => ({
   id: r.id,

@@ -1,4 +1,4 @@
-import { newId, type TxSql } from "@hb/platform";
+import { newId, prepared, type TxSql } from "@hb/platform";
 import { completeCoveredDocument } from "./documents.ts";
 import { refundPayments } from "./ledger.ts";
 import { formatMoney, money, type Units } from "./money.ts";
@@ -157,6 +157,7 @@ export async function settleTermination(
   const addons = await tx.unsafe<AddonRow[]>(
     `${addonSelect} where a.service_id = $1 and a.status <> 'cancelled' order by a.started_at for update of a`,
     [s.id],
+    prepared,
   );
   await endAddons(tx, addons, now, { refund, why });
   if (refund) {

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Job, JobSchema, JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
-import type { Sql } from "@hb/platform";
+import { prepared, type Sql } from "@hb/platform";
 
 /** Finished jobs are kept (and shown) this long; the hourly purge removes them afterwards. */
 const RETENTION = "30 days";
@@ -91,6 +91,7 @@ export function createJobRecords(sql: Sql) {
       `select ${RECORD_COLUMNS} from jobs where id = $1 and customer_id = $2
          and (finished_at is null or finished_at > now() - interval '${RETENTION}')`,
       [jobId, customerId],
+      prepared,
     );
     return r && toJob(r);
   }
@@ -107,6 +108,7 @@ export function createJobRecords(sql: Sql) {
       `select ${RECORD_COLUMNS} from jobs where service_id = $1 and action in ('build', 'reinstall')
        order by started_at desc limit 1`,
       [serviceId],
+      prepared,
     );
     return r && toJob(r);
   }

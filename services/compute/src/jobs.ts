@@ -1,4 +1,4 @@
-import { type Logger, newId, type Sql, type TxSql, writeOutbox } from "@hb/platform";
+import { type Logger, newId, prepared, type Sql, type TxSql, writeOutbox } from "@hb/platform";
 import { type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
 import { ipsOf, type MachineRow } from "./machines.ts";
 
@@ -45,6 +45,7 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
         LEASE_SECONDS,
         firstCheckMs / 1000,
       ],
+      prepared,
     );
     expectJob(firstCheckMs);
     return job;
@@ -149,6 +150,7 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
          .map((c) => `j.${c}`)
          .join(", ")}, due.due_at`,
       [claim, LEASE_SECONDS],
+      prepared,
     );
     return rows.sort((a, b) => a.due_at.getTime() - b.due_at.getTime());
   }

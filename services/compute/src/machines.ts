@@ -10,7 +10,7 @@ import {
   type MachineSummary,
   MachineSummarySchema,
 } from "@hb/contracts/hb/compute/v1/machines_pb";
-import { apiError, notFound, type Sql, type TxSql } from "@hb/platform";
+import { apiError, notFound, prepared, type Sql, type TxSql } from "@hb/platform";
 import { instanceStates, ipPurposes, machineKinds } from "./enums.ts";
 
 export interface MachineRow {
@@ -126,6 +126,7 @@ export async function ownMachine(
   const rows = await db.unsafe<MachineRow[]>(
     `select * from machines where service_id = $1 and customer_id = $2 and ($3 = '' or kind = $3)${lock ? " for update" : ""}`,
     [serviceId, customerId, kind],
+    prepared,
   );
   if (!rows[0])
     throw notFound(kind === "vps" ? "VPS" : kind === "dedicated" ? "Dedicated server" : "Service");
