@@ -1,14 +1,12 @@
 /**
  * Counts the statements and round trips billing sends for one order settled from credit and one
- * invoice pay (issue 13): the handlers run in this process on a postgres.js pool whose `debug`
- * hook records every statement, against a scratch database that is dropped afterwards. Round trips
- * are counted on the wire (postgres.js pipelines the statements one tick starts, and describes an
- * unprepared statement with parameters in a round trip of its own). It also counts applying compute's reports that the orders' machines are
- * built (one batch of machine events, as the consumer receives them). `node
- * scripts/bench/billing-statements.ts [operations]` prints the averages (SHOW=1: and one
+ * invoice pay (issue 13), and for applying compute's reports that the orders' machines are built
+ * (one batch of machine events, as the consumer receives them). The handlers run in this process
+ * on a postgres.js pool whose `debug` hook records every statement, against a scratch database
+ * that is dropped afterwards; round trips are counted on the wire (wire-round-trips.ts).
+ * `node scripts/bench/billing-statements.ts [operations]` prints the averages (SHOW=1: and one
  * operation's statements); test/billing-round-trips.test.ts holds them.
  */
-import { Socket } from "node:net";
 import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import {
@@ -26,6 +24,7 @@ import { createCatalogue } from "../../services/billing/src/catalogue.ts";
 import { createDocumentHandlers } from "../../services/billing/src/document-handlers.ts";
 import { createOrders } from "../../services/billing/src/orders.ts";
 import { applyMachineEvents } from "../../services/billing/src/provisioning.ts";
+import { countWireRoundTrips } from "./wire-round-trips.ts";
 
 export interface Count {
   /** Per operation. */
@@ -48,24 +47,7 @@ export async function countBillingStatements(
   db.pathname = `/hb_stmts_${Date.now().toString(36)}${process.pid.toString(36)}`;
   await ensureDatabase(db.toString());
   let statements: string[] = [];
-  let roundTrips = 0;
-  // Counted on the wire: a round trip is a write to PostgreSQL after an answer came back (or the
-  // connection's first), however many statements or socket writes it carries. A statement
-  // postgres.js describes before executing (an unprepared one with parameters) costs its own.
-  const answered = new WeakSet<Socket>();
-  const watched = new WeakSet<Socket>();
-  const write = Socket.prototype.write;
-  Socket.prototype.write = function (this: Socket, ...args: Parameters<Socket["write"]>) {
-    if (!watched.has(this)) {
-      watched.add(this);
-      this.on("data", () => answered.add(this));
-      roundTrips++;
-    } else if (answered.has(this)) {
-      answered.delete(this);
-      roundTrips++;
-    }
-    return write.apply(this, args);
-  } as Socket["write"];
+  const wire = countWireRoundTrips();
   const sql = postgres(db.toString(), {
     max: 2,
     onnotice: () => {},
@@ -73,7 +55,7 @@ export async function countBillingStatements(
     types: {},
     debug: (_conn, query) => {
       // Numbered by the round trip that carries it (its describe, if any, comes before).
-      statements.push(`${roundTrips + 1} ${query.replace(/\s+/g, " ").trim()}`);
+      statements.push(`${wire.count + 1} ${query.replace(/\s+/g, " ").trim()}`);
     },
   });
   try {
@@ -108,11 +90,11 @@ export async function countBillingStatements(
       // Let the warm-up's last tick close before counting.
       await new Promise((r) => setImmediate(r));
       statements = [];
-      roundTrips = 0;
+      wire.reset();
       for (let i = 0; i < times; i++) await run(i);
       const per = statements.length / times;
       return {
-        roundTrips: roundTrips / times,
+        roundTrips: wire.count / times,
         statements: per,
         transactions: statements.filter((s) => /^\d+ begin$/i.test(s)).length / times,
         sample: statements.slice(0, per),
@@ -166,7 +148,7 @@ export async function countBillingStatements(
     );
     return { order, pay, builds };
   } finally {
-    Socket.prototype.write = write;
+    wire.stop();
     await sql.end();
     const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     await admin.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);

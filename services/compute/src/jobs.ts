@@ -1,6 +1,6 @@
 import { type Logger, newId, prepared, type Sql, type TxSql, writeOutbox } from "@hb/platform";
 import { type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
-import { ipsOf, type MachineRow } from "./machines.ts";
+import { type IpRow, ipsOf, type MachineRow } from "./machines.ts";
 
 /** How long a claimed job is left to its worker before another may take it over (a crash). */
 const LEASE_SECONDS = 30;
@@ -66,22 +66,31 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
   /**
    * Applies an outcome if the job is still running and leased to this worker. Without an outcome
    * the lease is given up: "due" leaves the job to its due time, "recheck" asks again shortly.
+   * Statements that do not wait on each other's answers go together (postgres.js pipelines what
+   * one tick starts on the transaction's connection; `.execute()` keeps them in the order
+   * written): a build's outcome is 5 round trips, and giving up a lease one statement.
    */
   async function record(job: JobRow, outcome: JobOutcome | undefined, next: "due" | "recheck") {
+    if (!outcome) {
+      // Only while the job is running and still this worker's: the statement checks it on the
+      // row's latest version, as locking the row and then checking did.
+      if (next === "recheck")
+        await sql`update jobs set claim = null, lease_until = null,
+          due_at = clock_timestamp() + make_interval(secs => ${RECHECK_MS / 1000})
+          where id = ${job.id} and claim = ${job.claim} and status = 'running'`;
+      else
+        await sql`update jobs set claim = null, lease_until = null
+          where id = ${job.id} and claim = ${job.claim} and status = 'running'`;
+      return;
+    }
     await sql.begin(async (tx) => {
-      const [held] = await tx`select id from jobs
-        where id = ${job.id} and claim = ${job.claim} and status = 'running' for update`;
+      // Job, then machine, as before; the machine's lock is taken even when the job turns out to
+      // be no longer ours, and ends with this transaction.
+      const [[held], [m]] = await Promise.all([
+        tx`select id from jobs where id = ${job.id} and claim = ${job.claim} and status = 'running' for update`.execute(),
+        tx<MachineRow[]>`select * from machines where service_id = ${job.service_id} for update`.execute(),
+      ]);
       if (!held) return;
-      if (!outcome) {
-        if (next === "recheck")
-          await tx`update jobs set claim = null, lease_until = null,
-            due_at = clock_timestamp() + make_interval(secs => ${RECHECK_MS / 1000}) where id = ${job.id}`;
-        else await tx`update jobs set claim = null, lease_until = null where id = ${job.id}`;
-        return;
-      }
-      const [m] = await tx<
-        MachineRow[]
-      >`select * from machines where service_id = ${job.service_id} for update`;
       if (!m) {
         await tx`update jobs set status = 'failed', progress = 100, finished_at = clock_timestamp(), claim = null,
           lease_until = null, error_code = 'NOT_FOUND', error_message = 'The machine no longer exists'
@@ -94,31 +103,45 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
 
   async function apply(tx: TxSql, job: JobRow, m: MachineRow, outcome: JobOutcome) {
     if (!outcome.ok) {
-      if (outcome.destroyed)
-        await tx`update machines set state = 'error', has_instance = false where service_id = ${m.service_id}`;
-      await tx`update jobs set status = 'failed', progress = 100, finished_at = clock_timestamp(), claim = null,
-        lease_until = null, error_code = ${outcome.code}, error_message = ${outcome.message} where id = ${job.id}`;
-      if (job.action === "build") await machineEvent(tx, m, false, outcome.message);
+      await Promise.all([
+        outcome.destroyed
+          ? tx`update machines set state = 'error', has_instance = false where service_id = ${m.service_id}`.execute()
+          : undefined,
+        tx`update jobs set status = 'failed', progress = 100, finished_at = clock_timestamp(), claim = null,
+          lease_until = null, error_code = ${outcome.code}, error_message = ${outcome.message} where id = ${job.id}`.execute(),
+        job.action === "build" ? machineEvent(tx, m, false, outcome.message, []) : undefined,
+      ]);
       return;
     }
+    const changes: Promise<unknown>[] = [];
     if (outcome.built) {
       for (const ip of outcome.addresses ?? []) {
-        await tx`insert into ip_addresses (service_id, address, version, prefix_length, purpose)
-          values (${m.service_id}, ${ip.address}, ${ip.version}, ${ip.prefix_length}, ${ip.purpose}) on conflict do nothing`;
+        changes.push(
+          tx`insert into ip_addresses (service_id, address, version, prefix_length, purpose)
+            values (${m.service_id}, ${ip.address}, ${ip.version}, ${ip.prefix_length}, ${ip.purpose}) on conflict do nothing`.execute(),
+        );
       }
-      await tx`update machines set has_instance = true where service_id = ${m.service_id}`;
+      changes.push(tx`update machines set has_instance = true where service_id = ${m.service_id}`.execute());
     }
     // Creating a copy leaves the machine as it was; reverting or restoring brings it back up.
-    if (job.copy_id) await tx`update copies set status = 'available' where id = ${job.copy_id}`;
+    if (job.copy_id)
+      changes.push(tx`update copies set status = 'available' where id = ${job.copy_id}`.execute());
     if (outcome.state)
-      await tx`update machines set state = ${outcome.state} where service_id = ${m.service_id}`;
-    if (job.action === "build") await machineEvent(tx, m, true, "");
-    await tx`update jobs set status = 'succeeded', progress = 100, finished_at = clock_timestamp(), claim = null,
-      lease_until = null where id = ${job.id}`;
+      changes.push(
+        tx`update machines set state = ${outcome.state} where service_id = ${m.service_id}`.execute(),
+      );
+    // The event names the machine's addresses as they stand after the inserts above.
+    const ips = job.action === "build" ? ipsOf(tx, m.service_id).execute() : undefined;
+    // Awaited together: a statement that fails leaves no other's rejection unhandled.
+    const [addresses] = await Promise.all([ips, ...changes]);
+    await Promise.all([
+      addresses ? machineEvent(tx, m, true, "", addresses) : undefined,
+      tx`update jobs set status = 'succeeded', progress = 100, finished_at = clock_timestamp(), claim = null,
+        lease_until = null where id = ${job.id}`.execute(),
+    ]);
   }
 
-  async function machineEvent(tx: TxSql, m: MachineRow, success: boolean, error: string) {
-    const ips = success ? await ipsOf(tx, m.service_id) : [];
+  async function machineEvent(tx: TxSql, m: MachineRow, success: boolean, error: string, ips: IpRow[]) {
     await writeOutbox(tx, ns, {
       type: success ? "machine.provisioned" : "machine.provisioning_failed",
       payload: {

@@ -158,7 +158,7 @@ export function assertCapability(m: MachineRow, control: (typeof CONTROLS)[numbe
   }
 }
 
-export const ipsOf = async (db: Sql | TxSql, serviceId: string) =>
+export const ipsOf = (db: Sql | TxSql, serviceId: string) =>
   db<
     IpRow[]
   >`select address, version, prefix_length, purpose from ip_addresses where service_id = ${serviceId} order by version, address`;
