@@ -4,7 +4,9 @@ import { toJsonString } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { type ApiKey, ApiKeySchema, ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
-import { generateKey, KEY_MARKER, parseKey } from "@hb/platform";
+import { generateKey, KEY_MARKER, parseKey, type RequestLogRecord, streams } from "@hb/platform";
+import { jetstream } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { api, auth, eventually, newAccount, newMember, unique } from "./helpers.ts";
 import { serviceSql } from "./support/service-db.ts";
 
@@ -374,6 +376,60 @@ describe("key management (portal path through auth)", () => {
       return k?.lastUsedAt ? k : undefined;
     });
     assert.ok(key.lastUsedIp.endsWith("127.0.0.1"));
+  });
+
+  it("stores a backlog of request-log entries larger than one statement's parameters allow, endpoints exactly as sent", async () => {
+    const acct = await newAccount();
+    const start = Date.parse("2026-01-01T00:00:00Z");
+    // 16,000 entries in 32 of the gateway's batches published back to back: the consumer takes
+    // them in a few batches of many thousand entries each (8,191 rows of 8 columns is the most
+    // one statement's 65,534 parameters can carry as separate values).
+    const tricky = `/api/v1/vps?q="a,b"{c}\\d'é`;
+    const entry = (i: number): RequestLogRecord => ({
+      keyId: acct.keyId,
+      customerId: acct.customerId,
+      method: i % 2 ? "POST" : "GET",
+      endpoint: i === 7 ? tricky : `/api/v1/n/${i}`,
+      status: 200 + (i % 3),
+      ip: i === 15_999 ? "203.0.113.9" : "198.51.100.7",
+      at: new Date(start + i).toISOString(),
+      durationMs: (i % 50) + 0.4,
+    });
+    const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+    try {
+      const js = jetstream(nc);
+      const subject = streams(process.env.HB_NS!).requestLogSubject("gateway");
+      const sent: Promise<unknown>[] = [];
+      for (let b = 0; b < 32; b++) {
+        const batch = Array.from({ length: 500 }, (_, i) => entry(b * 500 + i));
+        sent.push(js.publish(subject, JSON.stringify(batch)));
+      }
+      await Promise.all(sent);
+    } finally {
+      await nc.close();
+    }
+    const db = serviceSql("auth");
+    try {
+      await eventually(
+        async () =>
+          (
+            await db<{ n: number }[]>`select count(*)::int as n from auth.request_log
+            where key_id = ${acct.keyId} and at < '2026-01-02'`
+          )[0].n === 16_000,
+        30_000,
+      );
+      const [odd] = await db<
+        { endpoint: string; method: string; status_code: number; duration_ms: number }[]
+      >`
+        select endpoint, method, status_code, duration_ms from auth.request_log
+        where key_id = ${acct.keyId} and at = ${new Date(start + 7)}`;
+      assert.deepEqual(odd, { endpoint: tricky, method: "POST", status_code: 201, duration_ms: 7 });
+      const [key] = await db<{ last_used_at: Date; last_used_ip: string }[]>`
+        select last_used_at, last_used_ip from auth.api_keys where id = ${acct.keyId}`;
+      assert.deepEqual(key, { last_used_at: new Date(start + 15_999), last_used_ip: "203.0.113.9" });
+    } finally {
+      await db.end();
+    }
   });
 
   it("lets staff view keys and logs with view clients and revoke with edit clients, never the secret", async () => {

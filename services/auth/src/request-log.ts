@@ -32,27 +32,28 @@ export function startRequestLogConsumer(sql: Sql, nats: NatsLink, ns: string, lo
         }
       }
       if (records.length === 0) return;
-      const rows = records.map((r) => ({
-        key_id: r.keyId,
-        customer_id: r.customerId,
-        method: r.method,
-        endpoint: r.endpoint.slice(0, 500),
-        status_code: r.status,
-        source_ip: r.ip,
-        duration_ms: Math.round(r.durationMs),
-        at: r.at,
-      }));
       const latest = new Map<string, RequestLogRecord>();
       for (const r of records) {
         const seen = latest.get(r.keyId);
         if (!seen || seen.at < r.at) latest.set(r.keyId, r);
       }
+      const keys = [...latest.values()];
+      // Each column goes as one array: a statement carries at most 65,534 parameters, and a batch
+      // of the gateway's batches after a backlog holds far more entries than a row per parameter
+      // group allows (8,191). Such a batch failed for ever and the log stopped (issue 13).
       await sql.begin(async (tx) => {
-        await tx`insert into request_log ${tx(rows)}`;
-        for (const r of latest.values()) {
-          await tx`update api_keys set last_used_at = ${r.at}, last_used_ip = ${r.ip}
-          where id = ${r.keyId} and (last_used_at is null or last_used_at < ${r.at})`;
-        }
+        await Promise.all([
+          tx`insert into request_log (key_id, customer_id, method, endpoint, status_code, source_ip, duration_ms, at)
+            select * from unnest(
+              ${records.map((r) => r.keyId)}::uuid[], ${records.map((r) => r.customerId)}::uuid[],
+              ${records.map((r) => r.method)}::text[], ${records.map((r) => r.endpoint.slice(0, 500))}::text[],
+              ${records.map((r) => r.status)}::int[], ${records.map((r) => r.ip)}::text[],
+              ${records.map((r) => Math.round(r.durationMs))}::int[], ${records.map((r) => r.at)}::timestamptz[])`.execute(),
+          tx`update api_keys k set last_used_at = u.at, last_used_ip = u.ip
+            from unnest(${keys.map((r) => r.keyId)}::uuid[], ${keys.map((r) => r.at)}::timestamptz[],
+              ${keys.map((r) => r.ip)}::text[]) as u(id, at, ip)
+            where k.id = u.id and (k.last_used_at is null or k.last_used_at < u.at)`.execute(),
+        ]);
       });
     },
   );
