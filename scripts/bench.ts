@@ -453,7 +453,7 @@ ${ledgerLine}
 
 ${webhookReport}
 
-## Memory (RSS per service, MB)
+## Memory (RSS per service, MiB)
 
 ${memoryTable()}
 
@@ -461,7 +461,7 @@ ${memoryTable()}
 
 - Keyed throughput ≥ 7% of bare (stretch 10%): **${((100 * keyed.rps) / bare.rps).toFixed(1)}%** (${keyed.rps >= 0.07 * bare.rps ? "met" : "not met"}).
 - Keyed p99 ≤ 20 ms at ${CONNECTIONS} connections: **${keyed.p99} ms** (${keyed.p99 <= 20 ? "met" : "not met"}).
-- Auth adds ≤ 0.5 ms at one connection: ${authAdded || "not measured in this run."} (Under ${CONNECTIONS}
+- Auth adds ≤ 0.5 ms at one connection. ${authAdded || "not measured in this run."} (Under ${CONNECTIONS}
   connections the p50 difference is ${(keyed.p50 - guide.p50).toFixed(1)} ms, queueing on 2 saturated cores.)
 - No errors: ${results.every((r) => r.errors + r.non2xx === 0) ? "met" : "not met"}.
 ${moneyTargets(moneyResults)}
