@@ -69,3 +69,32 @@ describe("hourly window (real Redis)", () => {
     assert.ok(ttl > 0, `ttl ${ttl}`);
   });
 });
+
+describe("Lua scripts on an auto-pipelined client (real Redis)", () => {
+  // ioredis copies a client's scripts into a tick's pipeline when the pipeline is made: a script
+  // first defined after another command in the same tick was missing from it, and the call failed.
+  it("answers a client's first script call made in the same tick as another command", async () => {
+    const fresh = connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on("uncaughtException", onUncaught);
+    try {
+      const [, window, cooldown] = await Promise.allSettled([
+        fresh.get(`${ns}:other`),
+        countHourly(fresh, ns, "first", 10),
+        reserveCooldown(fresh, ns, { action: "power", limit: 1, windowSeconds: 60 }, "p9", "first"),
+      ]);
+      assert.deepEqual(
+        [window.status, window.status === "fulfilled" && window.value.count],
+        ["fulfilled", 1],
+        String(window.status === "rejected" && window.reason),
+      );
+      assert.equal(cooldown.status === "fulfilled" && cooldown.value.ok, true);
+      await fresh.ping();
+      assert.deepEqual(uncaught, []);
+    } finally {
+      process.off("uncaughtException", onUncaught);
+      await fresh.quit();
+    }
+  });
+});

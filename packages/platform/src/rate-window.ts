@@ -18,12 +18,17 @@ type WithScripts = Redis & {
   ): Promise<[number, number]>;
 };
 
-/** Registers the Lua scripts once per client; ioredis then calls them by SHA (EVALSHA). */
+/** Defined on every client connectRedis makes; ioredis calls them by SHA (EVALSHA). */
+export const platformScripts = {
+  hbHourly: { numberOfKeys: 1, lua: hourlyScript },
+  hbReserve: { numberOfKeys: 1, lua: reserveScript },
+};
+
+/** The client with the platform's scripts (a client made elsewhere gets them on first use). */
 export function scripts(redis: Redis): WithScripts {
   const r = redis as WithScripts;
   if (typeof r.hbHourly !== "function") {
-    redis.defineCommand("hbHourly", { numberOfKeys: 1, lua: hourlyScript });
-    redis.defineCommand("hbReserve", { numberOfKeys: 1, lua: reserveScript });
+    for (const [name, script] of Object.entries(platformScripts)) redis.defineCommand(name, script);
   }
   return r;
 }

@@ -74,11 +74,16 @@ type WithLeaseScripts = Redis & {
   hbKeyPending(live: string, base: string, ...argv: string[]): Promise<string[]>;
 };
 
+/** For connectRedis, which defines them before the client's first command. */
+export const keyLeaseScripts = {
+  hbKeyRenew: { numberOfKeys: 3, lua: renewScript },
+  hbKeyPending: { numberOfKeys: 2, lua: pendingScript },
+};
+
 function scripts(redis: Redis): WithLeaseScripts {
   const r = redis as WithLeaseScripts;
   if (typeof r.hbKeyRenew !== "function") {
-    redis.defineCommand("hbKeyRenew", { numberOfKeys: 3, lua: renewScript });
-    redis.defineCommand("hbKeyPending", { numberOfKeys: 2, lua: pendingScript });
+    for (const [name, script] of Object.entries(keyLeaseScripts)) redis.defineCommand(name, script);
   }
   return r;
 }

@@ -24,6 +24,7 @@ import { createApiKeys } from "./api-keys.ts";
 import { loadAuthConfig } from "./config.ts";
 import type { AuthHandlers } from "./handlers.ts";
 import { createKeyDistribution } from "./key-distribution.ts";
+import { keyLeaseScripts } from "./key-leases.ts";
 import { timedVerify } from "./metrics.ts";
 import { createPartners } from "./partners.ts";
 import { createPortal } from "./portal.ts";
@@ -37,7 +38,7 @@ runMain(log, async () => {
   const observability = await startObservability("auth", log);
   const sql = connectDb(cfg.DATABASE_URL, "auth", cfg.DB_POOL_MAX);
   await migrate(sql, "auth", path.join(import.meta.dirname, "db/migrations"), log);
-  const redis = connectRedis(cfg.REDIS_URL);
+  const redis = connectRedis(cfg.REDIS_URL, keyLeaseScripts);
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
   const nats = linkNats(cfg.NATS_URL, "auth", cfg.HB_NS, log);
 

@@ -31,6 +31,9 @@ return n`;
 
 type WithScript = Redis & { hbAuthFail(key: string, windowMs: number): Promise<number> };
 
+/** For connectRedis, which defines it before the client's first command. */
+export const authThrottleScripts = { hbAuthFail: { numberOfKeys: 1, lua: countScript } };
+
 /**
  * The address a client is counted under: an IPv4 address as is, an IPv6 address by its /64 (one
  * subscriber's usual allocation, so rotating through it gains nothing), an IPv4-mapped IPv6
@@ -65,8 +68,7 @@ export function createAuthThrottle(
   log: Logger,
 ): AuthThrottle {
   const r = redis as WithScript;
-  if (typeof r.hbAuthFail !== "function")
-    redis.defineCommand("hbAuthFail", { numberOfKeys: 1, lua: countScript });
+  if (typeof r.hbAuthFail !== "function") redis.defineCommand("hbAuthFail", authThrottleScripts.hbAuthFail);
   const timeoutMs = opts.redisTimeoutMs ?? 250;
   return {
     async failed(sourceIp) {

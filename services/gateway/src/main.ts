@@ -4,7 +4,7 @@ import os from "node:os";
 import { createLogger, linkNats, onShutdown, runMain, startObservability } from "@hb/platform";
 import { connectRedis } from "@hb/platform/redis";
 import { buildApp } from "./app.ts";
-import { createAuthThrottle } from "./auth-throttle.ts";
+import { authThrottleScripts, createAuthThrottle } from "./auth-throttle.ts";
 import { createClients } from "./clients.ts";
 import { loadGatewayConfig } from "./config.ts";
 import { startKeySync } from "./key-sync.ts";
@@ -18,7 +18,7 @@ runMain(log, async () => {
   const cfg = loadGatewayConfig();
   const observability = await startObservability("gateway", log);
   const clients = createClients(cfg);
-  const redis = connectRedis(cfg.REDIS_URL);
+  const redis = connectRedis(cfg.REDIS_URL, authThrottleScripts);
   // Not awaited: the gateway serves while NATS is down; request-log entries wait in the buffer.
   const nats = linkNats(cfg.NATS_URL, "gateway", cfg.HB_NS, log);
   const keys = cfg.KEY_TABLE
