@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { reserveScript } from "./cooldown-script.ts";
+import type { LuaScript } from "./redis.ts";
 
 // INCR and EXPIRE in one script: atomic, so a crash can never leave a counter without expiry.
 const hourlyScript = `
@@ -22,16 +23,10 @@ type WithScripts = Redis & {
 export const platformScripts = {
   hbHourly: { numberOfKeys: 1, lua: hourlyScript },
   hbReserve: { numberOfKeys: 1, lua: reserveScript },
-};
+} satisfies Record<string, LuaScript>;
 
-/** The client with the platform's scripts (a client made elsewhere gets them on first use). */
-export function scripts(redis: Redis): WithScripts {
-  const r = redis as WithScripts;
-  if (typeof r.hbHourly !== "function") {
-    for (const [name, script] of Object.entries(platformScripts)) redis.defineCommand(name, script);
-  }
-  return r;
-}
+/** The client with the platform's scripts, which connectRedis defined when it made it. */
+export const scripts = (redis: Redis) => redis as WithScripts;
 
 export interface WindowCount {
   limit: number;

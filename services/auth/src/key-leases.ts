@@ -1,4 +1,4 @@
-import type { Redis } from "@hb/platform/redis";
+import type { LuaScript, Redis } from "@hb/platform/redis";
 
 /**
  * The shared record of which gateway streams are live and what each has applied, in Redis so that
@@ -78,15 +78,10 @@ type WithLeaseScripts = Redis & {
 export const keyLeaseScripts = {
   hbKeyRenew: { numberOfKeys: 3, lua: renewScript },
   hbKeyPending: { numberOfKeys: 2, lua: pendingScript },
-};
+} satisfies Record<string, LuaScript>;
 
-function scripts(redis: Redis): WithLeaseScripts {
-  const r = redis as WithLeaseScripts;
-  if (typeof r.hbKeyRenew !== "function") {
-    for (const [name, script] of Object.entries(keyLeaseScripts)) redis.defineCommand(name, script);
-  }
-  return r;
-}
+/** The client with the lease scripts (auth's client is made with keyLeaseScripts). */
+const scripts = (redis: Redis) => redis as WithLeaseScripts;
 
 export async function renewLease(
   redis: Redis,

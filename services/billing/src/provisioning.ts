@@ -174,7 +174,7 @@ export function machineReport(data: Uint8Array): MachineReport | undefined {
  * installing or pending, one service event per service changed, in the reports' order, and
  * order.paid for a partner order once its last service is active. A service reported twice in
  * the batch is applied in a later round, after its first report. Each round is a fixed number of
- * round trips, however many reports it holds (issue 13: it was eight round trips per report).
+ * round trips, however many reports it holds (issue 13: it was ten round trips per report).
  */
 export async function applyMachineEvents(sql: Sql, ns: string, events: MachineReport[]): Promise<void> {
   if (events.length === 0) return;
@@ -231,13 +231,15 @@ async function applyRound(tx: TxSql, ns: string, round: MachineReport[]) {
   const serviceById = new Map(services.map((r) => [r.id, r]));
   const orderById = new Map(orders.map((o) => [o.id, o]));
   const applied = new Set(changed.map((c) => c.event_id));
+  const outcomes = round
+    .filter((e) => applied.has(e.eventId))
+    .map((e) => {
+      const updated = serviceById.get(e.serviceId)!;
+      return { e, updated, order: updated.order_id ? orderById.get(updated.order_id) : undefined };
+    });
   // Sent together, in the reports' order (postgres.js pipelines what one tick starts).
-  const written: Promise<unknown>[] = [];
-  for (const e of round) {
-    if (!applied.has(e.eventId)) continue;
-    const updated = serviceById.get(e.serviceId)!;
-    const order = updated.order_id ? orderById.get(updated.order_id) : undefined;
-    written.push(
+  await Promise.all(
+    outcomes.map(({ e, updated, order }) =>
       serviceEvent(
         tx,
         ns,
@@ -246,14 +248,10 @@ async function applyRound(tx: TxSql, ns: string, round: MachineReport[]) {
         order,
         e.success ? "" : e.error,
       ),
-    );
-  }
-  await Promise.all(written);
+    ),
+  );
   const built = new Set<string>();
-  for (const e of round) {
-    const order = applied.has(e.eventId)
-      ? orderById.get(serviceById.get(e.serviceId)!.order_id ?? "")
-      : undefined;
+  for (const { e, order } of outcomes) {
     if (!order?.partner_id || !e.success || built.has(order.id)) continue;
     built.add(order.id);
     await partnerOrderPaidWhenBuilt(tx, ns, order);

@@ -74,13 +74,12 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
     if (!outcome) {
       // Only while the job is running and still this worker's: the statement checks it on the
       // row's latest version, as locking the row and then checking did.
-      if (next === "recheck")
-        await sql`update jobs set claim = null, lease_until = null,
-          due_at = clock_timestamp() + make_interval(secs => ${RECHECK_MS / 1000})
-          where id = ${job.id} and claim = ${job.claim} and status = 'running'`;
-      else
-        await sql`update jobs set claim = null, lease_until = null
-          where id = ${job.id} and claim = ${job.claim} and status = 'running'`;
+      const dueAt =
+        next === "recheck"
+          ? sql`clock_timestamp() + make_interval(secs => ${RECHECK_MS / 1000})`
+          : sql`due_at`;
+      await sql`update jobs set claim = null, lease_until = null, due_at = ${dueAt}
+        where id = ${job.id} and claim = ${job.claim} and status = 'running'`;
       return;
     }
     await sql.begin(async (tx) => {

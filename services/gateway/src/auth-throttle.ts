@@ -1,5 +1,5 @@
 import type { Logger } from "@hb/platform";
-import type { Redis } from "@hb/platform/redis";
+import type { LuaScript, Redis } from "@hb/platform/redis";
 import ipaddr from "ipaddr.js";
 
 export interface AuthThrottleOptions {
@@ -32,7 +32,9 @@ return n`;
 type WithScript = Redis & { hbAuthFail(key: string, windowMs: number): Promise<number> };
 
 /** For connectRedis, which defines it before the client's first command. */
-export const authThrottleScripts = { hbAuthFail: { numberOfKeys: 1, lua: countScript } };
+export const authThrottleScripts = {
+  hbAuthFail: { numberOfKeys: 1, lua: countScript },
+} satisfies Record<string, LuaScript>;
 
 /**
  * The address a client is counted under: an IPv4 address as is, an IPv6 address by its /64 (one
@@ -68,7 +70,6 @@ export function createAuthThrottle(
   log: Logger,
 ): AuthThrottle {
   const r = redis as WithScript;
-  if (typeof r.hbAuthFail !== "function") redis.defineCommand("hbAuthFail", authThrottleScripts.hbAuthFail);
   const timeoutMs = opts.redisTimeoutMs ?? 250;
   return {
     async failed(sourceIp) {
