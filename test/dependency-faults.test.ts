@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { eventually } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
+import { csrfIn, PASSWORD, signInVisitor, visitor } from "./portal-pages.ts";
+import { stackClient } from "./support/clients.ts";
 import { type PrivateServer, privatePostgres, privateRedis } from "./support/private-servers.ts";
 
 // The stack here runs on its own Redis and PostgreSQL servers, so killing them touches nothing
@@ -29,6 +32,10 @@ describe("when a dependency goes away", () => {
       })
     ).secretKey;
     assert.ok(customer);
+    const portal = stackClient(s.stack.env, [PortalService], "AUTH_ADDR");
+    const { token } = await portal.client.createPasswordLink({ realm: Realm.PORTAL, subjectId: owner!.id });
+    await portal.client.setPassword({ token, password: PASSWORD });
+    portal.close();
   });
   after(async () => {
     await s?.close();
@@ -73,4 +80,39 @@ describe("when a dependency goes away", () => {
       assert.ok(Date.now() - returned <= 10_000);
     });
   }
+
+  it("answers the pages 503 as a page, promptly, while Redis is down (sessions and sign-in need it)", async () => {
+    const base = s.stack.gatewayUrl;
+    await eventually(async () => (await timed("/")).status === 200, 10_000, 200);
+    const signedIn = await signInVisitor(base, "portal", "deps@example.test");
+    const fresh = visitor(base);
+    const form = await fresh.get("/portal/sign-in");
+    await redis.kill();
+    try {
+      for (const [what, answer] of [
+        ["a signed-in page", () => signedIn.get("/portal/team")],
+        [
+          "the sign-in form",
+          () =>
+            fresh.post("/portal/sign-in", {
+              _csrf: csrfIn(form.text),
+              email: "deps@example.test",
+              password: PASSWORD,
+            }),
+        ],
+      ] as const) {
+        const started = Date.now();
+        const r = await answer();
+        const ms = Date.now() - started;
+        assert.equal(r.status, 503, `${what}: ${r.status}`);
+        assert.equal(r.headers.get("content-type"), "text/html; charset=utf-8");
+        assert.match(r.text, /temporarily unavailable/);
+        assert.doesNotMatch(r.text, /redis|ECONNREFUSED|127\.0\.0\.1/i);
+        assert.ok(ms < 2_000, `${what} answered after ${ms} ms`);
+      }
+    } finally {
+      await redis.start();
+    }
+    await eventually(async () => (await signedIn.get("/portal/team")).status === 303, 10_000, 200);
+  });
 });

@@ -129,7 +129,9 @@ describe("portal and admin sign-in", () => {
   });
 
   it("a set-password link works once and the password is stored as a scrypt hash", async () => {
-    const owner = await portalOwner();
+    const email = `${unique("owner")}@example.test`;
+    const { owner: person } = await auth.createCustomer({ name: unique("Owner"), email, currency: "EUR" });
+    const owner = { ownerId: person!.id, email };
     const { token } = await portal.createPasswordLink({ realm: Realm.PORTAL, subjectId: owner.ownerId });
     const v = visitor();
     const form = await v.get(`/portal/set-password?token=${token}`);

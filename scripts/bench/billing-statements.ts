@@ -66,7 +66,8 @@ export async function countBillingStatements(
       createLogger("statements"),
     );
     const impl = {
-      ...createAccount(sql),
+      // No auth here: every account is the person's own, in EUR.
+      ...createAccount(sql, async () => ({ currency: "EUR", personBelongs: true })),
       ...createCatalogue(sql),
       ...createOrders(sql, "stmts"),
       ...createDocumentHandlers(sql, "stmts"),

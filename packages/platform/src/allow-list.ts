@@ -23,6 +23,8 @@ export const ALLOWED_CALLERS: Readonly<Record<string, readonly (ServiceIdentity 
   // Sign-in, sessions and set-password links of the pages; the admin command issues links.
   "hb.auth.v1.PortalService": ["admin-panel", "admin"],
   "hb.auth.v1.PartnerLookupService": ["webhooks"],
+  // An account's currency and people, for billing's staff operations (no secrets).
+  "hb.auth.v1.AccountLookupService": ["billing"],
   // The key table every gateway replica holds (no secrets) and its acknowledgements.
   "hb.auth.v1.KeyDistributionService": ["gateway"],
   "hb.billing.v1.BillingService": ["gateway", "admin"],

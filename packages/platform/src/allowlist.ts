@@ -64,3 +64,16 @@ export function allowlistPermits(entries: readonly string[], sourceIp: string): 
   }
   return false;
 }
+
+/**
+ * The address a client is counted under by the throttles of failed authentication and sign-in: an
+ * IPv4 address as is, an IPv6 address by its /64 (one subscriber's usual allocation, so rotating
+ * through it gains nothing), an IPv4-mapped IPv6 address as its IPv4 form.
+ */
+export function throttleSubject(sourceIp: string): string {
+  if (!ipaddr.isValid(sourceIp)) return sourceIp.slice(0, 64);
+  const addr = ipaddr.process(sourceIp);
+  if (addr.kind() === "ipv4") return addr.toString();
+  const parts = (addr as ipaddr.IPv6).parts.slice(0, 4);
+  return `${parts.map((p) => p.toString(16)).join(":")}::/64`;
+}

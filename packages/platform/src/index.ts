@@ -7,6 +7,7 @@ export * from "./db.ts";
 export * from "./enum-words.ts";
 export * from "./errors.ts";
 export * from "./ids.ts";
+export * from "./iso-codes.ts";
 export * from "./log.ts";
 export * from "./metrics.ts";
 export * from "./nats.ts";

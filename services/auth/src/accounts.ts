@@ -1,6 +1,8 @@
 import {
   apiError,
   badRequest,
+  billingCurrency,
+  countryCode,
   isPermission,
   newId,
   notFound,
@@ -53,13 +55,14 @@ export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthH
       // Ids, lengths and the currency's form are the request's declared rules (auth.proto).
       const name = req.name.trim();
       const email = requireEmail("email", req.email);
-      const currency = (req.currency || "EUR").toUpperCase();
+      const currency = billingCurrency("currency", (req.currency || "EUR").toUpperCase());
+      const country = req.country.trim() ? countryCode("country", req.country.trim().toUpperCase()) : "";
       const customerId = newId();
       const ownerId = newId();
       await sql
         .begin(async (tx) => {
           await tx`insert into customers (id, name, email, company, country, currency)
-            values (${customerId}, ${name}, ${email}, ${req.company}, ${req.country}, ${currency})`;
+            values (${customerId}, ${name}, ${email}, ${req.company}, ${country}, ${currency})`;
           await tx`insert into people (id, customer_id, name, email, is_owner)
             values (${ownerId}, ${customerId}, ${name}, ${email}, true)`;
         })
@@ -103,6 +106,15 @@ export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthH
       if (updated.length === 0) throw notFound("Customer");
       await keys.customer(id);
       return { customer: customerOut(await getCustomer(id)) };
+    },
+
+    async lookupAccount(req) {
+      const customer = await getCustomer(req.customerId);
+      const [person] = req.personId
+        ? await sql<PersonRow[]>`select * from people
+            where id = ${req.personId} and customer_id = ${customer.id} and removed_at is null`
+        : [];
+      return { customer: customerOut(customer), person: person ? personOut(person) : undefined };
     },
 
     async createPerson(req) {

@@ -13,6 +13,12 @@ export const authConfigShape = {
   /** Portal and admin sign-in: failures for one address before it is locked, and for how long. */
   SIGN_IN_MAX_FAILURES: z.coerce.number().int().min(1).max(100).default(5),
   SIGN_IN_LOCK_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  /**
+   * Failed sign-ins from one source address (an IPv6 /64) in its window, whatever the accounts:
+   * beyond them every attempt is refused before its password is checked.
+   */
+  SIGN_IN_SOURCE_MAX_FAILURES: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  SIGN_IN_SOURCE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   SESSION_SECONDS: z.coerce.number().int().min(60).max(604_800).default(28_800),
   /** log2 of scrypt's N for new password hashes (15: 32 MiB per hash). */
   PASSWORD_HASH_COST: z.coerce.number().int().min(10).max(20).default(15),

@@ -1,4 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
+import type { AccountLookupService } from "@hb/contracts/hb/auth/v1/account_lookup_pb";
 import type { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import type { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import type { PartnerLookupService } from "@hb/contracts/hb/auth/v1/partner_lookup_pb";
@@ -10,5 +11,6 @@ import type { PartnerLookupService } from "@hb/contracts/hb/auth/v1/partner_look
 export type AuthHandlers = Partial<
   ServiceImpl<typeof AuthService> &
     ServiceImpl<typeof AuthStaffService> &
-    ServiceImpl<typeof PartnerLookupService>
+    ServiceImpl<typeof PartnerLookupService> &
+    ServiceImpl<typeof AccountLookupService>
 >;

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { AccountLookupService } from "@hb/contracts/hb/auth/v1/account_lookup_pb";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { KeyDistributionService } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
@@ -27,7 +28,7 @@ import { createKeyDistribution } from "./key-distribution.ts";
 import { keyLeaseScripts } from "./key-leases.ts";
 import { timedVerify } from "./metrics.ts";
 import { createPartners } from "./partners.ts";
-import { createPortal } from "./portal.ts";
+import { createPortal, signInScripts } from "./portal.ts";
 import { startRequestLogConsumer } from "./request-log.ts";
 import { createVerify } from "./verify.ts";
 
@@ -38,7 +39,7 @@ runMain(log, async () => {
   const observability = await startObservability("auth", log);
   const sql = connectDb(cfg.DATABASE_URL, "auth", cfg.DB_POOL_MAX);
   await migrate(sql, "auth", path.join(import.meta.dirname, "db/migrations"), log);
-  const redis = connectRedis(cfg.REDIS_URL, keyLeaseScripts);
+  const redis = connectRedis(cfg.REDIS_URL, { ...keyLeaseScripts, ...signInScripts });
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
   const nats = linkNats(cfg.NATS_URL, "auth", cfg.HB_NS, log);
 
@@ -63,16 +64,25 @@ runMain(log, async () => {
       bind(AuthService, impl),
       bind(AuthStaffService, impl),
       bind(PartnerLookupService, impl),
+      bind(AccountLookupService, impl),
       bind(KeyDistributionService, keyTable.service),
       bind(
         PortalService,
-        createPortal(sql, redis, cfg.HB_NS, {
-          maxFailures: cfg.SIGN_IN_MAX_FAILURES,
-          lockSeconds: cfg.SIGN_IN_LOCK_SECONDS,
-          sessionSeconds: cfg.SESSION_SECONDS,
-          linkHours: cfg.PASSWORD_LINK_HOURS,
-          passwordCost: cfg.PASSWORD_HASH_COST,
-        }),
+        createPortal(
+          sql,
+          redis,
+          cfg.HB_NS,
+          {
+            maxFailures: cfg.SIGN_IN_MAX_FAILURES,
+            lockSeconds: cfg.SIGN_IN_LOCK_SECONDS,
+            sourceMaxFailures: cfg.SIGN_IN_SOURCE_MAX_FAILURES,
+            sourceWindowSeconds: cfg.SIGN_IN_SOURCE_WINDOW_SECONDS,
+            sessionSeconds: cfg.SESSION_SECONDS,
+            linkHours: cfg.PASSWORD_LINK_HOURS,
+            passwordCost: cfg.PASSWORD_HASH_COST,
+          },
+          keyTable.changes,
+        ),
       ),
     ],
     log,

@@ -3,8 +3,17 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { type PortalService, Realm, type SessionSchema } from "@hb/contracts/hb/auth/v1/portal_pb";
-import { ALL_PERMISSIONS, apiError, badRequest, notFound, type Sql, STAFF_PERMISSIONS } from "@hb/platform";
-import type { Redis } from "@hb/platform/redis";
+import {
+  ALL_PERMISSIONS,
+  apiError,
+  badRequest,
+  notFound,
+  type Sql,
+  STAFF_PERMISSIONS,
+  throttleSubject,
+} from "@hb/platform";
+import type { LuaScript, Redis } from "@hb/platform/redis";
+import { type KeyChanges, noKeyChanges } from "./key-distribution.ts";
 import { createPartnerListing } from "./partners.ts";
 import { decoyHash, hashPassword, verifyPassword } from "./passwords.ts";
 import { customerStatusOf, partnerStatusOf } from "./statuses.ts";
@@ -14,6 +23,9 @@ export interface PortalConfig {
   maxFailures: number;
   /** How long a lock (and the count of failures leading to it) lasts. */
   lockSeconds: number;
+  /** Failed sign-ins one source address (an IPv6 /64) may make in its window, whatever the account. */
+  sourceMaxFailures: number;
+  sourceWindowSeconds: number;
   sessionSeconds: number;
   linkHours: number;
   /** log2 of scrypt's N for new hashes. */
@@ -29,6 +41,8 @@ interface StoredSession {
   subjectId: string;
   csrf: string;
   expiresAt: number;
+  /** passwordMark of the password hash at sign-in. */
+  password?: string;
 }
 
 interface Subject {
@@ -43,11 +57,42 @@ interface Subject {
   partner_status: string | null;
 }
 
-// INCR and EXPIRE together, so a failure counter never outlives its window.
-const countFailure = `
+// INCR and EXPIRE together, so a counter never outlives its window; returns the count with this
+// attempt and the seconds its window has left.
+const countAttempt = `
 local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+if n == 1 or redis.call('TTL', KEYS[1]) < 0 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return {n, redis.call('TTL', KEYS[1])}`;
+
+// Gives one counted attempt back, never creating a counter (its window may have ended meanwhile).
+const giveBack = `
+if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then
+  return redis.call('DECR', KEYS[1])
+end
+return 0`;
+
+/** For connectRedis, which defines them before the client's first command. */
+export const signInScripts = {
+  hbSignInCount: { numberOfKeys: 1, lua: countAttempt },
+  hbSignInGiveBack: { numberOfKeys: 1, lua: giveBack },
+} satisfies Record<string, LuaScript>;
+
+type WithSignInScripts = Redis & {
+  hbSignInCount(key: string, windowSeconds: number): Promise<[number, number]>;
+  hbSignInGiveBack(key: string): Promise<number>;
+};
+
+const hasPassword = () =>
+  apiError(
+    "CONFLICT",
+    "This person already has a password: a set-password link can only be issued to a person who has none yet",
+  );
+
+const tooMany = (message: string, secondsLeft: number) =>
+  apiError("RATE_LIMITED", message, { retryAfterSeconds: Math.max(secondsLeft, 1) });
+
+/** What a session remembers of the password it was opened with: any change of it ends the session. */
+const passwordMark = (hash: string) => sha256(hash).toString("base64url").slice(0, 22);
 
 /** Passwords, set-password links and sessions of the portal and the admin panel. */
 export function createPortal(
@@ -55,11 +100,17 @@ export function createPortal(
   redis: Redis,
   ns: string,
   cfg: PortalConfig,
+  keys: KeyChanges = noKeyChanges,
 ): Partial<ServiceImpl<typeof PortalService>> {
   const decoy = decoyHash(cfg.passwordCost);
   const sessionKey = (t: string) => `${ns}:session:${sha256(t).toString("hex")}`;
-  const failureKey = (realm: Realm, email: string) =>
-    `${ns}:sign-in-failures:${realmWord(realm)}:${email.toLowerCase()}`;
+  const counters = redis as WithSignInScripts;
+  // An account is counted by its id, however its address was spelt: the look-up matches with
+  // PostgreSQL's lower(), which differs from JavaScript's (lower('İ') is 'i' there), so a key made
+  // from the typed address gave a locked account a fresh counter. An address with no account
+  // has nothing to protect; it is still counted, by its text.
+  const failureKey = (realm: Realm, s: Subject | undefined, email: string) =>
+    `${ns}:sign-in-failures:${realmWord(realm)}:${s ? `id:${s.id}` : `address:${email.toLowerCase()}`}`;
 
   async function subject(
     realm: "portal" | "admin",
@@ -102,8 +153,12 @@ export function createPortal(
   return {
     async createPasswordLink(req) {
       const realm = realmWord(req.realm);
-      if (!(await subject(realm, { id: req.subjectId })))
-        throw notFound(realm === "admin" ? "Staff member" : "Person");
+      const s = await subject(realm, { id: req.subjectId });
+      if (!s) throw notFound(realm === "admin" ? "Staff member" : "Person");
+      // Whoever issues a link could use it: staff (or an owner) must never set the password of a
+      // person who already signs in, and so hold their account (the spec: staff never read or
+      // create a secret). A link sets a first password only.
+      if (realm === "portal" && s.password_hash) throw hasPassword();
       const t = token();
       const expiresAt = new Date(Date.now() + cfg.linkHours * 3600_000);
       await sql`insert into password_links (token_hash, realm, subject_id, expires_at)
@@ -127,8 +182,18 @@ export function createPortal(
                   { email: string }[]
                 >`update staff set password_hash = ${hash} where id = ${link.subject_id} returning email`
               : await tx<{ email: string }[]>`update people set password_hash = ${hash}
-                where id = ${link.subject_id} and removed_at is null returning email`;
-          if (!row) throw badRequest("token", "This link's account no longer exists");
+                where id = ${link.subject_id} and removed_at is null and password_hash is null returning email`;
+          if (!row) {
+            // A link issued before the person chose a password (with another link) sets nothing.
+            const [held] = await tx`select 1 from people
+              where id = ${link.subject_id} and removed_at is null and password_hash is not null`;
+            if (held)
+              throw badRequest(
+                "token",
+                "This person has already chosen a password; the link no longer works",
+              );
+            throw badRequest("token", "This link's account no longer exists");
+          }
           return { realm: link.realm === "admin" ? Realm.ADMIN : Realm.PORTAL, email: row.email };
         })
         .catch((err: unknown) => {
@@ -142,37 +207,36 @@ export function createPortal(
 
     async signIn(req) {
       const realm = realmWord(req.realm);
-      const fails = failureKey(req.realm, req.email.trim());
-      const [count, ttl] = await Promise.all([redis.get(fails), redis.ttl(fails)]);
-      if (Number(count ?? 0) >= cfg.maxFailures) {
-        throw apiError("RATE_LIMITED", "Too many failed sign-ins for this address; try again later", {
-          retryAfterSeconds: Math.max(ttl, 1),
-        });
+      // Counted before anything costs a password check, so parallel attempts cannot pass a limit
+      // and a flood from one source costs one Redis call each beyond its allowance.
+      const source = `${ns}:sign-in-source:${throttleSubject(req.sourceIp || "unknown")}`;
+      const [fromSource, sourceLeft] = await counters.hbSignInCount(source, cfg.sourceWindowSeconds);
+      if (fromSource > cfg.sourceMaxFailures) {
+        throw tooMany("Too many failed sign-ins from your network; try again later", sourceLeft);
       }
-      const s = await subject(realm, { email: req.email.trim() });
+      const email = req.email.trim();
+      const s = await subject(realm, { email });
+      const fails = failureKey(req.realm, s, email);
+      const [n, left] = await counters.hbSignInCount(fails, cfg.lockSeconds);
+      const locked = "Too many failed sign-ins for this address; try again later";
+      if (n > cfg.maxFailures) throw tooMany(locked, left);
       // An unknown address costs as much as a wrong password, so timing tells nothing.
       const ok = s?.password_hash
         ? await verifyPassword(req.password, s.password_hash)
         : await verifyPassword(req.password, await decoy).then(() => false);
-      if (!s || !ok) {
-        const [n, left] = (await redis.eval(countFailure, 1, fails, String(cfg.lockSeconds))) as [
-          number,
-          number,
-        ];
-        if (n >= cfg.maxFailures) {
-          throw apiError("RATE_LIMITED", "Too many failed sign-ins for this address; try again later", {
-            retryAfterSeconds: Math.max(left, 1),
-          });
-        }
+      if (!s?.password_hash || !ok) {
+        if (n >= cfg.maxFailures) throw tooMany(locked, left);
         throw apiError("UNAUTHORIZED", "The e-mail address or the password is not right");
       }
-      await redis.del(fails);
+      // The attempt was not a failure: the account's count starts again, the source's gets it back.
+      await Promise.all([redis.del(fails), counters.hbSignInGiveBack(source)]);
       const t = token();
       const stored: StoredSession = {
         realm,
         subjectId: s.id,
         csrf: token(),
         expiresAt: Date.now() + cfg.sessionSeconds * 1000,
+        password: passwordMark(s.password_hash),
       };
       await redis.set(sessionKey(t), JSON.stringify(stored), "EX", cfg.sessionSeconds);
       return { sessionToken: t, session: sessionOut(s, stored) };
@@ -186,7 +250,11 @@ export function createPortal(
       const stored = JSON.parse(raw) as StoredSession;
       if (stored.realm !== realmWord(req.realm)) throw unauthorized();
       const s = await subject(stored.realm, { id: stored.subjectId });
-      if (!s?.password_hash) throw unauthorized();
+      // A changed (or removed) password ends every session opened with the one before.
+      if (!s?.password_hash || stored.password !== passwordMark(s.password_hash)) {
+        await redis.del(sessionKey(req.sessionToken));
+        throw unauthorized();
+      }
       return { session: sessionOut(s, stored) };
     },
 
@@ -214,14 +282,19 @@ export function createPortal(
     },
 
     async removePerson(req) {
-      await sql.begin(async (tx) => {
-        const [p] = await tx<{ is_owner: boolean }[]>`select is_owner from people
+      const customerId = await sql.begin(async (tx) => {
+        const [p] = await tx<
+          { is_owner: boolean; customer_id: string }[]
+        >`select is_owner, customer_id from people
           where id = ${req.personId} and removed_at is null for update`;
         if (!p) throw notFound("Person");
         if (p.is_owner) throw apiError("CONFLICT", "The account owner cannot be removed");
         await tx`update api_keys set revoked_at = coalesce(revoked_at, clock_timestamp()) where person_id = ${req.personId}`;
         await tx`update people set removed_at = clock_timestamp(), password_hash = null where id = ${req.personId}`;
+        return p.customer_id;
       });
+      // The gateways' key tables still hold the keys as live until they hear of the revocation.
+      await keys.customer(customerId);
       return {};
     },
   };

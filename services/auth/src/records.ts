@@ -29,6 +29,8 @@ export interface PersonRow {
   is_owner: boolean;
   permissions: string[];
   created_at: Date;
+  /** Selected with `select *`; only whether it is set leaves auth. */
+  password_hash?: string | null;
 }
 export interface KeyRow {
   id: string;
@@ -89,6 +91,7 @@ export const personOut = (r: PersonRow): MessageInitShape<typeof PersonSchema> =
   isOwner: r.is_owner,
   permissions: r.is_owner ? [...ALL_PERMISSIONS] : r.permissions,
   createdAt: timestampFromDate(r.created_at),
+  hasPassword: Boolean(r.password_hash),
 });
 
 export const keyOut = (r: KeyRow): MessageInitShape<typeof ApiKeySchema> => ({

@@ -1,5 +1,6 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { badRequest, type Sql } from "@hb/platform";
+import type { AccountLookup } from "./account-lookup.ts";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import { serviceStatus, transactionKind } from "./enums.ts";
@@ -8,7 +9,8 @@ import { lockBalance, move } from "./ledger.ts";
 import { formatMoney, money, monthlyEquivalent, parseMoney } from "./money.ts";
 import { callerOf, page, transact } from "./shared.ts";
 
-export function createAccount(sql: Sql): BillingHandlers {
+/** `accounts` answers who belongs to which customer and in which currency it pays (auth owns both). */
+export function createAccount(sql: Sql, accounts: AccountLookup): BillingHandlers {
   const balanceRow = async (personId: string) =>
     (
       await sql<
@@ -93,17 +95,19 @@ export function createAccount(sql: Sql): BillingHandlers {
       const amount = parseMoney(req.amount);
       if (amount === undefined || amount === 0n)
         throw badRequest("amount", "amount must be a non-zero decimal, e.g. 100 or -5.50");
+      // Only a person of the customer named is credited, and only in that customer's currency.
+      const account = await accounts(req.customerId, req.personId);
+      if (!account.personBelongs) {
+        throw badRequest(
+          "person_id",
+          `person_id must name a person of customer ${req.customerId}; ${req.personId} is not one`,
+        );
+      }
+      const currency = account.currency;
+      if (req.currency && req.currency !== currency) {
+        throw badRequest("currency", `currency must be the account's own, ${currency}, not ${req.currency}`);
+      }
       const balance = await transact(sql, async (tx) => {
-        // Credit is in the account's currency; a balance that exists already says which that is.
-        const [held] = await tx<
-          { currency: string }[]
-        >`select currency from balances where person_id = ${req.personId}`;
-        const currency = (req.currency || held?.currency || "").toUpperCase();
-        if (!/^[A-Z]{3}$/.test(currency))
-          throw badRequest(
-            "currency",
-            "currency is required for a person's first credit (ISO 4217, e.g. EUR)",
-          );
         await lockBalance(tx, req.personId, req.customerId, currency);
         return move(tx, {
           personId: req.personId,

@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CatalogueProductSchema } from "@hb/contracts/hb/billing/v1/products_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
-import { badRequest, newId, notFound, prepared, type Sql } from "@hb/platform";
+import { badRequest, billingCurrency, newId, notFound, prepared, type Sql } from "@hb/platform";
 import { moneyOut } from "./contract-values.ts";
 import { billingCycle, productKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -82,7 +82,7 @@ export function createCatalogue(sql: Sql): BillingHandlers {
     async adminCreateProduct(req) {
       if (req.prices.length === 0)
         throw badRequest("prices", "at least one cycle price is required, e.g. monthly=10");
-      const currency = req.currency || "EUR";
+      const currency = req.currency ? billingCurrency("currency", req.currency) : "EUR";
       const prices = new Map<string, Units>();
       for (const p of req.prices) {
         const cycle = billingCycle.in(p.cycle);

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { AccountLookupService } from "@hb/contracts/hb/auth/v1/account_lookup_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
@@ -19,6 +20,7 @@ import {
   startRetention,
 } from "@hb/platform";
 import { createAccount } from "./account.ts";
+import { accountLookup } from "./account-lookup.ts";
 import { createAddonsUpgrades } from "./addons-upgrades.ts";
 import { createCatalogue } from "./catalogue.ts";
 import { enableClockControl } from "./clock.ts";
@@ -47,10 +49,17 @@ runMain(log, async () => {
     tls,
   });
 
+  // Auth's account facts for the staff operations (AccountLookupService, billing's alone).
+  const auth = rpcClient(cfg.RPC_TRANSPORT, AccountLookupService, cfg.AUTH_ADDR, {
+    timeoutMs: cfg.RPC_TIMEOUT_MS,
+    tls,
+  });
+  const accounts = accountLookup(auth.client);
+
   const impl: BillingHandlers = {
-    ...createAccount(sql),
+    ...createAccount(sql, accounts),
     ...createCatalogue(sql),
-    ...createServiceHandlers(sql, cfg.HB_NS),
+    ...createServiceHandlers(sql, cfg.HB_NS, accounts),
     ...createOrders(sql, cfg.HB_NS),
     ...createDocumentHandlers(sql, cfg.HB_NS),
     ...createReseller(sql, cfg.HB_NS),
@@ -90,6 +99,7 @@ runMain(log, async () => {
     ["outbox", () => relay.stop()],
     ["nats", () => nats.close()],
     ["compute-client", () => compute.close()],
+    ["auth-client", () => auth.close()],
     ["db", () => sql.end({ timeout: 5 })],
     // Last: spans and metrics of the shutdown itself are still sent.
     ["observability", () => observability.close()],

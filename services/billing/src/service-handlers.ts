@@ -1,5 +1,6 @@
 import type { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
-import { apiError, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { apiError, badRequest, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import type { AccountLookup } from "./account-lookup.ts";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import { createDocument } from "./documents.ts";
@@ -77,7 +78,8 @@ export async function setServiceState(
   return updated;
 }
 
-export function createServiceHandlers(sql: Sql, ns: string): BillingHandlers {
+/** `accounts` says which currency a customer pays in (auth owns it), for services staff create. */
+export function createServiceHandlers(sql: Sql, ns: string, accounts: AccountLookup): BillingHandlers {
   return {
     async getServiceSummaries(req) {
       const caller = callerOf(req.caller);
@@ -221,6 +223,15 @@ export function createServiceHandlers(sql: Sql, ns: string): BillingHandlers {
             { id: string; name: string; currency: string }[]
           >`select id, name, currency from products where kind = ${kind} order by created_at limit 1`;
       if (!product) throw notFound("Product");
+      // A service is billed in its product's currency, which must be the one the account pays in.
+      const account = await accounts(req.customerId);
+      if (product.currency !== account.currency) {
+        const field = req.productId ? "product_id" : "kind";
+        throw badRequest(
+          field,
+          `${field} names a product priced in ${product.currency}; the customer pays in ${account.currency}`,
+        );
+      }
       const [price] = await sql<{ cycle: string; price: string }[]>`
         select cycle, price from product_prices where product_id = ${product.id} order by (cycle = 'monthly') desc limit 1`;
       const status = serviceStatus.in(req.status) ?? (req.provision ? "pending" : "active");

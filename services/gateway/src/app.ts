@@ -20,7 +20,7 @@ import { countHourly } from "@hb/platform/rate-window";
 import type { Redis } from "@hb/platform/redis";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { AuthThrottle } from "./auth-throttle.ts";
-import { jsonBody, type RawBodyRequest } from "./body.ts";
+import { jsonBody, parserRefusal, type RawBodyRequest } from "./body.ts";
 import type { Clients } from "./clients.ts";
 import type { GatewayConfig } from "./config.ts";
 import { sendError, sendOk } from "./envelope.ts";
@@ -208,11 +208,11 @@ export function buildApp(deps: AppDeps): express.Express {
   // Body parser failures (express.raw's, and body.ts's BAD_REQUEST refusals) and anything else
   // thrown outside a route handler.
   app.use((err: { type?: string; status?: number }, _req: Request, res: Response, _next: NextFunction) => {
-    if (err.type === "entity.too.large")
-      return sendError(res, "PAYLOAD_TOO_LARGE", `Request body exceeds ${cfg.BODY_LIMIT}`);
-    if (err.type === "encoding.unsupported" || err.type === "charset.unsupported") {
-      return sendError(res, "UNSUPPORTED_MEDIA_TYPE", "Unsupported body encoding; send UTF-8 JSON");
+    const refusal = parserRefusal(err, cfg.BODY_LIMIT);
+    if (refusal?.code === "UNSUPPORTED_MEDIA_TYPE") {
+      return sendError(res, refusal.code, "Unsupported body encoding; send UTF-8 JSON");
     }
+    if (refusal && refusal.code !== "BAD_REQUEST") return sendError(res, refusal.code, refusal.message);
     if (err.type === undefined && resolveError(err).status < 500) return sendResolved(res, err, "body");
     if (err.status && err.status >= 400 && err.status < 500)
       return sendError(res, "BAD_REQUEST", "Malformed request");

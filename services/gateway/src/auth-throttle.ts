@@ -1,6 +1,5 @@
-import type { Logger } from "@hb/platform";
+import { type Logger, throttleSubject } from "@hb/platform";
 import type { LuaScript, Redis } from "@hb/platform/redis";
-import ipaddr from "ipaddr.js";
 
 export interface AuthThrottleOptions {
   /** Failures an address may make in a window before its refusals are delayed. */
@@ -35,19 +34,6 @@ type WithScript = Redis & { hbAuthFail(key: string, windowMs: number): Promise<n
 export const authThrottleScripts = {
   hbAuthFail: { numberOfKeys: 1, lua: countScript },
 } satisfies Record<string, LuaScript>;
-
-/**
- * The address a client is counted under: an IPv4 address as is, an IPv6 address by its /64 (one
- * subscriber's usual allocation, so rotating through it gains nothing), an IPv4-mapped IPv6
- * address as its IPv4 form.
- */
-export function throttleSubject(sourceIp: string): string {
-  if (!ipaddr.isValid(sourceIp)) return sourceIp.slice(0, 64);
-  const addr = ipaddr.process(sourceIp);
-  if (addr.kind() === "ipv4") return addr.toString();
-  const parts = (addr as ipaddr.IPv6).parts.slice(0, 4);
-  return `${parts.map((p) => p.toString(16)).join(":")}::/64`;
-}
 
 /** The delay for the `count`-th failure of a window. */
 export function delayFor(count: number, o: AuthThrottleOptions): number {

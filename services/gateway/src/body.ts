@@ -1,4 +1,4 @@
-import { apiError } from "@hb/platform";
+import { apiError, type ErrorCode } from "@hb/platform";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 
 /** Deepest nesting of objects and arrays a request body may have. */
@@ -99,4 +99,25 @@ export function jsonBody(limit: string): RequestHandler[] {
       next();
     },
   ];
+}
+
+/**
+ * A body parser's own failure (express.raw's, express.urlencoded's) in the spec's terms, for the
+ * API's envelope and the pages alike; undefined when `err` is not one.
+ */
+export function parserRefusal(
+  err: { type?: string; status?: number },
+  limit: string,
+): { code: ErrorCode; message: string } | undefined {
+  if (err.type === "entity.too.large")
+    return { code: "PAYLOAD_TOO_LARGE", message: `Request body exceeds ${limit}` };
+  if (err.type === "parameters.too.many")
+    return { code: "PAYLOAD_TOO_LARGE", message: "Request body has too many fields" };
+  if (err.type === "encoding.unsupported" || err.type === "charset.unsupported") {
+    return { code: "UNSUPPORTED_MEDIA_TYPE", message: "Unsupported body encoding; send UTF-8" };
+  }
+  if (err.type !== undefined && err.status !== undefined && err.status >= 400 && err.status < 500) {
+    return { code: "BAD_REQUEST", message: "Malformed request" };
+  }
+  return undefined;
 }

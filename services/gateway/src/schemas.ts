@@ -45,10 +45,33 @@ export const password = z
   .min(8, { error: "must be at least 8 characters" })
   .max(128, { error: "must be at most 128 characters" });
 
-/** A hostname as orders accept it (customer and reseller orders share it). */
+/**
+ * A hostname as orders accept it (customer and reseller orders share it): RFC 1123 labels of 1 to
+ * 63 letters, digits and hyphens, neither starting nor ending with a hyphen, joined by single dots;
+ * 253 characters at most.
+ */
 export const hostname = z
   .string({ error: "must be a string" })
-  .regex(/^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/, { error: "must be a valid hostname" });
+  .max(253, { error: "must be a valid hostname (253 characters at most)" })
+  .regex(/^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, {
+    error: "must be a valid hostname (labels of letters, digits and hyphens separated by single dots)",
+  });
+
+/**
+ * Control characters and the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+ * U+2066-U+2069): a name shown in a list must read as what it is, not reorder what follows it.
+ */
+export const UNSHOWABLE = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
+
+/** A display name (SSH keys): trimmed, 1 to 100 characters, nothing that hides or reorders text. */
+export const displayName = z
+  .string({ error: "is required" })
+  .trim()
+  .min(1, { error: "is required" })
+  .max(100)
+  .refine((v) => !UNSHOWABLE.test(v), {
+    error: "must not contain control characters or bidirectional formatting characters",
+  });
 
 const plainDecimal = /^(\d+)(?:\.(\d+))?$/;
 

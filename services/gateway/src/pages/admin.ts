@@ -194,7 +194,10 @@ ${
       (p) => html`<tr><td>${p.name}</td><td>${p.email}</td><td>${p.isOwner ? "Owner" : "Member"}</td>
 <td>${p.isOwner ? "All" : p.permissions.map((x) => PERMISSIONS[x as Permission] ?? x).join(", ") || "None"}</td>${
         edit
-          ? html`<td><form method="post" action="/admin/customers/${c.id}/people/${p.id}/link">${csrfField(s.csrfToken)}<button type="submit">Set-password link<span class="sr"> for ${p.name}</span></button></form></td>`
+          ? p.hasPassword
+            ? // Only the person sets a password they already have (no takeover by staff).
+              html`<td>Password set</td>`
+            : html`<td><form method="post" action="/admin/customers/${c.id}/people/${p.id}/link">${csrfField(s.csrfToken)}<button type="submit">Set-password link<span class="sr"> for ${p.name}</span></button></form></td>`
           : ""
       }</tr>`,
     )}</tbody></table></div>

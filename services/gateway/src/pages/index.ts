@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { Logger } from "@hb/platform";
+import { errorCodes, type Logger, resolveError } from "@hb/platform";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
+import { parserRefusal } from "../body.ts";
 import type { PageClients } from "../clients.ts";
+import { refuseUnsafeText } from "../validation.ts";
 import { adminRouter } from "./admin.ts";
 import { html } from "./html.ts";
 import { page, SCRIPT, STYLESHEET } from "./layout.ts";
@@ -11,6 +13,23 @@ import { sendPage } from "./respond.ts";
 import { cookieWriter } from "./session.ts";
 
 const asset = (name: string) => readFileSync(path.join(import.meta.dirname, name));
+
+/** The largest form a page takes; the API's BODY_LIMIT is for JSON bodies. */
+const FORM_LIMIT = "64kb";
+
+/**
+ * Text PostgreSQL cannot store (a NUL character, a lone surrogate) in any form field or query
+ * value is refused 400 before a page reads it, as the API refuses it (validation.ts).
+ */
+function safeText(req: Request, _res: Response, next: NextFunction) {
+  try {
+    refuseUnsafeText(req.query, "query");
+    refuseUnsafeText(req.body ?? {}, "body");
+    next();
+  } catch (err) {
+    next(err);
+  }
+}
 
 /**
  * The client portal (/portal) and the admin panel (/admin): server-rendered pages over auth's,
@@ -28,20 +47,31 @@ export function pagesRouter(deps: { clients: PageClients; publicUrl: string; log
   router.get(SCRIPT, (_req, res) => {
     res.type("text/javascript").set("Cache-Control", "public, max-age=300").send(js);
   });
-  const forms = express.urlencoded({ extended: false, limit: "64kb", parameterLimit: 200 });
-  router.use("/portal", forms, portalRouter(deps.clients, setCookie, deps.publicUrl));
-  router.use("/admin", forms, adminRouter(deps.clients, setCookie, deps.publicUrl));
+  const forms = express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 200 });
+  router.use("/portal", forms, safeText, portalRouter(deps.clients, setCookie, deps.publicUrl));
+  router.use("/admin", forms, safeText, adminRouter(deps.clients, setCookie, deps.publicUrl));
+  // What the API answers 400, 413, 415 or 503 a page answers alike, as a page; only a failure of
+  // the gateway itself is a 500 (and logged).
   router.use(["/portal", "/admin"], (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    deps.log.error("page failed", { path: req.path, err });
-    sendPage(
-      res,
-      page({
-        title: "Something went wrong",
-        area: req.baseUrl.startsWith("/admin") ? "Admin panel" : "Client portal",
-        body: html`<p>The page could not be shown. The failure was logged; please try again in a moment.</p>`,
-      }),
-      500,
-    );
+    const area = req.baseUrl.startsWith("/admin") ? "Admin panel" : "Client portal";
+    const parser = parserRefusal(err as { type?: string; status?: number }, FORM_LIMIT);
+    const r = parser ? { status: errorCodes[parser.code].http, message: parser.message } : resolveError(err);
+    if (r.status === 500) {
+      deps.log.error("page failed", { path: req.path, err });
+      return sendPage(
+        res,
+        page({
+          title: "Something went wrong",
+          area,
+          body: html`<p>The page could not be shown. The failure was logged; please try again in a moment.</p>`,
+        }),
+        500,
+      );
+    }
+    if (r.status >= 500) deps.log.warn("page refused: a dependency is unavailable", { path: req.path, err });
+    const title =
+      r.status === 413 ? "The form is too large" : r.status >= 500 ? "Try again in a moment" : "Not accepted";
+    sendPage(res, page({ title, area, body: html`<p role="alert">${r.message}</p>` }), r.status);
   });
   return router;
 }

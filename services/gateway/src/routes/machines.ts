@@ -34,7 +34,7 @@ import { gameDetailJson, serviceActionsJson } from "../mappers/service-control.t
 import { snapshotCreatedJson, snapshotJson } from "../mappers/snapshot.ts";
 import { sshKeyJson } from "../mappers/ssh-key.ts";
 import { type Context, route } from "../route.ts";
-import { idParam, pageQuery, pagination, password } from "../schemas.ts";
+import { displayName, idParam, pageQuery, pagination, password } from "../schemas.ts";
 import {
   backupCreated,
   backupList,
@@ -688,7 +688,7 @@ export const sshKeyRoutes = [
     auth: { scope: "services", permissions: [...manage] },
     errors: ["CONFLICT"],
     body: z.object({
-      name: z.string({ error: "is required" }).trim().min(1, { error: "is required" }).max(100),
+      name: displayName,
       publicKey: z.string({ error: "is required" }).min(1, { error: "is required" }).max(16_384),
     }),
     successStatus: 201,

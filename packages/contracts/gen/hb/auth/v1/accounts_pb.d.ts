@@ -109,6 +109,13 @@ export declare type Person = Message<"hb.auth.v1.Person"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 7;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * The person has chosen a password (and can sign in); a set-password link is then refused.
+   *
+   * @generated from field: bool has_password = 8;
+   */
+  hasPassword: boolean;
 };
 
 /**
