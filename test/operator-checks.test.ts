@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { describe, it } from "node:test";
+import { AccountLookupService } from "@hb/contracts/hb/auth/v1/account_lookup_pb";
 import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { resolveError } from "@hb/platform";
 import {
@@ -22,6 +23,7 @@ import {
   newProduct,
   unique,
 } from "./helpers.ts";
+import { stackClient } from "./support/clients.ts";
 
 const ADMIN = path.join(import.meta.dirname, "../scripts/admin.ts");
 const admin = (...args: string[]) =>
@@ -179,5 +181,26 @@ describe("operator commands keep the data as it must be", () => {
     assert.equal((await customer("")).customer?.country, "");
     const xyz = await refused(customer("DE", "XYZ"));
     assert.deepEqual([xyz.code, xyz.fields], ["BAD_REQUEST", ["currency"]]);
+  });
+
+  it("only billing may look an account up in auth", async () => {
+    const a = await newAccount();
+    for (const as of ["gateway", "admin", "admin-panel", "compute", "webhooks"] as const) {
+      const c = stackClient(process.env, [AccountLookupService], "AUTH_ADDR", 10_000, as);
+      try {
+        const r = await refused(c.client.lookupAccount({ customerId: a.customerId, personId: a.ownerId }));
+        assert.equal(r.code, "FORBIDDEN", as);
+      } finally {
+        c.close();
+      }
+    }
+    const asBilling = stackClient(process.env, [AccountLookupService], "AUTH_ADDR", 10_000, "billing");
+    try {
+      const r = await asBilling.client.lookupAccount({ customerId: a.customerId, personId: a.ownerId });
+      assert.equal(r.customer?.currency, "EUR");
+      assert.equal(r.person?.id, a.ownerId);
+    } finally {
+      asBilling.close();
+    }
   });
 });

@@ -109,7 +109,7 @@ describe("sign-in under attack", () => {
     assert.equal((await postSignIn(from, form, o.email, PASSWORD)).status, 429);
   });
 
-  it("80 parallel sign-ins with random addresses from one source: 401 or 429, never 500, and at most the source's allowance checked", async () => {
+  it("80 parallel sign-ins with random addresses from one source: 401 or 429, never 500 or 503, and at most the source's allowance checked", async () => {
     const from = nextSource();
     const form = await signInForm();
     const statuses = (
@@ -121,9 +121,9 @@ describe("sign-in under attack", () => {
     ).map((r) => r.status);
     const c = counts(statuses);
     assert.deepEqual(Object.keys(c).sort(), ["401", "429"], JSON.stringify(c));
-    // The source's allowance is 30 failures (SIGN_IN_SOURCE_MAX_FAILURES): each beyond is refused
-    // before a password is checked.
-    assert.equal(c[401], 30, JSON.stringify(c));
+    // The source's allowance is 30 failures (SIGN_IN_SOURCE_MAX_FAILURES) and 8 checks at a time
+    // (SIGN_IN_SOURCE_CONCURRENCY): everything beyond is refused before a password is checked.
+    assert.ok(c[401] >= 1 && c[401] <= 30, JSON.stringify(c));
     // That source is refused even the right password for a while; another source is not.
     const o = await owner();
     assert.equal((await postSignIn(from, form, o.email, PASSWORD)).status, 429);

@@ -19,6 +19,8 @@ export const authConfigShape = {
    */
   SIGN_IN_SOURCE_MAX_FAILURES: z.coerce.number().int().min(1).max(1_000_000).default(30),
   SIGN_IN_SOURCE_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+  /** Sign-ins of one source checked at once (each holds scrypt's 32 MiB); more are refused 429. */
+  SIGN_IN_SOURCE_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
   SESSION_SECONDS: z.coerce.number().int().min(60).max(604_800).default(28_800),
   /** log2 of scrypt's N for new password hashes (15: 32 MiB per hash). */
   PASSWORD_HASH_COST: z.coerce.number().int().min(10).max(20).default(15),

@@ -77,6 +77,7 @@ runMain(log, async () => {
             lockSeconds: cfg.SIGN_IN_LOCK_SECONDS,
             sourceMaxFailures: cfg.SIGN_IN_SOURCE_MAX_FAILURES,
             sourceWindowSeconds: cfg.SIGN_IN_SOURCE_WINDOW_SECONDS,
+            sourceConcurrency: cfg.SIGN_IN_SOURCE_CONCURRENCY,
             sessionSeconds: cfg.SESSION_SECONDS,
             linkHours: cfg.PASSWORD_LINK_HOURS,
             passwordCost: cfg.PASSWORD_HASH_COST,

@@ -2,7 +2,12 @@ import { createHash, randomBytes } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { type PortalService, Realm, type SessionSchema } from "@hb/contracts/hb/auth/v1/portal_pb";
+import {
+  type PortalService,
+  Realm,
+  type SessionSchema,
+  type SignInRequest,
+} from "@hb/contracts/hb/auth/v1/portal_pb";
 import {
   ALL_PERMISSIONS,
   apiError,
@@ -26,6 +31,8 @@ export interface PortalConfig {
   /** Failed sign-ins one source address (an IPv6 /64) may make in its window, whatever the account. */
   sourceMaxFailures: number;
   sourceWindowSeconds: number;
+  /** Sign-ins of one source checked at the same time; more are refused 429 at once. */
+  sourceConcurrency: number;
   sessionSeconds: number;
   linkHours: number;
   /** log2 of scrypt's N for new hashes. */
@@ -87,6 +94,9 @@ const hasPassword = () =>
     "CONFLICT",
     "This person already has a password: a set-password link can only be issued to a person who has none yet",
   );
+
+// A running count left by a crashed replica lapses after this.
+const RUNNING_TTL_SECONDS = 60;
 
 const tooMany = (message: string, secondsLeft: number) =>
   apiError("RATE_LIMITED", message, { retryAfterSeconds: Math.max(secondsLeft, 1) });
@@ -150,6 +160,36 @@ export function createPortal(
     };
   }
 
+  /** The look-up, the account's count and the password check of one sign-in. */
+  async function checkPassword(req: SignInRequest, realm: "portal" | "admin", source: string) {
+    const email = req.email.trim();
+    const s = await subject(realm, { email });
+    const fails = failureKey(req.realm, s, email);
+    const [n, left] = await counters.hbSignInCount(fails, cfg.lockSeconds);
+    const locked = "Too many failed sign-ins for this address; try again later";
+    if (n > cfg.maxFailures) throw tooMany(locked, left);
+    // An unknown address costs as much as a wrong password, so timing tells nothing.
+    const ok = s?.password_hash
+      ? await verifyPassword(req.password, s.password_hash)
+      : await verifyPassword(req.password, await decoy).then(() => false);
+    if (!s?.password_hash || !ok) {
+      if (n >= cfg.maxFailures) throw tooMany(locked, left);
+      throw apiError("UNAUTHORIZED", "The e-mail address or the password is not right");
+    }
+    // The attempt was not a failure: the account's count starts again, the source's gets it back.
+    await Promise.all([redis.del(fails), counters.hbSignInGiveBack(source)]);
+    const t = token();
+    const stored: StoredSession = {
+      realm,
+      subjectId: s.id,
+      csrf: token(),
+      expiresAt: Date.now() + cfg.sessionSeconds * 1000,
+      password: passwordMark(s.password_hash),
+    };
+    await redis.set(sessionKey(t), JSON.stringify(stored), "EX", cfg.sessionSeconds);
+    return { sessionToken: t, session: sessionOut(s, stored) };
+  }
+
   return {
     async createPasswordLink(req) {
       const realm = realmWord(req.realm);
@@ -207,39 +247,26 @@ export function createPortal(
 
     async signIn(req) {
       const realm = realmWord(req.realm);
+      const from = throttleSubject(req.sourceIp || "unknown");
       // Counted before anything costs a password check, so parallel attempts cannot pass a limit
       // and a flood from one source costs one Redis call each beyond its allowance.
-      const source = `${ns}:sign-in-source:${throttleSubject(req.sourceIp || "unknown")}`;
+      const source = `${ns}:sign-in-source:${from}`;
       const [fromSource, sourceLeft] = await counters.hbSignInCount(source, cfg.sourceWindowSeconds);
       if (fromSource > cfg.sourceMaxFailures) {
         throw tooMany("Too many failed sign-ins from your network; try again later", sourceLeft);
       }
-      const email = req.email.trim();
-      const s = await subject(realm, { email });
-      const fails = failureKey(req.realm, s, email);
-      const [n, left] = await counters.hbSignInCount(fails, cfg.lockSeconds);
-      const locked = "Too many failed sign-ins for this address; try again later";
-      if (n > cfg.maxFailures) throw tooMany(locked, left);
-      // An unknown address costs as much as a wrong password, so timing tells nothing.
-      const ok = s?.password_hash
-        ? await verifyPassword(req.password, s.password_hash)
-        : await verifyPassword(req.password, await decoy).then(() => false);
-      if (!s?.password_hash || !ok) {
-        if (n >= cfg.maxFailures) throw tooMany(locked, left);
-        throw apiError("UNAUTHORIZED", "The e-mail address or the password is not right");
+      // And few checks at once per source: each holds scrypt's memory and one of libuv's 4 threads,
+      // so a burst within the allowance must not queue the others' sign-ins past their deadline.
+      const running = `${ns}:sign-in-running:${from}`;
+      const [atOnce] = await counters.hbSignInCount(running, RUNNING_TTL_SECONDS);
+      try {
+        if (atOnce > cfg.sourceConcurrency) {
+          throw tooMany("Too many sign-ins at once from your network; try again in a moment", 1);
+        }
+        return await checkPassword(req, realm, source);
+      } finally {
+        await counters.hbSignInGiveBack(running);
       }
-      // The attempt was not a failure: the account's count starts again, the source's gets it back.
-      await Promise.all([redis.del(fails), counters.hbSignInGiveBack(source)]);
-      const t = token();
-      const stored: StoredSession = {
-        realm,
-        subjectId: s.id,
-        csrf: token(),
-        expiresAt: Date.now() + cfg.sessionSeconds * 1000,
-        password: passwordMark(s.password_hash),
-      };
-      await redis.set(sessionKey(t), JSON.stringify(stored), "EX", cfg.sessionSeconds);
-      return { sessionToken: t, session: sessionOut(s, stored) };
     },
 
     async getSession(req) {
