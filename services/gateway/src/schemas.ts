@@ -52,10 +52,13 @@ export const password = z
  */
 export const hostname = z
   .string({ error: "must be a string" })
-  .max(253, { error: "must be a valid hostname (253 characters at most)" })
-  .regex(/^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, {
-    error: "must be a valid hostname (labels of letters, digits and hyphens separated by single dots)",
-  });
+  .regex(
+    /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
+    {
+      error:
+        "must be a valid hostname (labels of 1 to 63 letters, digits and hyphens, not starting or ending with a hyphen, separated by single dots; 253 characters at most)",
+    },
+  );
 
 /**
  * Control characters and the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
