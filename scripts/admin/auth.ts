@@ -218,7 +218,7 @@ export const authCommands: CommandGroup = {
       run: () => portal().listStaff({}),
     }),
     "person link": command({
-      summary: "Prints a new one-time link with which a person sets their client portal password",
+      summary: "Prints a one-time link with which a person without a password sets their first one",
       args: [{ name: "personId", help: "the person's id", field: "subject_id" }],
       run: async ([id]) => ({ setPasswordLink: await passwordLink(Realm.PORTAL, id) }),
     }),
