@@ -13,6 +13,8 @@ import {
   csrfIn,
   PASSWORD,
   portal,
+  portalMember,
+  portalOwner,
   signInVisitor,
   staffMember,
   visitor,
@@ -188,5 +190,18 @@ describe("passwords and sessions", () => {
       password: "taken-over-password",
     });
     assert.equal(refused.status, 401);
+  });
+
+  it("an owner's new link for a member is refused once the member has chosen a password", async () => {
+    const o = await portalOwner();
+    const member = await portalMember(o.customerId, ["view_services"]);
+    const v = await signInVisitor(GATEWAY, "portal", o.email);
+    const team = await v.get("/portal/team");
+    assert.match(team.text, /has chosen a password/);
+    assert.doesNotMatch(team.text, new RegExp(`/portal/team/${member.personId}/link`));
+    const r = await v.post(`/portal/team/${member.personId}/link`, { _csrf: csrfIn(team.text) });
+    assert.equal(r.status, 409);
+    assert.match(r.text, /already has a password/);
+    assert.doesNotMatch(r.text, /set-password\?token=/);
   });
 });

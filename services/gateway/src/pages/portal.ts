@@ -416,7 +416,12 @@ ${csrfField(s.csrfToken)}
 <fieldset><legend>Permissions of ${m.name}</legend>${permissionBoxes(`p-${m.id}`, m.permissions)}</fieldset>
 <button type="submit">Save permissions<span class="sr"> of ${m.name}</span></button>
 </form>
-<form method="post" action="/portal/team/${m.id}/link" class="inline">${csrfField(s.csrfToken)}<button type="submit">New set-password link<span class="sr"> for ${m.name}</span></button></form>
+${
+  // A link only sets a first password (auth refuses one for a member who has chosen theirs).
+  m.hasPassword
+    ? html`<p class="hint">${m.name} has chosen a password.</p>`
+    : html`<form method="post" action="/portal/team/${m.id}/link" class="inline">${csrfField(s.csrfToken)}<button type="submit">New set-password link<span class="sr"> for ${m.name}</span></button></form>`
+}
 <form method="post" action="/portal/team/${m.id}/remove" class="inline">${csrfField(s.csrfToken)}<button type="submit" class="danger">Remove ${m.name}</button></form>
 </section>`,
       )
