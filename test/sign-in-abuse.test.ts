@@ -133,6 +133,24 @@ describe("sign-in under attack", () => {
   });
 });
 
+describe("sign-in input", () => {
+  it("auth itself refuses a NUL character in the address with BAD_REQUEST, for any caller (not a 500)", async () => {
+    await assert.rejects(
+      portal.signIn({
+        realm: Realm.PORTAL,
+        email: "a\u0000@example.test",
+        password: "x",
+        sourceIp: nextSource(),
+      }),
+      (err) => {
+        const r = resolveError(err);
+        assert.deepEqual([r.code, r.info?.violations.map((v) => v.field)], ["BAD_REQUEST", ["email"]]);
+        return true;
+      },
+    );
+  });
+});
+
 describe("passwords and sessions", () => {
   it("a password change ends every session opened with the one before", async () => {
     const staff = await staffMember(["view_clients"]);

@@ -246,6 +246,9 @@ export function createPortal(
     },
 
     async signIn(req) {
+      // PostgreSQL text cannot hold NUL: the look-up would fail as an internal error. No account
+      // has such an address, so refusing it before counting gives a guesser nothing.
+      if (req.email.includes("\u0000")) throw badRequest("email", "email must not contain a NUL character");
       const realm = realmWord(req.realm);
       const from = throttleSubject(req.sourceIp || "unknown");
       // Counted before anything costs a password check, so parallel attempts cannot pass a limit
