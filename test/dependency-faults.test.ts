@@ -108,7 +108,8 @@ describe("when a dependency goes away", () => {
         assert.equal(r.headers.get("content-type"), "text/html; charset=utf-8");
         assert.match(r.text, /temporarily unavailable/);
         assert.doesNotMatch(r.text, /redis|ECONNREFUSED|127\.0\.0\.1/i);
-        assert.ok(ms < 2_000, `${what} answered after ${ms} ms`);
+        // Within the API's bound, with room to spare (the pages took 5 s and answered 500).
+        assert.ok(ms < 4_000, `${what} answered after ${ms} ms`);
       }
     } finally {
       await redis.start();
