@@ -285,6 +285,24 @@ describe("the recurring billing cycle", () => {
     assert.equal(await balance(c), 200 - 100 - 3 - 3);
   });
 
+  it("voids an upgrade invoice left unpaid past the date it was priced up to: paying it then answers 409", async () => {
+    const c = await customer("30");
+    const id = await activeService(c, await product({ monthly: "10.0000" }));
+    const up = await c.call("POST", `/services/${id}/upgrades`, {
+      toProductId: await product({ monthly: "40.0000" }),
+    });
+    assert.equal(up.status, 201, up.text);
+    const invoice = up.body.data.document.id as string;
+    assert.ok(up.body.data.document.total > 0, "priced, never free");
+    const pricedUntil = await dueOf(c, id);
+    await advanceTo(pricedUntil);
+    const late = await c.call("POST", `/invoices/${invoice}/pay`, {});
+    assert.equal(late.status, 409, late.text);
+    const upgrade = await c.call("GET", `/upgrades/${up.body.data.id}`);
+    assert.equal(upgrade.body.data.status, "cancelled");
+    assert.equal((await c.call("GET", `/invoices/${invoice}`)).body.data.status, "cancelled");
+  });
+
   it("hourly: hours while suspended are not charged, and next_due_date reads the next charge", async () => {
     const c = await customer("10");
     const hourly = await product({ hourly: "0.5000" }, "1");
