@@ -25,11 +25,11 @@ describe("billing invariants (property-based)", () => {
   it("holds every money invariant after every step of random command sequences", async () => {
     await fc.assert(billingProperty(w, { maxCommands: 12 }), {
       seed: 20_261_123,
-      numRuns: 14,
-      // Bounded (the runner stops a test at 120 s): a failure is shrunk until then and the
-      // shortest sequence found so far is reported.
+      numRuns: 6,
+      // Bounded (the runner stops a test at 120 s). Runs that do not all finish in time fail the
+      // test: a property checked on fewer runs than asked is not the property this file promises.
       interruptAfterTimeLimit: 90_000,
-      markInterruptAsFailure: false,
+      markInterruptAsFailure: true,
     });
   });
 });
