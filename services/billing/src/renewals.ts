@@ -16,7 +16,7 @@ import { clock } from "./clock.ts";
 import { createDocument, payFromCredit } from "./documents.ts";
 import type { DueLock } from "./hourly.ts";
 import { lockedBalance } from "./ledger.ts";
-import { addCycle, CYCLE_MONTHS, formatMoney, money } from "./money.ts";
+import { addCycle, CYCLE_MONTHS, formatMoney, HOURLY, money } from "./money.ts";
 import { onDocumentPaid, onDocumentPayable } from "./paid-dispatch.ts";
 import { type DocumentRow, type ServiceRow, selectServices } from "./records.ts";
 import { type AddonRow, addonSelect, cancelDocument, endAddons } from "./refunds.ts";
@@ -275,7 +275,9 @@ export async function runRenewalCycle(sql: Sql, ns: string, lock: DueLock): Prom
  * holds it suspended. Add-ons cannot be bought then, nor upgrades requested.
  */
 export function isOverdue(s: ServiceRow): boolean {
-  return s.next_due_date.getTime() <= clock.now().getTime() || s.suspensions.includes("billing");
+  if (s.suspensions.includes("billing")) return true;
+  // An hourly service is paid hour by hour from credit: never behind while it runs.
+  return s.cycle !== HOURLY && s.next_due_date.getTime() <= clock.now().getTime();
 }
 
 /** Whether a renewal of the service (or of one of its add-ons) is open. */
