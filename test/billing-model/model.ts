@@ -189,7 +189,8 @@ export class RunModel {
         });
     }
     this.services = services;
-    out.push(...this.cycleViolations(svcRows, docRows, stepLo));
+    // Billing's time is at least the model clock's lower bound read now, after the step.
+    out.push(...this.cycleViolations(svcRows, docRows, this.w.clock.lo()));
     return out;
   }
 
