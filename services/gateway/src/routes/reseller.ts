@@ -1,3 +1,4 @@
+import type { Permission } from "@hb/platform";
 import { z } from "zod";
 import { idempotencyOf } from "../idempotency.ts";
 import { required } from "../mappers/contract.ts";
@@ -14,8 +15,17 @@ import { idParam } from "../schemas.ts";
 import * as wire from "../wire/reseller.ts";
 import { orderItem, orderItemIn } from "./orders.ts";
 
-/** Reseller routes: a reseller key with the account scope, and a signed request. */
-const reseller = (write: boolean) => ({ scope: "account" as const, signed: true, write });
+/**
+ * Reseller routes: a reseller key with the account scope, a signed request, and the person's live
+ * permissions as the customer routes ask them (placing orders and changing services need Manage
+ * Services, termination Cancel Services, retrying a payment Pay Invoices, reading View Services).
+ */
+const reseller = (write: boolean, permission: Permission) => ({
+  scope: "account" as const,
+  signed: true,
+  write,
+  permissions: [permission],
+});
 
 export const resellerRoutes = [
   route({
@@ -23,7 +33,7 @@ export const resellerRoutes = [
     path: "/reseller/account/webhook",
     tag: "Reseller",
     summary: "Set the webhook endpoint (explicit http or https scheme, public host); empty clears it",
-    auth: reseller(true),
+    auth: reseller(true, "manage_services"),
     response: wire.webhookSetting,
     responseExtra: { message: z.string() },
     exampleExtra: { message: "Webhook URL saved" },
@@ -46,7 +56,7 @@ export const resellerRoutes = [
     path: "/reseller/webhooks/test",
     tag: "Reseller",
     summary: "Queue a webhook.test event to the URL on file",
-    auth: reseller(true),
+    auth: reseller(true, "manage_services"),
     errors: ["CONFLICT"],
     response: wire.webhookTest,
     responseExtra: { message: z.string() },
@@ -65,7 +75,7 @@ export const resellerRoutes = [
     path: "/reseller/orders",
     tag: "Reseller",
     summary: "Orders; ?externalOrderId finds one by the partner's own identifier",
-    auth: reseller(false),
+    auth: reseller(false, "view_services"),
     query: z.object({ externalOrderId: z.string().max(200).optional() }),
     response: wire.resellerOrderList,
     example: wire.resellerOrderListExample,
@@ -83,7 +93,7 @@ export const resellerRoutes = [
     tag: "Reseller",
     summary:
       "Payment status, provisioning status, failure reason, and the order's services (status, hostname, address)",
-    auth: reseller(false),
+    auth: reseller(false, "view_services"),
     params: z.object({ orderId: idParam }),
     response: wire.resellerOrder,
     example: wire.resellerOrderExample,
@@ -97,7 +107,7 @@ export const resellerRoutes = [
     path: "/reseller/services",
     tag: "Reseller",
     summary: "Current state of everything the partner holds",
-    auth: reseller(false),
+    auth: reseller(false, "view_services"),
     response: wire.resellerServiceList,
     example: wire.resellerServiceListExample,
     handler: async ({ clients, caller }) => ({
@@ -114,7 +124,7 @@ export const resellerRoutes = [
       "Place an order for an end customer (externalOrderId, externalCustomerId, paymentMode credit or invoice)",
     description:
       "paymentMode credit charges the partner's credit now (order.paid once provisioned, or order.payment_failed); invoice raises a document (order.invoiced).",
-    auth: reseller(true),
+    auth: reseller(true, "manage_services"),
     errors: ["CONFLICT", "NOT_FOUND"],
     idempotent: true,
     fieldNames: { external_order_id: "externalOrderId", payment_mode: "paymentMode" },
@@ -148,7 +158,7 @@ export const resellerRoutes = [
     path: "/reseller/orders/:orderId/retry-payment",
     tag: "Reseller",
     summary: "Retry charging an unpaid order from the partner's credit",
-    auth: reseller(true),
+    auth: reseller(true, "pay_invoices"),
     errors: ["CONFLICT"],
     params: z.object({ orderId: idParam }),
     response: wire.resellerPaymentRetry,
@@ -165,7 +175,7 @@ export const resellerRoutes = [
       path: `/reseller/services/:serviceId/${action}`,
       tag: "Reseller",
       summary: `${action[0].toUpperCase()}${action.slice(1)} a service (body: optional reason)`,
-      auth: reseller(true),
+      auth: reseller(true, action === "terminate" ? "cancel_services" : "manage_services"),
       errors: ["CONFLICT"],
       params: z.object({ serviceId: idParam }),
       response: wire.resellerServiceState,

@@ -58,12 +58,13 @@ export const serviceRoutes = [
     response: serviceDetail,
     example: serviceDetailExample,
     handler: async ({ clients, caller, params }) => {
-      const { service } = await clients.billing.getService({ caller, serviceId: params.id });
-      // One batched call for the machine detail; a service without a machine has none.
-      const machines = await clients.compute
-        .describeMachines({ caller, serviceIds: [params.id] })
-        .catch(() => undefined);
-      const machine = machines?.machines[0];
+      // Billing and compute together, as GET /vps/{id} does. A service without a machine gets an
+      // empty list from compute; a compute failure is the API's 503, never read as "no machine".
+      const [{ service }, { machines }] = await Promise.all([
+        clients.billing.getService({ caller, serviceId: params.id }),
+        clients.compute.describeMachines({ caller, serviceIds: [params.id] }),
+      ]);
+      const machine = machines[0];
       return {
         data: {
           ...serviceRecordJson(service!),
