@@ -3,6 +3,7 @@ import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Upgrade } from "@hb/contracts/hb/billing/v1/upgrades_pb";
 import { badRequest } from "@hb/platform";
 import { z } from "zod";
+import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
 import {
   addonBillingTypes,
@@ -58,8 +59,6 @@ function addonCycleOf(cycle: string | undefined): BillingCycle {
 const view = { scope: "read" as const, permissions: ["view_services" as const] };
 const orders = { scope: "orders" as const, permissions: ["manage_services" as const] };
 // Order creation, add-on purchases and upgrade requests share one window.
-const buying = { rule: { action: "order", limit: 30, windowSeconds: 900 }, resource: () => "all" };
-
 export const addonUpgradeRoutes = [
   route({
     method: "get",
@@ -113,7 +112,7 @@ export const addonUpgradeRoutes = [
         .default(1),
     }),
     successStatus: 201,
-    cooldown: buying,
+    cooldown: cooldowns.order,
     handler: async (ctx) => {
       const { clients, caller, params, body, req } = ctx;
       const bought = await clients.billing.buyAddon({
@@ -177,7 +176,7 @@ export const addonUpgradeRoutes = [
     example: upgrades.upgradeExample,
     body: z.object({ toProductId: idParam }),
     successStatus: 201,
-    cooldown: buying,
+    cooldown: cooldowns.order,
     handler: async (ctx) => {
       const { upgrade } = await ctx.clients.billing.requestUpgrade({
         caller: ctx.caller,
@@ -214,7 +213,7 @@ export const addonUpgradeRoutes = [
         path: ["removeOptions"],
       }),
     successStatus: 201,
-    cooldown: buying,
+    cooldown: cooldowns.order,
     handler: async (ctx) => {
       const { upgrade } = await ctx.clients.billing.requestUpgrade({
         caller: ctx.caller,

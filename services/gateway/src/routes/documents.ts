@@ -1,6 +1,7 @@
 import type { PayDocumentResponse } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { type Document, DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { z } from "zod";
+import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
 import { required } from "../mappers/contract.ts";
 import { documentStatsJson } from "../mappers/document.ts";
@@ -124,7 +125,7 @@ function documentRoutes(kind: "invoice" | "proforma") {
       responseExtra: { message: z.string() },
       exampleExtra: { message: "Invoice paid from credit" },
       example: shape.payment[1],
-      cooldown: { rule: { action: "pay", limit: 10, windowSeconds: 60 }, resource: (ctx) => ctx.params.id },
+      cooldown: cooldowns.pay,
       handler: async ({ clients, caller, params, body, req }) => {
         const r = await clients.billing.payDocument({
           caller,

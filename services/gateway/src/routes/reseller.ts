@@ -1,5 +1,6 @@
 import type { Permission } from "@hb/platform";
 import { z } from "zod";
+import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
 import { required } from "../mappers/contract.ts";
 import { orderPaymentModeWords } from "../mappers/enums.ts";
@@ -140,7 +141,7 @@ export const resellerRoutes = [
         .max(50, { error: "at most 50 items per order" }),
     }),
     successStatus: 201,
-    cooldown: { rule: { action: "order", limit: 30, windowSeconds: 900 }, resource: () => "all" },
+    cooldown: cooldowns.order,
     handler: async ({ clients, caller, body, req }) => {
       const { placed } = await clients.billing.createResellerOrder({
         caller,

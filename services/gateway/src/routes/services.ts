@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { cooldowns } from "../cooldowns.ts";
 import { required } from "../mappers/contract.ts";
 import { serviceStatusWords } from "../mappers/enums.ts";
 import { invoiceJson } from "../mappers/invoice.ts";
@@ -97,7 +98,7 @@ export const serviceRoutes = [
       reason: z.string({ error: "must be a string" }).max(1000).default(""),
       immediate: z.boolean({ error: "must be true or false" }).default(false),
     }),
-    cooldown: { rule: { action: "cancel", limit: 5, windowSeconds: 60 }, resource: (ctx) => ctx.params.id },
+    cooldown: cooldowns.cancel,
     handler: async ({ clients, caller, params, body }) => {
       const { service } = await clients.billing.cancelService({
         caller,
@@ -144,7 +145,7 @@ export const serviceRoutes = [
     responseExtra: { message: z.string() },
     exampleExtra: { message: "Renewal invoice issued" },
     example: { invoice: invoiceExample },
-    cooldown: { rule: { action: "renew", limit: 1, windowSeconds: 600 }, resource: (ctx) => ctx.params.id },
+    cooldown: cooldowns.renew,
     handler: async ({ clients, caller, params }) => {
       const { invoice } = await clients.billing.renewService({ caller, serviceId: params.id });
       return {
