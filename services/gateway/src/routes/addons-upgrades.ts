@@ -23,6 +23,7 @@ import * as addons from "../wire/addon.ts";
 import type { invoice } from "../wire/invoice.ts";
 import { CYCLES } from "../wire/money.ts";
 import * as upgrades from "../wire/upgrade.ts";
+import { ADDON_BILLING_TYPE_WORDS } from "../wire/words.ts";
 
 type Invoice = z.infer<typeof invoice>;
 type UpgradeOrder = z.infer<typeof upgrades.upgradeDetail>["order"];
@@ -102,7 +103,9 @@ export const addonUpgradeRoutes = [
     example: addons.addonPurchaseExample,
     body: z.object({
       optionId: idParam,
-      billingType: z.enum(["one_time", "recurring"], { error: "must be one_time or recurring" }),
+      billingType: z.enum(ADDON_BILLING_TYPE_WORDS, {
+        error: `must be ${ADDON_BILLING_TYPE_WORDS.join(" or ")}`,
+      }),
       billingCycle: z.string().optional(),
       quantity: z
         .number({ error: "must be a whole number" })

@@ -11,6 +11,7 @@ import { proformaDetailJson, proformaJson, proformaPaymentJson } from "../mapper
 import { route } from "../route.ts";
 import { exactNumbers, idParam, moneyAmount, pageQuery, pagination } from "../schemas.ts";
 import * as wire from "../wire/invoice.ts";
+import { DOCUMENT_STATUS_WORDS, without } from "../wire/words.ts";
 
 const payBody = exactNumbers(["amount"], z.object({ amount: moneyAmount.optional() }).strict());
 
@@ -68,7 +69,7 @@ function documentRoutes(kind: "invoice" | "proforma") {
       tag: title,
       summary: `${kind === "invoice" ? "Invoices" : "Proformas"} (default 20; ?status=unpaid narrows; stats added)`,
       auth: { scope: "read", permissions: ["view_invoices"] },
-      query: pageQuery(20).extend({ status: z.enum(["unpaid", "paid", "cancelled"]).optional() }),
+      query: pageQuery(20).extend({ status: z.enum(without(DOCUMENT_STATUS_WORDS, "converted")).optional() }),
       response: shape.list[0],
       example: shape.list[1],
       handler: async ({ clients, caller, query }) => {

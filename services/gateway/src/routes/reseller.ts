@@ -14,6 +14,7 @@ import { serviceActions } from "../mappers/service.ts";
 import { route } from "../route.ts";
 import { idParam } from "../schemas.ts";
 import * as wire from "../wire/reseller.ts";
+import { ORDER_PAYMENT_MODE_WORDS } from "../wire/words.ts";
 import { orderItem, orderItemIn } from "./orders.ts";
 
 /**
@@ -134,7 +135,9 @@ export const resellerRoutes = [
     body: z.object({
       externalOrderId: z.string({ error: "is required" }).min(1).max(200),
       externalCustomerId: z.string().max(200).default(""),
-      paymentMode: z.enum(["credit", "invoice"], { error: "must be credit or invoice" }).default("credit"),
+      paymentMode: z
+        .enum(ORDER_PAYMENT_MODE_WORDS, { error: `must be ${ORDER_PAYMENT_MODE_WORDS.join(" or ")}` })
+        .default("credit"),
       items: z
         .array(orderItem, { error: "must be an array" })
         .min(1, { error: "at least one item" })
