@@ -224,38 +224,43 @@ describe("the key check on every route (gateway key table and auth.Verify agree)
     // Every request of a key counts in its hourly window; this test sends a few hundred.
     await s.auth.updateSettings({ hourlyRequestLimit: 1_000_000, activeKeyLimit: 1000 });
 
-    const o = await newPartnerAccount();
-    owner = {
-      ...o,
-      full: await newKey(o.ownerId, SCOPES),
-      allowlisted: await newKey(o.ownerId, SCOPES, "192.0.2.1"),
-    };
-    for (const scope of SCOPES.filter((sc) => sc !== "read")) {
-      lacking.set(
-        scope,
-        await newKey(
-          o.ownerId,
-          SCOPES.filter((sc) => sc !== scope),
-        ),
-      );
-    }
-    // A member's keys are made while the member holds every permission (a scope needs its
-    // permission at creation); the permissions are then taken away, as an owner would later.
-    for (const set of new Set(keyed.map(permissionSet))) {
-      const { person } = await s.auth.createPerson({
-        customerId: o.customerId,
-        name: "Member",
-        email: `rs-m-${Date.now()}-${Math.random().toString(36).slice(2)}@example.test`,
-        permissions: [...ALL_PERMISSIONS],
-      });
-      const key = await newKey(person!.id, SCOPES);
-      const held = ALL_PERMISSIONS.filter((p) => !set.split(",").includes(p));
-      await s.auth.setPermissions({ personId: person!.id, permissions: held });
-      without.set(set, { key, personId: person!.id });
-    }
-    const sus = await newPartnerAccount();
-    suspended = { key: await newKey(sus.ownerId, SCOPES), secret: sus.secret };
-    await s.auth.setCustomerStatus({ customerId: sus.customerId, status: CustomerStatus.SUSPENDED });
+    // The accounts are independent: made side by side, each change waits for the gateway's ack.
+    const [o, sus] = await Promise.all([newPartnerAccount(), newPartnerAccount()]);
+    const [full, allowlisted] = await Promise.all([
+      newKey(o.ownerId, SCOPES),
+      newKey(o.ownerId, SCOPES, "192.0.2.1"),
+      ...SCOPES.filter((sc) => sc !== "read").map(async (scope) => {
+        lacking.set(
+          scope,
+          await newKey(
+            o.ownerId,
+            SCOPES.filter((sc) => sc !== scope),
+          ),
+        );
+        return "";
+      }),
+      // A member's keys are made while the member holds every permission (a scope needs its
+      // permission at creation); the permissions are then taken away, as an owner would later.
+      ...[...new Set(keyed.map(permissionSet))].map(async (set) => {
+        const { person } = await s.auth.createPerson({
+          customerId: o.customerId,
+          name: "Member",
+          email: `rs-m-${Date.now()}-${Math.random().toString(36).slice(2)}@example.test`,
+          permissions: [...ALL_PERMISSIONS],
+        });
+        const key = await newKey(person!.id, SCOPES);
+        const held = ALL_PERMISSIONS.filter((p) => !set.split(",").includes(p));
+        await s.auth.setPermissions({ personId: person!.id, permissions: held });
+        without.set(set, { key, personId: person!.id });
+        return "";
+      }),
+      (async () => {
+        suspended = { key: await newKey(sus.ownerId, SCOPES), secret: sus.secret };
+        await s.auth.setCustomerStatus({ customerId: sus.customerId, status: CustomerStatus.SUSPENDED });
+        return "";
+      })(),
+    ]);
+    owner = { ...o, full, allowlisted };
 
     // Wait until the gateway serves every key as auth now sees it (a key's first request on a
     // replica is confirmed by auth; every later one is the key table's alone).
