@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import { ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
 import { enumWord } from "@hb/platform/enum-words";
-import { SERVICE_STATUS_WORDS } from "../services/gateway/src/wire/enum-words.gen.ts";
+import { SERVICE_STATUS_WORDS } from "@hb/platform/enum-words.gen";
 import { ENUM_WORDS_FILE, enumWordsSource } from "./gen-enum-words.ts";
 
 describe("the enum words generated from the contracts", () => {

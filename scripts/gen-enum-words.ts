@@ -1,8 +1,8 @@
 /**
- * Writes `services/gateway/src/wire/enum-words.gen.ts`: for every enum of the contracts, the words
+ * Writes `packages/platform/src/enum-words.gen.ts` (`@hb/platform/enum-words.gen`): for every enum of the contracts, the words
  * the spec, the databases and the wire use for its values (the value's name without the enum's
  * prefix, in lower case, UNSPECIFIED left out: platform `enum-words.ts`), as literal tuples. The
- * gateway's zod wire enums are built from them, and through the OpenAPI document the SDK and the
+ * gateway's zod wire enums and billing's stored-word codecs are built from them, and through the OpenAPI document the SDK and the
  * CLI get them too, so a new value is one edit in proto/ and `npm run gen`.
  * `scripts/gen-enum-words.test.ts` fails when the committed file differs from what this writes.
  */
@@ -15,7 +15,7 @@ import { wordsOf } from "@hb/platform/enum-words";
 
 const root = path.resolve(import.meta.dirname, "..");
 const genDir = path.join(root, "packages/contracts/gen/hb");
-export const ENUM_WORDS_FILE = path.join(root, "services/gateway/src/wire/enum-words.gen.ts");
+export const ENUM_WORDS_FILE = path.join(root, "packages/platform/src/enum-words.gen.ts");
 
 /**
  * The services whose contracts the customer API speaks. The events contract (hb.events.v1) is the

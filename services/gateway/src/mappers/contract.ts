@@ -36,7 +36,7 @@ export const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null
 
 /**
  * The words of one contract enum on the wire, from its descriptor (platform `enumTable`): `words`
- * is the generated tuple of the wire's words (wire/enum-words.gen.ts), or the subset of it a field
+ * is the generated tuple of the wire's words (platform enum-words.gen.ts), or the subset of it a field
  * takes. UNSPECIFIED, a value left out, or an unknown number (a newer backend) has no word and
  * fails the answer loudly rather than putting a made-up string on the wire.
  */

@@ -1,9 +1,9 @@
 /**
- * The wire's enum words come from the contract (enum-words.gen.ts, generated from the protobuf
- * descriptors by `npm run gen`); a field that takes only some of an enum's values says which it
+ * The wire's enum words come from the contract (platform enum-words.gen.ts, generated from the
+ * protobuf descriptors by `npm run gen`); a field that takes only some of an enum's values says which it
  * leaves out here, so a new value in proto/ reaches every other field without an edit.
  */
-export * from "./enum-words.gen.ts";
+export * from "@hb/platform/enum-words.gen";
 
 /** A generated word tuple without some of its words, still a tuple `z.enum` takes. */
 export function without<const T extends readonly [string, ...string[]], X extends T[number]>(
