@@ -340,6 +340,40 @@ describe("the recurring billing cycle", () => {
     });
   });
 
+  it("hourly: billing's suspension for want of credit is lifted once credit covers an hour, without charging the hours between", async () => {
+    const c = await customer("1");
+    const hourly = await product({ hourly: "0.5000" }, "1");
+    const order = await c.call("POST", "/orders", { productId: hourly, billingCycle: "hourly" });
+    assert.equal(order.status, 201, order.text);
+    const id = order.body.data.services[0].id as string;
+    await eventually(async () => (await service(c, id))?.status === "active", 20_000);
+    const t0 = await now();
+    await advanceTo(new Date(t0.getTime() + 2 * 3_600_000));
+    assert.equal((await service(c, id)).status, "suspended", "the second hour could not be paid");
+    assert.equal(await balance(c), 0);
+    await advanceTo(new Date(t0.getTime() + 8 * 3_600_000));
+    await billing.client.adminAdjustCredit({
+      personId: c.personId,
+      customerId: c.customerId,
+      amount: "5",
+      currency: "EUR",
+    });
+    await eventually(async () => (await service(c, id)).status === "active", 10_000);
+    await eventually(async () => (await balance(c)) === 4.5, 10_000);
+    await billing.client.adminAdjustCredit({
+      personId: c.personId,
+      customerId: c.customerId,
+      amount: "0.0001",
+      currency: "EUR",
+    });
+    assert.equal(await balance(c), 4.5001, "one hour from the lift, none for the six while suspended");
+    await billing.client.adminSetServiceState({
+      serviceId: id,
+      action: ServiceAction.TERMINATE,
+      reason: "end",
+    });
+  });
+
   it("issues and pays each term once when two replicas' due passes run at once", async () => {
     // Two more passes beside the stack's own billing (every 200 ms), as two replicas would run
     // them: each its own pool.
