@@ -1,5 +1,6 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Module, type Principal, PrincipalSchema, type RateLimit } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { KeyEntrySchema, KeySettingsSchema } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
 import type { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import {
   ALL_PERMISSIONS,
@@ -24,6 +25,7 @@ import { jsonBody, type RawBodyRequest } from "./body.ts";
 import type { Clients } from "./clients.ts";
 import type { GatewayConfig } from "./config.ts";
 import { sendError, sendOk } from "./envelope.ts";
+import { inProcessApi, sessionPrincipalOf } from "./in-process.ts";
 import { checkKey, type Refusal, unauthenticated } from "./key-check.ts";
 import type { KeySync } from "./key-sync.ts";
 import { keyChecks, observeHttp, UNMATCHED_ROUTE } from "./metrics.ts";
@@ -132,7 +134,8 @@ export function buildApp(deps: AppDeps): express.Express {
   app.use(API_PREFIX, (req, res, next) => {
     const bringsBody =
       req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"]) > 0;
-    if (!bringsBody || req.method === "GET" || req.method === "HEAD") return next();
+    if (!bringsBody || req.method === "GET" || req.method === "HEAD" || sessionPrincipalOf(req))
+      return next();
     const key = keyFromAuthorization(req.headers.authorization);
     // A well-formed key is looked up in the key table first: an unknown, wrong or revoked one is
     // refused as early as a malformed one (the table answers without a round trip).
@@ -155,7 +158,16 @@ export function buildApp(deps: AppDeps): express.Express {
   });
 
   // The portal and admin pages read their own (form) bodies; the API's JSON parser comes after.
-  app.use(pagesRouter({ clients: clients.pages, publicUrl: cfg.PUBLIC_URL, log }));
+  app.use(
+    pagesRouter({
+      clients: clients.pages,
+      publicUrl: cfg.PUBLIC_URL,
+      log,
+      redis,
+      ns: cfg.HB_NS,
+      api: inProcessApi(() => app, API_PREFIX),
+    }),
+  );
 
   app.use(jsonBody(cfg.BODY_LIMIT));
   // The body parser continues from the socket's callbacks, outside the request's context.
@@ -191,6 +203,8 @@ export function buildApp(deps: AppDeps): express.Express {
   app.use(API_PREFIX, async (req, res) => {
     const track = trackRequest(req, res);
     try {
+      if (sessionPrincipalOf(req))
+        return sendError(res, "NOT_FOUND", `No route ${req.method} ${API_PREFIX}${req.path}`);
       const principal = await authenticate(req, res, { scope: "", write: false }, (p) => {
         track.principal = p;
       });
@@ -389,6 +403,43 @@ export function buildApp(deps: AppDeps): express.Express {
     return principal;
   }
 
+  /**
+   * The check of a portal session's in-process call (in-process.ts): the key check itself, with the
+   * session standing in for a key that holds every scope, no IP allowlist and no hourly window (the
+   * portal is not the Customer API, so its switch does not close the portal either). Module
+   * switches, the person's live permissions (auth reads them for the session on every page) and
+   * suspension are decided by the same checkKey as a key's, so they cannot differ.
+   */
+  async function sessionCheck(res: Response, need: Need, p: Principal): Promise<Principal | undefined> {
+    const s =
+      keys?.serving() && keys.table.settings
+        ? keys.table.settings
+        : (await clients.pages.auth.getSettings({})).settings;
+    const settings = { inventoryModule: s?.inventoryModule ?? false, vpsModule: s?.vpsModule ?? false };
+    const entry = create(KeyEntrySchema, {
+      customerId: p.customerId,
+      personId: p.personId,
+      scopes: need.scope ? [need.scope] : [],
+      accountStatus: p.accountStatus,
+      isOwner: p.isOwner,
+      permissions: p.permissions,
+      currency: p.currency,
+    });
+    const refusal = checkKey(
+      entry,
+      create(KeySettingsSchema, { ...settings, customerApiEnabled: true, hourlyRequestLimit: 1 }),
+      { scope: need.scope, permissionsAny: need.permissions ?? [], write: need.write, module: need.module },
+      p.permissions,
+      "",
+      { count: 0, limit: 1, remaining: 1, reset: 0 },
+      Date.now(),
+    );
+    if (!refusal) return p;
+    const code = isErrorCode(refusal.code) ? refusal.code : "FORBIDDEN";
+    sendError(res, code, refusal.message, { scope: refusal.scope || undefined });
+    return undefined;
+  }
+
   /** One auth.Verify call, which also answers a missing or malformed key (sent as an empty key). */
   async function remoteAuthenticate(
     req: Request,
@@ -430,11 +481,18 @@ export function buildApp(deps: AppDeps): express.Express {
     let principal: Principal | undefined;
     let reservation: Reservation | undefined;
     try {
+      const session = sessionPrincipalOf(req);
+      if (session && def.auth !== "none" && (typeof def.auth !== "object" || def.auth.signed)) {
+        // Signed (reseller) routes take a partner's signature, which a portal session never is.
+        return sendError(res, "UNAUTHORIZED", "This operation takes a signed API request");
+      }
       if (typeof def.auth === "object") {
         const need = { ...def.auth, write: def.auth.write ?? def.method !== "get" };
-        principal = await authenticate(req, res, need, (p) => {
-          track.principal = p;
-        });
+        principal = session
+          ? await sessionCheck(res, need, session)
+          : await authenticate(req, res, need, (p) => {
+              track.principal = p;
+            });
         if (!principal) return;
       }
 

@@ -13,6 +13,10 @@ import {
 } from "@hb/platform";
 import express, { type Request, type Response, type Router } from "express";
 import type { PageClients } from "../clients.ts";
+import { billingRoutes } from "./customer/billing.ts";
+import type { Kit } from "./customer/kit.ts";
+import { machineRoutes } from "./customer/machines.ts";
+import { serviceRoutes } from "./customer/services.ts";
 import { day, dayStart, when } from "./format.ts";
 import {
   checkedPermissions,
@@ -34,8 +38,17 @@ import { signInRoutes } from "./sign-in.ts";
 
 const KEY_FIELDS = { label: "label", ip_allowlist: "allowlist", expires_on: "expires", scopes: "scopes" };
 
-/** The client portal: API Keys (while the Customer API is on), Team and Reseller. */
-export function portalRouter(clients: PageClients, setCookie: CookieWriter, publicUrl: string): Router {
+/**
+ * The client portal: the customer's operations (services, orders, invoices and proformas, balance,
+ * SSH keys, jobs) through the API in process, and the account pages (API Keys while the Customer
+ * API is on, Team, Reseller) through auth.
+ */
+export function portalRouter(
+  clients: PageClients,
+  setCookie: CookieWriter,
+  publicUrl: string,
+  api: Pick<Kit, "call" | "once">,
+): Router {
   const router = express.Router();
   signInRoutes(router, PORTAL, clients, setCookie);
   router.use(requireSession(PORTAL, clients));
@@ -46,10 +59,18 @@ export function portalRouter(clients: PageClients, setCookie: CookieWriter, publ
     res: Response,
     title: string,
     body: Html,
-    o: { notice?: string; status?: number; nav: boolean },
+    o: { notice?: string; error?: string; status?: number; nav: boolean },
   ) {
     const s = sessionOf(res);
     const nav = [
+      { href: "/portal/services", label: "Services" },
+      { href: "/portal/order", label: "Order" },
+      { href: "/portal/orders", label: "Orders" },
+      { href: "/portal/invoices", label: "Invoices" },
+      { href: "/portal/proformas", label: "Proformas" },
+      { href: "/portal/balance", label: "Balance" },
+      { href: "/portal/ssh-keys", label: "SSH keys" },
+      { href: "/portal/jobs", label: "Jobs" },
       ...(o.nav ? [{ href: "/portal/keys", label: "API Keys" }] : []),
       { href: "/portal/team", label: "Team" },
       ...(s.isOwner ? [{ href: "/portal/reseller", label: "Reseller" }] : []),
@@ -63,15 +84,34 @@ export function portalRouter(clients: PageClients, setCookie: CookieWriter, publ
         nav,
         current: res.locals.current as string | undefined,
         notice: o.notice,
+        error: o.error,
         user: { name: s.name, signOut: "/portal/sign-out", csrf: s.csrfToken },
       }),
       o.status,
     );
   }
 
-  router.get("/", async (_req, res) =>
-    res.redirect(303, (await apiEnabled()) ? "/portal/keys" : "/portal/team"),
-  );
+  router.get("/", (_req, res) => res.redirect(303, "/portal/services"));
+
+  // The customer's operations: each page calls the API in process as the signed-in person.
+  const kit: Kit = {
+    ...api,
+    render: (res, title, body, o = {}) => render(res, title, body, { ...o, nav: res.locals.apiOn === true }),
+  };
+  router.use(async (req, res, next) => {
+    // The menu marks the area a page belongs to (/portal/services/x is under Services), and shows
+    // API Keys only while the Customer API is on.
+    res.locals.current ??= `/portal/${req.path.split("/")[1] ?? ""}`;
+    try {
+      res.locals.apiOn = await apiEnabled();
+      next();
+    } catch (err) {
+      next(err);
+    }
+  });
+  serviceRoutes(kit, router);
+  billingRoutes(kit, router);
+  machineRoutes(kit, router);
 
   // The API Keys pages exist only while the Customer API is on: hidden from the menu and refused.
   const keys = express.Router();

@@ -1,0 +1,205 @@
+/**
+ * The portal's customer pages in a real browser (Chromium through playwright-core): each area's
+ * action done by clicking, then checked over the API with the same person's key (a reboot clicked
+ * in the portal is a job in GET /jobs; a proforma paid in the portal reads paid), the API's rules
+ * applied to the portal (a member without the permission gets the API's refusal), forms that act
+ * once (the same form sent twice places one order), a 390 px run and axe-core on every page.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { Page } from "playwright-core";
+import { type Account, addCredit, api, auth, GATEWAY, newMachine, newProduct } from "./helpers.ts";
+import { csrfIn, fitsWidth, portalMember, portalOwner, signIn, signInVisitor } from "./portal-pages.ts";
+import { type BrowserHandle, browserMissing, launchBrowser, seriousViolations } from "./support/browser.ts";
+
+const missing = browserMissing();
+if (missing) process.stderr.write(`portal-customer tests skipped: ${missing}\n`);
+
+/** One account for the whole file: its owner signs in, and a key of theirs checks over the API. */
+async function customer(): Promise<Account & { email: string }> {
+  const owner = await portalOwner();
+  const { secretKey, key } = await auth.createKey({
+    personId: owner.ownerId,
+    label: "checks",
+    scopes: ["services", "orders", "billing", "destructive"],
+    ipAllowlist: "",
+  });
+  return {
+    customerId: owner.customerId,
+    ownerId: owner.ownerId,
+    key: secretKey,
+    keyId: key!.id,
+    email: owner.email,
+  };
+}
+
+const onceIn = (html: string) => /name="_once" value="([^"]+)"/.exec(html)?.[1] ?? "";
+
+describe("the portal's customer pages", { skip: missing }, () => {
+  let browser: BrowserHandle;
+  let acct: Account & { email: string };
+  let page: Page;
+  let vps: string;
+
+  before(async () => {
+    [browser, acct] = await Promise.all([launchBrowser(), customer()]);
+    vps = await newMachine(acct, { kind: "vps" });
+    page = (await browser.newPage(1280)).page;
+    await signIn(page, "portal", acct.email);
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  async function accessible(p: Page) {
+    const violations = await seriousViolations(p);
+    assert.deepEqual(
+      violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`),
+      [],
+      `axe on ${p.url()}`,
+    );
+  }
+
+  it("a reboot clicked on the service page is a job in GET /jobs, and the job page follows it to its end", async () => {
+    await page.goto(`${GATEWAY}/portal/services`);
+    await accessible(page);
+    await page.locator(`a[href="/portal/services/${vps}"]`).waitFor();
+    await page.goto(`${GATEWAY}/portal/services/${vps}`);
+    await accessible(page);
+    await page.getByRole("button", { name: "reboot", exact: true }).click();
+    await page.waitForURL(/\/portal\/jobs\/[0-9a-f-]{36}/);
+    const jobId = /\/portal\/jobs\/([0-9a-f-]{36})/.exec(page.url())?.[1];
+    const jobs = await api("GET", `/api/v1/jobs?resource=${vps}`, { key: acct.key });
+    assert.equal(jobs.status, 200);
+    assert.ok(
+      jobs.body.data.jobs.some(
+        (j: { id: string; action: string }) => j.id === jobId && j.action === "reboot",
+      ),
+      "the portal's reboot is the API's job",
+    );
+    // The page was loaded while the job ran (or after): without a reload it ends as succeeded.
+    await page.getByText("succeeded").first().waitFor({ timeout: 20_000 });
+    await accessible(page);
+  });
+
+  it("a member without the power permission gets the API's own refusal in the portal", async () => {
+    const member = await portalMember(acct.customerId, ["view_services"]);
+    const p = (await browser.newPage(1280)).page;
+    await signIn(p, "portal", member.email);
+    await p.goto(`${GATEWAY}/portal/services/${vps}`);
+    await p.getByRole("button", { name: "reboot", exact: true }).click();
+    await p
+      .getByRole("alert")
+      .filter({ hasText: "Your account permissions do not allow this action" })
+      .waitFor();
+    await p.context().close();
+  });
+
+  it("an order placed in the portal is one order over the API even when its form is sent twice", async () => {
+    const product = await newProduct("vps", { monthly: "10.0000" });
+    const v = await signInVisitor(GATEWAY, "portal", acct.email);
+    const form = await v.get(`/portal/order/${product.id}`);
+    assert.equal(form.status, 200);
+    const fields = {
+      _csrf: csrfIn(form.text),
+      _once: onceIn(form.text),
+      billingCycle: "monthly",
+      hostname: "twice.example.test",
+      osImage: "debian-12",
+      quantity: "1",
+    };
+    // A double click: both submissions arrive together; each is answered with the same redirect.
+    const [a, b] = await Promise.all([
+      v.post(`/portal/order/${product.id}`, fields),
+      v.post(`/portal/order/${product.id}`, fields),
+    ]);
+    assert.equal(a.status, 303, a.text);
+    assert.equal(b.location, a.location);
+    const orders = await api("GET", "/api/v1/orders?limit=100", { key: acct.key });
+    const mine = orders.body.data.orders.filter((o: { id: string }) => a.location.includes(o.id));
+    assert.equal(mine.length, 1, "one order");
+    assert.equal(orders.body.data.pagination.total, 1, "no second order");
+  });
+
+  it("a proforma paid from credit in the portal reads paid over the API, and the order form's errors sit by their fields", async () => {
+    const product = await newProduct("vps", { monthly: "7.5000" });
+    await page.goto(`${GATEWAY}/portal/order/${product.id}`);
+    await accessible(page);
+    await page.getByLabel("Hostname").fill("not a hostname!");
+    await page.getByRole("button", { name: "Place the order" }).click();
+    const hostname = page.getByLabel("Hostname");
+    await page.locator("#f-hostname-error").waitFor();
+    assert.equal(
+      await hostname.evaluate((el) => el === el.ownerDocument.activeElement),
+      true,
+      "focus on the field in error",
+    );
+    await accessible(page);
+
+    await hostname.fill("pay.example.test");
+    await page.getByRole("button", { name: "Place the order" }).click();
+    await page.waitForURL(/\/portal\/orders\/[0-9a-f-]{36}/);
+    await page.getByRole("status").waitFor();
+    await accessible(page);
+    await page.getByRole("link", { name: /^PRO-/ }).click();
+    const proformaId = /\/portal\/proformas\/([0-9a-f-]{36})/.exec(page.url())?.[1];
+    assert.ok(proformaId);
+    await addCredit(acct, "20.0000");
+    await page.getByRole("button", { name: "Pay from credit" }).dblclick();
+    await page.getByRole("status").filter({ hasText: "Paid from credit" }).waitFor();
+    await accessible(page);
+    const doc = await api("GET", `/api/v1/proformas/${proformaId}`, { key: acct.key });
+    assert.equal(doc.body.data.status, "paid");
+    const bal = await api("GET", "/api/v1/account/balance", { key: acct.key });
+    assert.equal(bal.body.data.balance, 12.5, "paid once: 20 - 7.50");
+    await page.goto(`${GATEWAY}/portal/balance`);
+    await page.getByRole("cell", { name: "12.50 EUR" }).first().waitFor();
+    await accessible(page);
+  });
+
+  it("an SSH key added in the portal shows its fingerprint and is the API's; deleting asks first", async () => {
+    const line = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGv3e0Zf0xJ7bY8m2L4s5r6t7u8v9w0x1y2z3A4B5C6D laptop";
+    await page.goto(`${GATEWAY}/portal/ssh-keys`);
+    await page.getByText("No SSH keys stored yet").waitFor();
+    await accessible(page);
+    await page.getByLabel("Name").fill("laptop");
+    await page.getByLabel("Public key").fill(line);
+    await page.getByRole("button", { name: "Add the key" }).click();
+    await page.getByRole("status").filter({ hasText: "SHA256:" }).waitFor();
+    const keys = await api("GET", "/api/v1/ssh-keys", { key: acct.key });
+    assert.equal(keys.body.data.ssh_keys.length, 1);
+    await page.getByRole("link", { name: "Delete laptop" }).click();
+    await accessible(page);
+    await page.getByRole("button", { name: "Delete the key" }).click();
+    await page.getByRole("status").filter({ hasText: "deleted" }).waitFor();
+    assert.equal((await api("GET", "/api/v1/ssh-keys", { key: acct.key })).body.data.ssh_keys.length, 0);
+  });
+
+  it("every customer page fits 390 px and passes axe-core", async () => {
+    const phone = (await browser.newPage(390)).page;
+    await signIn(phone, "portal", acct.email);
+    const paths = [
+      "/portal/services",
+      `/portal/services/${vps}`,
+      `/portal/services/${vps}/reinstall`,
+      `/portal/services/${vps}/password`,
+      `/portal/services/${vps}/copies`,
+      `/portal/services/${vps}/addons`,
+      `/portal/services/${vps}/upgrades`,
+      `/portal/services/${vps}/cancel`,
+      "/portal/order",
+      "/portal/orders",
+      "/portal/invoices",
+      "/portal/proformas",
+      "/portal/balance",
+      "/portal/ssh-keys",
+      "/portal/jobs",
+    ];
+    for (const path of paths) {
+      const r = await phone.goto(`${GATEWAY}${path}`);
+      assert.equal(r?.status(), 200, path);
+      assert.equal(await fitsWidth(phone), true, `${path} fits 390 px`);
+      await accessible(phone);
+    }
+  });
+});
