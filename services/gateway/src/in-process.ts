@@ -51,6 +51,21 @@ export type ApiCall = (
   o?: CallOptions,
 ) => Promise<ApiAnswer>;
 
+/**
+ * Express gives each request and response the prototype of its own app.request/app.response, which
+ * drops light-my-request's methods (the response's write/end that capture the payload, the
+ * request's _read that feeds the body): they are pinned on the objects themselves first.
+ */
+function keepOwnMethods(o: object): void {
+  const proto = Object.getPrototypeOf(o) as object;
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    const d = Object.getOwnPropertyDescriptor(proto, name);
+    if (name !== "constructor" && typeof d?.value === "function") {
+      Object.defineProperty(o, name, { value: d.value, writable: true, configurable: true });
+    }
+  }
+}
+
 /** `dispatch` is read on every call: the app that serves the pages is the one being called. */
 export function inProcessApi(dispatch: () => Dispatch, apiPrefix: string): ApiCall {
   return async (principal, method, path, o = {}) => {
@@ -64,6 +79,8 @@ export function inProcessApi(dispatch: () => Dispatch, apiPrefix: string): ApiCa
     const res = await inject(
       (req, res) => {
         sessionCalls.set(req, principal);
+        keepOwnMethods(req);
+        keepOwnMethods(res);
         dispatch()(req, res);
       },
       {
@@ -77,7 +94,7 @@ export function inProcessApi(dispatch: () => Dispatch, apiPrefix: string): ApiCa
     try {
       body = res.json() as Record<string, unknown>;
     } catch {
-      body = { success: false, error: "The API answered without JSON", code: "INTERNAL_ERROR" };
+      throw new Error(`${method} ${path} answered ${res.statusCode} without JSON`);
     }
     return { status: res.statusCode, body };
   };
