@@ -7,8 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
+import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import type { Page } from "playwright-core";
-import { type Account, addCredit, api, auth, GATEWAY, newMachine, newProduct } from "./helpers.ts";
+import { type Account, addCredit, api, auth, GATEWAY, grpc, newMachine, newProduct } from "./helpers.ts";
 import { csrfIn, fitsWidth, portalMember, portalOwner, signIn, signInVisitor } from "./portal-pages.ts";
 import { type BrowserHandle, browserMissing, launchBrowser, seriousViolations } from "./support/browser.ts";
 
@@ -33,6 +36,7 @@ async function customer(): Promise<Account & { email: string }> {
   };
 }
 
+const webhooks = grpc([WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR");
 const onceIn = (html: string) => /name="_once" value="([^"]+)"/.exec(html)?.[1] ?? "";
 
 describe("the portal's customer pages", { skip: missing }, () => {
@@ -173,6 +177,45 @@ describe("the portal's customer pages", { skip: missing }, () => {
     await page.getByRole("button", { name: "Delete the key" }).click();
     await page.getByRole("status").filter({ hasText: "deleted" }).waitFor();
     assert.equal((await api("GET", "/api/v1/ssh-keys", { key: acct.key })).body.data.ssh_keys.length, 0);
+  });
+
+  it("Create key sent twice makes one key, and its secret is shown on one page view only", async () => {
+    const v = await signInVisitor(GATEWAY, "portal", acct.email);
+    const form = await v.get("/portal/keys");
+    const fields = { _csrf: csrfIn(form.text), _once: onceIn(form.text), label: "twice", scopes: "services" };
+    const before = (await auth.listKeys({ personId: acct.ownerId })).keys.length;
+    const [a, b] = await Promise.all([v.post("/portal/keys", fields), v.post("/portal/keys", fields)]);
+    assert.deepEqual([a.status, b.status], [303, 303]);
+    assert.equal(b.location, a.location);
+    assert.equal((await auth.listKeys({ personId: acct.ownerId })).keys.length, before + 1, "one key");
+    const shown = await v.get(a.location);
+    const secret = /id="new-key" class="mono" readonly value="([^"]+)"/.exec(shown.text)?.[1] ?? "";
+    assert.match(secret, /^hbk_/);
+    assert.equal((await api("GET", "/api/v1/account", { key: secret })).status, 200);
+    const again = await v.get(a.location);
+    assert.equal(again.text.includes(secret), false, "not shown a second time");
+    assert.match(again.text, /shown once and cannot be shown again/);
+  });
+
+  it("a pending partner can neither save a webhook URL nor queue a test event in the portal", async () => {
+    const owner = await portalOwner();
+    await auth.createPartner({ customerId: owner.customerId, status: PartnerStatus.PENDING });
+    const v = await signInVisitor(GATEWAY, "portal", owner.email);
+    const pageText = (await v.get("/portal/reseller")).text;
+    assert.match(pageText, /The reseller partner profile is pending: read access only/);
+    const csrf = csrfIn(pageText);
+    const saved = await v.post("/portal/reseller/webhook", {
+      _csrf: csrf,
+      url: "https://hooks.example.com/x",
+    });
+    assert.equal(saved.status, 403);
+    const test = await v.post("/portal/reseller/test", { _csrf: csrf });
+    assert.equal(test.status, 403);
+    assert.equal((await webhooks.getWebhook({ partnerId: owner.customerId })).url, "");
+    assert.equal(
+      (await webhooks.listDeliveries({ partnerId: owner.customerId, limit: 10 })).deliveries.length,
+      0,
+    );
   });
 
   it("every customer page fits 390 px and passes axe-core", async () => {

@@ -16,6 +16,7 @@ import type { PageClients } from "../clients.ts";
 import { billingRoutes } from "./customer/billing.ts";
 import type { Kit } from "./customer/kit.ts";
 import { machineRoutes } from "./customer/machines.ts";
+import { newToken, validToken } from "./customer/once.ts";
 import { serviceRoutes } from "./customer/services.ts";
 import { day, dayStart, when } from "./format.ts";
 import {
@@ -154,13 +155,30 @@ ${createForm(s, f, atLimit ? `The account has reached its limit of ${list.active
     render(res, "API Keys", body, { notice: o.notice, status: o.status, nav: true });
   }
 
-  keys.get("/", (req, res, next) => {
-    const notice = req.query.revoked
-      ? "The key is revoked."
-      : req.query.saved
-        ? "The key is saved."
-        : undefined;
-    keysPage(res, emptyForm({ scopes: "read" }), { notice }).catch(next);
+  keys.get("/", async (req, res, next) => {
+    try {
+      const notice = req.query.revoked
+        ? "The key is revoked."
+        : req.query.saved
+          ? "The key is saved."
+          : undefined;
+      // After Create key: the new key's secret, shown on this one page view and never again.
+      const s = sessionOf(res);
+      const made = await api.once.outcome(s.subjectId, req.query.done);
+      const secret = made && (await api.once.takeSecret(s.subjectId, req.query.done));
+      const keyId = made?.location.split("created=")[1];
+      const key =
+        secret && keyId
+          ? (await clients.auth.listKeys({ personId: s.subjectId })).keys.find((k) => k.id === keyId)
+          : undefined;
+      await keysPage(res, emptyForm({ scopes: "read" }), {
+        notice:
+          made && !key ? "The key was created; its secret was shown once and cannot be shown again." : notice,
+        created: key && secret ? { key, secret } : undefined,
+      });
+    } catch (err) {
+      next(err);
+    }
   });
 
   keys.post("/", async (req, res, next) => {
@@ -187,15 +205,30 @@ ${createForm(s, f, atLimit ? `The account has reached its limit of ${list.active
         { status: 403 },
       ).catch(next);
     }
+    const token = req.body._once;
+    if (!validToken(token)) {
+      return keysPage(
+        res,
+        { values, errors: {}, general: "This form has expired; send it again." },
+        { status: 400 },
+      ).catch(next);
+    }
     try {
-      const r = await clients.auth.createKey({
-        personId: s.subjectId,
-        label: values.label,
-        scopes: scopes.filter((x) => x !== "read"),
-        ipAllowlist: values.allowlist,
-        expiresOn,
+      // Once per form (a double click makes one key): a repeat gets the first one's redirect, and
+      // the page after it shows the secret the first one kept for it.
+      const outcome = await api.once.run(s.subjectId, token, async () => {
+        const r = await clients.auth.createKey({
+          personId: s.subjectId,
+          label: values.label,
+          scopes: scopes.filter((x) => x !== "read"),
+          ipAllowlist: values.allowlist,
+          expiresOn,
+        });
+        await api.once.keepSecret(s.subjectId, token, r.secretKey);
+        return { location: `/portal/keys?created=${r.key?.id ?? ""}` };
       });
-      await keysPage(res, emptyForm({ scopes: "read" }), { created: { key: r.key!, secret: r.secretKey } });
+      const to = outcome.location || "/portal/keys";
+      res.redirect(303, `${to}${to.includes("?") ? "&" : "?"}done=${token}`);
     } catch (err) {
       try {
         await keysPage(res, formErrors(err, values, KEY_FIELDS), { status: resolveError(err).status });
@@ -399,7 +432,7 @@ function createForm(s: Session, f: FormState, disabledReason: string): Html {
   });
   return html`${disabledReason ? html`<p class="warning" id="limit-reason">${disabledReason}</p>` : ""}
 <form method="post" action="/portal/keys" novalidate>
-${csrfField(s.csrfToken)}
+${csrfField(s.csrfToken)}<input type="hidden" name="_once" value="${newToken()}">
 ${generalError(f)}
 <fieldset${disabledReason ? html` disabled` : ""}>
 <legend class="sr">New key</legend>

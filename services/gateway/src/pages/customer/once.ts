@@ -57,6 +57,18 @@ export function onceStore(redis: Redis, ns: string) {
       }
     },
 
+    /**
+     * A secret an action made (a new API key) kept for the page its redirect shows, for two
+     * minutes at most and read once: the outcome itself never holds it.
+     */
+    async keepSecret(subject: string, token: string, secret: string): Promise<void> {
+      await redis.set(`${key(subject, token)}:secret`, secret, "EX", 120);
+    },
+    async takeSecret(subject: string, token: unknown): Promise<string | undefined> {
+      if (!validToken(token)) return undefined;
+      return (await redis.getdel(`${key(subject, token)}:secret`)) ?? undefined;
+    },
+
     /** The notice or error an action left for the page it redirected to (`?done=<token>`). */
     async outcome(subject: string, token: unknown): Promise<Outcome | undefined> {
       if (!validToken(token)) return undefined;
