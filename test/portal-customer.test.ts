@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
@@ -97,6 +98,28 @@ describe("the portal's customer pages", { skip: missing }, () => {
       .filter({ hasText: "Your account permissions do not allow this action" })
       .waitFor();
     await p.context().close();
+  });
+
+  it("a suspended account reads its services in the portal and is refused a power action with the API's words", async () => {
+    const owner = await portalOwner();
+    const machine = await newMachine({
+      customerId: owner.customerId,
+      ownerId: owner.ownerId,
+      key: "",
+      keyId: "",
+    });
+    await auth.setCustomerStatus({ customerId: owner.customerId, status: CustomerStatus.SUSPENDED });
+    const v = await signInVisitor(GATEWAY, "portal", owner.email);
+    const shown = await v.get(`/portal/services/${machine}`);
+    assert.equal(shown.status, 200, "reading still works");
+    const r = await v.post(`/portal/services/${machine}/power`, {
+      _csrf: csrfIn(shown.text),
+      _once: onceIn(shown.text),
+      action: "reboot",
+    });
+    assert.equal(r.status, 303);
+    const back = await v.get(r.location);
+    assert.match(back.text, /role="alert" id="page-error">The account is suspended: read access only</);
   });
 
   it("an order placed in the portal is one order over the API even when its form is sent twice", async () => {
