@@ -72,7 +72,8 @@ try {
   await ownerWide.goto(`${base}/portal/services`);
   await shot(ownerWide, "portal-services");
   await ownerWide
-    .getByRole("link", { name: /web-1\.demo/ })
+    .getByRole("row", { name: /web-1\.demo/ })
+    .getByRole("link")
     .first()
     .click();
   await shot(ownerWide, "portal-service");
