@@ -122,6 +122,19 @@ describe("the portal's customer pages", { skip: missing }, () => {
     assert.match(back.text, /role="alert" id="page-error">The account is suspended: read access only</);
   });
 
+  it("the portal's way into the API is not reachable from outside: a session cookie opens nothing under /api/v1", async () => {
+    const v = await signInVisitor(GATEWAY, "portal", acct.email);
+    const cookie = v.setCookies.find((c) => c.startsWith("hb_portal_session="))?.split(";")[0] ?? "";
+    assert.ok(cookie);
+    for (const [method, path] of [
+      ["GET", "/api/v1/services"],
+      ["POST", `/api/v1/vps/${vps}/power/reboot`],
+    ]) {
+      const r = await fetch(`${GATEWAY}${path}`, { method, headers: { cookie } });
+      assert.equal(r.status, 401, `${method} ${path}`);
+    }
+  });
+
   it("an order placed in the portal is one order over the API even when its form is sent twice", async () => {
     const product = await newProduct("vps", { monthly: "10.0000" });
     const v = await signInVisitor(GATEWAY, "portal", acct.email);

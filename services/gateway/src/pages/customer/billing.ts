@@ -206,7 +206,7 @@ ${d.status === "unpaid" ? html`<h2>Pay</h2><p>Pays ${money(d.amount_due, d.curre
     ).data;
     const cur = (p as { currency?: string }).currency;
     const cycle = f.values.billingCycle || p.billing_cycles[0]?.cycle || "";
-    const body = html`<p>${p.description}</p>
+    const body = html`${p.description ? html`<p>${p.description}</p>` : ""}
 ${f.general ? html`<p class="error" role="alert" id="form-error">${f.general}</p>` : ""}
 <form method="post" action="/portal/order/${p.id}" novalidate>${formTokens(sessionOf(res).csrfToken)}
 <fieldset class="field${f.errors.billingCycle ? " invalid" : ""}"><legend>Billing cycle</legend>
