@@ -100,6 +100,22 @@ describe("the portal's customer pages", { skip: missing }, () => {
     await p.context().close();
   });
 
+  it("a member's menu shows the areas their permissions open, and the portal opens on one of them", async () => {
+    const member = await portalMember(acct.customerId, ["view_invoices"]);
+    const v = await signInVisitor(GATEWAY, "portal", member.email);
+    const root = await v.get("/portal/");
+    assert.equal(root.location, "/portal/invoices");
+    const invoices = await v.get(root.location);
+    assert.equal(invoices.status, 200);
+    const menu = /<nav aria-label="Main">(.*?)<\/nav>/s.exec(invoices.text)?.[1] ?? "";
+    assert.match(menu, />Invoices</);
+    assert.doesNotMatch(menu, />Services<|>Balance<|>SSH keys</);
+    // The menu is a hint: the API still decides, with its own words.
+    const services = await v.get("/portal/services");
+    assert.equal(services.status, 403);
+    assert.match(services.text, /Your account permissions do not allow this action/);
+  });
+
   it("a suspended account reads its services in the portal and is refused a power action with the API's words", async () => {
     const owner = await portalOwner();
     const machine = await newMachine({

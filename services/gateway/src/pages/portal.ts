@@ -63,15 +63,20 @@ export function portalRouter(
     o: { notice?: string; error?: string; status?: number; nav: boolean },
   ) {
     const s = sessionOf(res);
+    // A menu entry shows when the person holds the permission of the API operation its page
+    // lists (a hint only: the API decides each call).
+    const areas: { href: string; label: string; needs: Permission }[] = [
+      { href: "/portal/services", label: "Services", needs: "view_services" },
+      { href: "/portal/order", label: "Order", needs: "view_services" },
+      { href: "/portal/orders", label: "Orders", needs: "view_invoices" },
+      { href: "/portal/invoices", label: "Invoices", needs: "view_invoices" },
+      { href: "/portal/proformas", label: "Proformas", needs: "view_invoices" },
+      { href: "/portal/balance", label: "Balance", needs: "view_billing" },
+      { href: "/portal/ssh-keys", label: "SSH keys", needs: "view_services" },
+      { href: "/portal/jobs", label: "Jobs", needs: "view_services" },
+    ];
     const nav = [
-      { href: "/portal/services", label: "Services" },
-      { href: "/portal/order", label: "Order" },
-      { href: "/portal/orders", label: "Orders" },
-      { href: "/portal/invoices", label: "Invoices" },
-      { href: "/portal/proformas", label: "Proformas" },
-      { href: "/portal/balance", label: "Balance" },
-      { href: "/portal/ssh-keys", label: "SSH keys" },
-      { href: "/portal/jobs", label: "Jobs" },
+      ...areas.filter((a) => holdsAny(s.permissions, [a.needs])).map(({ href, label }) => ({ href, label })),
       ...(o.nav ? [{ href: "/portal/keys", label: "API Keys" }] : []),
       { href: "/portal/team", label: "Team" },
       ...(s.isOwner ? [{ href: "/portal/reseller", label: "Reseller" }] : []),
@@ -92,7 +97,17 @@ export function portalRouter(
     );
   }
 
-  router.get("/", (_req, res) => res.redirect(303, "/portal/services"));
+  router.get("/", (_req, res) => {
+    const held = sessionOf(res).permissions;
+    res.redirect(
+      303,
+      holdsAny(held, ["view_services"])
+        ? "/portal/services"
+        : holdsAny(held, ["view_invoices"])
+          ? "/portal/invoices"
+          : "/portal/team",
+    );
+  });
 
   // The customer's operations: each page calls the API in process as the signed-in person.
   const kit: Kit = {
