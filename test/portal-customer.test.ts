@@ -87,6 +87,32 @@ describe("the portal's customer pages", { skip: missing }, () => {
     await accessible(page);
   });
 
+  it("a reinstall asks for confirmation, takes the chosen image and shows its job until it ends", async () => {
+    const machine = await newMachine(acct, { kind: "vps" });
+    await page.goto(`${GATEWAY}/portal/services/${machine}/reinstall`);
+    await accessible(page);
+    await page.getByLabel("debian-12").check();
+    await page.getByLabel("New root password").fill("a-new-root-password");
+    await page.getByRole("button", { name: "Reinstall and erase the disk" }).click();
+    // Without the confirmation box ticked nothing happens, and the box says why.
+    await page.locator("#f-confirm-error").waitFor();
+    assert.equal(
+      (await api("GET", `/api/v1/jobs?resource=${machine}&action=reinstall`, { key: acct.key })).body.data
+        .jobs.length,
+      0,
+    );
+    await accessible(page);
+    await page.getByLabel("debian-12").check();
+    await page.getByLabel("New root password").fill("a-new-root-password");
+    await page.getByLabel("I understand that every file on this machine is erased").check();
+    await page.getByRole("button", { name: "Reinstall and erase the disk" }).click();
+    await page.waitForURL(/\/portal\/jobs\/[0-9a-f-]{36}/);
+    await page.locator("[data-job-done], #job:not([data-job-poll=''])").first().waitFor();
+    await page.getByText("succeeded").first().waitFor({ timeout: 30_000 });
+    const jobs = await api("GET", `/api/v1/jobs?resource=${machine}`, { key: acct.key });
+    assert.ok(jobs.body.data.jobs.some((j: { action: string }) => j.action === "reinstall"));
+  });
+
   it("a member without the power permission gets the API's own refusal in the portal", async () => {
     const member = await portalMember(acct.customerId, ["view_services"]);
     const p = (await browser.newPage(1280)).page;
