@@ -9,10 +9,24 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
+import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import type { Page } from "playwright-core";
-import { type Account, addCredit, api, auth, GATEWAY, grpc, newMachine, newProduct } from "./helpers.ts";
+import {
+  type Account,
+  addCredit,
+  amountOf,
+  api,
+  auth,
+  billing,
+  cyclePrices,
+  GATEWAY,
+  grpc,
+  kindOf,
+  newMachine,
+  newProduct,
+} from "./helpers.ts";
 import { csrfIn, fitsWidth, portalMember, portalOwner, signIn, signInVisitor } from "./portal-pages.ts";
 import { type BrowserHandle, browserMissing, launchBrowser, seriousViolations } from "./support/browser.ts";
 
@@ -237,6 +251,65 @@ describe("the portal's customer pages", { skip: missing }, () => {
     await page.goto(`${GATEWAY}/portal/balance`);
     await page.getByRole("cell", { name: "12.50 EUR" }).first().waitFor();
     await accessible(page);
+  });
+
+  it("an add-on bought and given up, and an upgrade requested, in the portal are the API's", async () => {
+    await addCredit(acct, "100.0000");
+    const product = await newProduct("vps", { monthly: "10.0000" });
+    const bigger = (
+      await billing.adminCreateProduct({
+        name: `${product.name} XL`,
+        kind: kindOf("vps"),
+        prices: cyclePrices({ monthly: "30.0000" }),
+        currency: "EUR",
+      })
+    ).product!;
+    await billing.adminAddProductOption({
+      productId: product.id,
+      name: "Extra IP",
+      recurringMonthlyPrice: amountOf("2.0000"),
+    });
+    const { service } = await billing.adminCreateService({
+      customerId: acct.customerId,
+      productId: product.id,
+      kind: ProductKind.VPS,
+      status: ServiceStatus.ACTIVE,
+    });
+    const id = service!.id;
+    const options = async () =>
+      (await api("GET", `/api/v1/services/${id}/options`, { key: acct.key })).body.data.options as unknown[];
+
+    await page.goto(`${GATEWAY}/portal/services/${id}/addons`);
+    await page.getByText("This service has no add-ons.").waitFor();
+    await accessible(page);
+    await page.getByLabel("Add-on", { exact: true }).selectOption({ label: "Extra IP" });
+    await page.getByRole("button", { name: "Buy the add-on" }).click();
+    await page.getByRole("status").filter({ hasText: "bought" }).waitFor();
+    assert.equal((await options()).length, 1);
+    await accessible(page);
+    await page.getByRole("link", { name: "Give up" }).click();
+    await accessible(page);
+    await page.getByRole("button", { name: "Give up the add-on" }).click();
+    await page.getByRole("status").filter({ hasText: "given up" }).waitFor();
+    assert.equal((await options()).length, 0);
+
+    await page.goto(`${GATEWAY}/portal/services/${id}/upgrades`);
+    await accessible(page);
+    await page.getByRole("button", { name: `Upgrade to ${bigger.name}` }).click();
+    await page.waitForURL(/\/portal\/upgrades\/[0-9a-f-]{36}/);
+    const upgradeId = /\/portal\/upgrades\/([0-9a-f-]{36})/.exec(page.url())?.[1];
+    await accessible(page);
+    const viaApi = await api("GET", `/api/v1/upgrades/${upgradeId}`, { key: acct.key });
+    assert.equal(viaApi.status, 200);
+    assert.equal(viaApi.body.data.to_product_id, bigger.id);
+    if (viaApi.body.data.status === "awaiting_payment") {
+      await page.getByRole("button", { name: "Cancel the upgrade" }).click();
+      await page.getByRole("status").filter({ hasText: "cancelled" }).waitFor();
+      assert.equal(
+        (await api("GET", `/api/v1/upgrades/${upgradeId}`, { key: acct.key })).body.data.status,
+        "cancelled",
+      );
+    }
   });
 
   it("an SSH key added in the portal shows its fingerprint and is the API's; deleting asks first", async () => {
