@@ -21,6 +21,7 @@ import {
   auth,
   billing,
   cyclePrices,
+  eventually,
   GATEWAY,
   grpc,
   kindOf,
@@ -125,6 +126,31 @@ describe("the portal's customer pages", { skip: missing }, () => {
     await page.getByText("succeeded").first().waitFor({ timeout: 30_000 });
     const jobs = await api("GET", `/api/v1/jobs?resource=${machine}`, { key: acct.key });
     assert.ok(jobs.body.data.jobs.some((j: { action: string }) => j.action === "reinstall"));
+  });
+
+  it("a snapshot taken in the portal is the API's, and deleting it asks first", async () => {
+    const snapshots = async () =>
+      (await api("GET", `/api/v1/vps/${vps}/snapshots`, { key: acct.key })).body.data.snapshots as {
+        id: string;
+        name: string;
+        status: string;
+      }[];
+    await page.goto(`${GATEWAY}/portal/services/${vps}/copies`);
+    await accessible(page);
+    await page.getByLabel("Snapshot name").fill("before-upgrade");
+    await page.getByRole("button", { name: "Take a snapshot" }).click();
+    await page.getByRole("status").filter({ hasText: "Snapshot started" }).waitFor();
+    const taken = (await snapshots()).find((c) => c.name === "before-upgrade");
+    assert.ok(taken, "the API lists the snapshot");
+    await eventually(
+      async () => (await snapshots()).find((c) => c.id === taken.id)?.status === "available",
+      15_000,
+    );
+    await page.goto(`${GATEWAY}/portal/services/${vps}/snapshots/${taken.id}/delete`);
+    await accessible(page);
+    await page.getByRole("button", { name: "Delete the snapshot" }).click();
+    await page.getByRole("status").filter({ hasText: "deleted" }).waitFor();
+    await eventually(async () => !(await snapshots()).some((c) => c.id === taken.id), 15_000);
   });
 
   it("a member without the power permission gets the API's own refusal in the portal", async () => {
