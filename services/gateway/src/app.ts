@@ -1,6 +1,6 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { Module, type Principal, PrincipalSchema, type RateLimit } from "@hb/contracts/hb/auth/v1/auth_pb";
-import { KeyEntrySchema, KeySettingsSchema } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
 import type { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import {
   ALL_PERMISSIONS,
@@ -17,6 +17,7 @@ import {
   SpanKind,
 } from "@hb/platform";
 import { type Reservation, reserveCooldown } from "@hb/platform/cooldown";
+import { decideKey } from "@hb/platform/key-decision";
 import { countHourly } from "@hb/platform/rate-window";
 import type { Redis } from "@hb/platform/redis";
 import express, { type NextFunction, type Request, type Response } from "express";
@@ -31,7 +32,7 @@ import type { KeySync } from "./key-sync.ts";
 import { keyChecks, observeHttp, UNMATCHED_ROUTE } from "./metrics.ts";
 import { pagesRouter } from "./pages/index.ts";
 import type { RequestLogPublisher } from "./request-log.ts";
-import type { Context, KeyedAuth, RouteDef } from "./route.ts";
+import { type Context, needOf, type RouteDef, type RouteNeed } from "./route.ts";
 import { bodyObject, parseInput } from "./validation.ts";
 
 export interface AppDeps {
@@ -326,7 +327,9 @@ export function buildApp(deps: AppDeps): express.Express {
     return undefined;
   }
 
-  type Need = Omit<KeyedAuth, "scope" | "write"> & { scope: KeyedAuth["scope"] | ""; write: boolean };
+  /** A route's need; an unmatched path or a body without a key checks the key only (scope ""). */
+  type Need = Omit<RouteNeed, "scope" | "permissions" | "signed"> &
+    Partial<Pick<RouteNeed, "permissions" | "signed">> & { scope: RouteNeed["scope"] | "" };
 
   /**
    * The key check. From the key table when this replica has one in step with auth
@@ -404,35 +407,35 @@ export function buildApp(deps: AppDeps): express.Express {
   }
 
   /**
-   * The check of a portal session's in-process call (in-process.ts): the key check itself, with the
-   * session standing in for a key that holds every scope, no IP allowlist and no hourly window (the
-   * portal is not the Customer API, so its switch does not close the portal either). Module
-   * switches, the person's live permissions (auth reads them for the session on every page) and
-   * suspension are decided by the same checkKey as a key's, so they cannot differ.
+   * The check of a portal session's in-process call (in-process.ts): the key check's own decision
+   * (decideKey, which auth.Verify and the key table ask too), with the session standing in for a key
+   * that holds the route's scope, no IP allowlist and an empty hourly window, and with the Customer
+   * API switch on: the switch and the hourly limit belong to the API's keys, not to the portal.
+   * Module switches, the person's live permissions (auth re-reads them for the session on every
+   * page) and suspension are decided as for a key, with the same codes and words.
    */
   async function sessionCheck(res: Response, need: Need, p: Principal): Promise<Principal | undefined> {
     const s =
       keys?.serving() && keys.table.settings
         ? keys.table.settings
         : (await clients.pages.auth.getSettings({})).settings;
-    const settings = { inventoryModule: s?.inventoryModule ?? false, vpsModule: s?.vpsModule ?? false };
-    const entry = create(KeyEntrySchema, {
-      customerId: p.customerId,
-      personId: p.personId,
-      scopes: need.scope ? [need.scope] : [],
-      accountStatus: p.accountStatus,
-      isOwner: p.isOwner,
-      permissions: p.permissions,
-      currency: p.currency,
-    });
-    const refusal = checkKey(
-      entry,
-      create(KeySettingsSchema, { ...settings, customerApiEnabled: true, hourlyRequestLimit: 1 }),
+    const nowMs = Date.now();
+    const refusal = decideKey(
+      {
+        customerApiEnabled: true,
+        inventoryModule: s?.inventoryModule ?? false,
+        vpsModule: s?.vpsModule ?? false,
+        revoked: false,
+        expired: false,
+        ipAllowlist: [],
+        sourceIp: "",
+        scopes: need.scope ? [need.scope] : [],
+        permissions: p.permissions,
+        accountSuspended: p.accountStatus === CustomerStatus.SUSPENDED,
+        window: { count: 0, limit: 1, reset: 0 },
+        nowMs,
+      },
       { scope: need.scope, permissionsAny: need.permissions ?? [], write: need.write, module: need.module },
-      p.permissions,
-      "",
-      { count: 0, limit: 1, remaining: 1, reset: 0 },
-      Date.now(),
     );
     if (!refusal) return p;
     const code = isErrorCode(refusal.code) ? refusal.code : "FORBIDDEN";
@@ -452,7 +455,7 @@ export function buildApp(deps: AppDeps): express.Express {
       key: key?.full ?? "",
       sourceIp: sourceIpOf(req),
       scope: need.scope,
-      permissionsAny: need.permissions ?? [],
+      permissionsAny: [...(need.permissions ?? [])],
       isWrite: need.write,
       module: need.module ? modules[need.module] : Module.UNSPECIFIED,
       ...(need.signed
@@ -482,12 +485,12 @@ export function buildApp(deps: AppDeps): express.Express {
     let reservation: Reservation | undefined;
     try {
       const session = sessionPrincipalOf(req);
-      if (session && def.auth !== "none" && (typeof def.auth !== "object" || def.auth.signed)) {
+      if (session && def.auth !== "none" && def.auth.signed) {
         // Signed (reseller) routes take a partner's signature, which a portal session never is.
         return sendError(res, "UNAUTHORIZED", "This operation takes a signed API request");
       }
-      if (typeof def.auth === "object") {
-        const need = { ...def.auth, write: def.auth.write ?? def.method !== "get" };
+      if (def.auth !== "none") {
+        const need = needOf({ method: def.method, auth: def.auth });
         principal = session
           ? await sessionCheck(res, need, session)
           : await authenticate(req, res, need, (p) => {

@@ -3113,7 +3113,7 @@ export interface operations {
                                 };
                                 billing: {
                                     /** @enum {string} */
-                                    cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                    cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                     /** @description Decimal string with 4 decimals */
                                     amount: string;
                                     /** @description ISO 4217 currency code */
@@ -3397,7 +3397,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -3704,7 +3704,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -4037,7 +4037,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -7087,7 +7087,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -7407,7 +7407,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -13369,7 +13369,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -13689,7 +13689,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -16748,7 +16748,7 @@ export interface operations {
                                 /** @enum {string} */
                                 billing_type: "one_time" | "recurring";
                                 /** @enum {string} */
-                                billing_cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly" | "one_time";
+                                billing_cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "one_time";
                                 quantity: number;
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
@@ -17052,7 +17052,7 @@ export interface operations {
                                 /** @enum {string} */
                                 billing_type: "one_time" | "recurring";
                                 /** @enum {string} */
-                                billing_cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly" | "one_time";
+                                billing_cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "one_time";
                                 quantity: number;
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
@@ -17910,7 +17910,7 @@ export interface operations {
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                             };
                             paths: {
                                 /** Format: uuid */
@@ -17919,7 +17919,7 @@ export interface operations {
                                 /** @description Decimal string with 4 decimals */
                                 price: string;
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 prorated_amount: number;
                                 /** Format: date-time */
                                 paid_until: string;
@@ -20953,7 +20953,7 @@ export interface operations {
                                 };
                                 billing_cycles: {
                                     /** @enum {string} */
-                                    cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                    cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                     /** @description Decimal string with 4 decimals */
                                     price: string;
                                     amount: number;
@@ -21223,7 +21223,7 @@ export interface operations {
                             };
                             billing_cycles: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 price: string;
                                 amount: number;
@@ -22226,7 +22226,7 @@ export interface operations {
                                 };
                                 billing: {
                                     /** @enum {string} */
-                                    cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                    cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                     /** @description Decimal string with 4 decimals */
                                     amount: string;
                                     /** @description ISO 4217 currency code */
