@@ -76,9 +76,12 @@ ${demo.signIns.map((s) => `   ${`${env.PUBLIC_URL}/${s.area}`.padEnd(30)} ${s.em
    export API_KEY=${full.key}
    curl -s -H "Authorization: Bearer $API_KEY" ${env.PUBLIC_URL}/api/v1/
 
+ Webhooks on your machine (the demo account is an active reseller partner; a receiver on :3000):
+   HB_API_URL=${env.PUBLIC_URL} HB_API_KEY=${demo.reseller.key} \\
+   HB_WEBHOOK_SECRET=${demo.reseller.signingSecret} npx hb webhooks listen --forward-to http://localhost:3000/hook
+
  Admin command (npm run admin -- --help lists all):
    npm run admin -- key create --person ${demo.ownerPersonId} --label ci --scopes services,orders
-   npm run admin -- partner create --customer ${demo.customerId} --status active
 
  Reference: ${env.PUBLIC_URL}/api/v1/docs   Stop: Ctrl-C
 ================================================================================
