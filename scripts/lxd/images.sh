@@ -58,6 +58,16 @@ trap 'exit 0' PWR TERM USR2
 while :; do sleep 3600 & wait $!; done
 INIT
   chmod 755 "$dir/rootfs/sbin/init"
+  # Debian's busybox has no chpasswd applet; the driver sets passwords with chpasswd, as on any
+  # real image, so the test image gets a small one (user:password lines on stdin).
+  cat >"$dir/rootfs/bin/chpasswd" <<'CHPASSWD'
+#!/bin/sh
+while IFS=: read -r user pass; do
+  hash=$(mkpasswd -m sha512 "$pass") || exit 1
+  sed -i "s|^$user:[^:]*:|$user:$hash:|" /etc/shadow || exit 1
+done
+CHPASSWD
+  chmod 755 "$dir/rootfs/bin/chpasswd"
   echo 'root:x:0:0:root:/root:/bin/sh' >"$dir/rootfs/etc/passwd"
   echo 'root::0:0:99999:7:::' >"$dir/rootfs/etc/shadow"
   chmod 600 "$dir/rootfs/etc/shadow"
@@ -65,6 +75,7 @@ INIT
   echo busybox >"$dir/rootfs/etc/hostname"
   metadata busybox "busybox test image" >"$dir/metadata.yaml"
   tar -C "$dir" --numeric-owner -czf "$out/busybox.tar.gz" metadata.yaml rootfs
+  rm -rf "$dir"
   lxc image import "$out/busybox.tar.gz" --alias busybox
 }
 
@@ -93,6 +104,7 @@ build_debian() {
     bookworm "$dir/rootfs" "${sources[@]}"
   metadata debian "Debian 12 (bookworm) with openssh-server" >"$dir/metadata.yaml"
   tar -C "$dir" --numeric-owner -czf "$out/debian-12.tar.gz" metadata.yaml rootfs
+  rm -rf "$dir"
   lxc image import "$out/debian-12.tar.gz" --alias debian-12
 }
 

@@ -10,6 +10,13 @@ export interface JobRow {
   target_state: string;
   copy_id: string | null;
   claim: string;
+  /** The driver's progress on this job (jobs.driver_state), kept across calls and restarts. */
+  driver_state?: DriverState;
+  /**
+   * A password the job sets (password reset, reinstall): handed to `start` in memory only, never
+   * stored, so a job resumed after a restart does not have it.
+   */
+  secret?: string;
 }
 
 /** What a provider reports for a job; compute applies it to the machine, the job and the outbox. */
@@ -22,6 +29,8 @@ export type JobOutcome =
       built?: boolean;
       /** its addresses, recorded on a (re)build */
       addresses?: IpRow[];
+      /** merged into the machine's driver state (where a driver placed it, say) */
+      driverState?: DriverState;
     }
   | {
       ok: false;

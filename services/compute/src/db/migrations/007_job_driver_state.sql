@@ -1,0 +1,3 @@
+-- A driver's progress on a job (the LXD operation a step waits on): kept in the row so a compute
+-- restart resumes the job where it stood instead of starting the provider's work again.
+alter table jobs add column driver_state jsonb not null default '{}';
