@@ -4,7 +4,7 @@
  * with COMPUTE_DRIVER=lxd; skipped, with the reason printed, where LXD or the image is missing.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { type ExecFileSyncOptionsWithStringEncoding, execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -19,7 +19,9 @@ import { stackClient } from "./support/clients.ts";
 const unavailable = await lxdUnavailable(["debian-12"]);
 if (unavailable) process.stderr.write(`LXD end-to-end test skipped: ${unavailable}\n`);
 
-const lxc = (...args: string[]) => execFileSync("lxc", args, { encoding: "utf8" }).trim();
+// Output is captured, not printed: a probe that fails while waiting is expected.
+const quiet: ExecFileSyncOptionsWithStringEncoding = { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] };
+const lxc = (...args: string[]) => execFileSync("lxc", args, quiet).trim();
 
 describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
   let s: OwnStack;
@@ -51,7 +53,7 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
         "root@127.0.0.1",
         command,
       ],
-      { encoding: "utf8" },
+      quiet,
     ).trim();
   const sshPort = () => Number(lxc("config", "device", "get", `hb-${id}`, "ssh", "listen").split(":").pop());
   const job = async (jobId: string) =>
