@@ -88,6 +88,8 @@ export interface ProviderDriver {
   run(job: JobRow, m: MachineRow): Promise<JobOutcome | undefined>;
   stats(m: MachineRow): Promise<MachineStats>;
   game(m: MachineRow): Promise<GameDetail>;
+  /** Removes a deleted snapshot or backup from the provider, where it keeps one (best effort). */
+  forgetCopy?(m: MachineRow, collection: string, copyId: string): Promise<void>;
 }
 
 export type Drivers = Record<string, ProviderDriver>;
