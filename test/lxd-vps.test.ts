@@ -130,7 +130,8 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
     assert.equal(vps.instance.os, "debian-12");
     assert.equal(vps.primary_ip, "127.0.0.1");
 
-    const port = sshPort();
+    const port = vps.instance.ssh_port;
+    assert.equal(port, sshPort(), "the VPS record shows the proxy device's port");
     // sshd comes up a moment after the container reports running.
     assert.equal(await eventually(async () => ssh(port, "hostname"), 30_000), "lxd-e2e");
 

@@ -31,6 +31,8 @@ export type JobOutcome =
       addresses?: IpRow[];
       /** merged into the machine's driver state (where a driver placed it, say) */
       driverState?: DriverState;
+      /** the host port forwarded to the machine's SSH port, recorded on a (re)build */
+      sshPort?: number;
     }
   | {
       ok: false;

@@ -125,6 +125,10 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
     // Creating a copy leaves the machine as it was; reverting or restoring brings it back up.
     if (job.copy_id)
       changes.push(tx`update copies set status = 'available' where id = ${job.copy_id}`.execute());
+    if (outcome.sshPort)
+      changes.push(
+        tx`update machines set ssh_port = ${outcome.sshPort} where service_id = ${m.service_id}`.execute(),
+      );
     if (outcome.driverState)
       changes.push(
         tx`update machines set driver_state = driver_state || ${JSON.stringify(outcome.driverState)}::text::jsonb

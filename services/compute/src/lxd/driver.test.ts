@@ -63,6 +63,7 @@ function machine(over: Partial<MachineRow> = {}): MachineRow {
     os_images: ["busybox-os"],
     disabled_controls: [],
     driver_state: {},
+    ssh_port: null,
     service_status: "active",
     created_at: new Date(),
     ...over,
@@ -98,6 +99,7 @@ async function built(d: ProviderDriver, over: Partial<MachineRow> = {}): Promise
     state: "running",
     has_instance: true,
     driver_state: (outcome.ok && outcome.driverState) || {},
+    ssh_port: (outcome.ok && outcome.sshPort) || null,
   };
 }
 
@@ -139,6 +141,7 @@ describe("lxd driver", { skip: unavailable }, () => {
     assert.equal(i.config["limits.memory"], "256MiB");
     assert.equal(i.devices.root.size, "1GiB");
     const port = (m.driver_state as { ssh_port: number }).ssh_port;
+    assert.equal(m.ssh_port, port, "the port is recorded for the VPS record");
     assert.equal(i.devices.ssh.listen, `tcp:127.0.0.1:${port}`);
     assert.equal(i.devices.ssh.connect, "tcp:127.0.0.1:22");
     assert.equal(inside(m, "cat", "/etc/hostname"), "web-1.example.com");

@@ -404,6 +404,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
           built: job.action === "build" || job.action === "reinstall",
           addresses: await addressesOf(m, p),
           ...(p.endpoint ? { driverState: kept } : {}),
+          ...(p.ssh_port ? { sshPort: p.ssh_port } : {}),
         };
       case "terminate":
         return { ok: true, state: "stopped" };
