@@ -33,6 +33,8 @@ export type JobOutcome =
       driverState?: DriverState;
       /** the host port forwarded to the machine's SSH port, recorded on a (re)build */
       sshPort?: number;
+      /** the rebuild removed the machine's snapshots at the provider: they leave its list */
+      snapshotsLost?: boolean;
     }
   | {
       ok: false;

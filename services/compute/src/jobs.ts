@@ -125,6 +125,11 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
     // Creating a copy leaves the machine as it was; reverting or restoring brings it back up.
     if (job.copy_id)
       changes.push(tx`update copies set status = 'available' where id = ${job.copy_id}`.execute());
+    if (outcome.snapshotsLost)
+      changes.push(
+        tx`update copies set status = 'deleted' where service_id = ${m.service_id}
+          and collection = 'snapshot' and status <> 'deleted'`.execute(),
+      );
     if (outcome.sshPort)
       changes.push(
         tx`update machines set ssh_port = ${outcome.sshPort} where service_id = ${m.service_id}`.execute(),

@@ -221,6 +221,7 @@ describe("lxd driver", { skip: unavailable }, () => {
     const outcome = await settle(d, job(m, "reinstall", { secret: "new root password" }), m);
     assert.equal(outcome.ok && outcome.built, true, JSON.stringify(outcome));
     assert.deepEqual(outcome.ok && outcome.driverState, m.driver_state);
+    assert.equal(outcome.ok && outcome.snapshotsLost, true, "its snapshots went with the old instance");
     assert.equal(inside(m, "sh", "-c", "cat /root/file 2>/dev/null || echo none"), "none");
     assert.equal(inside(m, "cat", "/root/.ssh/authorized_keys"), KEY);
     assert.equal(inside(m, "hostname"), "web-1.example.com");

@@ -405,6 +405,9 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
           addresses: await addressesOf(m, p),
           ...(p.endpoint ? { driverState: kept } : {}),
           ...(p.ssh_port ? { sshPort: p.ssh_port } : {}),
+          // A reinstall deletes the instance, and its LXD snapshots with it. (A backup restore
+          // brings back the snapshots the backup holds.)
+          ...(job.action === "reinstall" ? { snapshotsLost: true } : {}),
         };
       case "terminate":
         return { ok: true, state: "stopped" };
