@@ -26,7 +26,7 @@ const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfXe8w3r4V8yqkq0F6a0Gm5Nq0nO8p
 let nextPort = 23000 + Math.floor(Math.random() * 900);
 const made: string[] = [];
 
-function driverFor(clients: LxdClient[], unreachableFailMs = 60_000) {
+function driverFor(clients: LxdClient[], unreachableFailMs = 60_000, ports?: number[]) {
   return createLxdDriver({
     clients,
     images: { "busybox-os": "busybox" },
@@ -36,7 +36,7 @@ function driverFor(clients: LxdClient[], unreachableFailMs = 60_000) {
     backupDir,
     unreachableFailMs,
     sshKeysOf: async () => [KEY],
-    allocatePort: async () => nextPort++,
+    allocatePort: async () => ports?.shift() ?? nextPort++,
     remember: async (job: JobRow, progress: DriverState) => {
       job.driver_state = progress;
     },
@@ -272,6 +272,23 @@ describe("lxd driver", { skip: unavailable }, () => {
     const m = machine();
     const outcome = await settle(driverFor([small, down, real]), job(m, "build"), m);
     assert.equal(outcome.ok && (outcome.driverState as { endpoint: string }).endpoint, "local");
+  });
+
+  it("moves the SSH proxy to another port when its port is taken on the host", async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const busy = (taken.address() as net.AddressInfo).port;
+    try {
+      const m = await built(driverFor([real], 60_000, [busy]));
+      assert.notEqual(m.ssh_port, busy);
+      assert.equal(
+        lxc("config", "device", "get", instanceName(m.service_id), "ssh", "listen"),
+        `tcp:127.0.0.1:${m.ssh_port}`,
+      );
+      assert.equal(await status(m), "Running");
+    } finally {
+      taken.close();
+    }
   });
 
   describe("failures", () => {

@@ -50,6 +50,8 @@ type Progress = {
   ssh_port?: number;
   /** since when (ms) the daemon has not answered */
   unreachable_since?: number;
+  /** SSH ports found taken on the host and replaced */
+  port_retries?: number;
 };
 
 /** One step of a job: does its part (answering an operation id to wait on, or nothing). */
@@ -58,6 +60,8 @@ interface Step {
   act(): Promise<string | undefined>;
   /** Whether the step's effect is in place: asked when its operation is gone (a daemon restart). */
   done?(): Promise<boolean>;
+  /** After its operation failed with this error: whether to do the step again (it fixed the cause). */
+  retry?(err: string): Promise<boolean>;
 }
 
 const LXD_STATES: Record<string, string> = {
@@ -206,16 +210,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
           config: { "limits.cpu": String(m.vcpus), "limits.memory": `${m.memory_mb}MiB` },
           devices: {
             root: { type: "disk", path: "/", pool: cfg.storagePool, size: `${m.disk_gb}GiB` },
-            ...(p.ssh_port
-              ? {
-                  ssh: {
-                    type: "proxy",
-                    listen: `tcp:${cfg.proxyAddress}:${p.ssh_port}`,
-                    connect: "tcp:127.0.0.1:22",
-                    bind: "host",
-                  },
-                }
-              : {}),
+            ...(p.ssh_port ? { ssh: proxyDevice(p.ssh_port) } : {}),
           },
         });
       },
@@ -243,6 +238,20 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         return (await status()) === "Running" ? undefined : state("start");
       },
       done: async () => (await status()) === "Running",
+      async retry(err) {
+        // The proxy's port is free in compute's records but taken on the host (another program,
+        // another platform's container): move the device to another port and start again.
+        if (!p.ssh_port || !/address already in use/i.test(err) || (p.port_retries ?? 0) >= 5) return false;
+        p.port_retries = (p.port_retries ?? 0) + 1;
+        p.ssh_port = await cfg.allocatePort();
+        await waitOp(
+          c,
+          await c.submit("PATCH", url, {
+            devices: { ssh: proxyDevice(p.ssh_port) },
+          }),
+        );
+        return true;
+      },
     };
     const place_: Step = {
       name: "place",
@@ -354,6 +363,14 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         return [powerStep(job.action, c, name, status, state)];
     }
   }
+
+  /** The host port `port` on the proxy address, forwarded to the instance's port 22. */
+  const proxyDevice = (port: number) => ({
+    type: "proxy",
+    listen: `tcp:${cfg.proxyAddress}:${port}`,
+    connect: "tcp:127.0.0.1:22",
+    bind: "host",
+  });
 
   const backupFile = (m: MachineRow, job: JobRow) =>
     path.join(cfg.backupDir, `${m.service_id}-${job.copy_id ?? "none"}.tar.gz`);
@@ -498,7 +515,12 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
           }
           return undefined;
         }
-        if (op && op.status !== "Success") throw new JobFailure(`LXD: ${op.err || op.status}`);
+        if (op && op.status !== "Success") {
+          const err = op.err || op.status;
+          if (!(await steps[i]?.retry?.(err))) throw new JobFailure(`LXD: ${err}`);
+          // The step fixed the cause: it runs again below.
+          i -= 1;
+        }
         if (op && steps[i]?.name === "password" && op.metadata && op.metadata.return !== 0) {
           throw new JobFailure("The password could not be set inside the machine");
         }
