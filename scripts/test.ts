@@ -34,7 +34,10 @@ const deps = await ensureDependencies({
 Object.assign(process.env, deps.urls);
 
 const suffix = `${Date.now().toString(36)}${process.pid.toString(36)}`;
-const base = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+// Private stacks name their databases and namespaces after the run (test/support/test-database.ts).
+process.env.HB_TEST_RUN = suffix;
+const server = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+const base = new URL(server);
 base.pathname = `/hb_test_${suffix}`;
 const ns = `t${suffix}`;
 process.env.HB_NS = ns;
@@ -59,58 +62,104 @@ process.env.AUTH_FAILURES_FREE ??= "1000000";
 // Portal passwords: scrypt at N=2^12 rather than 2^15, so sign-ins do not crowd the shared CPUs.
 process.env.PASSWORD_HASH_COST ??= "12";
 
-const { env, gatewayPort } = await stackEnv({ databaseUrl: base.toString(), ns });
-const stack = await startStack({ env, output: "pipe", gatewayPort });
+const adminUrl = new URL(server);
+adminUrl.pathname = "/postgres";
+const admin = postgres(adminUrl.toString(), { max: 1, onnotice: () => {} });
+const connections = watchConnections(admin, `hb_test_${suffix}`);
 
-const patterns = process.argv.slice(2).length
-  ? process.argv.slice(2)
-  : [
-      "packages/*/src/**/*.test.ts",
-      "services/*/src/**/*.test.ts",
-      "scripts/**/*.test.ts",
-      "test/**/*.test.ts",
-    ];
-
-const code = await new Promise<number>((resolve) => {
-  const child = spawn(
-    process.execPath,
-    // hb-source: the workspace's SDK is imported from its TypeScript source, as the typecheck reads it.
-    // The timeout is a hang detector and applies to a whole describe() too: at a load average of 25
-    // on two cores, suites that start private stacks (supervisor, kills, webhook faults) have needed
-    // more than 120 s while every assertion held.
-    ["--conditions=hb-source", "--test", "--test-concurrency=4", "--test-timeout=300000", ...patterns],
-    {
-      stdio: "inherit",
-      env: { ...process.env, ...env, GATEWAY_URL: stack.gatewayUrl },
-    },
-  );
-  child.on("exit", (c) => resolve(c ?? 1));
-});
-
-if (code !== 0) {
-  for (const [name, p] of stack.procs) {
-    const tail = (p as { tail?: string[] }).tail;
-    if (tail?.length)
-      process.stderr.write(`\n--- last output of ${name} ---\n${tail.join("").slice(-8000)}\n`);
-  }
-}
-await stack.stop();
-
-// Clean up this run's database and streams.
+let code = 1;
 try {
-  const adminUrl = new URL(base);
-  adminUrl.pathname = "/postgres";
-  const sql = postgres(adminUrl.toString(), { max: 1, onnotice: () => {} });
-  await sql.unsafe(`drop database if exists "${base.pathname.slice(1)}" with (force)`);
-  await sql.end({ timeout: 5 });
-  const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
-  const jsm = await jetstreamManager(nc);
-  for await (const s of jsm.streams.list()) {
-    if (s.config.name.startsWith(`${ns.toUpperCase()}_`)) await jsm.streams.delete(s.config.name);
+  const { env, gatewayPort } = await stackEnv({ databaseUrl: base.toString(), ns });
+  const stack = await startStack({ env, output: "pipe", gatewayPort });
+  try {
+    code = await runTests(env, stack.gatewayUrl);
+    if (code !== 0) {
+      for (const [name, p] of stack.procs) {
+        const tail = (p as { tail?: string[] }).tail;
+        if (tail?.length)
+          process.stderr.write(`\n--- last output of ${name} ---\n${tail.join("").slice(-8000)}\n`);
+      }
+    }
+  } finally {
+    await stack.stop();
   }
-  await nc.close();
 } catch (err) {
-  process.stderr.write(`cleanup failed: ${String(err)}\n`);
+  process.stderr.write(`the test stack did not start: ${err instanceof Error ? err.message : String(err)}\n`);
+} finally {
+  const peak = connections.stop();
+  process.stdout.write(
+    `PostgreSQL connections held by this run at its peak: ${await peak} (the suite's budget is 60)\n`,
+  );
+  // Everything this run made, the shared stack's and every private stack's, also after a failure.
+  await removeRunData(admin, `hb_test_${suffix}`, `T${suffix.toUpperCase()}`).catch((err: unknown) =>
+    process.stderr.write(`cleanup failed: ${String(err)}\n`),
+  );
+  await admin.end({ timeout: 5 });
 }
 await deps.stop();
 process.exit(code);
+
+function runTests(env: Record<string, string>, gatewayUrl: string): Promise<number> {
+  const patterns = process.argv.slice(2).length
+    ? process.argv.slice(2)
+    : [
+        "packages/*/src/**/*.test.ts",
+        "services/*/src/**/*.test.ts",
+        "scripts/**/*.test.ts",
+        "test/**/*.test.ts",
+      ];
+  return new Promise<number>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      // hb-source: the workspace's SDK is imported from its TypeScript source, as the typecheck reads it.
+      // The timeout is a hang detector and applies to a whole describe() too: at a load average of 25
+      // on two cores, suites that start private stacks (supervisor, kills, webhook faults) have needed
+      // more than 120 s while every assertion held.
+      ["--conditions=hb-source", "--test", "--test-concurrency=4", "--test-timeout=300000", ...patterns],
+      { stdio: "inherit", env: { ...process.env, ...env, GATEWAY_URL: gatewayUrl } },
+    );
+    child.on("exit", (c) => resolve(c ?? 1));
+  });
+}
+
+/**
+ * Samples the connections to this run's databases (the shared stack's and the private stacks',
+ * which all start with `prefix`) four times a second; `stop` resolves to the largest count seen.
+ */
+function watchConnections(sql: postgres.Sql, prefix: string) {
+  let peak = 0;
+  let stopped = false;
+  const sample = async () => {
+    while (!stopped) {
+      const [row] = await sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity where left(datname, ${prefix.length}) = ${prefix}`.catch(
+        () => [{ n: 0 }],
+      );
+      peak = Math.max(peak, row.n);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+  const running = sample();
+  return {
+    stop: async () => {
+      stopped = true;
+      await running;
+      return peak;
+    },
+  };
+}
+
+async function removeRunData(sql: postgres.Sql, dbPrefix: string, streamPrefix: string) {
+  const dbs = await sql<{ datname: string }[]>`
+    select datname from pg_database where left(datname, ${dbPrefix.length}) = ${dbPrefix}`;
+  for (const { datname } of dbs) await sql.unsafe(`drop database if exists "${datname}" with (force)`);
+  const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+  try {
+    const jsm = await jetstreamManager(nc);
+    for await (const s of jsm.streams.list()) {
+      if (s.config.name.startsWith(streamPrefix)) await jsm.streams.delete(s.config.name);
+    }
+  } finally {
+    await nc.close();
+  }
+}

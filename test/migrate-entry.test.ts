@@ -10,6 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { ensureDatabase } from "@hb/platform";
 import postgres from "postgres";
+import { testDatabaseUrl } from "./support/test-database.ts";
 
 const ROOT = path.join(import.meta.dirname, "..");
 const SERVICES = ["auth", "compute", "billing", "webhooks"];
@@ -21,8 +22,7 @@ const migrationFiles = (service: string) =>
     .sort();
 
 describe("node scripts/migrate.ts", { skip: !server && "needs DATABASE_URL (npm test)" }, () => {
-  const url = new URL(server ?? "postgres://localhost/x");
-  url.pathname = `/hb_test_migrate_${Date.now().toString(36)}${process.pid.toString(36)}`;
+  const url = testDatabaseUrl("migrate");
   let sql: postgres.Sql;
   const migrate = (...args: string[]) =>
     promisify(execFile)(process.execPath, [path.join(ROOT, "scripts/migrate.ts"), ...args], {

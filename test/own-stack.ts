@@ -8,6 +8,7 @@ import postgres from "postgres";
 import { type Stack, stackEnv, startStack } from "../scripts/stack.ts";
 import { contractViolation, onViolation } from "./contract.ts";
 import { stackClient } from "./support/clients.ts";
+import { testDatabaseUrl, testNamespace } from "./support/test-database.ts";
 
 export interface OwnStack {
   stack: Stack;
@@ -31,10 +32,12 @@ export async function ownStack(
   /** Start a service again when it exits, as `npm start` does (kill tests). */
   opts: { supervise?: boolean } = {},
 ): Promise<OwnStack> {
-  const suffix = `${label}${Date.now().toString(36)}${process.pid.toString(36)}`;
-  const db = new URL(postgresUrl);
-  db.pathname = `/hb_test_${suffix}`;
-  const ns = `t${suffix}`.toLowerCase().slice(0, 30);
+  const db = testDatabaseUrl(label);
+  const server = new URL(postgresUrl);
+  db.host = server.host;
+  db.username = server.username;
+  db.password = server.password;
+  const ns = testNamespace();
   const { env, gatewayPort } = await stackEnv({ databaseUrl: db.toString(), ns });
   const stack = await startStack({
     env: { ...env, ...extraEnv },

@@ -12,6 +12,7 @@ import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staf
 import postgres from "postgres";
 import { freePort, SERVICES, type Stack, stackEnv, startStack } from "../scripts/stack.ts";
 import { stackClient } from "./support/clients.ts";
+import { testDatabaseUrl, testNamespace } from "./support/test-database.ts";
 
 const authClient = (env: Record<string, string>) =>
   stackClient(env, [AuthService, AuthStaffService], "AUTH_ADDR");
@@ -32,11 +33,8 @@ export async function replicaStack(
   label: string,
   extraEnv: Record<string, string> = {},
 ): Promise<ReplicaStack> {
-  const postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-  const suffix = `${label}${Date.now().toString(36)}${process.pid.toString(36)}`;
-  const db = new URL(postgresUrl);
-  db.pathname = `/hb_test_${suffix}`;
-  const ns = `t${suffix}`.toLowerCase().slice(0, 30);
+  const db = testDatabaseUrl(label);
+  const ns = testNamespace();
   // Ten processes on one PostgreSQL shared with other stacks: small pools.
   const common = { DB_POOL_MAX: "3", ...extraEnv };
   const a = await stackEnv({ databaseUrl: db.toString(), ns });

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import net from "node:net";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { freePort, SERVICES } from "../scripts/stack.ts";
@@ -44,7 +45,6 @@ describe("service start-up and shutdown", () => {
       if (p.child.exitCode === null) p.child.kill("SIGKILL");
     });
     const url = `http://127.0.0.1:${port}/api/v1/`;
-    // The body is read so the keep-alive connection is reused by the in-flight request below.
     await eventually(
       () =>
         fetch(url, { headers: { authorization: `Bearer ${acct.key}` } }).then(
@@ -56,13 +56,32 @@ describe("service start-up and shutdown", () => {
     ).catch((err: unknown) =>
       assert.fail(`second gateway replica never answered: ${String(err)}\n${p.output()}`),
     );
-    const inFlight = fetch(url, { headers: { authorization: `Bearer ${acct.key}` } });
-    await new Promise((r) => setTimeout(r, 20)); // let it reach the server
-    p.child.kill("SIGTERM");
-    const done = await inFlight.catch((e: unknown) => {
-      throw new Error(`in-flight failed: ${String(e)}\n${p.output()}`);
+    // The in-flight request: its headers go first with Expect: 100-continue, and the server's
+    // "100 Continue" is the sign that it holds the request; only then does SIGTERM go out, and the
+    // body after it. The request must still be answered in full.
+    const body = JSON.stringify({ name: "in flight", publicKey: "not a key" });
+    const socket = net.connect(port, "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d: Buffer) => {
+      answer += d.toString();
     });
-    assert.equal(done.status, 200, "the in-flight request finished");
+    const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+    socket.write(
+      `POST /api/v1/ssh-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${acct.key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        "Expect: 100-continue\r\nConnection: close\r\n\r\n",
+    );
+    await eventually(async () => answer.startsWith("HTTP/1.1 100 Continue"), 30_000, 10);
+    p.child.kill("SIGTERM");
+    socket.write(body);
+    await closed;
+    const final = answer.slice(answer.indexOf("\r\n\r\n") + 4);
+    assert.match(
+      final,
+      /^HTTP\/1\.1 400 /,
+      `the in-flight request was answered in full:\n${answer}\n${p.output()}`,
+    );
+    assert.match(final, /"code":"BAD_REQUEST"/);
     assert.equal(await p.exited, 0);
     assert.match(p.output(), /shutting down/);
     await assert.rejects(fetch(url));

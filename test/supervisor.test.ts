@@ -6,6 +6,7 @@ import postgres from "postgres";
 import { type Stack, stackEnv, startStack } from "../scripts/stack.ts";
 import { eventually } from "./helpers.ts";
 import { identity } from "./support/clients.ts";
+import { testDatabaseUrl, testNamespace } from "./support/test-database.ts";
 
 // npm start runs the stack under supervision: a service that dies is started again, alone.
 describe("the supervised stack npm start runs", () => {
@@ -14,9 +15,8 @@ describe("the supervised stack npm start runs", () => {
   const restarts: string[] = [];
 
   before(async () => {
-    dbUrl = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
-    dbUrl.pathname = `/hb_test_sup${Date.now().toString(36)}${process.pid.toString(36)}`;
-    const ns = `tsup${Date.now().toString(36)}`;
+    dbUrl = testDatabaseUrl("sup");
+    const ns = testNamespace();
     const { env, gatewayPort } = await stackEnv({ databaseUrl: dbUrl.toString(), ns });
     stack = await startStack({
       env,
