@@ -188,5 +188,45 @@ export const billingCommands: CommandGroup = {
         return { now: now ? timestampDate(now).toISOString() : null };
       },
     }),
+    "billing settings get": command({
+      summary: "Shows the recurring cycle's settings (renewal lead time, overdue graces)",
+      run: async () => (await billing().adminGetBillingSettings({})).settings,
+    }),
+    "billing settings set": command({
+      summary: "Changes the recurring cycle's settings (only the flags given)",
+      flags: {
+        "renewal-lead-days": {
+          type: "int",
+          field: "renewal_lead_days",
+          help: "days before the paid-up date a renewal is issued (default 7; 0 on the day)",
+        },
+        "suspend-grace-days": {
+          type: "int",
+          field: "suspend_grace_days",
+          help: "days past the paid-up date an unpaid service is suspended (default 3)",
+        },
+        "terminate-grace-days": {
+          type: "int",
+          field: "terminate_grace_days",
+          help: "days past the paid-up date an unpaid service is terminated (default 30; 0 never)",
+        },
+      },
+      run: async (_a, f) =>
+        (
+          await billing().adminUpdateBillingSettings({
+            renewalLeadDays: f["renewal-lead-days"],
+            suspendGraceDays: f["suspend-grace-days"],
+            terminateGraceDays: f["terminate-grace-days"],
+          })
+        ).settings,
+    }),
+    "billing autopay": command({
+      summary: "Turns an account's automatic payment of renewals from credit on or off (on by default)",
+      flags: {
+        customer: { type: "string", value: "ID", required: true, help: "the customer's id" },
+        on: { type: "on-off", required: true, field: "auto_pay", help: "on or off" },
+      },
+      run: (_a, f) => billing().adminSetAccountBilling({ customerId: f.customer, autoPay: f.on }),
+    }),
   },
 };

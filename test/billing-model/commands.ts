@@ -18,7 +18,7 @@ type Cycle = "monthly" | "annually";
 type Action = "suspend" | "unsuspend" | "terminate";
 
 export type Cmd =
-  | { t: "order"; a: number; product: number; cycle: Cycle; copies: number; idem: boolean }
+  | { t: "order"; a: number; product: number; cycle: Cycle; copies: number; idem: boolean; items: number }
   | {
       t: "addon";
       a: number;
@@ -60,7 +60,7 @@ export function describe(c: Cmd): string {
   const who = (a: number) => (a === PEOPLE ? "partner" : `${a % 2 === 0 ? "owner" : "member"}${a >> 1}`);
   switch (c.t) {
     case "order":
-      return `order ${who(c.a)} product#${c.product} ${c.cycle}${c.copies > 1 ? ` ×${c.copies}` : ""}${c.idem ? " idem" : ""}`;
+      return `order ${who(c.a)} product#${c.product} ${c.cycle}${c.items > 1 ? ` (${c.items} items)` : ""}${c.copies > 1 ? ` ×${c.copies}` : ""}${c.idem ? " idem" : ""}`;
     case "addon":
       return `buy add-on ${who(c.a)} svc#${c.svc} opt#${c.opt} ${c.type}${c.type === "recurring" ? ` ${c.cycle}` : ""} qty ${c.qty}`;
     case "rmAddon":
@@ -107,6 +107,7 @@ export function commandArbs(productCount: number): { order: fc.Arbitrary<Cmd>; a
     cycle: fc.constantFrom<Cycle>("annually", "monthly"),
     copies: copies(4),
     idem: fc.boolean(),
+    items: fc.oneof({ weight: 3, arbitrary: fc.constant(1) }, fc.constant(2)),
   });
   const cmd = fc.oneof(
     { weight: 4, arbitrary: order },
@@ -322,6 +323,8 @@ async function removalBound(m: RunModel, svc: ServiceView, optionId: string, now
     const left = Math.max(0, end.getTime() - now.getTime()) / (end.getTime() - a.startedBy.getTime());
     bound += scale(paid, Math.min(1, left));
   }
+  // Renewals of the add-on paid ahead: at most all of it back.
+  bound += await m.addonRenewalsKept(svc.id, optionId);
   if (known.length === 0) {
     // Added through an options upgrade: never more than was paid for the service's upgrades.
     const docs = [...m.docs.values()].filter((d) => d.serviceId === svc.id && d.purpose === "upgrade");
@@ -355,7 +358,13 @@ export async function execute(m: RunModel, c: Cmd): Promise<{ violations: Violat
       ctx.notes.push(`(${prod.label}, ${cycle})`);
       const replies = await concurrently(c.copies, () =>
         call(ctx, p, "POST", "/orders", {
-          body: { productId: prod.id, billingCycle: cycle },
+          // Several items share one document: a part-payment then covers some of them.
+          body:
+            c.items > 1
+              ? {
+                  items: Array.from({ length: c.items }, () => ({ productId: prod.id, billingCycle: cycle })),
+                }
+              : { productId: prod.id, billingCycle: cycle },
           idempotencyKey: key,
         }),
       );
@@ -604,14 +613,18 @@ export async function execute(m: RunModel, c: Cmd): Promise<{ violations: Violat
     }
     case "staff": {
       const svc = pick([...m.services.values()], c.svc);
-      if (svc)
-        await admin(ctx, `staff ${c.action} ${svc.id}`, () =>
-          w.billing.adminSetServiceState({
-            serviceId: svc.id,
-            action: enumFromWord(ServiceActionSchema, c.action),
-            reason: "staff",
-          }),
-        );
+      if (!svc) break;
+      const ok = await admin(ctx, `staff ${c.action} ${svc.id}`, () =>
+        w.billing.adminSetServiceState({
+          serviceId: svc.id,
+          action: enumFromWord(ServiceActionSchema, c.action),
+          reason: "staff",
+        }),
+      );
+      // The supplier's suspension of a live service holds whoever else suspended it first
+      // (refused or not: a refusal that drops it is the defect this catches).
+      if (c.action === "suspend" && ["active", "suspended"].includes(svc.status)) m.supplierHeld.add(svc.id);
+      if (ok && c.action !== "suspend") m.supplierHeld.delete(svc.id);
       break;
     }
     case "topUp": {

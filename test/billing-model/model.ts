@@ -8,6 +8,9 @@ import type { Violation } from "./invariants.ts";
 import { addCycle, type Units, units } from "./money.ts";
 import type { Actors, World } from "./world.ts";
 
+/** Billing's default grace before an unpaid service is suspended (the test keeps the defaults). */
+const GRACE_DAYS = 3;
+
 export interface ServiceView {
   id: string;
   customerId: string;
@@ -55,6 +58,8 @@ export class RunModel {
   readonly paidUntil = new Map<string, Date>();
   /** Only products in the actor's own currency (to look past a currency defect to others). */
   sameCurrency = false;
+  /** Services staff suspended and have not lifted: only staff may make them active again. */
+  readonly supplierHeld = new Set<string>();
 
   readonly w: World;
   readonly actors: Actors;
@@ -110,9 +115,14 @@ export class RunModel {
         service_id: string | null;
         total: string;
         amount_paid: string;
+        kept: string;
+        converted: boolean;
       }[]
-    >`select id, customer_id, kind, status, purpose, service_id, total::text, amount_paid::text
-      from documents where customer_id = any(${ids}::uuid[]) order by created_at, id`;
+    >`select d.id, d.customer_id, d.kind, d.status, d.purpose, d.service_id, d.total::text, d.amount_paid::text,
+        (select coalesce(-sum(l.amount), 0) from ledger l
+         where l.document_id = d.id and l.kind in ('payment', 'refund'))::text as kept,
+        exists (select 1 from documents p where p.converted_to = d.id) as converted
+      from documents d where d.customer_id = any(${ids}::uuid[]) order by d.created_at, d.id`;
     const docs = new Map<string, DocView>();
     for (const d of docRows) {
       const before = this.docs.get(d.id);
@@ -128,6 +138,13 @@ export class RunModel {
       };
       docs.set(d.id, view);
       const newlyPaid = d.status === "paid" && before?.status !== "paid";
+      // What was kept when it became paid (its own payments less refunds; an invoice a proforma
+      // became is paid through the proforma, checked there).
+      if (newlyPaid && !d.converted && units(d.kept) < units(d.total))
+        out.push({
+          invariant: "no document paid while less than its total was kept",
+          detail: `${d.kind} ${d.id} (${d.purpose}) marked paid: ${d.kept} kept of ${d.total}`,
+        });
       if (newlyPaid && d.purpose === "renewal" && d.service_id) {
         const svc = svcRows.find((s) => s.id === d.service_id);
         const until = this.paidUntil.get(d.service_id);
@@ -172,6 +189,39 @@ export class RunModel {
         });
     }
     this.services = services;
+    // Billing's time is at least the model clock's lower bound read now, after the step.
+    out.push(...this.cycleViolations(svcRows, docRows, this.w.clock.lo()));
+    return out;
+  }
+
+  /**
+   * Every active recurring service is paid up to now, or inside its grace with its renewal open;
+   * a service the supplier suspended is active again only once the supplier lifted it.
+   */
+  private cycleViolations(
+    svcRows: { id: string; status: string; cycle: string; next_due_date: Date }[],
+    docRows: { service_id: string | null; purpose: string; status: string }[],
+    lo: Date,
+  ): Violation[] {
+    const out: Violation[] = [];
+    for (const s of svcRows) {
+      if (s.status === "terminated") this.supplierHeld.delete(s.id);
+      if (this.supplierHeld.has(s.id) && s.status === "active")
+        out.push({
+          invariant: "a supplier suspension is lifted only by the supplier",
+          detail: `service ${s.id} is active while the supplier's suspension was never lifted by staff`,
+        });
+      if (s.status !== "active" || s.cycle === "hourly" || s.next_due_date > lo) continue;
+      const open = docRows.some(
+        (d) => d.service_id === s.id && d.purpose === "renewal" && d.status === "unpaid",
+      );
+      const graceEnd = new Date(s.next_due_date.getTime() + GRACE_DAYS * 86_400_000);
+      if (!open || graceEnd <= lo)
+        out.push({
+          invariant: "active service paid up, or in its grace with the renewal open",
+          detail: `service ${s.id} active, paid up to ${s.next_due_date.toISOString()} (now ≥ ${lo.toISOString()}), renewal ${open ? "open past the grace" : "not open"}`,
+        });
+    }
     return out;
   }
 
@@ -198,6 +248,16 @@ export class RunModel {
   async lastLedgerId(): Promise<bigint> {
     const [r] = await this.w.sql<{ id: string }[]>`select coalesce(max(id), 0)::text as id from ledger`;
     return BigInt(r.id);
+  }
+
+  /** What was kept on the renewals of one add-on of a service (from billing's renewal records). */
+  async addonRenewalsKept(serviceId: string, optionId: string): Promise<Units> {
+    const [r] = await this.w.sql<{ sum: string }[]>`
+      select coalesce(-sum(l.amount), 0)::text as sum from ledger l
+      join renewal_terms t on t.document_id = l.document_id
+      join service_addons a on a.id = t.addon_id
+      where a.service_id = ${serviceId} and a.option_id = ${optionId} and l.kind in ('payment', 'refund')`;
+    return units(r.sum);
   }
 
   /** What is still kept on a document by whoever paid it (payments less refunds). */

@@ -28,7 +28,7 @@ export class InvariantBroken extends Error {
   }
 }
 
-const STARTING_CREDIT: Record<string, number> = { owner: 800, member: 60, partner: 300 };
+const STARTING_CREDIT: Record<string, number> = { owner: 800, member: 160, partner: 300 };
 
 /** Runs one command sequence against a fresh cast, checking the invariants after every step. */
 export async function runSequence(w: World, cmds: Cmd[], opts: Omit<PropertyOptions, "maxCommands"> = {}) {

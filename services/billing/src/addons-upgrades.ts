@@ -7,12 +7,13 @@ import { apiError, badRequest, newId, notFound, prepared, type Sql, type TxSql }
 import { priceIn } from "./catalogue.ts";
 import { clock } from "./clock.ts";
 import { moneyOut, timeOut } from "./contract-values.ts";
-import { createDocument, extendPaidTerm, payNewDocumentFromCredit } from "./documents.ts";
+import { createDocument, payNewDocumentFromCredit } from "./documents.ts";
 import { addonBillingType, addonStatus, billingCycle, upgradeKind, upgradeStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, currencyMismatch, lockBalance, refundPayments } from "./ledger.ts";
-import { addCycle, CYCLE_MONTHS, formatMoney, isCycle, money, type Units } from "./money.ts";
+import { addCycle, CYCLE_MONTHS, formatMoney, money, type Units } from "./money.ts";
+import { dispatchPaid, onDocumentPaid } from "./paid-dispatch.ts";
 import { prorate, remainingShare } from "./proration.ts";
 import { type DocumentRow, type ServiceRow, selectServices } from "./records.ts";
 import {
@@ -23,7 +24,8 @@ import {
   endAddons,
   serviceDocuments,
 } from "./refunds.ts";
-import { ownService } from "./service-handlers.ts";
+import { isOverdue, renewalOpen } from "./renewals.ts";
+import { ownService } from "./service-state.ts";
 import { callerOf, transact } from "./shared.ts";
 
 interface OptionRow {
@@ -140,8 +142,12 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           : req.billingCycle === BillingCycle.UNSPECIFIED
             ? "monthly"
             : billingCycle.in(req.billingCycle);
-      if (cycle === undefined || (billingType === "recurring" && !isCycle(cycle)))
-        throw badRequest("billingCycle", "billingCycle must be a recurring billing cycle");
+      // Add-ons are billed by the month or longer: an hourly add-on would charge a month for an hour.
+      if (cycle === undefined || (billingType === "recurring" && !(cycle in CYCLE_MONTHS)))
+        throw badRequest(
+          "billingCycle",
+          `billingCycle must be one of ${Object.keys(CYCLE_MONTHS).join(", ")} for a recurring add-on`,
+        );
       const quantity = req.quantity || 1;
       const out = await transact(sql, async (tx) => {
         const again = await replay(
@@ -154,6 +160,11 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
         if (again) return fromJsonString(BuyAddonResponseSchema, again);
         const s = await ownService(tx, caller.customerId, req.serviceId, true);
         assertChangeable(s, caller);
+        if (isOverdue(s) || (await renewalOpen(tx, s.id)))
+          throw apiError(
+            "CONFLICT",
+            "A renewal of this service is open or overdue; pay it before buying an add-on",
+          );
         const [o] = await tx<
           OptionRow[]
         >`select * from product_options where id = ${req.optionId} and product_id = ${s.product_id}`;
@@ -274,6 +285,9 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
         if (again) return fromJsonString(RequestUpgradeResponseSchema, again);
         const s = await ownService(tx, caller.customerId, req.serviceId, true);
         assertChangeable(s, caller);
+        // Overdue, the time until the paid-up date is nothing, and so would the upgrade cost.
+        if (isOverdue(s))
+          throw apiError("CONFLICT", "The service is overdue; pay its renewal before upgrading");
         if (await upgradeAwaitingPayment(tx, s.id))
           throw apiError(
             "CONFLICT",
@@ -385,7 +399,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
                   ${formatMoney(credit)}, ${atOnce ? "executing" : "awaiting_payment"}, ${documentId}, ${orderId}, ${s.next_due_date})`;
         if (atOnce) {
           const [u] = await tx<UpgradeRow[]>`select * from upgrades where id = ${id}`;
-          await applyUpgrade(tx, u, { optionsDone: true });
+          await applyUpgrade(tx, ns, u, { optionsDone: true });
         }
         const [final] = await tx<UpgradeRow[]>`select * from upgrades where id = ${id}`;
         const result = create(RequestUpgradeResponseSchema, { upgrade: upgradeOut(final, s.currency) });
@@ -462,14 +476,14 @@ const heldAddons = (db: Sql, serviceId: string) =>
   );
 
 /** Whether an upgrade of the service still waits for its invoice to be paid. */
-export async function upgradeAwaitingPayment(tx: TxSql, serviceId: string): Promise<boolean> {
+async function upgradeAwaitingPayment(tx: TxSql, serviceId: string): Promise<boolean> {
   const rows =
     await tx`select 1 from upgrades where service_id = ${serviceId} and status = 'awaiting_payment'`;
   return rows.length > 0;
 }
 
-/** A paid add-on or upgrade invoice puts its change into effect (called from documents.onPaid). */
-export async function onAddonOrUpgradePaid(tx: TxSql, doc: DocumentRow) {
+/** A paid add-on or upgrade invoice puts its change into effect (registered below). */
+async function onAddonOrUpgradePaid(tx: TxSql, ns: string, doc: DocumentRow) {
   const now = clock.now();
   if (doc.purpose === "addon") {
     // The add-on's own cycle starts when it is paid; what was paid is what it can give back.
@@ -486,7 +500,7 @@ export async function onAddonOrUpgradePaid(tx: TxSql, doc: DocumentRow) {
       UpgradeRow[]
     >`select * from upgrades where document_id = ${doc.id} and status = 'awaiting_payment' for update`;
     if (!u) return;
-    await applyUpgrade(tx, u, { optionsDone: false, fundedBy: doc.id });
+    await applyUpgrade(tx, ns, u, { optionsDone: false, fundedBy: doc.id });
     if (u.order_id)
       await tx`update orders set payment_status = 'paid', status = 'active' where id = ${u.order_id}`;
   }
@@ -515,7 +529,12 @@ async function addOptions(
  * Puts an upgrade into effect: awaiting_payment → executing → completed. A new product price also
  * re-prices a renewal invoice still open on the service, so paying it charges the new price.
  */
-async function applyUpgrade(tx: TxSql, u: UpgradeRow, o: { optionsDone: boolean; fundedBy?: string }) {
+async function applyUpgrade(
+  tx: TxSql,
+  ns: string,
+  u: UpgradeRow,
+  o: { optionsDone: boolean; fundedBy?: string },
+) {
   await tx`update upgrades set status = 'executing' where id = ${u.id}`;
   const [s] = await selectServices(tx, "s.id = $1 for update of s", [u.service_id]);
   const now = clock.now();
@@ -524,7 +543,7 @@ async function applyUpgrade(tx: TxSql, u: UpgradeRow, o: { optionsDone: boolean;
       { price: string }[]
     >`select price from product_prices where product_id = ${u.to_product_id} and cycle = ${s.cycle}`;
     await tx`update services set product_id = ${u.to_product_id}, amount = ${price.price} where id = ${u.service_id}`;
-    await repriceOpenRenewals(tx, s.id, money(price.price));
+    await repriceOpenRenewals(tx, ns, s.id, money(price.price));
   } else if (!o.optionsDone) {
     // Removals already took effect when the upgrade was requested; the additions start now.
     const share = remainingShare(s.next_due_date, s.cycle, now);
@@ -535,7 +554,7 @@ async function applyUpgrade(tx: TxSql, u: UpgradeRow, o: { optionsDone: boolean;
 }
 
 /** Open renewal invoices of a service follow its current price. */
-async function repriceOpenRenewals(tx: TxSql, serviceId: string, price: Units) {
+async function repriceOpenRenewals(tx: TxSql, ns: string, serviceId: string, price: Units) {
   const open = await tx<DocumentRow[]>`
     select * from documents where service_id = ${serviceId} and purpose = 'renewal' and status = 'unpaid' for update`;
   for (const d of open) {
@@ -549,8 +568,12 @@ async function repriceOpenRenewals(tx: TxSql, serviceId: string, price: Units) {
       await tx`update documents set total = ${formatMoney(price)}, amount_paid = ${formatMoney(price)} where id = ${d.id}`;
     }
     if (paid >= price) {
-      await tx`update documents set status = 'paid', paid_at = ${clock.now()} where id = ${d.id}`;
-      await extendPaidTerm(tx, serviceId);
+      const [settled] = await tx<DocumentRow[]>`
+        update documents set status = 'paid', paid_at = ${clock.now()} where id = ${d.id} returning *`;
+      await dispatchPaid(tx, ns, settled);
     }
   }
 }
+
+onDocumentPaid("addon", onAddonOrUpgradePaid);
+onDocumentPaid("upgrade", onAddonOrUpgradePaid);

@@ -2,7 +2,7 @@ import { create, fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import { PayDocumentResponseSchema } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
-import { badRequest, notFound, type Sql } from "@hb/platform";
+import { apiError, badRequest, notFound, type Sql } from "@hb/platform";
 import { moneyOut } from "./contract-values.ts";
 import { createDocument, lockedDocument, payFromCredit } from "./documents.ts";
 import { documentKind, documentStatus } from "./enums.ts";
@@ -99,6 +99,8 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
     async adminCreateInvoice(req) {
       const [s] = await selectServices(sql, "s.id = $1", [req.serviceId]);
       if (!s) throw notFound("Service");
+      if (s.status === "terminated")
+        throw apiError("CONFLICT", "The service is terminated; an invoice cannot be raised on it");
       const amount = req.amount ? amountIn(req.amount, "amount", s.currency) : money(s.amount);
       if (amount <= 0n) throw badRequest("amount", "amount must be a positive decimal");
       const d = await transact(sql, (tx) =>

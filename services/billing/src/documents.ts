@@ -1,10 +1,12 @@
 import { apiError, newId, type TxSql } from "@hb/platform";
-import { onAddonOrUpgradePaid, upgradeAwaitingPayment } from "./addons-upgrades.ts";
 import { clock } from "./clock.ts";
 import { orderEvent } from "./events.ts";
 import { currencyMismatch, insufficientCredit, lockBalance, lockedBalance, movementCtes } from "./ledger.ts";
 import { addCycle, CYCLE_MONTHS, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
+import { checkPayable, dispatchPaid } from "./paid-dispatch.ts";
 import type { DocumentRow, OrderRow } from "./records.ts";
+
+const WEEK_MS = 7 * 86_400_000;
 
 export interface NewDocument {
   /** Given when a statement sent in the same round trip must name the document. */
@@ -17,6 +19,8 @@ export interface NewDocument {
   orderId?: string;
   serviceId?: string;
   lines: { description: string; amount: Units; serviceId?: string }[];
+  /** When it falls due (default: a week from now); a renewal falls due when its term starts. */
+  dueDate?: Date;
   /** CTEs the same statement runs first (the order and its services, which the document refers to). */
   with?: ReturnType<TxSql>;
 }
@@ -38,11 +42,12 @@ export async function createDocument(
   const [row] = await tx<DocumentRow[]>`
     with ${d.with ? tx`${d.with},` : tx``} doc as (
       insert into documents (id, kind, number, customer_id, person_id, total, currency, purpose, order_id, service_id,
-                             status, amount_paid, paid_at)
+                             status, amount_paid, paid_at, due_date)
       values (${id}, ${d.kind}, ${`${prefix}-${clock.now().getUTCFullYear()}-`} || nextval('document_numbers'),
               ${d.customerId}, ${d.personId}, ${total}, ${d.currency}, ${d.purpose},
               ${d.orderId ?? null}, ${d.serviceId ?? null},
-              ${paid ? "paid" : "unpaid"}, ${paid ? total : "0"}, ${paid?.at ?? null})
+              ${paid ? "paid" : "unpaid"}, ${paid ? total : "0"}, ${paid?.at ?? null},
+              ${d.dueDate ?? new Date(clock.now().getTime() + WEEK_MS)})
       returning *),
     lines as (
       insert into document_lines (id, document_id, description, amount, service_id)
@@ -215,14 +220,7 @@ async function settle(
   lines?: NewDocument["lines"],
 ): Promise<PaymentOutcome> {
   if (doc.status !== "unpaid") throw apiError("CONFLICT", `This ${doc.kind} is already ${doc.status}`);
-  if (doc.purpose === "renewal" && doc.service_id) {
-    // The renewal is priced at the current plan; an upgrade still waiting would change that price.
-    if (await upgradeAwaitingPayment(tx, doc.service_id))
-      throw apiError(
-        "CONFLICT",
-        "An upgrade of this service awaits payment; pay or cancel it before the renewal",
-      );
-  }
+  await checkPayable(tx, doc);
   const remaining = money(doc.total) - money(doc.amount_paid);
   const amount = requested ?? remaining;
   if (amount <= 0n)
@@ -336,8 +334,7 @@ async function onPaid(
   // A partner learns of the payment once the services are built (see provisioning.ts).
   if (paidOrder && !paidOrder.partner_id)
     await orderEvent(tx, ns, "order.paid", paidOrder, { invoiceId: invoice.id });
-  if (doc.purpose === "addon" || doc.purpose === "upgrade") await onAddonOrUpgradePaid(tx, doc);
-  if (doc.purpose === "renewal" && doc.service_id) await extendPaidTerm(tx, doc.service_id);
+  await dispatchPaid(tx, ns, doc);
   return { invoice, order: paidOrder };
 }
 
@@ -349,12 +346,4 @@ async function linesOf(tx: TxSql, documentId: string): Promise<NewDocument["line
     amount: money(l.amount),
     serviceId: l.service_id ?? undefined,
   }));
-}
-
-/** A paid renewal moves the date the service is paid up to one cycle further. */
-export async function extendPaidTerm(tx: TxSql, serviceId: string) {
-  const [s] = await tx<
-    { next_due_date: Date; cycle: string }[]
-  >`select next_due_date, cycle from services where id = ${serviceId}`;
-  await tx`update services set next_due_date = ${addCycle(s.next_due_date, s.cycle)} where id = ${serviceId}`;
 }

@@ -4,7 +4,8 @@ import { timeOut } from "./contract-values.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { chargeDueHours, type DueLock } from "./hourly.ts";
 import { selectServices } from "./records.ts";
-import { setServiceState } from "./service-handlers.ts";
+import { runRenewalCycle } from "./renewals.ts";
+import { setServiceState } from "./service-state.ts";
 import { transact } from "./shared.ts";
 
 /**
@@ -38,6 +39,7 @@ export async function endTermsDue(sql: Sql, ns: string, lock: DueLock = "skip"):
 async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock) {
   while ((await chargeDueHours(sql, ns, lock)) > 0) {}
   while ((await endTermsDue(sql, ns, lock)) > 0) {}
+  while ((await runRenewalCycle(sql, ns, lock)) > 0) {}
 }
 
 // One pass at a time in this process. A pass that started before the clock moved reads the old

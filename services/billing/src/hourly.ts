@@ -3,7 +3,7 @@ import { clock } from "./clock.ts";
 import { lockBalance, move } from "./ledger.ts";
 import { money } from "./money.ts";
 import { selectServices } from "./records.ts";
-import { setServiceState } from "./service-handlers.ts";
+import { setServiceState } from "./service-state.ts";
 import { transact } from "./shared.ts";
 
 /**
@@ -24,7 +24,8 @@ export async function chargeDueHours(sql: Sql, ns: string, lock: DueLock = "skip
   return transact(sql, async (tx) => {
     const due = await selectServices(
       tx,
-      `s.cycle = 'hourly' and s.status in ('pending', 'installing', 'active') and s.charged_until <= $1
+      `s.cycle = 'hourly' and s.charged_until <= $1
+       and (s.status in ('pending', 'installing', 'active') or (s.status = 'suspended' and 'billing' = any(s.suspensions)))
        order by s.charged_until limit 100 for update of s${lock === "skip" ? " skip locked" : ""}`,
       [clock.now()],
     );
@@ -33,6 +34,15 @@ export async function chargeDueHours(sql: Sql, ns: string, lock: DueLock = "skip
       if (!s.person_id) continue;
       const balance = await lockBalance(tx, s.person_id, s.customer_id, s.currency);
       const price = money(s.amount);
+      if (s.status === "suspended") {
+        // Suspended by billing for want of credit: lifted once the credit covers an hour, and
+        // charged from then on (the hours while suspended are not charged).
+        if (balance >= price) {
+          await setServiceState(tx, ns, s, "unsuspend", "Credit available for hourly charges", "billing");
+          changed++;
+        }
+        continue;
+      }
       if (balance < price) {
         if (s.status === "active") {
           await setServiceState(tx, ns, s, "suspend", "Insufficient credit for hourly charges", "billing");

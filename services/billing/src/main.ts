@@ -30,6 +30,7 @@ import { createOrders } from "./orders.ts";
 import { startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
 import { createReseller } from "./reseller.ts";
 import { createServiceHandlers } from "./service-handlers.ts";
+import { createSettingsHandlers } from "./settings-handlers.ts";
 
 const log = createLogger("billing");
 
@@ -56,6 +57,7 @@ runMain(log, async () => {
     ...createReseller(sql, cfg.HB_NS),
     ...createAddonsUpgrades(sql, cfg.HB_NS),
     ...createClockAdmin(sql, cfg.HB_NS),
+    ...createSettingsHandlers(sql),
   };
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,

@@ -3,6 +3,7 @@ import type { ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/services_
 import { prepared, type Sql } from "@hb/platform";
 import { moneyOut, timeOut } from "./contract-values.ts";
 import { billingCycle, cancellationType, productKind, serviceStatus } from "./enums.ts";
+import { HOURLY } from "./money.ts";
 
 export interface ServiceRow {
   id: string;
@@ -26,6 +27,8 @@ export interface ServiceRow {
   partner_id: string | null;
   charged_until: Date | null;
   suspended_by: string | null;
+  /** Who holds the service suspended (billing, supplier, partner, customer); empty when none. */
+  suspensions: string[];
   created_at: Date;
 }
 
@@ -51,7 +54,8 @@ export const summaryOut = (r: ServiceRow): MessageInitShape<typeof ServiceSummar
   billing: {
     cycle: billingCycle.out(r.cycle),
     price: moneyOut(r.amount, r.currency),
-    nextDueDate: timeOut(r.next_due_date),
+    // An hourly service is next charged when its paid hour runs out.
+    nextDueDate: timeOut(r.cycle === HOURLY && r.charged_until ? r.charged_until : r.next_due_date),
   },
   cancellation: r.cancellation
     ? {

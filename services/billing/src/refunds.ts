@@ -61,6 +61,8 @@ export async function cancelDocument(tx: TxSql, documentId: string, why: string)
   const [d] = await tx<{ amount_paid: string; number: string }[]>`
     update documents set status = 'cancelled' where id = ${documentId} and status = 'unpaid'
     returning amount_paid::text, number`;
+  // A cancelled renewal gives its term up: it can be issued again (e.g. after a withdrawn cancellation).
+  if (d) await tx`delete from renewal_terms where document_id = ${documentId}`;
   if (d && money(d.amount_paid) > 0n) {
     await refundPayments(
       tx,
@@ -85,6 +87,11 @@ export async function endAddons(
   let worth = 0n;
   for (const a of rows) {
     await tx`update service_addons set status = 'cancelled', cancelled_at = ${now} where id = ${a.id} and status <> 'cancelled'`;
+    // Its renewal still open goes with it (part-payments returned).
+    const renewals = await tx<{ id: string }[]>`
+      select d.id from renewal_terms r join documents d on d.id = r.document_id
+      where r.addon_id = ${a.id} and d.status = 'unpaid' for update of d`;
+    for (const r of renewals) await cancelDocument(tx, r.id, opts.why);
     if (a.status === "pending_payment" && a.document_id) {
       await cancelDocument(tx, a.document_id, opts.why);
       continue;
@@ -145,6 +152,9 @@ export async function settleTermination(
   refund: boolean,
   why: string,
 ) {
+  // What had bought the service's time before this termination: a part-payment that the drop
+  // below completes (the order's other items paid for) never paid for this service.
+  const funding = refund ? await serviceDocuments(tx, s.id) : [];
   await dropFromUnpaidOrder(tx, ns, s, why);
   const upgrades = await tx<{ id: string; order_id: string | null }[]>`
     update upgrades set status = 'cancelled' where service_id = ${s.id} and status = 'awaiting_payment'
@@ -165,7 +175,7 @@ export async function settleTermination(
     if (value > 0n) {
       await refundPayments(
         tx,
-        await serviceDocuments(tx, s.id),
+        funding,
         value,
         `${s.name}: unused time returned (${why}), ${formatMoney(value)}`,
       );

@@ -13,7 +13,7 @@ import { formatMoney, money } from "./money.ts";
 import { placeOrder, priceItems } from "./orders.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { orderOut } from "./records-out.ts";
-import { setServiceState, stateActionOf } from "./service-handlers.ts";
+import { setServiceState, stateActionOf } from "./service-state.ts";
 import { callerOf, isUniqueViolation, transact } from "./shared.ts";
 
 export function createReseller(sql: Sql, ns: string): BillingHandlers {

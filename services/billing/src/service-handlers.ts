@@ -1,81 +1,15 @@
-import type { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
-import { apiError, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { apiError, newId, notFound, type Sql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
-import { createDocument } from "./documents.ts";
-import { productKind, serviceAction, serviceStatus } from "./enums.ts";
-import { serviceEvent } from "./events.ts";
+import { productKind, serviceStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { addCycle, formatMoney, HOURLY, money } from "./money.ts";
 import { type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
-import { settleTermination } from "./refunds.ts";
+import { cancelDocument } from "./refunds.ts";
+import { issueServiceRenewal } from "./renewals.ts";
+import { ownService, setServiceState, stateActionOf } from "./service-state.ts";
 import { callerOf, page, transact } from "./shared.ts";
-
-/** The caller's service (locked when asked); another customer's is NOT_FOUND. */
-export async function ownService(
-  db: Sql | TxSql,
-  customerId: string,
-  id: string,
-  lock = false,
-): Promise<ServiceRow> {
-  const [s] = await selectServices(db, `s.id = $1 and s.customer_id = $2${lock ? " for update of s" : ""}`, [
-    id,
-    customerId,
-  ]);
-  if (!s) throw notFound("Service");
-  return s;
-}
-
-export type StateAction = "suspend" | "unsuspend" | "terminate";
-
-/** The action a staff or partner request names (the contract requires one). */
-export const stateActionOf = (action: ServiceAction): StateAction => serviceAction.defined(action);
-
-/** Who changes a service's state: a partner may lift only a suspension it made itself. */
-export type Actor = "customer" | "partner" | "supplier" | "billing";
-
-/**
- * Changes a service's state, with its event. Termination settles what is open on the service; the
- * customer's own immediate cancellation and a partner's termination also return the unused share
- * of what was paid (staff termination, e.g. for abuse, returns nothing).
- */
-export async function setServiceState(
-  tx: TxSql,
-  ns: string,
-  s: ServiceRow,
-  name: StateAction,
-  reason: string,
-  by: Actor,
-) {
-  const to = { suspend: "suspended", unsuspend: "active", terminate: "terminated" }[name];
-  if (s.status === "terminated") throw apiError("CONFLICT", "The service is terminated");
-  if (name === "unsuspend" && s.status !== "suspended")
-    throw apiError("CONFLICT", "The service is not suspended");
-  if (name === "unsuspend" && by === "partner" && s.suspended_by !== "partner")
-    throw apiError("FORBIDDEN", "The supplier suspended this service; only the supplier can lift it");
-  if (name === "suspend" && s.status !== "active")
-    throw apiError("CONFLICT", "Only an active service can be suspended");
-  const now = clock.now();
-  if (name === "terminate") {
-    await settleTermination(tx, ns, s, now, by === "customer" || by === "partner", reason);
-    // Termination ends any scheduled cancellation with it.
-    await tx`update services set status = ${to}, cancellation = null, suspended_by = null where id = ${s.id}`;
-  } else {
-    await tx`update services set status = ${to}, suspended_by = ${name === "suspend" ? by : null} where id = ${s.id}`;
-  }
-  const [updated] = await selectServices(tx, "s.id = $1", [s.id]);
-  const [order] = s.order_id ? await tx`select * from orders where id = ${s.order_id}` : [];
-  const type = (
-    {
-      suspend: "service.suspended",
-      unsuspend: "service.unsuspended",
-      terminate: "service.terminated",
-    } as const
-  )[name];
-  await serviceEvent(tx, ns, type, updated, order as never, reason);
-  return updated;
-}
 
 export function createServiceHandlers(sql: Sql, ns: string): BillingHandlers {
   return {
@@ -157,6 +91,12 @@ export function createServiceHandlers(sql: Sql, ns: string): BillingHandlers {
           effective_at: s.next_due_date.toISOString(),
         };
         await tx`update services set cancellation = ${tx.json(cancellation)} where id = ${s.id}`;
+        // A service cancelled at the end of its term is not renewed: an open renewal goes (its
+        // part-payments back), and is issued again if the cancellation is withdrawn.
+        const renewals = await tx<{ id: string }[]>`
+          select d.id from renewal_terms r join documents d on d.id = r.document_id
+          where r.service_id = ${s.id} and d.status = 'unpaid' order by d.created_at for update of d`;
+        for (const r of renewals) await cancelDocument(tx, r.id, "cancelled at the end of the term");
         const [updated] = await selectServices(tx, "s.id = $1", [s.id]);
         return { service: summaryOut(updated) };
       });
@@ -190,22 +130,8 @@ export function createServiceHandlers(sql: Sql, ns: string): BillingHandlers {
           await tx`select id from documents where service_id = ${s.id} and status = 'unpaid' limit 1`;
         if (open)
           throw apiError("CONFLICT", "A billing document is already open on this service; pay it first");
-        const until = addCycle(s.next_due_date, s.cycle);
-        const invoice = await createDocument(tx, {
-          kind: "invoice",
-          customerId: s.customer_id,
-          personId: caller.personId,
-          currency: s.currency,
-          purpose: "renewal",
-          serviceId: s.id,
-          lines: [
-            {
-              description: `Renewal of ${s.name} (${s.cycle}) ${s.next_due_date.toISOString().slice(0, 10)} – ${until.toISOString().slice(0, 10)}`,
-              amount: money(s.amount),
-              serviceId: s.id,
-            },
-          ],
-        });
+        const invoice = await issueServiceRenewal(tx, s, caller.personId, true);
+        if (!invoice) throw apiError("CONFLICT", "This term's renewal was already issued");
         return { invoice: documentOut(invoice) };
       });
     },

@@ -106,10 +106,10 @@ export const addonUpgradeRoutes = [
       billingType: z.enum(["one_time", "recurring"], { error: "must be one_time or recurring" }),
       billingCycle: z.string().optional(),
       quantity: z
-        .number({ error: "must be a whole number" })
-        .int({ error: "must be a whole number" })
-        .min(1)
-        .max(100)
+        .number({ error: "must be a whole number from 1 to 100" })
+        .int({ error: "must be a whole number from 1 to 100" })
+        .min(1, { error: "must be a whole number from 1 to 100" })
+        .max(100, { error: "must be a whole number from 1 to 100" })
         .default(1),
     }),
     successStatus: 201,

@@ -1938,6 +1938,152 @@ export declare type AdminAddProductOptionResponse = Message<"hb.billing.v1.Admin
 export declare const AdminAddProductOptionResponseSchema: GenMessage<AdminAddProductOptionResponse>;
 
 /**
+ * The recurring cycle's settings. Renewal documents are issued renewal_lead_days before a
+ * service's (or a recurring add-on's) paid-up date; a service whose renewal is unpaid
+ * suspend_grace_days after that date is suspended (source billing, reason "overdue"), and
+ * terminated terminate_grace_days after it (0: never).
+ *
+ * @generated from message hb.billing.v1.BillingSettings
+ */
+export declare type BillingSettings = Message<"hb.billing.v1.BillingSettings"> & {
+  /**
+   * @generated from field: int32 renewal_lead_days = 1;
+   */
+  renewalLeadDays: number;
+
+  /**
+   * @generated from field: int32 suspend_grace_days = 2;
+   */
+  suspendGraceDays: number;
+
+  /**
+   * @generated from field: int32 terminate_grace_days = 3;
+   */
+  terminateGraceDays: number;
+};
+
+/**
+ * Describes the message hb.billing.v1.BillingSettings.
+ * Use `create(BillingSettingsSchema)` to create a new message.
+ */
+export declare const BillingSettingsSchema: GenMessage<BillingSettings>;
+
+/**
+ * @generated from message hb.billing.v1.AdminGetBillingSettingsRequest
+ */
+export declare type AdminGetBillingSettingsRequest = Message<"hb.billing.v1.AdminGetBillingSettingsRequest"> & {
+};
+
+/**
+ * Describes the message hb.billing.v1.AdminGetBillingSettingsRequest.
+ * Use `create(AdminGetBillingSettingsRequestSchema)` to create a new message.
+ */
+export declare const AdminGetBillingSettingsRequestSchema: GenMessage<AdminGetBillingSettingsRequest>;
+
+/**
+ * @generated from message hb.billing.v1.AdminGetBillingSettingsResponse
+ */
+export declare type AdminGetBillingSettingsResponse = Message<"hb.billing.v1.AdminGetBillingSettingsResponse"> & {
+  /**
+   * @generated from field: hb.billing.v1.BillingSettings settings = 1;
+   */
+  settings?: BillingSettings | undefined;
+};
+
+/**
+ * Describes the message hb.billing.v1.AdminGetBillingSettingsResponse.
+ * Use `create(AdminGetBillingSettingsResponseSchema)` to create a new message.
+ */
+export declare const AdminGetBillingSettingsResponseSchema: GenMessage<AdminGetBillingSettingsResponse>;
+
+/**
+ * @generated from message hb.billing.v1.AdminUpdateBillingSettingsRequest
+ */
+export declare type AdminUpdateBillingSettingsRequest = Message<"hb.billing.v1.AdminUpdateBillingSettingsRequest"> & {
+  /**
+   * @generated from field: optional int32 renewal_lead_days = 1;
+   */
+  renewalLeadDays?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 suspend_grace_days = 2;
+   */
+  suspendGraceDays?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 terminate_grace_days = 3;
+   */
+  terminateGraceDays?: number | undefined;
+};
+
+/**
+ * Describes the message hb.billing.v1.AdminUpdateBillingSettingsRequest.
+ * Use `create(AdminUpdateBillingSettingsRequestSchema)` to create a new message.
+ */
+export declare const AdminUpdateBillingSettingsRequestSchema: GenMessage<AdminUpdateBillingSettingsRequest>;
+
+/**
+ * @generated from message hb.billing.v1.AdminUpdateBillingSettingsResponse
+ */
+export declare type AdminUpdateBillingSettingsResponse = Message<"hb.billing.v1.AdminUpdateBillingSettingsResponse"> & {
+  /**
+   * @generated from field: hb.billing.v1.BillingSettings settings = 1;
+   */
+  settings?: BillingSettings | undefined;
+};
+
+/**
+ * Describes the message hb.billing.v1.AdminUpdateBillingSettingsResponse.
+ * Use `create(AdminUpdateBillingSettingsResponseSchema)` to create a new message.
+ */
+export declare const AdminUpdateBillingSettingsResponseSchema: GenMessage<AdminUpdateBillingSettingsResponse>;
+
+/**
+ * @generated from message hb.billing.v1.AdminSetAccountBillingRequest
+ */
+export declare type AdminSetAccountBillingRequest = Message<"hb.billing.v1.AdminSetAccountBillingRequest"> & {
+  /**
+   * @generated from field: string customer_id = 1;
+   */
+  customerId: string;
+
+  /**
+   * Renewal documents are paid from the payer's credit at issue and again on the due date, when
+   * the credit covers them (never partly). On for every account until set off.
+   *
+   * @generated from field: bool auto_pay = 2;
+   */
+  autoPay: boolean;
+};
+
+/**
+ * Describes the message hb.billing.v1.AdminSetAccountBillingRequest.
+ * Use `create(AdminSetAccountBillingRequestSchema)` to create a new message.
+ */
+export declare const AdminSetAccountBillingRequestSchema: GenMessage<AdminSetAccountBillingRequest>;
+
+/**
+ * @generated from message hb.billing.v1.AdminSetAccountBillingResponse
+ */
+export declare type AdminSetAccountBillingResponse = Message<"hb.billing.v1.AdminSetAccountBillingResponse"> & {
+  /**
+   * @generated from field: string customer_id = 1;
+   */
+  customerId: string;
+
+  /**
+   * @generated from field: bool auto_pay = 2;
+   */
+  autoPay: boolean;
+};
+
+/**
+ * Describes the message hb.billing.v1.AdminSetAccountBillingResponse.
+ * Use `create(AdminSetAccountBillingResponseSchema)` to create a new message.
+ */
+export declare const AdminSetAccountBillingResponseSchema: GenMessage<AdminSetAccountBillingResponse>;
+
+/**
  * Billing owns products, services as subscriptions, orders, invoices, proformas, the credit
  * ledger, add-ons, upgrades, hourly charging and renewals. These RPCs are the gateway's: they carry
  * the caller and are scoped by its customer. Staff tools, seeding and tests use BillingStaffService

@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
-import type { AdminAddProductOptionRequestSchema, AdminAddProductOptionResponseSchema, AdminAdjustCreditRequestSchema, AdminAdjustCreditResponseSchema, AdminAdvanceClockRequestSchema, AdminAdvanceClockResponseSchema, AdminCreateInvoiceRequestSchema, AdminCreateInvoiceResponseSchema, AdminCreateProductRequestSchema, AdminCreateProductResponseSchema, AdminCreateServiceRequestSchema, AdminCreateServiceResponseSchema, AdminSetServiceStateRequestSchema, AdminSetServiceStateResponseSchema } from "./billing_pb.js";
+import type { AdminAddProductOptionRequestSchema, AdminAddProductOptionResponseSchema, AdminAdjustCreditRequestSchema, AdminAdjustCreditResponseSchema, AdminAdvanceClockRequestSchema, AdminAdvanceClockResponseSchema, AdminCreateInvoiceRequestSchema, AdminCreateInvoiceResponseSchema, AdminCreateProductRequestSchema, AdminCreateProductResponseSchema, AdminCreateServiceRequestSchema, AdminCreateServiceResponseSchema, AdminGetBillingSettingsRequestSchema, AdminGetBillingSettingsResponseSchema, AdminSetAccountBillingRequestSchema, AdminSetAccountBillingResponseSchema, AdminSetServiceStateRequestSchema, AdminSetServiceStateResponseSchema, AdminUpdateBillingSettingsRequestSchema, AdminUpdateBillingSettingsResponseSchema } from "./billing_pb.js";
 
 /**
  * Describes the file hb/billing/v1/billing_staff.proto.
@@ -67,6 +67,36 @@ export declare const BillingStaffService: GenService<{
     methodKind: "unary";
     input: typeof AdminSetServiceStateRequestSchema;
     output: typeof AdminSetServiceStateResponseSchema;
+  },
+  /**
+   * The recurring cycle's company-wide settings (renewal lead time, overdue graces).
+   *
+   * @generated from rpc hb.billing.v1.BillingStaffService.AdminGetBillingSettings
+   */
+  adminGetBillingSettings: {
+    methodKind: "unary";
+    input: typeof AdminGetBillingSettingsRequestSchema;
+    output: typeof AdminGetBillingSettingsResponseSchema;
+  },
+  /**
+   * Changes only the fields given.
+   *
+   * @generated from rpc hb.billing.v1.BillingStaffService.AdminUpdateBillingSettings
+   */
+  adminUpdateBillingSettings: {
+    methodKind: "unary";
+    input: typeof AdminUpdateBillingSettingsRequestSchema;
+    output: typeof AdminUpdateBillingSettingsResponseSchema;
+  },
+  /**
+   * One account's billing preferences (automatic payment of renewals from credit).
+   *
+   * @generated from rpc hb.billing.v1.BillingStaffService.AdminSetAccountBilling
+   */
+  adminSetAccountBilling: {
+    methodKind: "unary";
+    input: typeof AdminSetAccountBillingRequestSchema;
+    output: typeof AdminSetAccountBillingResponseSchema;
   },
   /**
    * Tests only (refused unless billing runs with BILLING_CLOCK_CONTROL=true): moves billing's
