@@ -27,6 +27,7 @@ import { countWireRoundTrips, type WireCounter } from "../../../scripts/bench/wi
 import type { JobRow, ProviderDriver } from "./driver.ts";
 import { createHandlers } from "./handlers.ts";
 import { createJobs, rememberJobProgress } from "./jobs.ts";
+import { freeSshPort } from "./lxd/config.ts";
 import { addressesFor, type MachineRow } from "./machines.ts";
 
 const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -355,5 +356,26 @@ describe("jobs with a provider driver other than the simulator", () => {
       ["deleted"],
       "the snapshots the rebuild removed leave the list",
     );
+  });
+
+  it("gives concurrent builds different SSH proxy ports, each reserved in its job, and says when none is left", async () => {
+    const ids = Array.from({ length: 12 }, () => randomUUID());
+    for (const id of ids) {
+      await sql`insert into jobs (id, service_id, customer_id, action) values (${id}, ${randomUUID()}, ${customerId}, 'build')`;
+    }
+    const ports = await Promise.all(ids.map((id) => freeSshPort(sql, 40_000, 40_011, id)));
+    assert.equal(new Set(ports).size, 12, `distinct: ${ports.join(", ")}`);
+    const reserved = await sql<{ port: number }[]>`select (driver_state->>'ssh_port')::int as port
+      from jobs where id = any(${ids}::uuid[])`;
+    assert.deepEqual(
+      reserved.map((r) => r.port).sort(),
+      [...ports].sort(),
+      "each job holds its port from the moment it is chosen",
+    );
+    await assert.rejects(
+      freeSshPort(sql, 40_000, 40_011, randomUUID()),
+      /Every SSH proxy port in 40000-40011 is taken/,
+    );
+    await sql`update jobs set status = 'succeeded' where id = any(${ids}::uuid[])`;
   });
 });

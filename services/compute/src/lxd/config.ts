@@ -78,18 +78,27 @@ export function lxdDriverFromEnv(sql: Sql, cfg: LxdEnv, clients: LxdClient[]) {
         select public_key from ssh_keys where customer_id = ${customerId} order by created_at`;
       return rows.map((r) => r.public_key);
     },
-    allocatePort: () => freeSshPort(sql, first, last),
+    allocatePort: (job) => freeSshPort(sql, first, last, job.id),
     remember: (job: JobRow, progress) => remember(job, progress),
   });
 }
 
-/** A port of the range no machine and no running build holds, picked at random among the free. */
-export async function freeSshPort(sql: Sql, first: number, last: number): Promise<number> {
-  const [row] = await sql<{ port: number }[]>`
-    select p as port from generate_series(${first}::int, ${last}::int) p
-    where not exists (select 1 from machines where provider = 'lxd' and (driver_state->>'ssh_port')::int = p)
-      and not exists (select 1 from jobs where status = 'running' and (driver_state->>'ssh_port')::int = p)
-    order by random() limit 1`;
-  if (!row) throw new Error(`Every SSH proxy port in ${first}-${last} is taken`);
-  return row.port;
+/**
+ * A port of the range no machine and no running job holds, picked at random among the free and
+ * written into the job's progress in the same transaction; the lock makes concurrent builds (a
+ * batch of orders, several replicas) choose one after another, so two never take the same port.
+ */
+export async function freeSshPort(sql: Sql, first: number, last: number, jobId: string): Promise<number> {
+  return sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtext('lxd-ssh-ports'))`;
+    const [row] = await tx<{ port: number }[]>`
+      select p as port from generate_series(${first}::int, ${last}::int) p
+      where not exists (select 1 from machines where ssh_port = p)
+        and not exists (select 1 from jobs where status = 'running' and (driver_state->>'ssh_port')::int = p)
+      order by random() limit 1`;
+    if (!row) throw new Error(`Every SSH proxy port in ${first}-${last} is taken`);
+    await tx`update jobs set driver_state = driver_state || jsonb_build_object('ssh_port', ${row.port}::int)
+      where id = ${jobId}`;
+    return row.port;
+  });
 }

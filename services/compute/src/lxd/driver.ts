@@ -26,8 +26,8 @@ export interface LxdDriverConfig {
   unreachableFailMs: number;
   /** The customer's SSH public keys on file, written to root's authorized_keys on (re)build. */
   sshKeysOf(customerId: string): Promise<string[]>;
-  /** A free port for a new machine's SSH proxy device. */
-  allocatePort(): Promise<number>;
+  /** A free port for a job's new SSH proxy device, reserved for the job as it is chosen. */
+  allocatePort(job: JobRow): Promise<number>;
   /** Keeps a job's progress (the LXD operation it waits on) in the job row, for a restart. */
   remember(job: JobRow, progress: DriverState): Promise<void>;
 }
@@ -243,7 +243,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         // another platform's container): move the device to another port and start again.
         if (!p.ssh_port || !/address already in use/i.test(err) || (p.port_retries ?? 0) >= 5) return false;
         p.port_retries = (p.port_retries ?? 0) + 1;
-        p.ssh_port = await cfg.allocatePort();
+        p.ssh_port = await cfg.allocatePort(job);
         await waitOp(
           c,
           await c.submit("PATCH", url, {
@@ -259,7 +259,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         const where = await place();
         p.endpoint = where.endpoint;
         p.member = where.member;
-        p.ssh_port = await cfg.allocatePort();
+        p.ssh_port = await cfg.allocatePort(job);
         await cfg.remember(job, p);
         return undefined;
       },
