@@ -302,6 +302,22 @@ describe("lxd driver", { skip: unavailable }, () => {
       assert.equal(await status(m), "gone");
     });
 
+    it("a reinstall onto an image alias that does not exist fails with the machine left without an instance", async () => {
+      const m = await built(d);
+      const outcome = await settle(d, job({ ...m, os: "no-such-image" }, "reinstall"), {
+        ...m,
+        os: "no-such-image",
+      });
+      assert.equal(outcome.ok, false);
+      assert.equal(!outcome.ok && outcome.code, "PROVIDER_ERROR");
+      assert.equal(
+        !outcome.ok && outcome.destroyed,
+        true,
+        "the old instance was removed before the create failed",
+      );
+      assert.equal(await status(m), "gone");
+    });
+
     it("a container deleted out of band fails its power job with PROVIDER_ERROR", async () => {
       const m = await built(d);
       lxc("delete", "--force", instanceName(m.service_id));

@@ -74,7 +74,6 @@ const LXD_STATES: Record<string, string> = {
 /** The instance's LXD name; instance names must be host names, so the service id, prefixed. */
 export const instanceName = (serviceId: string) => `hb-${serviceId}`;
 const copyName = (copyId: string) => `c-${copyId}`;
-const REBUILDS = new Set(["build", "reinstall", "backup_restore"]);
 const POWER_TIMEOUT_S = 30;
 
 /** A failure whose message is the customer-safe reason a job failed. */
@@ -360,7 +359,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
           start,
         ];
       default:
-        return [powerStep(job.action, c, name, status, state)];
+        return [powerStep(job.action, name, status, state)];
     }
   }
 
@@ -378,7 +377,6 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
   /** A power action: LXD's state change, skipped when the instance is already where it should be. */
   function powerStep(
     action: string,
-    _c: LxdClient,
     name: string,
     status: () => Promise<string | undefined>,
     state: (action: string, force?: boolean, timeout?: number) => Promise<string>,
@@ -459,15 +457,20 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
     return found;
   }
 
-  const failure = (job: JobRow, message: string): JobOutcome =>
-    REBUILDS.has(job.action) && job.action === "build"
+  /** A failed job; `gone` when its instance no longer exists (power, reinstall, password then 404). */
+  const failure = (job: JobRow, message: string, gone = false): JobOutcome =>
+    job.action === "build"
       ? { ok: false, code: "BUILD_FAILED", message, destroyed: true }
-      : {
-          ok: false,
-          code: "PROVIDER_ERROR",
-          message,
-          destroyed: /no longer exists/.test(message) || undefined,
-        };
+      : { ok: false, code: "PROVIDER_ERROR", message, ...(gone ? { destroyed: true } : {}) };
+
+  /** Whether LXD says the machine's instance is gone (false when it exists or LXD cannot tell). */
+  async function instanceGone(m: MachineRow, p: Progress): Promise<boolean> {
+    try {
+      return !(await instance(clientOf(p.endpoint ?? machineState(m).endpoint), instanceName(m.service_id)));
+    } catch {
+      return false;
+    }
+  }
 
   /** Removes what a failed build left behind, so a retry or a refund leaves nothing running. */
   async function cleanUp(m: MachineRow, p: Progress) {
@@ -562,7 +565,8 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
               : `LXD: ${err.message}`
             : "The LXD driver failed";
       if (job.action === "build") await cleanUp(m, p);
-      return failure(job, message);
+      // A rebuild that failed after removing the old instance leaves the machine without one.
+      return failure(job, message, job.action !== "build" && (await instanceGone(m, p)));
     }
   }
 
