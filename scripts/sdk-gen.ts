@@ -18,7 +18,7 @@ import { allRoutes } from "../services/gateway/src/routes/index.ts";
 
 type Json = Record<string, unknown>;
 interface Operation {
-  parameters?: { name: string; in: string }[];
+  parameters?: { name: string; in: string; schema?: { enum?: string[] } }[];
   responses: Record<string, { content?: Record<string, { schema?: Json }> }>;
 }
 
@@ -33,6 +33,7 @@ const doc = buildOpenApi(allRoutes("https://api.example.com"), "https://api.exam
 const moneyMoving: string[] = [];
 const lists: Record<string, { items: string | null }> = {};
 const codes = new Set<string>();
+const queryChoices: Record<string, Record<string, string[]>> = {};
 
 for (const [p, methods] of Object.entries(doc.paths)) {
   for (const [method, op] of Object.entries(methods)) {
@@ -46,6 +47,10 @@ for (const [p, methods] of Object.entries(doc.paths)) {
         | undefined;
       if (Number(status) >= 400)
         for (const c of schema?.allOf?.[1]?.properties?.code?.enum ?? []) codes.add(c);
+    }
+    for (const x of params) {
+      if (method !== "get" || x.in !== "query" || !x.schema?.enum) continue;
+      queryChoices[p] = { ...queryChoices[p], [x.name]: x.schema.enum };
     }
     if (method !== "get" || !params.some((x) => x.in === "query" && x.name === "page")) continue;
     const body = op.responses["200"]?.content?.["application/json"]?.schema as {
@@ -74,6 +79,12 @@ export const moneyMovingOperations = ${JSON.stringify(moneyMoving.sort(), null, 
  * items, or is null when \`data\` is the array itself (then the pagination sits beside data).
  */
 export const paginatedLists = ${JSON.stringify(lists, null, 2)} as const;
+
+/**
+ * The words a list's query parameter takes (a status filter), as the API documents them; they come
+ * from the contract's enums, so a command line offers exactly what the API accepts.
+ */
+export const queryChoices = ${JSON.stringify(queryChoices, null, 2)} as const;
 
 /** Every machine code the API documents in its refusals. */
 export const apiErrorCodes = ${JSON.stringify([...codes].sort(), null, 2)} as const;

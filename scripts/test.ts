@@ -61,6 +61,11 @@ process.env.STREAM_HEARTBEAT_MS ??= "500";
 process.env.AUTH_FAILURES_FREE ??= "1000000";
 // Portal passwords: scrypt at N=2^12 rather than 2^15, so sign-ins do not crowd the shared CPUs.
 process.env.PASSWORD_HASH_COST ??= "12";
+// PostgreSQL connections: the run stays within 60 beside a running `npm start` on a default server
+// (100). Private stacks (inheriting this) hold 3 per service; the shared stack, which every test
+// file uses at once, 5 per service.
+process.env.DB_POOL_MAX ??= "3";
+const sharedPoolMax = process.env.SHARED_DB_POOL_MAX ?? "5";
 
 const adminUrl = new URL(server);
 adminUrl.pathname = "/postgres";
@@ -70,7 +75,11 @@ const connections = watchConnections(admin, `hb_test_${suffix}`);
 let code = 1;
 try {
   const { env, gatewayPort } = await stackEnv({ databaseUrl: base.toString(), ns });
-  const stack = await startStack({ env, output: "pipe", gatewayPort });
+  const stack = await startStack({
+    env: { ...env, DB_POOL_MAX: sharedPoolMax },
+    output: "pipe",
+    gatewayPort,
+  });
   try {
     code = await runTests(env, stack.gatewayUrl);
     if (code !== 0) {

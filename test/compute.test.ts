@@ -8,7 +8,6 @@ import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { newId, streams } from "@hb/platform";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { ed25519Line, keyBlob, keyLine } from "../services/compute/src/ssh-key-fixture.ts";
 import {
   addCredit,
   api,
@@ -21,6 +20,7 @@ import {
   newProduct,
 } from "./helpers.ts";
 import { serviceSql } from "./support/service-db.ts";
+import { ed25519Line, keyBlob, keyLine } from "./support/ssh-key-fixture.ts";
 
 const db = serviceSql("compute");
 after(() => db.end({ timeout: 5 }));

@@ -73,6 +73,23 @@ describe("Kubernetes manifests, file by file", () => {
   });
 });
 
+describe("test hooks stay out of production", () => {
+  it("no file of base, production or the image sets BILLING_CLOCK_CONTROL (billing then serves no clock RPC)", () => {
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)],
+      );
+    const production = [
+      ...files(path.join(K8S_DIR, "base")),
+      ...files(path.join(K8S_DIR, "overlays/production")),
+      path.join(K8S_DIR, "../Dockerfile"),
+    ];
+    assert.ok(production.length > 5);
+    const setting = production.filter((f) => readFileSync(f, "utf8").includes("BILLING_CLOCK_CONTROL"));
+    assert.deepEqual(setting, []);
+  });
+});
+
 describe("Kubernetes manifests, rendered", { skip: noKubectl }, () => {
   const rendered = new Map<string, K8sObject[]>();
   let copy: ReturnType<typeof copyOfManifests>;

@@ -1,4 +1,4 @@
-import type { ListItem } from "@hosting-platform/sdk";
+import { type ListItem, queryChoices } from "@hosting-platform/sdk";
 import { type Command, Option } from "commander";
 import { CliExit, type Runtime } from "./runtime.ts";
 
@@ -11,13 +11,11 @@ export function registerInvoices(program: Command, rt: Runtime): void {
     .command("list")
     .description("the account's invoices (all pages)")
     .addOption(
-      new Option("--status <status>", "only invoices in this status").choices([
-        "unpaid",
-        "paid",
-        "cancelled",
-      ]),
+      new Option("--status <status>", "only invoices in this status").choices(
+        queryChoices["/invoices"].status,
+      ),
     )
-    .action(async (opts: { status?: "unpaid" | "paid" | "cancelled" }, cmd: Command) => {
+    .action(async (opts: { status?: (typeof queryChoices)["/invoices"]["status"][number] }, cmd: Command) => {
       const hb = await rt.client(cmd);
       const rows: Invoice[] = [];
       for await (const i of hb.paginate("/invoices", opts.status ? { status: opts.status } : {}))

@@ -1,4 +1,4 @@
-import type { ListItem } from "@hosting-platform/sdk";
+import { type ListItem, queryChoices } from "@hosting-platform/sdk";
 import { type Command, Option } from "commander";
 import { failIfFailed, waitForJobShown, waitOptions } from "./progress.ts";
 import type { Runtime } from "./runtime.ts";
@@ -11,14 +11,12 @@ export function registerJobs(program: Command, rt: Runtime): void {
   jobs
     .command("list")
     .description("the account's jobs, newest first (all pages)")
-    .addOption(
-      new Option("--state <state>", "only jobs in this state").choices(["running", "succeeded", "failed"]),
-    )
+    .addOption(new Option("--state <state>", "only jobs in this state").choices(queryChoices["/jobs"].state))
     .option("--resource <serviceId>", "only the jobs of this service")
     .option("--action <action>", "only this action (reboot, build, reinstall, ...)")
     .action(
       async (
-        opts: { state?: "running" | "succeeded" | "failed"; resource?: string; action?: string },
+        opts: { state?: (typeof queryChoices)["/jobs"]["state"][number]; resource?: string; action?: string },
         cmd: Command,
       ) => {
         const hb = await rt.client(cmd);

@@ -1,11 +1,11 @@
-import { type DataOf, type HbClient, HbError, type ListItem } from "@hosting-platform/sdk";
+import { type DataOf, type HbClient, HbError, type ListItem, queryChoices } from "@hosting-platform/sdk";
 import { type Command, Option } from "commander";
 import { progressReporter, waitOptions } from "./progress.ts";
 import { CliExit, type Runtime } from "./runtime.ts";
 import { withWait } from "./vps.ts";
 
-// The statuses GET /orders filters on (order statuses and payment statuses).
-const ORDER_STATUSES = ["pending", "active", "cancelled", "unpaid", "paid"] as const;
+// The statuses GET /orders filters on (order statuses and payment statuses), from the API's document.
+const ORDER_STATUSES = queryChoices["/orders"].status;
 type OrderStatusFilter = (typeof ORDER_STATUSES)[number];
 
 type Service = DataOf<"/services/{id}">;

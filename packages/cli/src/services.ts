@@ -1,19 +1,11 @@
-import type { ListItem } from "@hosting-platform/sdk";
+import { type ListItem, queryChoices } from "@hosting-platform/sdk";
 import { type Command, Option } from "commander";
 import type { Runtime } from "./runtime.ts";
 
 type Service = ListItem<"/services">;
 
-const STATUSES = [
-  "pending_payment",
-  "pending",
-  "installing",
-  "active",
-  "provisioning_failed",
-  "suspended",
-  "terminated",
-  "cancelled",
-] as const;
+// The statuses the API's GET /services filters on (from the contract, through the SDK).
+const STATUSES = queryChoices["/services"].status;
 
 export function registerServices(program: Command, rt: Runtime): void {
   const services = program.command("services").description("Every service of the account, of any kind");

@@ -40,3 +40,30 @@ export function enumFromWord<E extends number>(desc: DescEnum, word: string): E 
 /** The words of an enum's values (UNSPECIFIED left out). */
 export const wordsOf = (desc: DescEnum): string[] =>
   desc.values.filter((v) => v.number !== 0).map((v) => v.localName.toLowerCase());
+
+/**
+ * Both directions between a contract enum and its words, as a wire that refuses what it does not
+ * know reads them: `words` (value → word), `value(word)` (undefined for a word the enum lacks).
+ * `only` keeps a subset (a wire field that takes some of an enum's values); a word of `only` that
+ * the enum does not have is a start-up error, so a renamed value cannot be dropped silently.
+ */
+export function enumTable<W extends string>(desc: DescEnum, only?: readonly W[]) {
+  const words: Record<number, W> = {};
+  const values = new Map<string, number>();
+  for (const v of desc.values) {
+    const word = v.localName.toLowerCase() as W;
+    if (v.number === 0 || (only && !only.includes(word))) continue;
+    words[v.number] = word;
+    values.set(word, v.number);
+  }
+  const missing = only?.filter((w) => !values.has(w)) ?? [];
+  if (missing.length) throw new Error(`${desc.typeName} has no value ${missing.join(", ")}`);
+  return {
+    words,
+    /** The word of a value; undefined for UNSPECIFIED, a value left out, or one the enum lacks. */
+    word: (value: number): W | undefined => words[value],
+    /** The value of a word; undefined for a word the table does not have (not even Object's keys). */
+    value: (word: string | undefined): number | undefined =>
+      word === undefined ? undefined : values.get(word),
+  };
+}

@@ -16,20 +16,6 @@ import {
 } from "./request-context.ts";
 import { beginContext, endContext, SpanKind } from "./tracing.ts";
 
-/** SQL for the outbox table; every service that emits events includes it in a migration. */
-export const outboxTableSql = `
-create table if not exists outbox (
-  id uuid primary key,
-  subject text not null,
-  payload bytea not null,
-  created_at timestamptz not null default clock_timestamp(),
-  published_at timestamptz,
-  request_id text,
-  traceparent text
-);
-create index if not exists outbox_unpublished on outbox (created_at, id) where published_at is null;
-`;
-
 export type EventInit = Omit<MessageInitShape<typeof EventSchema>, "id" | "occurredAt" | "$typeName">;
 
 /**
@@ -165,14 +151,10 @@ export function startOutboxRelay(sql: Sql, nats: NatsLink, log: Logger, pollMs =
     });
 
   const loop = (async () => {
-    let lastPurge = 0;
+    // Published rows are removed by the service's retention (retention.ts), the one purge.
     while (!stopped) {
       try {
         await flush();
-        if (Date.now() - lastPurge > 3600_000) {
-          lastPurge = Date.now();
-          await sql`delete from outbox where published_at < now() - interval '1 day'`;
-        }
       } catch (err) {
         log.warn("outbox relay failed, retrying", { err });
       }

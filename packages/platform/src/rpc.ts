@@ -6,6 +6,11 @@
  * request is checked against the rules its contract declares (request-rules.ts) before its handler.
  * Every connection is mutual TLS and every call is checked against the allow-list (allow-list.ts)
  * by the caller's certificate (service-identity.ts) before anything else.
+ *
+ * Every served call, unary or stream, on either transport, goes through one pipeline
+ * (`serveUnary`, `serveStream`): its context and metrics open, the allow-list, the request rules,
+ * the handler, then errors leave as a ConnectError (unexpected ones logged) and the metrics close
+ * with the call's code. A transport only adapts its call object to it.
  */
 import http2 from "node:http2";
 import type { TLSSocket } from "node:tls";
@@ -120,6 +125,119 @@ function toConnectError(err: unknown, log: Logger, method: string): ConnectError
   return new ConnectError("internal error", Code.Internal);
 }
 
+/** What every call of one method passes before its handler: the allow-list, then the request rules. */
+interface MethodGate {
+  path: string;
+  log: Logger;
+  admit(caller: string | undefined, req: unknown): void;
+}
+
+function gateOf(
+  desc: DescService,
+  method: DescMethodUnary | DescMethodServerStreaming,
+  allow: CallerCheck,
+  requestCheck: RequestCheckOf,
+  log: Logger,
+): MethodGate {
+  const path = `/${desc.typeName}/${method.name}`;
+  const check = requestCheck(method.input);
+  return {
+    path,
+    log,
+    admit(caller, req) {
+      const refused = allow(caller, path);
+      if (refused) throw refused;
+      check?.(req as never);
+    },
+  };
+}
+
+type RequestCheckOf = Awaited<ReturnType<typeof requestRules>>["requestCheck"];
+
+/** A call's own parts, as its transport hands them over. */
+interface CallParts {
+  req: unknown;
+  ctx: HandlerContext;
+  caller: string | undefined;
+  header: (name: string) => string | undefined;
+}
+
+/** The pipeline of a unary call; rejects with a ConnectError. */
+function serveUnary(gate: MethodGate, fn: UnaryFn, impl: object, call: CallParts): Promise<unknown> {
+  const served = beginServerCall(gate.path, call.header);
+  return runInContext(served.ctx, () =>
+    Promise.resolve()
+      .then(() => {
+        gate.admit(call.caller, call.req);
+        return fn.call(impl, call.req, call.ctx);
+      })
+      .then(
+        (res) => {
+          endServerCall(served, 0, gate.log);
+          return res;
+        },
+        (err: unknown) => {
+          const ce = toConnectError(err, gate.log, gate.path);
+          endServerCall(served, ce.code, gate.log, ce.rawMessage);
+          throw ce;
+        },
+      ),
+  );
+}
+
+/**
+ * The pipeline of a server-streaming call: the handler's messages, each step in the call's context
+ * (a generator cannot run inside runInContext); throws a ConnectError. A consumer that stops early
+ * (the caller went away) ends the call as cancelled.
+ */
+async function* serveStream(
+  gate: MethodGate,
+  fn: StreamFn,
+  impl: object,
+  call: CallParts,
+): AsyncGenerator<unknown> {
+  const served = beginServerCall(gate.path, call.header);
+  let code: number | undefined;
+  let failure: string | undefined;
+  let messages: AsyncIterator<unknown> | undefined;
+  try {
+    messages = runInContext(served.ctx, () => {
+      gate.admit(call.caller, call.req);
+      return fn.call(impl, call.req, call.ctx)[Symbol.asyncIterator]();
+    });
+    for (;;) {
+      const it = messages;
+      const step = await runInContext(served.ctx, () => it.next());
+      if (step.done) break;
+      yield step.value;
+    }
+    code = 0;
+  } catch (err) {
+    if (call.ctx.signal.aborted) {
+      code = Code.Canceled;
+      return;
+    }
+    const ce = toConnectError(err, gate.log, gate.path);
+    code = ce.code;
+    failure = ce.rawMessage;
+    throw ce;
+  } finally {
+    if (code === undefined) {
+      code = Code.Canceled;
+      await messages?.return?.();
+    }
+    endServerCall(served, code, gate.log, failure);
+  }
+}
+
+/** A ConnectError as grpc-js sends it: the code, the message and the ErrorInfo detail as binary metadata. */
+function grpcStatusOf(ce: ConnectError): Partial<grpc.StatusObject> {
+  const md = new grpc.Metadata();
+  const info = ce.findDetails(ErrorInfoSchema)[0];
+  if (info) md.set(errorInfoKey, Buffer.from(toBinary(ErrorInfoSchema, info)));
+  return { code: ce.code as number, details: ce.rawMessage, metadata: md };
+}
+
 export async function serveRpc(
   transport: Transport,
   port: number,
@@ -168,9 +286,8 @@ async function serveGrpcJs(
     for (const method of unaryMethods(desc)) {
       const fn = handlerOf(binding, method);
       if (!fn) continue;
-      const path = `/${desc.typeName}/${method.name}`;
-      const check = requestCheck(method.input);
-      definition[method.localName] = grpcMethodDefinition(path, method, false);
+      const gate = gateOf(desc, method, allow, requestCheck, log);
+      definition[method.localName] = grpcMethodDefinition(gate.path, method, false);
       handlers[method.localName] = (
         call: grpc.ServerUnaryCall<unknown, unknown>,
         callback: grpc.sendUnaryData<unknown>,
@@ -182,40 +299,25 @@ async function serveGrpcJs(
           method,
           protocolName: "grpc",
           requestMethod: "POST",
-          url: path,
+          url: gate.path,
           requestHeader: emptyHeaders,
         });
-        const served = beginServerCall(path, (k) => metadataText(call.metadata, k));
-        runInContext(served.ctx, () =>
-          Promise.resolve()
-            .then(() => {
-              const refused = allow(callerIdentity(call), path);
-              if (refused) throw refused;
-              check?.(call.request as never);
-              return fn.call(impl, call.request, ctx);
-            })
-            .then(
-              (res) => {
-                endServerCall(served, 0, log);
-                callback(null, create(method.output, res as never));
-              },
-              (err: unknown) => {
-                const ce = toConnectError(err, log, path);
-                endServerCall(served, ce.code, log, ce.rawMessage);
-                const md = new grpc.Metadata();
-                const info = ce.findDetails(ErrorInfoSchema)[0];
-                if (info) md.set(errorInfoKey, Buffer.from(toBinary(ErrorInfoSchema, info)));
-                callback({ code: ce.code as number, details: ce.rawMessage, metadata: md });
-              },
-            ),
+        serveUnary(gate, fn, impl, {
+          req: call.request,
+          ctx,
+          caller: callerIdentity(call),
+          header: (k) => metadataText(call.metadata, k),
+        }).then(
+          (res) => callback(null, create(method.output, res as never)),
+          (err: unknown) => callback(grpcStatusOf(ConnectError.from(err))),
         );
       };
     }
     for (const method of streamingMethods(desc)) {
       const fn = streamHandlerOf(binding, method);
       if (!fn) continue;
-      const path = `/${desc.typeName}/${method.name}`;
-      definition[method.localName] = grpcMethodDefinition(path, method, true);
+      const gate = gateOf(desc, method, allow, requestCheck, log);
+      definition[method.localName] = grpcMethodDefinition(gate.path, method, true);
       handlers[method.localName] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
         const cancelled = new AbortController();
         openStreams.add(cancelled);
@@ -225,31 +327,27 @@ async function serveGrpcJs(
           method,
           protocolName: "grpc",
           requestMethod: "POST",
-          url: path,
+          url: gate.path,
           requestHeader: emptyHeaders,
           requestSignal: cancelled.signal,
         });
-        const served = beginServerCall(path, (k) => metadataText(call.metadata, k));
-        runInContext(served.ctx, async () => {
-          const refused = allow(callerIdentity(call), path);
-          if (refused) throw refused;
-          for await (const message of fn.call(impl, call.request, ctx)) {
+        const messages = serveStream(gate, fn, impl, {
+          req: call.request,
+          ctx,
+          caller: callerIdentity(call),
+          header: (k) => metadataText(call.metadata, k),
+        });
+        (async () => {
+          for await (const message of messages) {
             if (cancelled.signal.aborted) break;
             // Backpressure: a slow reader holds the producer instead of growing a buffer.
             if (!call.write(create(method.output, message as never)))
               await new Promise((r) => call.once("drain", r));
           }
           call.end();
-          endServerCall(served, 0, log);
-        })
+        })()
           .catch((err: unknown) => {
-            if (cancelled.signal.aborted) return endServerCall(served, Code.Canceled, log);
-            const ce = toConnectError(err, log, path);
-            endServerCall(served, ce.code, log, ce.rawMessage);
-            const md = new grpc.Metadata();
-            const info = ce.findDetails(ErrorInfoSchema)[0];
-            if (info) md.set(errorInfoKey, Buffer.from(toBinary(ErrorInfoSchema, info)));
-            call.emit("error", { code: ce.code as number, details: ce.rawMessage, metadata: md });
+            if (!cancelled.signal.aborted) call.emit("error", grpcStatusOf(ConnectError.from(err)));
           })
           .finally(() => openStreams.delete(cancelled));
       };
@@ -298,58 +396,27 @@ async function serveConnect(
       const { desc, impl } = binding;
       const allow = callerCheck(desc, log);
       const wrapped: Partial<ServiceImpl<DescService>> = {};
+      const callOf = (req: unknown, ctx: HandlerContext): CallParts => ({
+        req,
+        ctx,
+        caller: ctx.values.get(callerKey),
+        header: (k) => ctx.requestHeader.get(k) ?? undefined,
+      });
       for (const method of unaryMethods(desc)) {
         const fn = handlerOf(binding, method);
         if (!fn) continue;
-        const check = requestCheck(method.input);
+        const gate = gateOf(desc, method, allow, requestCheck, log);
         // biome-ignore lint/suspicious/noExplicitAny: same shape as the handler it wraps
-        (wrapped as Record<string, any>)[method.localName] = (req: unknown, ctx: HandlerContext) => {
-          const path = `/${desc.typeName}/${method.name}`;
-          const served = beginServerCall(path, (k) => ctx.requestHeader.get(k) ?? undefined);
-          return runInContext(served.ctx, async () => {
-            try {
-              const refused = allow(ctx.values.get(callerKey), path);
-              if (refused) throw refused;
-              check?.(req as never);
-              const res = await fn.call(impl, req, ctx);
-              endServerCall(served, 0, log);
-              return res;
-            } catch (err) {
-              const ce = toConnectError(err, log, path);
-              endServerCall(served, ce.code, log, ce.rawMessage);
-              throw ce;
-            }
-          });
-        };
+        (wrapped as Record<string, any>)[method.localName] = (req: unknown, ctx: HandlerContext) =>
+          serveUnary(gate, fn, impl, callOf(req, ctx));
       }
       for (const method of streamingMethods(desc)) {
         const fn = streamHandlerOf(binding, method);
         if (!fn) continue;
+        const gate = gateOf(desc, method, allow, requestCheck, log);
         // biome-ignore lint/suspicious/noExplicitAny: same shape as the handler it wraps
-        (wrapped as Record<string, any>)[method.localName] = async function* (
-          req: unknown,
-          ctx: HandlerContext,
-        ) {
-          const path = `/${desc.typeName}/${method.name}`;
-          const served = beginServerCall(path, (k) => ctx.requestHeader.get(k) ?? undefined);
-          try {
-            const refused = allow(ctx.values.get(callerKey), path);
-            if (refused) throw refused;
-            // A generator cannot run inside runInContext; each step enters the context instead.
-            const it = runInContext(served.ctx, () => fn.call(impl, req, ctx)[Symbol.asyncIterator]());
-            for (;;) {
-              const step = await runInContext(served.ctx, () => it.next());
-              if (step.done) break;
-              yield step.value;
-            }
-            endServerCall(served, 0, log);
-          } catch (err) {
-            if (ctx.signal.aborted) return endServerCall(served, Code.Canceled, log);
-            const ce = toConnectError(err, log, path);
-            endServerCall(served, ce.code, log, ce.rawMessage);
-            throw ce;
-          }
-        };
+        (wrapped as Record<string, any>)[method.localName] = (req: unknown, ctx: HandlerContext) =>
+          serveStream(gate, fn, impl, callOf(req, ctx));
       }
       router.service(desc, wrapped);
     }

@@ -28,6 +28,6 @@ export {
   isHbError,
 } from "./errors.ts";
 export type { components, operations } from "./gen/openapi.ts";
-export { apiErrorCodes, moneyMovingOperations, paginatedLists } from "./gen/operations.ts";
+export { apiErrorCodes, moneyMovingOperations, paginatedLists, queryChoices } from "./gen/operations.ts";
 export { defaultRetryPolicy, type RetryPolicy } from "./retry.ts";
 export type { RetryEvent } from "./transport.ts";

@@ -1,10 +1,15 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Module, type VerifyRequest, type VerifyResponseSchema } from "@hb/contracts/hb/auth/v1/auth_pb";
-import { ALL_PERMISSIONS, hashMatches, holdsAny, parseKey, type Sql } from "@hb/platform";
+import { ALL_PERMISSIONS, hashMatches, parseKey, type Sql } from "@hb/platform";
+import {
+  decideKey,
+  RESELLER_SCOPE,
+  type ResellerFacts,
+  unauthenticatedRefusal,
+} from "@hb/platform/key-decision";
 import { countHourly, type WindowCount } from "@hb/platform/rate-window";
 import type { Redis } from "@hb/platform/redis";
 import { resellerSignatureMatches } from "@hb/webhook-signature";
-import { allowlistPermits } from "./allowlist.ts";
 import { customerStatusOf } from "./statuses.ts";
 
 type VerifyResult = MessageInitShape<typeof VerifyResponseSchema>;
@@ -33,16 +38,12 @@ interface KeyRow {
   signing_secret: string | null;
 }
 
-const refuse = (code: string, message: string, extra: { scope?: string } = {}) => ({
-  code,
-  message,
-  scope: extra.scope ?? "",
-});
-
 /**
- * The hot path. One database round trip (key, person, account and company settings in one
- * query) and one Redis round trip. Nothing is cached, so revocation, a permission change, a
- * suspension or the API switch act on the very next request on every replica.
+ * The authoritative key check. The gateway asks it for a key its key table has not confirmed yet,
+ * for every signed (reseller) route, and for every request when its table is off (KEY_TABLE=false).
+ * One database round trip (key, person, account, partner and company settings in one query) and
+ * one Redis round trip. Nothing is cached, so revocation, a permission change, a suspension or the
+ * API switch act on the very next request.
  */
 export function createVerify(sql: Sql, redis: Redis, ns: string, pepper: string) {
   return async function verify(req: VerifyRequest): Promise<VerifyResult> {
@@ -70,11 +71,7 @@ export function createVerify(sql: Sql, redis: Redis, ns: string, pepper: string)
       hashMatches(parsed.full, pepper, row.secret_hash)
     );
     if (!authenticated) {
-      return {
-        refusal: row.customer_api_enabled
-          ? refuse("UNAUTHORIZED", "Missing, malformed, unknown, expired or revoked API key")
-          : refuse("FEATURE_DISABLED", "The Customer API is disabled"),
-      };
+      return { refusal: unauthenticatedRefusal(row.customer_api_enabled) };
     }
 
     // Every request of an identified key counts, refused ones included.
@@ -106,46 +103,35 @@ export function createVerify(sql: Sql, redis: Redis, ns: string, pepper: string)
   };
 }
 
+/** The facts of the row, decided by the platform's decideKey (which the gateway's key table asks too). */
 function check(row: KeyRow, req: VerifyRequest, window: WindowCount, permissions: string[]) {
-  if (!row.customer_api_enabled) return refuse("FEATURE_DISABLED", "The Customer API is disabled");
-  if (row.revoked) return refuse("UNAUTHORIZED", "Missing, malformed, unknown, expired or revoked API key");
-  if (row.expired) return refuse("UNAUTHORIZED", "Missing, malformed, unknown, expired or revoked API key");
-  if (!allowlistPermits(row.ip_allowlist, req.sourceIp)) {
-    return refuse("FORBIDDEN", "Requests from this address are not allowed for this key");
-  }
-  if (window.count > window.limit) {
-    return {
-      ...refuse("RATE_LIMITED", "Hourly request limit exceeded"),
-      retryAfterSeconds: retryAfter(window),
-    };
-  }
-  if (req.module === Module.INVENTORY && !row.inventory_module) {
-    return refuse("FEATURE_DISABLED", "Dedicated servers are not available (Inventory module is off)");
-  }
-  if (req.module === Module.VPS && !row.vps_module) {
-    return refuse("FEATURE_DISABLED", "VPS snapshots are not available (VPS module is off)");
-  }
-  if (req.scope === "account" && !row.partner_status) {
-    return refuse("FORBIDDEN", "Reseller routes are only for reseller partners");
-  }
-  if (req.scope && !row.scopes.includes(req.scope)) {
-    return refuse("SCOPE_REQUIRED", `This API key lacks the ${req.scope} scope`, { scope: req.scope });
-  }
-  if (req.scope === "account") {
-    const problem = checkResellerSignature(row.signing_secret, req);
-    if (problem) return refuse("UNAUTHORIZED", problem);
-    // A pending or suspended partner keeps read access but cannot order or change anything.
-    if (req.isWrite && row.partner_status !== "active") {
-      return refuse("FORBIDDEN", `The reseller partner profile is ${row.partner_status}: read access only`);
-    }
-  }
-  if (!holdsAny(permissions, req.permissionsAny)) {
-    return refuse("FORBIDDEN", "Your account permissions do not allow this action");
-  }
-  if (req.isWrite && row.account_status === "suspended") {
-    return refuse("ACCOUNT_SUSPENDED", "The account is suspended: read access only");
-  }
-  return undefined;
+  const module =
+    req.module === Module.INVENTORY ? "inventory" : req.module === Module.VPS ? "vps" : undefined;
+  const reseller: ResellerFacts | undefined =
+    req.scope === RESELLER_SCOPE
+      ? {
+          partnerStatus: row.partner_status ?? "",
+          signatureProblem: row.partner_status ? checkResellerSignature(row.signing_secret, req) : undefined,
+        }
+      : undefined;
+  return decideKey(
+    {
+      customerApiEnabled: row.customer_api_enabled,
+      inventoryModule: row.inventory_module,
+      vpsModule: row.vps_module,
+      revoked: row.revoked,
+      expired: row.expired,
+      ipAllowlist: row.ip_allowlist,
+      sourceIp: req.sourceIp,
+      scopes: row.scopes,
+      permissions,
+      accountSuspended: row.account_status === "suspended",
+      window,
+      nowMs: Date.now(),
+    },
+    { scope: req.scope, permissionsAny: req.permissionsAny, write: req.isWrite, module },
+    reseller,
+  );
 }
 
 /** Accepted clock skew for signed reseller requests; an older request cannot be replayed. */
@@ -161,5 +147,3 @@ function checkResellerSignature(secret: string | null, req: VerifyRequest): stri
     ? undefined
     : "Invalid X-Reseller-Signature";
 }
-
-const retryAfter = (w: WindowCount) => Math.max(1, w.reset - Math.floor(Date.now() / 1000));

@@ -1,19 +1,32 @@
-import { AddonBillingType, AddonStatus } from "@hb/contracts/hb/billing/v1/addons_pb";
-import { BillingCycle, ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
-import { DocumentKind, DocumentPurpose, DocumentStatus } from "@hb/contracts/hb/billing/v1/documents_pb";
-import { TransactionKind } from "@hb/contracts/hb/billing/v1/ledger_pb";
+import type { DescEnum } from "@bufbuild/protobuf";
+import type { GenEnum } from "@bufbuild/protobuf/codegenv2";
+import { AddonBillingTypeSchema, AddonStatusSchema } from "@hb/contracts/hb/billing/v1/addons_pb";
 import {
-  OrderPaymentMode,
-  OrderPaymentStatus,
-  OrderProvisioningStatus,
-  OrderStatus,
+  BillingCycleSchema,
+  ProductKindSchema,
+  ServiceStatusSchema,
+} from "@hb/contracts/hb/billing/v1/common_pb";
+import {
+  DocumentKindSchema,
+  DocumentPurposeSchema,
+  DocumentStatusSchema,
+} from "@hb/contracts/hb/billing/v1/documents_pb";
+import { TransactionKindSchema } from "@hb/contracts/hb/billing/v1/ledger_pb";
+import {
+  OrderPaymentModeSchema,
+  OrderPaymentStatusSchema,
+  OrderProvisioningStatusSchema,
+  OrderStatusSchema,
 } from "@hb/contracts/hb/billing/v1/orders_pb";
-import { CancellationType, ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
-import { UpgradeKind, UpgradeStatus } from "@hb/contracts/hb/billing/v1/upgrades_pb";
+import { CancellationTypeSchema, ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
+import { UpgradeKindSchema, UpgradeStatusSchema } from "@hb/contracts/hb/billing/v1/upgrades_pb";
+import { enumTable } from "@hb/platform/enum-words";
+import * as W from "@hb/platform/enum-words.gen";
 
 /**
- * The one place billing translates its stored words (the database's text columns) to the
- * contract's enums and back.
+ * Billing's stored words (the database's text columns) and the contract's enums, both ways. Every
+ * table is read from the contract's descriptor (platform `enumTable`); the word tuples, generated
+ * from the same descriptors by `npm run gen`, only give the words their literal types.
  */
 export interface EnumCodec<S extends string, E extends number> {
   /** A stored word as the enum; a word the contract does not know is a bug, so it throws. */
@@ -24,11 +37,36 @@ export interface EnumCodec<S extends string, E extends number> {
   defined(value: number): S;
 }
 
-export function enumCodec<S extends string, E extends number>(words: Record<S, E>): EnumCodec<S, E> {
-  const back = new Map<number, S>(Object.entries(words).map(([w, v]) => [v as number, w as S]));
+/**
+ * A codec from the contract's descriptor and its generated words. (A hand-written word → value
+ * record is still accepted, for codecs added before this; prefer the descriptor.)
+ */
+export function enumCodec<S extends string, E extends number>(
+  desc: GenEnum<E>,
+  words: readonly S[],
+): EnumCodec<S, E>;
+export function enumCodec<S extends string, E extends number>(words: Record<S, E>): EnumCodec<S, E>;
+export function enumCodec<S extends string, E extends number>(
+  source: DescEnum | Record<S, E>,
+  only?: readonly S[],
+): EnumCodec<S, E> {
+  const byWord = new Map<string, E>();
+  const back = new Map<number, S>();
+  if (only) {
+    const table = enumTable<S>(source as DescEnum, only);
+    for (const [value, word] of Object.entries(table.words) as [string, S][]) {
+      byWord.set(word, Number(value) as E);
+      back.set(Number(value), word);
+    }
+  } else {
+    for (const [word, value] of Object.entries(source) as [S, E][]) {
+      byWord.set(word, value);
+      back.set(value, word);
+    }
+  }
   return {
     out(stored) {
-      const v = (words as Record<string, E | undefined>)[stored];
+      const v = byWord.get(stored);
       if (v === undefined) throw new Error(`no contract value for stored word "${stored}"`);
       return v;
     },
@@ -41,105 +79,23 @@ export function enumCodec<S extends string, E extends number>(words: Record<S, E
   };
 }
 
-export const billingCycle = enumCodec({
-  hourly: BillingCycle.HOURLY,
-  monthly: BillingCycle.MONTHLY,
-  quarterly: BillingCycle.QUARTERLY,
-  semiannually: BillingCycle.SEMIANNUALLY,
-  annually: BillingCycle.ANNUALLY,
-  biennially: BillingCycle.BIENNIALLY,
-  one_time: BillingCycle.ONE_TIME,
-});
-
-export const productKind = enumCodec({
-  vps: ProductKind.VPS,
-  dedicated: ProductKind.DEDICATED,
-  game: ProductKind.GAME,
-});
-
-export const serviceStatus = enumCodec({
-  pending_payment: ServiceStatus.PENDING_PAYMENT,
-  pending: ServiceStatus.PENDING,
-  installing: ServiceStatus.INSTALLING,
-  active: ServiceStatus.ACTIVE,
-  provisioning_failed: ServiceStatus.PROVISIONING_FAILED,
-  suspended: ServiceStatus.SUSPENDED,
-  terminated: ServiceStatus.TERMINATED,
-  cancelled: ServiceStatus.CANCELLED,
-});
-
-export const documentKind = enumCodec({ invoice: DocumentKind.INVOICE, proforma: DocumentKind.PROFORMA });
-
-export const documentStatus = enumCodec({
-  unpaid: DocumentStatus.UNPAID,
-  paid: DocumentStatus.PAID,
-  cancelled: DocumentStatus.CANCELLED,
-  converted: DocumentStatus.CONVERTED,
-});
-
-export const documentPurpose = enumCodec({
-  order: DocumentPurpose.ORDER,
-  renewal: DocumentPurpose.RENEWAL,
-  manual: DocumentPurpose.MANUAL,
-  upgrade: DocumentPurpose.UPGRADE,
-  addon: DocumentPurpose.ADDON,
-});
-
-export const orderStatus = enumCodec({
-  pending: OrderStatus.PENDING,
-  active: OrderStatus.ACTIVE,
-  cancelled: OrderStatus.CANCELLED,
-});
-
-export const orderPaymentStatus = enumCodec({
-  unpaid: OrderPaymentStatus.UNPAID,
-  paid: OrderPaymentStatus.PAID,
-});
-
-export const orderPaymentMode = enumCodec({
-  credit: OrderPaymentMode.CREDIT,
-  invoice: OrderPaymentMode.INVOICE,
-});
-
-export const orderProvisioningStatus = enumCodec({
-  not_started: OrderProvisioningStatus.NOT_STARTED,
-  in_progress: OrderProvisioningStatus.IN_PROGRESS,
-  completed: OrderProvisioningStatus.COMPLETED,
-  failed: OrderProvisioningStatus.FAILED,
-});
-
-export const transactionKind = enumCodec({
-  credit_added: TransactionKind.CREDIT_ADDED,
-  credit_removed: TransactionKind.CREDIT_REMOVED,
-  payment: TransactionKind.PAYMENT,
-  refund: TransactionKind.REFUND,
-  hourly_charge: TransactionKind.HOURLY_CHARGE,
-});
-
-export const cancellationType = enumCodec({ end_of_term: CancellationType.END_OF_TERM });
-
-export const serviceAction = enumCodec({
-  suspend: ServiceAction.SUSPEND,
-  unsuspend: ServiceAction.UNSUSPEND,
-  terminate: ServiceAction.TERMINATE,
-});
-
-export const addonBillingType = enumCodec({
-  one_time: AddonBillingType.ONE_TIME,
-  recurring: AddonBillingType.RECURRING,
-});
-
-export const addonStatus = enumCodec({
-  pending_payment: AddonStatus.PENDING_PAYMENT,
-  active: AddonStatus.ACTIVE,
-  cancelled: AddonStatus.CANCELLED,
-});
-
-export const upgradeKind = enumCodec({ product: UpgradeKind.PRODUCT, options: UpgradeKind.OPTIONS });
-
-export const upgradeStatus = enumCodec({
-  awaiting_payment: UpgradeStatus.AWAITING_PAYMENT,
-  executing: UpgradeStatus.EXECUTING,
-  completed: UpgradeStatus.COMPLETED,
-  cancelled: UpgradeStatus.CANCELLED,
-});
+export const billingCycle = enumCodec(BillingCycleSchema, W.BILLING_CYCLE_WORDS);
+export const productKind = enumCodec(ProductKindSchema, W.PRODUCT_KIND_WORDS);
+export const serviceStatus = enumCodec(ServiceStatusSchema, W.SERVICE_STATUS_WORDS);
+export const documentKind = enumCodec(DocumentKindSchema, W.DOCUMENT_KIND_WORDS);
+export const documentStatus = enumCodec(DocumentStatusSchema, W.DOCUMENT_STATUS_WORDS);
+export const documentPurpose = enumCodec(DocumentPurposeSchema, W.DOCUMENT_PURPOSE_WORDS);
+export const orderStatus = enumCodec(OrderStatusSchema, W.ORDER_STATUS_WORDS);
+export const orderPaymentStatus = enumCodec(OrderPaymentStatusSchema, W.ORDER_PAYMENT_STATUS_WORDS);
+export const orderPaymentMode = enumCodec(OrderPaymentModeSchema, W.ORDER_PAYMENT_MODE_WORDS);
+export const orderProvisioningStatus = enumCodec(
+  OrderProvisioningStatusSchema,
+  W.ORDER_PROVISIONING_STATUS_WORDS,
+);
+export const transactionKind = enumCodec(TransactionKindSchema, W.TRANSACTION_KIND_WORDS);
+export const cancellationType = enumCodec(CancellationTypeSchema, W.CANCELLATION_TYPE_WORDS);
+export const serviceAction = enumCodec(ServiceActionSchema, W.SERVICE_ACTION_WORDS);
+export const addonBillingType = enumCodec(AddonBillingTypeSchema, W.ADDON_BILLING_TYPE_WORDS);
+export const addonStatus = enumCodec(AddonStatusSchema, W.ADDON_STATUS_WORDS);
+export const upgradeKind = enumCodec(UpgradeKindSchema, W.UPGRADE_KIND_WORDS);
+export const upgradeStatus = enumCodec(UpgradeStatusSchema, W.UPGRADE_STATUS_WORDS);

@@ -1,11 +1,12 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
+import { type MachineKind, MachineKindSchema } from "@hb/contracts/hb/compute/v1/machines_pb";
 import type { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
   consumeBatches,
+  enumOfWord,
   isUuid,
   type Logger,
   type NatsLink,
@@ -16,13 +17,6 @@ import {
 import { orderEvent, serviceEvent } from "./events.ts";
 import { type OrderRow, selectServices } from "./records.ts";
 import { transact } from "./shared.ts";
-
-/** The machine compute builds for a service of each product kind. */
-const MACHINE_KINDS: Record<string, MachineKind> = {
-  vps: MachineKind.VPS,
-  dedicated: MachineKind.DEDICATED,
-  game: MachineKind.GAME,
-};
 
 /** Services asked for in one ProvisionBatch call. */
 const PROVISION_BATCH = 20;
@@ -83,7 +77,8 @@ export function startProvisioner(
               requests: rows.map((r) => ({
                 serviceId: r.id,
                 customerId: r.customer_id,
-                kind: MACHINE_KINDS[r.kind] ?? MachineKind.UNSPECIFIED,
+                // The machine kind of the product kind's word (vps ↔ MACHINE_KIND_VPS); UNSPECIFIED for none.
+                kind: enumOfWord<MachineKind>(MachineKindSchema, r.kind),
                 productId: r.product_id,
                 hostname: r.hostname,
                 osImageId: r.os_image_id,

@@ -24,13 +24,6 @@ export function page(p: number, l: number, def = 20) {
   return { page: pageNo, limit, offset: (pageNo - 1) * limit };
 }
 
-export const pagination = (p: { page: number; limit: number }, total: number) => ({
-  page: p.page,
-  limit: p.limit,
-  total,
-  pages: Math.max(1, Math.ceil(total / p.limit)),
-});
-
 /** Deadlocks and serialisation failures: PostgreSQL rolled the whole transaction back, so it is safe to run again. */
 const RETRYABLE = new Set(["40P01", "40001"]);
 

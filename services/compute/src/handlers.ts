@@ -32,7 +32,11 @@ const sshKeyOf = (r: SshKeyRow): SshKey =>
     createdAt: timestampFromDate(r.created_at),
   });
 
-/** Every ComputeService handler. */
+/**
+ * The handlers of all three of compute's service definitions (ComputeService for the gateway,
+ * ComputeProvisioningService for billing, ComputeStaffService for the admin surface): one object,
+ * bound to each definition in main.ts; the allow-list decides who may call which.
+ */
 export function createHandlers(sql: Sql, deps: ComputeDeps): Handlers {
   return {
     ...createCore(sql, deps),

@@ -87,6 +87,7 @@ runMain(log, async () => {
     [
       { table: "jobs", column: "finished_at" },
       { table: "processed_events", column: "processed_at" },
+      { table: "outbox", column: "published_at" },
     ],
     log,
   );

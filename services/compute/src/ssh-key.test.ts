@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { createHash, generateKeyPairSync } from "node:crypto";
 import { describe, it } from "node:test";
+import { keyBlob, keyLine } from "../../../test/support/ssh-key-fixture.ts";
 import { parseSshPublicKey } from "./ssh-key.ts";
-import { keyBlob, keyLine } from "./ssh-key-fixture.ts";
 
 const TYPES = ["ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384"] as const;
 const sha256 = (b: Buffer) => `SHA256:${createHash("sha256").update(b).digest("base64").replace(/=+$/, "")}`;

@@ -29,7 +29,7 @@ import type { KeySync } from "./key-sync.ts";
 import { keyChecks, observeHttp, UNMATCHED_ROUTE } from "./metrics.ts";
 import { pagesRouter } from "./pages/index.ts";
 import type { RequestLogPublisher } from "./request-log.ts";
-import type { Context, KeyedAuth, RouteDef } from "./route.ts";
+import { type Context, needOf, type RouteDef, type RouteNeed } from "./route.ts";
 import { bodyObject, parseInput } from "./validation.ts";
 
 export interface AppDeps {
@@ -312,7 +312,9 @@ export function buildApp(deps: AppDeps): express.Express {
     return undefined;
   }
 
-  type Need = Omit<KeyedAuth, "scope" | "write"> & { scope: KeyedAuth["scope"] | ""; write: boolean };
+  /** A route's need; an unmatched path or a body without a key checks the key only (scope ""). */
+  type Need = Omit<RouteNeed, "scope" | "permissions" | "signed"> &
+    Partial<Pick<RouteNeed, "permissions" | "signed">> & { scope: RouteNeed["scope"] | "" };
 
   /**
    * The key check. From the key table when this replica has one in step with auth
@@ -401,7 +403,7 @@ export function buildApp(deps: AppDeps): express.Express {
       key: key?.full ?? "",
       sourceIp: sourceIpOf(req),
       scope: need.scope,
-      permissionsAny: need.permissions ?? [],
+      permissionsAny: [...(need.permissions ?? [])],
       isWrite: need.write,
       module: need.module ? modules[need.module] : Module.UNSPECIFIED,
       ...(need.signed
@@ -430,8 +432,8 @@ export function buildApp(deps: AppDeps): express.Express {
     let principal: Principal | undefined;
     let reservation: Reservation | undefined;
     try {
-      if (typeof def.auth === "object") {
-        const need = { ...def.auth, write: def.auth.write ?? def.method !== "get" };
+      if (def.auth !== "none") {
+        const need = needOf({ method: def.method, auth: def.auth });
         principal = await authenticate(req, res, need, (p) => {
           track.principal = p;
         });

@@ -22,6 +22,26 @@ export interface KeyedAuth {
   signed?: boolean;
 }
 
+/** What the key check asks of a keyed route's request (a GET reads; anything else writes unless said). */
+export interface RouteNeed {
+  scope: Scope;
+  permissions: readonly Permission[];
+  write: boolean;
+  module?: "inventory" | "vps";
+  signed: boolean;
+}
+
+export function needOf(def: { method: HttpMethod; auth: KeyedAuth }): RouteNeed {
+  const a = def.auth;
+  return {
+    scope: a.scope,
+    permissions: a.permissions ?? [],
+    write: a.write ?? def.method !== "get",
+    module: a.module,
+    signed: a.signed ?? false,
+  };
+}
+
 export interface Reply {
   status?: number;
   data: unknown;
@@ -60,8 +80,8 @@ export interface RouteDef<
   tag: string;
   summary: string;
   description?: string;
-  /** "none": no key (documentation routes). "custom": the route authenticates itself (reseller). */
-  auth: KeyedAuth | "none" | "custom";
+  /** "none": no key (documentation routes); every other route is keyed. */
+  auth: KeyedAuth | "none";
   params?: P;
   query?: Q;
   body?: B;

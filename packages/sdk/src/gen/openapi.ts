@@ -3113,7 +3113,7 @@ export interface operations {
                                 };
                                 billing: {
                                     /** @enum {string} */
-                                    cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                    cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                     /** @description Decimal string with 4 decimals */
                                     amount: string;
                                     /** @description ISO 4217 currency code */
@@ -3397,7 +3397,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -3704,7 +3704,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -4037,7 +4037,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -7087,7 +7087,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -7409,7 +7409,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -13373,7 +13373,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -13695,7 +13695,7 @@ export interface operations {
                             };
                             billing: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @description ISO 4217 currency code */
@@ -16756,7 +16756,7 @@ export interface operations {
                                 /** @enum {string} */
                                 billing_type: "one_time" | "recurring";
                                 /** @enum {string} */
-                                billing_cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly" | "one_time";
+                                billing_cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "one_time";
                                 quantity: number;
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
@@ -17060,7 +17060,7 @@ export interface operations {
                                 /** @enum {string} */
                                 billing_type: "one_time" | "recurring";
                                 /** @enum {string} */
-                                billing_cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly" | "one_time";
+                                billing_cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "one_time";
                                 quantity: number;
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
@@ -17918,7 +17918,7 @@ export interface operations {
                                 /** @description Decimal string with 4 decimals */
                                 amount: string;
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                             };
                             paths: {
                                 /** Format: uuid */
@@ -17927,7 +17927,7 @@ export interface operations {
                                 /** @description Decimal string with 4 decimals */
                                 price: string;
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 prorated_amount: number;
                                 /** Format: date-time */
                                 paid_until: string;
@@ -20961,7 +20961,7 @@ export interface operations {
                                 };
                                 billing_cycles: {
                                     /** @enum {string} */
-                                    cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                    cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                     /** @description Decimal string with 4 decimals */
                                     price: string;
                                     amount: number;
@@ -21231,7 +21231,7 @@ export interface operations {
                             };
                             billing_cycles: {
                                 /** @enum {string} */
-                                cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                 /** @description Decimal string with 4 decimals */
                                 price: string;
                                 amount: number;
@@ -22234,7 +22234,7 @@ export interface operations {
                                 };
                                 billing: {
                                     /** @enum {string} */
-                                    cycle: "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "hourly";
+                                    cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
                                     /** @description Decimal string with 4 decimals */
                                     amount: string;
                                     /** @description ISO 4217 currency code */

@@ -42,6 +42,55 @@ export const paginatedLists = {
   }
 } as const;
 
+/**
+ * The words a list's query parameter takes (a status filter), as the API documents them; they come
+ * from the contract's enums, so a command line offers exactly what the API accepts.
+ */
+export const queryChoices = {
+  "/services": {
+    "status": [
+      "pending_payment",
+      "pending",
+      "installing",
+      "active",
+      "provisioning_failed",
+      "suspended",
+      "terminated",
+      "cancelled"
+    ]
+  },
+  "/jobs": {
+    "state": [
+      "running",
+      "succeeded",
+      "failed"
+    ]
+  },
+  "/orders": {
+    "status": [
+      "pending",
+      "active",
+      "cancelled",
+      "unpaid",
+      "paid"
+    ]
+  },
+  "/invoices": {
+    "status": [
+      "unpaid",
+      "paid",
+      "cancelled"
+    ]
+  },
+  "/proformas": {
+    "status": [
+      "unpaid",
+      "paid",
+      "cancelled"
+    ]
+  }
+} as const;
+
 /** Every machine code the API documents in its refusals. */
 export const apiErrorCodes = [
   "ACCOUNT_SUSPENDED",

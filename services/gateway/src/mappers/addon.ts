@@ -1,27 +1,26 @@
 import {
   type Addon,
-  AddonBillingType,
+  AddonBillingTypeSchema,
   type AddonOffer,
-  AddonStatus,
+  AddonStatusSchema,
 } from "@hb/contracts/hb/billing/v1/addons_pb";
 import type { BuyAddonResponse, CancelAddonResponse } from "@hb/contracts/hb/billing/v1/billing_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import type { z } from "zod";
 import type { addon, addonCancellation, addonPurchase, availableAddonList } from "../wire/addon.ts";
 import type { invoice } from "../wire/invoice.ts";
+import { ADDON_BILLING_TYPE_WORDS, ADDON_STATUS_WORDS, without } from "../wire/words.ts";
 import { amountNumber, decimal4, enumWords, iso, isoOrNull } from "./contract.ts";
 import { addonCycleWords } from "./enums.ts";
 
-export const addonBillingTypes = enumWords<"one_time" | "recurring">("add-on billing type", {
-  [AddonBillingType.ONE_TIME]: "one_time",
-  [AddonBillingType.RECURRING]: "recurring",
-});
+export const addonBillingTypes = enumWords(
+  "add-on billing type",
+  AddonBillingTypeSchema,
+  ADDON_BILLING_TYPE_WORDS,
+);
 
 // A cancelled add-on leaves the list, so the wire has no word for that status.
-const addonStatuses = enumWords<"pending_payment" | "active">("add-on status", {
-  [AddonStatus.PENDING_PAYMENT]: "pending_payment",
-  [AddonStatus.ACTIVE]: "active",
-});
+const addonStatuses = enumWords("add-on status", AddonStatusSchema, without(ADDON_STATUS_WORDS, "cancelled"));
 
 /** An add-on the service holds. */
 export function addonJson(a: Addon): z.infer<typeof addon> {

@@ -76,6 +76,7 @@ describe("machine records", () => {
     assert.equal(record.status, "pending");
     assert.equal("instance" in record, false);
     assert.equal(record.primary_ip, "");
+    assert.equal(record.provider, "", "no machine, no provider: never a guessed one");
     assert.equal(Object.values(record.capabilities).includes(true), false);
   });
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { AddonStatus, AddonStatusSchema } from "@hb/contracts/hb/billing/v1/addons_pb";
 import { MoneySchema } from "@hb/contracts/hb/platform/v1/money_pb";
 import { amountNumber, decimal4, enumWords, iso, isoOrNull } from "./contract.ts";
 
@@ -50,13 +51,20 @@ describe("instants on the wire", () => {
 });
 
 describe("enumWords", () => {
-  const words = enumWords("colour", { 1: "red", 2: "green" });
-  it("maps values to words and words back", () => {
-    assert.equal(words.wire(2), "green");
-    assert.equal(words.value("red"), 1);
+  const words = enumWords("add-on status", AddonStatusSchema, ["pending_payment", "active"]);
+  it("maps values to words and words back, from the contract's descriptor", () => {
+    assert.equal(words.wire(AddonStatus.ACTIVE), "active");
+    assert.equal(words.value("pending_payment"), AddonStatus.PENDING_PAYMENT);
     assert.equal(words.value("blue"), undefined);
+    assert.equal(words.value("toString"), undefined);
   });
-  it("treats UNSPECIFIED as a backend bug", () => {
-    assert.throws(() => words.wire(0), /no colour/);
+  it("treats UNSPECIFIED, a value left out and an unknown number as a backend bug", () => {
+    assert.throws(() => words.wire(0), /no add-on status/);
+    assert.throws(() => words.wire(AddonStatus.CANCELLED), /no add-on status/);
+    assert.throws(() => words.wire(99), /no add-on status/);
+    assert.equal(words.value("cancelled"), undefined);
+  });
+  it("refuses at start-up a word the contract does not have", () => {
+    assert.throws(() => enumWords("add-on status", AddonStatusSchema, ["active", "archived"]), /archived/);
   });
 });

@@ -1,5 +1,7 @@
+import type { DescEnum } from "@bufbuild/protobuf";
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
+import { enumTable } from "@hb/platform/enum-words";
 
 /** A field the contract always fills; its absence is a backend bug, not bad input. */
 export function required<T>(value: T | undefined, what: string): T {
@@ -32,19 +34,22 @@ export const isoOrNull = (t: Timestamp | undefined): string | null => (t ? iso(t
 /** An optional contract value as the spec's null. */
 export const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
-/** The words of one contract enum on the wire; UNSPECIFIED (or an unknown number) has none. */
-export function enumWords<W extends string>(what: string, words: Record<number, W>) {
-  const values = new Map<string, number>(Object.entries(words).map(([v, w]) => [w, Number(v)]));
+/**
+ * The words of one contract enum on the wire, from its descriptor (platform `enumTable`): `words`
+ * is the generated tuple of the wire's words (platform enum-words.gen.ts), or the subset of it a field
+ * takes. UNSPECIFIED, a value left out, or an unknown number (a newer backend) has no word and
+ * fails the answer loudly rather than putting a made-up string on the wire.
+ */
+export function enumWords<W extends string>(what: string, desc: DescEnum, words: readonly W[]) {
+  const table = enumTable<W>(desc, words);
   return {
-    words,
+    words: table.words,
     wire(value: number): W {
-      const w = words[value];
+      const w = table.word(value);
       if (w === undefined) throw new Error(`the backend sent no ${what} (${value})`);
       return w;
     },
-    /** The enum value of a wire word (a query filter); undefined for a word the enum lacks. */
-    value(word: string | undefined): number | undefined {
-      return word === undefined ? undefined : values.get(word);
-    },
+    /** The enum value of a wire word (a query filter); undefined for a word the table lacks. */
+    value: table.value,
   };
 }

@@ -1,14 +1,8 @@
 import { type CustomerStatus, CustomerStatusSchema } from "@hb/contracts/hb/auth/v1/accounts_pb";
-import { enumWord } from "@hb/platform";
-import type { z } from "zod";
-import type { account } from "../wire/account.ts";
+import { CUSTOMER_STATUS_WORDS } from "../wire/words.ts";
+import { enumWords } from "./contract.ts";
 
-type WireStatus = z.infer<typeof account>["status"];
+const customerStatuses = enumWords("customer status", CustomerStatusSchema, CUSTOMER_STATUS_WORDS);
 
-/** The account's status as the spec writes it (active, suspended). */
-export function customerStatusWire(s: CustomerStatus): WireStatus {
-  const word = enumWord(CustomerStatusSchema, s);
-  // Auth always sets a status; an unknown one is a defect, not something to show.
-  if (word !== "active" && word !== "suspended") throw new Error(`unknown customer status ${s}`);
-  return word;
-}
+/** The account's status as the spec writes it (active, suspended); auth always sets one. */
+export const customerStatusWire = (s: CustomerStatus) => customerStatuses.wire(s);

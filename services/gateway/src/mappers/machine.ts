@@ -59,7 +59,8 @@ function machineRecord<K extends "vps" | "dedicated">(
     hostname: m?.hostname || s.hostname,
     status: vpsStatus(s.status),
     kind,
-    provider: m?.provider ?? "simulator",
+    // A service whose machine compute has not made yet has no provider: never a guessed one.
+    provider: m?.provider ?? "",
     product: s.product,
     billing: s.billing,
     cancellation: s.cancellation,

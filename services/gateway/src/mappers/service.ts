@@ -1,24 +1,19 @@
 import type { GetServiceStatsResponse } from "@hb/contracts/hb/billing/v1/billing_pb";
 import {
-  CancellationType,
-  ServiceAction,
+  CancellationTypeSchema,
+  ServiceActionSchema,
   type ServiceSummary,
 } from "@hb/contracts/hb/billing/v1/services_pb";
 import type { z } from "zod";
 import type { serviceRecord, serviceStats, serviceSummary } from "../wire/service.ts";
+import { CANCELLATION_TYPE_WORDS, SERVICE_ACTION_WORDS } from "../wire/words.ts";
 import { amountNumber, decimal4, enumWords, iso } from "./contract.ts";
 import { billingCycleWords, productKindWords, serviceStatusWords } from "./enums.ts";
 
-const cancellationTypes = enumWords<"end_of_term">("cancellation type", {
-  [CancellationType.END_OF_TERM]: "end_of_term",
-});
+const cancellationTypes = enumWords("cancellation type", CancellationTypeSchema, CANCELLATION_TYPE_WORDS);
 
 /** The state changes a partner (or staff) asks for by name. */
-export const serviceActions = enumWords<"suspend" | "unsuspend" | "terminate">("service action", {
-  [ServiceAction.SUSPEND]: "suspend",
-  [ServiceAction.UNSUSPEND]: "unsuspend",
-  [ServiceAction.TERMINATE]: "terminate",
-});
+export const serviceActions = enumWords("service action", ServiceActionSchema, SERVICE_ACTION_WORDS);
 
 /**
  * The service record, from billing's typed service: the list, the cancel and withdraw answers, and

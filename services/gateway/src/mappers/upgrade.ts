@@ -1,28 +1,21 @@
 import type { ListUpgradePathsResponse } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { type Upgrade, UpgradeKind, UpgradeStatus } from "@hb/contracts/hb/billing/v1/upgrades_pb";
+import {
+  type Upgrade,
+  UpgradeKindSchema,
+  UpgradeStatusSchema,
+} from "@hb/contracts/hb/billing/v1/upgrades_pb";
 import type { z } from "zod";
 import type { invoice } from "../wire/invoice.ts";
 import type { upgrade, upgradeDetail, upgradePaths } from "../wire/upgrade.ts";
+import { UPGRADE_KIND_WORDS, UPGRADE_STATUS_WORDS } from "../wire/words.ts";
 import { amountNumber, decimal4, enumWords, iso, isoOrNull } from "./contract.ts";
 import { billingCycleWords } from "./enums.ts";
 
 type Invoice = z.infer<typeof invoice>;
 type UpgradeOrder = z.infer<typeof upgradeDetail>["order"];
 
-const upgradeKinds = enumWords<"product" | "options">("upgrade kind", {
-  [UpgradeKind.PRODUCT]: "product",
-  [UpgradeKind.OPTIONS]: "options",
-});
-
-const upgradeStatuses = enumWords<"awaiting_payment" | "executing" | "completed" | "cancelled">(
-  "upgrade status",
-  {
-    [UpgradeStatus.AWAITING_PAYMENT]: "awaiting_payment",
-    [UpgradeStatus.EXECUTING]: "executing",
-    [UpgradeStatus.COMPLETED]: "completed",
-    [UpgradeStatus.CANCELLED]: "cancelled",
-  },
-);
+const upgradeKinds = enumWords("upgrade kind", UpgradeKindSchema, UPGRADE_KIND_WORDS);
+const upgradeStatuses = enumWords("upgrade status", UpgradeStatusSchema, UPGRADE_STATUS_WORDS);
 
 /** An upgrade with its invoice (null when the change nets to zero or a credit). */
 export function upgradeJson(u: Upgrade, document: Invoice | null): z.infer<typeof upgrade> {

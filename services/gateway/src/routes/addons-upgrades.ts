@@ -3,6 +3,7 @@ import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Upgrade } from "@hb/contracts/hb/billing/v1/upgrades_pb";
 import { badRequest } from "@hb/platform";
 import { z } from "zod";
+import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
 import {
   addonBillingTypes,
@@ -22,6 +23,7 @@ import * as addons from "../wire/addon.ts";
 import type { invoice } from "../wire/invoice.ts";
 import { CYCLES } from "../wire/money.ts";
 import * as upgrades from "../wire/upgrade.ts";
+import { ADDON_BILLING_TYPE_WORDS } from "../wire/words.ts";
 
 type Invoice = z.infer<typeof invoice>;
 type UpgradeOrder = z.infer<typeof upgrades.upgradeDetail>["order"];
@@ -58,8 +60,6 @@ function addonCycleOf(cycle: string | undefined): BillingCycle {
 const view = { scope: "read" as const, permissions: ["view_services" as const] };
 const orders = { scope: "orders" as const, permissions: ["manage_services" as const] };
 // Order creation, add-on purchases and upgrade requests share one window.
-const buying = { rule: { action: "order", limit: 30, windowSeconds: 900 }, resource: () => "all" };
-
 export const addonUpgradeRoutes = [
   route({
     method: "get",
@@ -103,7 +103,9 @@ export const addonUpgradeRoutes = [
     example: addons.addonPurchaseExample,
     body: z.object({
       optionId: idParam,
-      billingType: z.enum(["one_time", "recurring"], { error: "must be one_time or recurring" }),
+      billingType: z.enum(ADDON_BILLING_TYPE_WORDS, {
+        error: `must be ${ADDON_BILLING_TYPE_WORDS.join(" or ")}`,
+      }),
       billingCycle: z.string().optional(),
       quantity: z
         .number({ error: "must be a whole number from 1 to 100" })
@@ -113,7 +115,7 @@ export const addonUpgradeRoutes = [
         .default(1),
     }),
     successStatus: 201,
-    cooldown: buying,
+    cooldown: cooldowns.order,
     handler: async (ctx) => {
       const { clients, caller, params, body, req } = ctx;
       const bought = await clients.billing.buyAddon({
@@ -177,7 +179,7 @@ export const addonUpgradeRoutes = [
     example: upgrades.upgradeExample,
     body: z.object({ toProductId: idParam }),
     successStatus: 201,
-    cooldown: buying,
+    cooldown: cooldowns.order,
     handler: async (ctx) => {
       const { upgrade } = await ctx.clients.billing.requestUpgrade({
         caller: ctx.caller,
@@ -214,7 +216,7 @@ export const addonUpgradeRoutes = [
         path: ["removeOptions"],
       }),
     successStatus: 201,
-    cooldown: buying,
+    cooldown: cooldowns.order,
     handler: async (ctx) => {
       const { upgrade } = await ctx.clients.billing.requestUpgrade({
         caller: ctx.caller,

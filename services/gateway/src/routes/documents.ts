@@ -1,6 +1,7 @@
 import type { PayDocumentResponse } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { type Document, DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { z } from "zod";
+import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
 import { required } from "../mappers/contract.ts";
 import { documentStatsJson } from "../mappers/document.ts";
@@ -10,6 +11,7 @@ import { proformaDetailJson, proformaJson, proformaPaymentJson } from "../mapper
 import { route } from "../route.ts";
 import { exactNumbers, idParam, moneyAmount, pageQuery, pagination } from "../schemas.ts";
 import * as wire from "../wire/invoice.ts";
+import { DOCUMENT_STATUS_WORDS, without } from "../wire/words.ts";
 
 const payBody = exactNumbers(["amount"], z.object({ amount: moneyAmount.optional() }).strict());
 
@@ -67,7 +69,7 @@ function documentRoutes(kind: "invoice" | "proforma") {
       tag: title,
       summary: `${kind === "invoice" ? "Invoices" : "Proformas"} (default 20; ?status=unpaid narrows; stats added)`,
       auth: { scope: "read", permissions: ["view_invoices"] },
-      query: pageQuery(20).extend({ status: z.enum(["unpaid", "paid", "cancelled"]).optional() }),
+      query: pageQuery(20).extend({ status: z.enum(without(DOCUMENT_STATUS_WORDS, "converted")).optional() }),
       response: shape.list[0],
       example: shape.list[1],
       handler: async ({ clients, caller, query }) => {
@@ -124,7 +126,7 @@ function documentRoutes(kind: "invoice" | "proforma") {
       responseExtra: { message: z.string() },
       exampleExtra: { message: "Invoice paid from credit" },
       example: shape.payment[1],
-      cooldown: { rule: { action: "pay", limit: 10, windowSeconds: 60 }, resource: (ctx) => ctx.params.id },
+      cooldown: cooldowns.pay,
       handler: async ({ clients, caller, params, body, req }) => {
         const r = await clients.billing.payDocument({
           caller,

@@ -6,6 +6,7 @@ import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { MachineKind, type MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { apiError } from "@hb/platform";
 import { z } from "zod";
+import { cooldowns } from "../cooldowns.ts";
 import { asBodyFields } from "../field-names.ts";
 import { backupCreatedJson, backupJson } from "../mappers/backup.ts";
 import { jobStatuses, powerActions } from "../mappers/compute-wire.ts";
@@ -122,18 +123,6 @@ const id = z.object({ id: idParam });
 const viewServices = ["view_services"] as const;
 const powerPerms = ["manage_services", "power_services"] as const;
 const manage = ["manage_services"] as const;
-const powerCooldown = {
-  rule: { action: "power", limit: 10, windowSeconds: 60 },
-  resource: (c: { params: { id: string } }) => c.params.id,
-};
-const reinstallCooldown = {
-  rule: { action: "reinstall", limit: 1, windowSeconds: 300 },
-  resource: (c: { params: { id: string } }) => c.params.id,
-};
-const passwordCooldown = {
-  rule: { action: "password", limit: 1, windowSeconds: 600 },
-  resource: (c: { params: { id: string } }) => c.params.id,
-};
 
 type Compute = Client<typeof ComputeService>;
 /** What every read about one machine sends: whose call, which service, which kind is expected. */
@@ -208,7 +197,7 @@ function passwordRoute(path: string, tag: string, kind: MachineKind, summary: st
       kind === MachineKind.VPS
         ? ["CONFLICT", "ACTION_NOT_ALLOWED"]
         : ["CONFLICT", "ACTION_NOT_ALLOWED", "PROVIDER_ERROR"],
-    cooldown: passwordCooldown,
+    cooldown: cooldowns.password,
     handler: async ({ clients, caller, params, body }) => ({
       data: passwordResultJson(
         await clients.compute.resetPassword({ caller, serviceId: params.id, kind, password: body.password }),
@@ -290,7 +279,7 @@ export const vpsRoutes = [
       example: actionEx.power,
       // The canonical operation takes the action as a parameter; these per-action paths are aliases.
       aliasOf: "postVpsIdPowerAction",
-      cooldown: powerCooldown,
+      cooldown: cooldowns.power,
       handler: runPower(MachineKind.VPS, () => action),
     }),
   ),
@@ -307,7 +296,7 @@ export const vpsRoutes = [
     }),
     response: powerResult,
     example: actionEx.power,
-    cooldown: powerCooldown,
+    cooldown: cooldowns.power,
     handler: runPower(MachineKind.VPS, (c) => c.params.action ?? ""),
   }),
   route({
@@ -324,7 +313,7 @@ export const vpsRoutes = [
     }),
     response: reinstallResult,
     example: actionEx.reinstall,
-    cooldown: reinstallCooldown,
+    cooldown: cooldowns.reinstall,
     handler: async ({ clients, caller, params, body }) => ({
       data: reinstallResultJson(
         await clients.compute.reinstall({
@@ -347,11 +336,6 @@ export const vpsRoutes = [
 
 const DEDICATED_ACTIONS = ["on", "off", "restart"] as const;
 const DEDICATED = MachineKind.DEDICATED;
-const dedicatedPower = {
-  // 5 a minute across all the customer's servers; failed attempts count.
-  rule: { action: "dedicated-power", limit: 5, windowSeconds: 60, keepOnFailure: true },
-  resource: () => "all",
-};
 const inventory = { scope: "read" as const, permissions: [...viewServices], module: "inventory" as const };
 
 export const dedicatedRoutes = [
@@ -450,7 +434,7 @@ export const dedicatedRoutes = [
     body: z.object({ action: z.enum(DEDICATED_ACTIONS, { error: "must be one of on, off, restart" }) }),
     response: powerResult,
     example: actionEx.power,
-    cooldown: dedicatedPower,
+    cooldown: cooldowns.dedicatedPower,
     handler: (ctx) => runPower(DEDICATED, () => ctx.body.action)(ctx),
   }),
   route({
@@ -468,7 +452,7 @@ export const dedicatedRoutes = [
     example: actionEx.power,
     // The spec's "same, action in the path": the body form above is the canonical one.
     aliasOf: "postDedicatedIdPower",
-    cooldown: dedicatedPower,
+    cooldown: cooldowns.dedicatedPower,
     handler: runPower(DEDICATED, (c) => c.params.action ?? ""),
   }),
   route({
@@ -482,7 +466,7 @@ export const dedicatedRoutes = [
     body: z.object({ osImageId: z.string({ error: "is required" }).min(1, { error: "is required" }) }),
     response: reinstallResult,
     example: actionEx.reinstall,
-    cooldown: reinstallCooldown,
+    cooldown: cooldowns.reinstall,
     handler: async ({ clients, caller, params, body }) => ({
       data: reinstallResultJson(
         await asBodyFields(
@@ -509,7 +493,7 @@ export const dedicatedRoutes = [
     body: z.object({ password: password.optional() }),
     response: passwordResult,
     example: actionEx.dedicatedPassword,
-    cooldown: passwordCooldown,
+    cooldown: cooldowns.password,
     handler: async ({ clients, caller, params, body }) => ({
       data: passwordResultJson(
         await clients.compute.resetPassword({
@@ -584,7 +568,7 @@ export const controlRoutes = [
     body: z.object({ params: z.record(z.string(), z.unknown()).optional() }),
     response: dispatchResult,
     example: actionEx.power,
-    cooldown: powerCooldown,
+    cooldown: cooldowns.power,
     handler: async ({ clients, caller, params }) => ({
       data: dispatchResultJson(
         await clients.compute.dispatchAction({ caller, serviceId: params.id, action: params.action }),
@@ -604,7 +588,7 @@ export const controlRoutes = [
     }),
     response: powerResult,
     example: actionEx.power,
-    cooldown: powerCooldown,
+    cooldown: cooldowns.power,
     handler: runPower(ANY, (c) => c.params.action ?? ""),
   }),
   route({
@@ -620,7 +604,7 @@ export const controlRoutes = [
     }),
     response: powerResult,
     example: actionEx.power,
-    cooldown: powerCooldown,
+    cooldown: cooldowns.power,
     handler: runPower(MachineKind.GAME, (c) => c.params.action ?? ""),
   }),
   route({
@@ -638,7 +622,7 @@ export const controlRoutes = [
     }),
     response: reinstallResult,
     example: actionEx.reinstall,
-    cooldown: reinstallCooldown,
+    cooldown: cooldowns.reinstall,
     handler: async ({ clients, caller, params, body }) => {
       // Without an image in the body, the machine's first offered image.
       const imageId =
@@ -769,11 +753,6 @@ export const sshKeyRoutes = [
 const snapshotAuth = (scope: "read" | "services") =>
   ({ scope, permissions: scope === "read" ? [...viewServices] : [...manage], module: "vps" }) as const;
 const withCopy = z.object({ id: idParam, copyId: idParam });
-const backupCooldown = {
-  // Creating and restoring share one window: 2 per 10 minutes per service.
-  rule: { action: "backup", limit: 2, windowSeconds: 600 },
-  resource: (c: { params: { id: string } }) => c.params.id,
-};
 
 export const copyRoutes = [
   route({
@@ -858,7 +837,7 @@ export const copyRoutes = [
     responseExtra: { message: z.string() },
     example: vpsCancelledExample,
     exampleExtra: { message: "Cancellation scheduled for the end of the term" },
-    cooldown: { rule: { action: "cancel", limit: 5, windowSeconds: 60 }, resource: (c) => c.params.id },
+    cooldown: cooldowns.cancel,
     handler: async ({ clients, caller, params, body }) => {
       const [{ services }] = await Promise.all([
         clients.billing.getServiceSummaries({ caller, serviceIds: [params.id] }),
@@ -907,7 +886,7 @@ export const copyRoutes = [
     body: z.object({ name: z.string().max(100).optional() }),
     response: backupCreated,
     example: copyEx.backupCreated,
-    cooldown: backupCooldown,
+    cooldown: cooldowns.backup,
     handler: async ({ clients, caller, params, body }) => ({
       data: backupCreatedJson(
         await clients.compute.createBackup({ caller, serviceId: params.id, name: body.name ?? "" }),
@@ -924,7 +903,7 @@ export const copyRoutes = [
     params: withCopy,
     response: pendingResult,
     example: actionEx.pending,
-    cooldown: backupCooldown,
+    cooldown: cooldowns.backup,
     handler: async ({ clients, caller, params }) => {
       const { jobId } = await clients.compute.restoreBackup({
         caller,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
 import { required } from "../mappers/contract.ts";
 import { billingCycleWords, orderPaymentStatusWords, orderStatusWords } from "../mappers/enums.ts";
@@ -98,7 +99,7 @@ export const orderRoutes = [
     idempotent: true,
     response: orderCreation,
     example: orderCreationExample,
-    cooldown: { rule: { action: "order", limit: 30, windowSeconds: 900 }, resource: () => "all" },
+    cooldown: cooldowns.order,
     handler: async ({ clients, caller, body, req }) => {
       const items = "items" in body ? body.items : [body];
       const r = await clients.billing.createOrder({

@@ -1,4 +1,6 @@
+import type { Permission } from "@hb/platform";
 import { z } from "zod";
+import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
 import { required } from "../mappers/contract.ts";
 import { orderPaymentModeWords } from "../mappers/enums.ts";
@@ -12,10 +14,20 @@ import { serviceActions } from "../mappers/service.ts";
 import { route } from "../route.ts";
 import { idParam } from "../schemas.ts";
 import * as wire from "../wire/reseller.ts";
+import { ORDER_PAYMENT_MODE_WORDS } from "../wire/words.ts";
 import { orderItem, orderItemIn } from "./orders.ts";
 
-/** Reseller routes: a reseller key with the account scope, and a signed request. */
-const reseller = (write: boolean) => ({ scope: "account" as const, signed: true, write });
+/**
+ * Reseller routes: a reseller key with the account scope, a signed request, and the person's live
+ * permissions as the customer routes ask them (placing orders and changing services need Manage
+ * Services, termination Cancel Services, retrying a payment Pay Invoices, reading View Services).
+ */
+const reseller = (write: boolean, permission: Permission) => ({
+  scope: "account" as const,
+  signed: true,
+  write,
+  permissions: [permission],
+});
 
 export const resellerRoutes = [
   route({
@@ -23,7 +35,7 @@ export const resellerRoutes = [
     path: "/reseller/account/webhook",
     tag: "Reseller",
     summary: "Set the webhook endpoint (explicit http or https scheme, public host); empty clears it",
-    auth: reseller(true),
+    auth: reseller(true, "manage_services"),
     response: wire.webhookSetting,
     responseExtra: { message: z.string() },
     exampleExtra: { message: "Webhook URL saved" },
@@ -46,7 +58,7 @@ export const resellerRoutes = [
     path: "/reseller/webhooks/test",
     tag: "Reseller",
     summary: "Queue a webhook.test event to the URL on file",
-    auth: reseller(true),
+    auth: reseller(true, "manage_services"),
     errors: ["CONFLICT"],
     response: wire.webhookTest,
     responseExtra: { message: z.string() },
@@ -65,7 +77,7 @@ export const resellerRoutes = [
     path: "/reseller/orders",
     tag: "Reseller",
     summary: "Orders; ?externalOrderId finds one by the partner's own identifier",
-    auth: reseller(false),
+    auth: reseller(false, "view_services"),
     query: z.object({ externalOrderId: z.string().max(200).optional() }),
     response: wire.resellerOrderList,
     example: wire.resellerOrderListExample,
@@ -83,7 +95,7 @@ export const resellerRoutes = [
     tag: "Reseller",
     summary:
       "Payment status, provisioning status, failure reason, and the order's services (status, hostname, address)",
-    auth: reseller(false),
+    auth: reseller(false, "view_services"),
     params: z.object({ orderId: idParam }),
     response: wire.resellerOrder,
     example: wire.resellerOrderExample,
@@ -97,7 +109,7 @@ export const resellerRoutes = [
     path: "/reseller/services",
     tag: "Reseller",
     summary: "Current state of everything the partner holds",
-    auth: reseller(false),
+    auth: reseller(false, "view_services"),
     response: wire.resellerServiceList,
     example: wire.resellerServiceListExample,
     handler: async ({ clients, caller }) => ({
@@ -114,7 +126,7 @@ export const resellerRoutes = [
       "Place an order for an end customer (externalOrderId, externalCustomerId, paymentMode credit or invoice)",
     description:
       "paymentMode credit charges the partner's credit now (order.paid once provisioned, or order.payment_failed); invoice raises a document (order.invoiced).",
-    auth: reseller(true),
+    auth: reseller(true, "manage_services"),
     errors: ["CONFLICT", "NOT_FOUND"],
     idempotent: true,
     fieldNames: { external_order_id: "externalOrderId", payment_mode: "paymentMode" },
@@ -123,14 +135,16 @@ export const resellerRoutes = [
     body: z.object({
       externalOrderId: z.string({ error: "is required" }).min(1).max(200),
       externalCustomerId: z.string().max(200).default(""),
-      paymentMode: z.enum(["credit", "invoice"], { error: "must be credit or invoice" }).default("credit"),
+      paymentMode: z
+        .enum(ORDER_PAYMENT_MODE_WORDS, { error: `must be ${ORDER_PAYMENT_MODE_WORDS.join(" or ")}` })
+        .default("credit"),
       items: z
         .array(orderItem, { error: "must be an array" })
         .min(1, { error: "at least one item" })
         .max(50, { error: "at most 50 items per order" }),
     }),
     successStatus: 201,
-    cooldown: { rule: { action: "order", limit: 30, windowSeconds: 900 }, resource: () => "all" },
+    cooldown: cooldowns.order,
     handler: async ({ clients, caller, body, req }) => {
       const { placed } = await clients.billing.createResellerOrder({
         caller,
@@ -148,7 +162,7 @@ export const resellerRoutes = [
     path: "/reseller/orders/:orderId/retry-payment",
     tag: "Reseller",
     summary: "Retry charging an unpaid order from the partner's credit",
-    auth: reseller(true),
+    auth: reseller(true, "pay_invoices"),
     errors: ["CONFLICT"],
     params: z.object({ orderId: idParam }),
     response: wire.resellerPaymentRetry,
@@ -165,7 +179,7 @@ export const resellerRoutes = [
       path: `/reseller/services/:serviceId/${action}`,
       tag: "Reseller",
       summary: `${action[0].toUpperCase()}${action.slice(1)} a service (body: optional reason)`,
-      auth: reseller(true),
+      auth: reseller(true, action === "terminate" ? "cancel_services" : "manage_services"),
       errors: ["CONFLICT"],
       params: z.object({ serviceId: idParam }),
       response: wire.resellerServiceState,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { cooldowns } from "../cooldowns.ts";
 import { required } from "../mappers/contract.ts";
 import { serviceStatusWords } from "../mappers/enums.ts";
 import { invoiceJson } from "../mappers/invoice.ts";
@@ -58,12 +59,13 @@ export const serviceRoutes = [
     response: serviceDetail,
     example: serviceDetailExample,
     handler: async ({ clients, caller, params }) => {
-      const { service } = await clients.billing.getService({ caller, serviceId: params.id });
-      // One batched call for the machine detail; a service without a machine has none.
-      const machines = await clients.compute
-        .describeMachines({ caller, serviceIds: [params.id] })
-        .catch(() => undefined);
-      const machine = machines?.machines[0];
+      // Billing and compute together, as GET /vps/{id} does. A service without a machine gets an
+      // empty list from compute; a compute failure is the API's 503, never read as "no machine".
+      const [{ service }, { machines }] = await Promise.all([
+        clients.billing.getService({ caller, serviceId: params.id }),
+        clients.compute.describeMachines({ caller, serviceIds: [params.id] }),
+      ]);
+      const machine = machines[0];
       return {
         data: {
           ...serviceRecordJson(service!),
@@ -96,7 +98,7 @@ export const serviceRoutes = [
       reason: z.string({ error: "must be a string" }).max(1000).default(""),
       immediate: z.boolean({ error: "must be true or false" }).default(false),
     }),
-    cooldown: { rule: { action: "cancel", limit: 5, windowSeconds: 60 }, resource: (ctx) => ctx.params.id },
+    cooldown: cooldowns.cancel,
     handler: async ({ clients, caller, params, body }) => {
       const { service } = await clients.billing.cancelService({
         caller,
@@ -143,7 +145,7 @@ export const serviceRoutes = [
     responseExtra: { message: z.string() },
     exampleExtra: { message: "Renewal invoice issued" },
     example: { invoice: invoiceExample },
-    cooldown: { rule: { action: "renew", limit: 1, windowSeconds: 600 }, resource: (ctx) => ctx.params.id },
+    cooldown: cooldowns.renew,
     handler: async ({ clients, caller, params }) => {
       const { invoice } = await clients.billing.renewService({ caller, serviceId: params.id });
       return {

@@ -36,7 +36,7 @@ export function webhookStreamRoute(heartbeatMs: number) {
     tag: "Reseller",
     summary: "Stream the partner's webhook events as signed deliveries (server-sent events)",
     description,
-    auth: { scope: "account", signed: true, write: false },
+    auth: { scope: "account", signed: true, write: false, permissions: ["view_services"] },
     rawContentType: "text/event-stream",
     errors: ["CONFLICT"],
     handler: async ({ clients, principal, req, res }) => {

@@ -2,6 +2,7 @@ import { ALL_PERMISSIONS, type Permission } from "@hb/platform";
 import { z } from "zod";
 import { currency } from "./money.ts";
 import { serviceStatus } from "./service.ts";
+import { CUSTOMER_STATUS_WORDS } from "./words.ts";
 
 /** GET /account: profile, company, country, currency, credit balance and permissions in force. */
 export const account = z.object({
@@ -11,7 +12,7 @@ export const account = z.object({
   company: z.string(),
   country: z.string(),
   currency,
-  status: z.enum(["active", "suspended"]),
+  status: z.enum(CUSTOMER_STATUS_WORDS),
   credit_balance: z.number(),
   person: z.object({ id: z.uuid(), name: z.string(), email: z.string(), is_owner: z.boolean() }),
   permissions: z.array(z.enum(ALL_PERMISSIONS as [Permission, ...Permission[]])),

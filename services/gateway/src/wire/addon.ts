@@ -1,18 +1,20 @@
 import { z } from "zod";
 import { invoice, invoiceExample } from "./invoice.ts";
-import { CYCLES, decimal4 } from "./money.ts";
+import { decimal4 } from "./money.ts";
+import { ADDON_BILLING_TYPE_WORDS, ADDON_STATUS_WORDS, BILLING_CYCLE_WORDS, without } from "./words.ts";
 
 /** An add-on the service holds (cancelled ones leave the list). */
 export const addon = z.object({
   id: z.uuid(),
   option_id: z.uuid().meta({ description: "the catalogue option; DELETE takes this id" }),
   name: z.string(),
-  billing_type: z.enum(["one_time", "recurring"]),
-  billing_cycle: z.enum([...CYCLES, "one_time"]),
+  billing_type: z.enum(ADDON_BILLING_TYPE_WORDS),
+  billing_cycle: z.enum(BILLING_CYCLE_WORDS),
   quantity: z.int().min(1),
   amount: decimal4,
   paid_amount: decimal4,
-  status: z.enum(["pending_payment", "active"]),
+  // A cancelled add-on leaves the list, so the wire has no word for that status.
+  status: z.enum(without(ADDON_STATUS_WORDS, "cancelled")),
   started_at: z.iso.datetime(),
   next_due_date: z.iso.datetime().nullable(),
 });

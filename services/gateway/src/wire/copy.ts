@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { pendingResult } from "./machine-action.ts";
+import { COPY_STATUS_WORDS } from "./words.ts";
 
 /** A snapshot (VPS) or a provider backup (any service): the same record in two collections. */
 export const copy = z.object({
   id: z.uuid(),
   name: z.string(),
-  status: z.enum(["creating", "available", "restoring"]),
+  status: z.enum(COPY_STATUS_WORDS),
   size_gb: z.int(),
   created_at: z.iso.datetime(),
 });

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { currency, decimal4 } from "./money.ts";
 import { pagination, paginationExample } from "./pagination.ts";
+import { DOCUMENT_KIND_WORDS, DOCUMENT_PURPOSE_WORDS, DOCUMENT_STATUS_WORDS } from "./words.ts";
 
 /** Invoices and proformas: one record whose number field is named for its kind. */
-export const DOCUMENT_STATUSES = ["unpaid", "paid", "cancelled", "converted"] as const;
+export const DOCUMENT_STATUSES = DOCUMENT_STATUS_WORDS;
 export const documentStatus = z.enum(DOCUMENT_STATUSES);
-export const documentKind = z.enum(["invoice", "proforma"]);
+export const documentKind = z.enum(DOCUMENT_KIND_WORDS);
 
 const documentOf = <K extends "invoice" | "proforma">(kind: K) =>
   z.object({
@@ -18,7 +19,7 @@ const documentOf = <K extends "invoice" | "proforma">(kind: K) =>
     amount_paid: z.number(),
     amount_due: z.number(),
     currency,
-    purpose: z.enum(["order", "renewal", "manual", "upgrade", "addon"]),
+    purpose: z.enum(DOCUMENT_PURPOSE_WORDS),
     order_id: z.uuid().nullable(),
     service_id: z.uuid().nullable(),
     converted_invoice_id: z.uuid().nullable().meta({ description: "a paid proforma: the invoice it became" }),

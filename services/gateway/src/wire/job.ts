@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { pagination, paginationExample } from "./pagination.ts";
+import { JOB_STATUS_WORDS } from "./words.ts";
 
-export const JOB_STATUSES = ["running", "succeeded", "failed"] as const;
+export const JOB_STATUSES = JOB_STATUS_WORDS;
 
 /** An accepted action's job (GET /jobs/{id}); kept 30 days after it finishes. */
 export const job = z.object({

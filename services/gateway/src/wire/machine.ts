@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { paginationExample } from "./pagination.ts";
 import { serviceBilling as billingTerms, cancellation, INSTANCE_STATES, productRef } from "./service.ts";
+import { CONTROL_WORDS, JOB_STATUS_WORDS, POWER_STATE_WORDS } from "./words.ts";
 
 /** The spec's VPS billing states (billing's own states folded onto them). */
 export const VPS_STATUSES = ["pending", "active", "suspended", "terminated"] as const;
 export { INSTANCE_STATES };
 /** The controls a plan can switch off; `capabilities` says which are on. */
-export const CONTROLS = ["power", "reinstall", "password", "snapshots", "backups", "rescue"] as const;
+export const CONTROLS = CONTROL_WORDS;
 
 export const ipAddress = z.object({
   address: z.string(),
@@ -86,7 +87,7 @@ export const osImages = z.object({
 
 export const powerStatus = z.object({
   state: z.enum([...INSTANCE_STATES, "absent"]).describe("absent: the machine has not been built"),
-  power: z.enum(["on", "off"]),
+  power: z.enum(POWER_STATE_WORDS),
 });
 
 export const traffic = z.object({
@@ -103,7 +104,7 @@ export const provisionStatus = z.object({
   job: z
     .object({
       action: z.enum(["build", "reinstall"]),
-      status: z.enum(["running", "succeeded", "failed"]),
+      status: z.enum(JOB_STATUS_WORDS),
       progress: z.int().min(0).max(100),
     })
     .nullable()

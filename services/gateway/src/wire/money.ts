@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BILLING_CYCLE_WORDS, without } from "./words.ts";
 
 /** An amount as the spec writes billing amounts: a decimal string with 4 decimals ("12.5000"). */
 export const decimal4 = z
@@ -10,5 +11,5 @@ export const decimal4 = z
 export const currency = z.string().meta({ description: "ISO 4217 currency code" });
 
 /** Billing cycles a price or a service can have. */
-export const CYCLES = ["monthly", "quarterly", "semiannually", "annually", "biennially", "hourly"] as const;
+export const CYCLES = without(BILLING_CYCLE_WORDS, "one_time");
 export const cycle = z.enum(CYCLES);

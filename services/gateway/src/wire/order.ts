@@ -10,10 +10,11 @@ import {
 import { currency } from "./money.ts";
 import { pagination, paginationExample } from "./pagination.ts";
 import { serviceRecord, serviceRecordExample, serviceStatus } from "./service.ts";
+import { ORDER_PAYMENT_STATUS_WORDS, ORDER_STATUS_WORDS } from "./words.ts";
 
 /** Order states billing writes (the spec shows pending and unpaid and leaves the rest open). */
-export const orderStatus = z.enum(["pending", "active", "cancelled"]);
-export const paymentStatus = z.enum(["unpaid", "paid"]);
+export const orderStatus = z.enum(ORDER_STATUS_WORDS);
+export const paymentStatus = z.enum(ORDER_PAYMENT_STATUS_WORDS);
 
 /** The order record of the list. */
 export const order = z.object({

@@ -1,22 +1,14 @@
 import { z } from "zod";
 import { currency, cycle, decimal4 } from "./money.ts";
 import { pagination, paginationExample } from "./pagination.ts";
+import { CANCELLATION_TYPE_WORDS, INSTANCE_STATE_WORDS, SERVICE_STATUS_WORDS } from "./words.ts";
 
 /** Billing states of a service (spec, States: from an order; then suspended, terminated, cancelled). */
-export const SERVICE_STATUSES = [
-  "pending_payment",
-  "pending",
-  "installing",
-  "active",
-  "provisioning_failed",
-  "suspended",
-  "terminated",
-  "cancelled",
-] as const;
+export const SERVICE_STATUSES = SERVICE_STATUS_WORDS;
 export const serviceStatus = z.enum(SERVICE_STATUSES);
 
 /** A machine's instance state (spec: VPS instance.state). */
-export const INSTANCE_STATES = ["creating", "running", "stopped", "paused", "error"] as const;
+export const INSTANCE_STATES = INSTANCE_STATE_WORDS;
 export const instanceState = z.enum(INSTANCE_STATES);
 
 export const productRef = z.object({ id: z.uuid(), name: z.string() });
@@ -30,7 +22,7 @@ export const serviceBilling = z.object({
 
 /** A cancellation scheduled for the end of the term (an immediate one terminates instead). */
 export const cancellation = z.object({
-  type: z.enum(["end_of_term"]),
+  type: z.enum(CANCELLATION_TYPE_WORDS),
   reason: z.string(),
   requested_at: z.iso.datetime(),
   effective_at: z.iso.datetime(),

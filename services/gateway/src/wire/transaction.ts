@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { pagination, paginationExample } from "./pagination.ts";
+import { TRANSACTION_KIND_WORDS } from "./words.ts";
 
 /** One entry of the credit ledger; amount is negative for money leaving the balance. */
 export const transaction = z.object({
   id: z.string().meta({ description: "ledger sequence number" }),
-  type: z.enum(["credit_added", "credit_removed", "payment", "refund", "hourly_charge"]),
+  type: z.enum(TRANSACTION_KIND_WORDS),
   amount: z.number(),
   balance_after: z.number(),
   description: z.string(),

@@ -2,13 +2,14 @@ import { z } from "zod";
 import { invoice, invoiceExample } from "./invoice.ts";
 import { cycle, decimal4 } from "./money.ts";
 import { orderStatus, paymentStatus } from "./order.ts";
+import { UPGRADE_KIND_WORDS, UPGRADE_STATUS_WORDS } from "./words.ts";
 
 /** An upgrade (spec, States): awaiting_payment, executing, completed; or cancelled by the customer. */
 export const upgrade = z.object({
   id: z.uuid(),
   service_id: z.uuid(),
-  type: z.enum(["product", "options"]),
-  status: z.enum(["awaiting_payment", "executing", "completed", "cancelled"]),
+  type: z.enum(UPGRADE_KIND_WORDS),
+  status: z.enum(UPGRADE_STATUS_WORDS),
   from_product_id: z.uuid(),
   to_product_id: z.uuid().nullable(),
   add_options: z.array(z.uuid()),
