@@ -56,9 +56,14 @@ async function main() {
   const revoked = demo.revokedKeys.length
     ? ` Revoked the earlier demo keys (they no longer work):\n${demo.revokedKeys.map((k) => `   ${k.label.padEnd(26)} ${k.display}`).join("\n")}\n`
     : "";
+  const vpsDriver =
+    process.env.COMPUTE_DRIVER === "lxd"
+      ? `lxd (LXD system containers; endpoints ${process.env.LXD_ENDPOINTS ?? "unix:/var/lib/lxd/unix.socket"})`
+      : "simulator (set COMPUTE_DRIVER=lxd for real containers: docs/providers.md)";
   process.stdout.write(`
 ================================================================================
  The platform is running: gateway ${env.PUBLIC_URL}/api/v1
+ VPS driver: ${vpsDriver}; dedicated and game servers: simulator
  Demo account:
    customer id                ${demo.customerId}
    owner person id            ${demo.ownerPersonId}
