@@ -68,6 +68,39 @@ try {
   await shot(ownerWide, "portal-team");
   await ownerWide.goto(`${base}/portal/reseller`);
   await shot(ownerWide, "portal-reseller");
+  // The customer's operations: services, one service, a reboot's job, ordering, money, SSH keys.
+  await ownerWide.goto(`${base}/portal/services`);
+  await shot(ownerWide, "portal-services");
+  await ownerWide
+    .getByRole("row", { name: /web-1\.demo/ })
+    .getByRole("link")
+    .first()
+    .click();
+  await shot(ownerWide, "portal-service");
+  await ownerWide.getByRole("button", { name: "reboot", exact: true }).click();
+  await ownerWide.waitForURL(/\/portal\/jobs\//);
+  await ownerWide
+    .locator("[data-job-done]")
+    .waitFor({ timeout: 30_000 })
+    .catch(() => undefined);
+  await shot(ownerWide, "portal-job");
+  await ownerWide.goto(`${base}/portal/order`);
+  await ownerWide
+    .getByRole("link", { name: /^Order / })
+    .first()
+    .click();
+  await shot(ownerWide, "portal-order");
+  for (const [where, name] of [
+    ["/portal/invoices", "portal-invoices"],
+    ["/portal/balance", "portal-balance"],
+    ["/portal/ssh-keys", "portal-ssh-keys"],
+    ["/portal/jobs", "portal-jobs"],
+  ]) {
+    await ownerWide.goto(`${base}${where}`);
+    await shot(ownerWide, name);
+  }
+  await owner.goto(`${base}/portal/services`);
+  await shot(owner, "portal-services-390");
   const member = demo.signIns.find((s) => s.email === "tess@example.com")!;
   const tess = await as(member.email, member.password, "portal", 390);
   await tess.goto(`${base}/portal/keys`);

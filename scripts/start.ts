@@ -56,9 +56,14 @@ async function main() {
   const revoked = demo.revokedKeys.length
     ? ` Revoked the earlier demo keys (they no longer work):\n${demo.revokedKeys.map((k) => `   ${k.label.padEnd(26)} ${k.display}`).join("\n")}\n`
     : "";
+  const vpsDriver =
+    process.env.COMPUTE_DRIVER === "lxd"
+      ? `lxd (LXD system containers; endpoints ${process.env.LXD_ENDPOINTS ?? "unix:/var/lib/lxd/unix.socket"})`
+      : "simulator (set COMPUTE_DRIVER=lxd for real containers: docs/providers.md)";
   process.stdout.write(`
 ================================================================================
  The platform is running: gateway ${env.PUBLIC_URL}/api/v1
+ VPS driver: ${vpsDriver}; dedicated and game servers: simulator
  Demo account:
    customer id                ${demo.customerId}
    owner person id            ${demo.ownerPersonId}
@@ -76,9 +81,12 @@ ${demo.signIns.map((s) => `   ${`${env.PUBLIC_URL}/${s.area}`.padEnd(30)} ${s.em
    export API_KEY=${full.key}
    curl -s -H "Authorization: Bearer $API_KEY" ${env.PUBLIC_URL}/api/v1/
 
+ Webhooks on your machine (the demo account is an active reseller partner; a receiver on :3000):
+   HB_API_URL=${env.PUBLIC_URL} HB_API_KEY=${demo.reseller.key} \\
+   HB_WEBHOOK_SECRET=${demo.reseller.signingSecret} npx hb webhooks listen --forward-to http://localhost:3000/hook
+
  Admin command (npm run admin -- --help lists all):
    npm run admin -- key create --person ${demo.ownerPersonId} --label ci --scopes services,orders
-   npm run admin -- partner create --customer ${demo.customerId} --status active
 
  Reference: ${env.PUBLIC_URL}/api/v1/docs   Stop: Ctrl-C
 ================================================================================

@@ -46,6 +46,8 @@ process.env.LOG_LEVEL ??= "warn";
 process.env.SIM_BUILD_MS ??= "300";
 process.env.SIM_ACTION_MS ??= "200";
 process.env.SIM_REINSTALL_MS ??= "300";
+// Tests that need a failed build name it by hostname ("web-fail-1"); off outside tests.
+process.env.SIM_FAILURES ??= "1";
 process.env.PROVISIONER_INTERVAL_MS ??= "100";
 process.env.HOURLY_CHARGE_INTERVAL_MS ??= "200";
 // Webhooks: a fast pass and a short deadline. Tests register their receivers' 127.0.0.1:<port>

@@ -6,7 +6,10 @@ import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
+import { connectDb } from "@hb/platform";
 import postgres from "postgres";
+import { advanceClock, clock, enableClockControl } from "../services/billing/src/clock.ts";
+import { runRenewalCycle } from "../services/billing/src/renewals.ts";
 import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
@@ -335,5 +338,84 @@ describe("the recurring billing cycle", () => {
       action: ServiceAction.TERMINATE,
       reason: "end",
     });
+  });
+
+  it("hourly: billing's suspension for want of credit is lifted once credit covers an hour, without charging the hours between", async () => {
+    const c = await customer("1");
+    const hourly = await product({ hourly: "0.5000" }, "1");
+    const order = await c.call("POST", "/orders", { productId: hourly, billingCycle: "hourly" });
+    assert.equal(order.status, 201, order.text);
+    const id = order.body.data.services[0].id as string;
+    await eventually(async () => (await service(c, id))?.status === "active", 20_000);
+    const t0 = await now();
+    await advanceTo(new Date(t0.getTime() + 2 * 3_600_000));
+    assert.equal((await service(c, id)).status, "suspended", "the second hour could not be paid");
+    assert.equal(await balance(c), 0);
+    await advanceTo(new Date(t0.getTime() + 8 * 3_600_000));
+    await billing.client.adminAdjustCredit({
+      personId: c.personId,
+      customerId: c.customerId,
+      amount: "5",
+      currency: "EUR",
+    });
+    await eventually(async () => (await service(c, id)).status === "active", 10_000);
+    await eventually(async () => (await balance(c)) === 4.5, 10_000);
+    await billing.client.adminAdjustCredit({
+      personId: c.personId,
+      customerId: c.customerId,
+      amount: "0.0001",
+      currency: "EUR",
+    });
+    assert.equal(await balance(c), 4.5001, "one hour from the lift, none for the six while suspended");
+    await billing.client.adminSetServiceState({
+      serviceId: id,
+      action: ServiceAction.TERMINATE,
+      reason: "end",
+    });
+  });
+
+  it("issues and pays each term once when two replicas' due passes run at once", async () => {
+    // Two more passes beside the stack's own billing (every 200 ms), as two replicas would run
+    // them: each its own pool.
+    const pools = [
+      connectDb(s.stack.env.DATABASE_URL, "billing", 3),
+      connectDb(s.stack.env.DATABASE_URL, "billing", 3),
+    ];
+    try {
+      const c = await customer("1000");
+      const productId = await product({ monthly: "10.0000" });
+      const order = await c.call("POST", "/orders", {
+        items: Array.from({ length: 6 }, (_, i) => ({
+          productId,
+          billingCycle: "monthly",
+          hostname: `r${i}`,
+        })),
+      });
+      assert.equal(order.status, 201, order.text);
+      const ids: string[] = order.body.data.services.map((x: { id: string }) => x.id);
+      for (const id of ids) await eventually(async () => (await service(c, id))?.status === "active", 20_000);
+      // This process's passes read billing's time, and the lead time makes the first term due now.
+      const billingNow = await now();
+      enableClockControl(true);
+      advanceClock(Math.max(0, billingNow.getTime() - clock.now().getTime()));
+      const lead = Math.ceil(((await dueOf(c, ids[0])).getTime() - billingNow.getTime()) / DAY) + 1;
+      await billing.client.adminUpdateBillingSettings({ renewalLeadDays: lead });
+      await Promise.all(
+        pools.flatMap((pool) => [0, 1].map(() => runRenewalCycle(pool, s.stack.env.HB_NS, "skip"))),
+      );
+      await eventually(async () => {
+        for (const id of ids) if ((await renewals(id)).length === 0) return false;
+        return true;
+      }, 20_000);
+      for (const id of ids)
+        assert.deepEqual(
+          (await renewals(id)).map((d) => d.status),
+          ["paid"],
+        );
+      assert.equal(await balance(c), 1000 - 60 - 60, "each renewal charged once");
+    } finally {
+      await billing.client.adminUpdateBillingSettings({ renewalLeadDays: 7 });
+      await Promise.all(pools.map((pool) => pool.end({ timeout: 5 })));
+    }
   });
 });

@@ -257,8 +257,15 @@ describe("Kubernetes manifests, rendered", { skip: noKubectl }, () => {
           .filter(Boolean)
           .sort();
         const own = workload.metadata.name;
+        // compute also mounts the lxd driver's client certificate (an optional Secret).
         const expected =
-          own === "gateway" ? ["admin-panel-tls", "gateway-tls"] : own === "migrate" ? [] : [`${own}-tls`];
+          own === "gateway"
+            ? ["admin-panel-tls", "gateway-tls"]
+            : own === "migrate"
+              ? []
+              : own === "compute"
+                ? ["compute-lxd", "compute-tls"]
+                : [`${own}-tls`];
         assert.deepEqual(mounted, expected, `${target}: ${workload.kind}/${own}`);
       }
     }

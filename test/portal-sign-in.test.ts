@@ -38,6 +38,22 @@ describe("portal and admin sign-in", () => {
     assert.match(after.location, /^\/portal\/sign-in/);
   });
 
+  it("says why the sign-in page is shown: signed out, or a session that ended", async () => {
+    const owner = await portalOwner();
+    const v = await signedIn("portal", owner.email);
+    const services = await v.get("/portal/services");
+    const out = await v.post("/portal/sign-out", { _csrf: csrfIn(services.text) });
+    assert.match((await v.get(out.location)).text, /role="status">You are signed out\.</);
+    // A browser still holding an ended session's cookie asks for a page.
+    const ended = await fetch(`${GATEWAY}/portal/services`, {
+      headers: { cookie: `hb_portal_session=${"x".repeat(43)}` },
+      redirect: "manual",
+    });
+    const to = ended.headers.get("location") ?? "";
+    assert.match(to, /^\/portal\/sign-in\?next=%2Fportal%2Fservices&ended=1$/);
+    assert.match(await (await fetch(`${GATEWAY}${to}`)).text(), /Your session has ended; sign in again\./);
+  });
+
   it("refuses a form without the session's CSRF token", async () => {
     const owner = await portalOwner();
     const v = await signedIn("portal", owner.email);

@@ -1,6 +1,7 @@
 import { ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
+import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
@@ -18,6 +19,11 @@ export interface DemoAccount {
   revokedKeys: { id: string; label: string; display: string; personId: string }[];
   /** Working demo sign-ins of the client portal and the admin panel. */
   signIns: DemoSignIn[];
+  /**
+   * The demo account is an active reseller partner: a key with the account scope and a fresh
+   * signing secret (rotated on every seed, as the keys are), enough for `hb webhooks listen`.
+   */
+  reseller: { key: string; signingSecret: string };
 }
 
 export interface DemoSignIn {
@@ -123,6 +129,8 @@ export async function seedDemo(): Promise<DemoAccount> {
       }
     }
   }
+  // Before the keys: the account scope is for partners.
+  const signingSecret = await demoPartnerSecret(auth, customer.id);
   const wanted = [
     {
       personId: ownerId,
@@ -131,6 +139,7 @@ export async function seedDemo(): Promise<DemoAccount> {
     },
     { personId: ownerId, label: "demo: read only", scopes: [] },
     { personId: member.id, label: "demo: team member power", scopes: ["services"] },
+    { personId: ownerId, label: "demo: reseller", scopes: ["account"] },
   ];
   const keys: DemoAccount["keys"] = [];
   for (const w of wanted) {
@@ -142,6 +151,7 @@ export async function seedDemo(): Promise<DemoAccount> {
     });
     keys.push({ label: w.label, key: r.secretKey, scopes: r.key!.scopes, personId: w.personId });
   }
+  const reseller = { key: keys[keys.length - 1].key, signingSecret };
   await seedBilling({ customerId: customer.id, ownerPersonId: ownerId });
   for (const hook of seedHooks)
     await hook({ customerId: customer.id, ownerPersonId: ownerId, memberPersonId: member.id });
@@ -153,7 +163,25 @@ export async function seedDemo(): Promise<DemoAccount> {
     keys,
     revokedKeys,
     signIns,
+    reseller,
   };
+}
+
+/**
+ * Makes the demo account an active reseller partner the first time, and returns a signing secret
+ * to print: new with the profile, else rotated (a secret is shown once, so each seed issues one).
+ */
+async function demoPartnerSecret(
+  auth: ReturnType<typeof client<[typeof AuthService, typeof AuthStaffService]>>,
+  customerId: string,
+): Promise<string> {
+  try {
+    return (await auth.createPartner({ customerId, status: PartnerStatus.ACTIVE })).signingSecret;
+  } catch {
+    // The profile exists already (CONFLICT): a new secret for it, and active again for the demo.
+    await auth.setPartnerStatus({ customerId, status: PartnerStatus.ACTIVE });
+    return (await auth.rotatePartnerSecret({ customerId })).signingSecret;
+  }
 }
 
 /** Other services' demo data (machines, catalogue, credit) hook in here. */
@@ -304,7 +332,9 @@ async function seedMachines(
       kind: ProductKind.VPS,
       machineKind: MachineKind.VPS,
       hostname: "broken-1.demo",
+      // A build that failed: no instance in compute, and billing says so (not active with power on).
       state: InstanceState.ERROR,
+      status: ServiceStatus.PROVISIONING_FAILED,
     },
     {
       kind: ProductKind.DEDICATED,
@@ -324,7 +354,7 @@ async function seedMachines(
       customerId: demo.customerId,
       kind: m.kind,
       hostname: m.hostname,
-      status: ServiceStatus.ACTIVE,
+      status: "status" in m ? m.status : ServiceStatus.ACTIVE,
     });
     await compute.adminCreateMachine({
       serviceId: service!.id,

@@ -62,6 +62,7 @@ interface Subject {
   permissions: string[];
   customer_status: string | null;
   partner_status: string | null;
+  currency: string | null;
 }
 
 // INCR and EXPIRE together, so a counter never outlives its window; returns the count with this
@@ -129,13 +130,13 @@ export function createPortal(
     if (realm === "admin") {
       const [s] = by.id
         ? await sql<Subject[]>`select id, name, email, password_hash, null as customer_id, false as is_owner,
-            permissions, null as customer_status, null as partner_status from staff where id = ${by.id}`
+            permissions, null as customer_status, null as partner_status, null as currency from staff where id = ${by.id}`
         : await sql<Subject[]>`select id, name, email, password_hash, null as customer_id, false as is_owner,
-            permissions, null as customer_status, null as partner_status from staff where lower(email) = lower(${by.email ?? ""})`;
+            permissions, null as customer_status, null as partner_status, null as currency from staff where lower(email) = lower(${by.email ?? ""})`;
       return s;
     }
     const cols = sql`p.id, p.name, p.email, p.password_hash, p.customer_id, p.is_owner, p.permissions,
-      c.status as customer_status, pa.status as partner_status
+      c.status as customer_status, pa.status as partner_status, c.currency
       from people p join customers c on c.id = p.customer_id left join partners pa on pa.customer_id = c.id`;
     const [p] = by.id
       ? await sql<Subject[]>`select ${cols} where p.id = ${by.id} and p.removed_at is null`
@@ -157,6 +158,7 @@ export function createPortal(
       customerStatus: s.customer_status ? customerStatusOf(s.customer_status) : undefined,
       expiresAt: timestampFromDate(new Date(stored.expiresAt)),
       partnerStatus: s.partner_status ? partnerStatusOf(s.partner_status) : undefined,
+      currency: s.currency ?? "",
     };
   }
 

@@ -2,7 +2,7 @@ import { apiError, type Logger, type Sql } from "@hb/platform";
 import { advanceClock, clock, clockControllable } from "./clock.ts";
 import { timeOut } from "./contract-values.ts";
 import type { BillingHandlers } from "./handlers.ts";
-import { chargeDueHours, type DueLock } from "./hourly.ts";
+import { chargeDueHours, type DueLock, resumeHourlyServices } from "./hourly.ts";
 import { selectServices } from "./records.ts";
 import { runRenewalCycle } from "./renewals.ts";
 import { setServiceState } from "./service-state.ts";
@@ -37,6 +37,7 @@ export async function endTermsDue(sql: Sql, ns: string, lock: DueLock = "skip"):
 
 /** Everything that falls due with time, run until nothing more is due. */
 async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock) {
+  while ((await resumeHourlyServices(sql, ns, lock)) > 0) {}
   while ((await chargeDueHours(sql, ns, lock)) > 0) {}
   while ((await endTermsDue(sql, ns, lock)) > 0) {}
   while ((await runRenewalCycle(sql, ns, lock)) > 0) {}

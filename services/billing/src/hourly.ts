@@ -24,8 +24,7 @@ export async function chargeDueHours(sql: Sql, ns: string, lock: DueLock = "skip
   return transact(sql, async (tx) => {
     const due = await selectServices(
       tx,
-      `s.cycle = 'hourly' and s.charged_until <= $1
-       and (s.status in ('pending', 'installing', 'active') or (s.status = 'suspended' and 'billing' = any(s.suspensions)))
+      `s.cycle = 'hourly' and s.status in ('pending', 'installing', 'active') and s.charged_until <= $1
        order by s.charged_until limit 100 for update of s${lock === "skip" ? " skip locked" : ""}`,
       [clock.now()],
     );
@@ -34,15 +33,6 @@ export async function chargeDueHours(sql: Sql, ns: string, lock: DueLock = "skip
       if (!s.person_id) continue;
       const balance = await lockBalance(tx, s.person_id, s.customer_id, s.currency);
       const price = money(s.amount);
-      if (s.status === "suspended") {
-        // Suspended by billing for want of credit: lifted once the credit covers an hour, and
-        // charged from then on (the hours while suspended are not charged).
-        if (balance >= price) {
-          await setServiceState(tx, ns, s, "unsuspend", "Credit available for hourly charges", "billing");
-          changed++;
-        }
-        continue;
-      }
       if (balance < price) {
         if (s.status === "active") {
           await setServiceState(tx, ns, s, "suspend", "Insufficient credit for hourly charges", "billing");
@@ -61,5 +51,31 @@ export async function chargeDueHours(sql: Sql, ns: string, lock: DueLock = "skip
       changed++;
     }
     return changed;
+  });
+}
+
+/**
+ * Hourly services billing suspended for want of credit are lifted once their owner's credit covers
+ * an hour again; their hours start again from then (the hours while suspended are not charged).
+ * Only those the credit now covers are read, so services that stay short never hold up the rest.
+ */
+export async function resumeHourlyServices(sql: Sql, ns: string, lock: DueLock = "skip"): Promise<number> {
+  return transact(sql, async (tx) => {
+    const covered = await selectServices(
+      tx,
+      `s.cycle = 'hourly' and s.status = 'suspended' and 'billing' = any(s.suspensions)
+       and exists (select 1 from balances b where b.person_id = s.person_id and b.balance >= s.amount)
+       order by s.charged_until limit 100 for update of s${lock === "skip" ? " skip locked" : ""}`,
+      [],
+    );
+    let resumed = 0;
+    for (const s of covered) {
+      if (!s.person_id) continue;
+      const balance = await lockBalance(tx, s.person_id, s.customer_id, s.currency);
+      if (balance < money(s.amount)) continue;
+      await setServiceState(tx, ns, s, "unsuspend", "Credit available for hourly charges", "billing");
+      resumed++;
+    }
+    return resumed;
   });
 }

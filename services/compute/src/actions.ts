@@ -21,13 +21,15 @@ export function createActions(sql: Sql, { jobs, drivers }: ComputeDeps): Handler
     serviceId: string,
     kind: string,
     prepare: (m: MachineRow, tx: TxSql) => Promise<{ action: string; target: string }>,
+    secret?: string,
   ): Promise<{ job: JobRow; outcome: JobOutcome | undefined }> {
     const { job, m } = await sql.begin(async (tx) => {
       const m = await ownMachine(tx, customerId, serviceId, kind, true);
       const { action, target } = await prepare(m, tx);
       return { job: await jobs.accept(tx, m, action, target), m };
     });
-    const outcome = await jobs.launch(job, m);
+    // The password reaches the driver in memory only (JobRow.secret); the job row never holds it.
+    const outcome = await jobs.launch(secret ? { ...job, secret } : job, m);
     if (outcome && !outcome.ok) throw apiError("PROVIDER_ERROR", outcome.message);
     return { job, outcome };
   }
@@ -92,6 +94,7 @@ export function createActions(sql: Sql, { jobs, drivers }: ComputeDeps): Handler
           await tx`update machines set state = 'creating', os = ${req.imageId} where service_id = ${m.service_id}`;
           return { action: "reinstall", target: "running" };
         },
+        req.password || undefined,
       );
       return { jobId: job.id };
     },
@@ -116,6 +119,7 @@ export function createActions(sql: Sql, { jobs, drivers }: ComputeDeps): Handler
           await tx`update machines set root_password_set_at = clock_timestamp() where service_id = ${m.service_id}`;
           return { action: "password", target: m.state };
         },
+        req.password || undefined,
       );
       return {
         jobId: job.id,

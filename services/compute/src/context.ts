@@ -22,6 +22,8 @@ export interface ComputeDeps {
   drivers: Drivers;
   /** The provider new machines are created on. */
   defaultProvider: string;
+  /** The provider new VPSes are created on, when not the default one (COMPUTE_DRIVER=lxd). */
+  vpsProvider?: string;
 }
 
 /** The customer a call is made for; a call without one is refused. */

@@ -40,7 +40,7 @@ const snapshotOf = (c: CopyRow): Snapshot => create(SnapshotSchema, copyFields(c
 const backupOf = (c: CopyRow): Backup => create(BackupSchema, copyFields(c));
 
 /** Snapshots and backups: jobs like every other action, carried out by the machine's driver. */
-export function createCopies(sql: Sql, { jobs }: ComputeDeps): Handlers {
+export function createCopies(sql: Sql, { jobs, drivers }: ComputeDeps): Handlers {
   async function list(customerId: string, serviceId: string, collection: Collection): Promise<CopyRow[]> {
     const { control, kind } = COLLECTIONS[collection];
     const m = await ownMachine(sql, customerId, serviceId, kind);
@@ -136,11 +136,13 @@ export function createCopies(sql: Sql, { jobs }: ComputeDeps): Handlers {
     },
 
     async deleteSnapshot(req) {
-      await write(callerId(req.caller), req.serviceId, "snapshot", async (m, tx) => {
+      const { m } = await write(callerId(req.caller), req.serviceId, "snapshot", async (m, tx) => {
         const copy = await availableCopy(tx, m, "snapshot", req.snapshotId);
         await tx`update copies set status = 'deleted' where id = ${copy.id}`;
-        return {};
+        return { m };
       });
+      // After the commit, with no lock held; a copy left behind goes with the instance at the end.
+      await drivers[m.provider]?.forgetCopy?.(m, "snapshot", req.snapshotId).catch(() => undefined);
       return {};
     },
 

@@ -10,6 +10,13 @@ export interface JobRow {
   target_state: string;
   copy_id: string | null;
   claim: string;
+  /** The driver's progress on this job (jobs.driver_state), kept across calls and restarts. */
+  driver_state?: DriverState;
+  /**
+   * A password the job sets (password reset, reinstall): handed to `start` in memory only, never
+   * stored, so a job resumed after a restart does not have it.
+   */
+  secret?: string;
 }
 
 /** What a provider reports for a job; compute applies it to the machine, the job and the outbox. */
@@ -22,6 +29,12 @@ export type JobOutcome =
       built?: boolean;
       /** its addresses, recorded on a (re)build */
       addresses?: IpRow[];
+      /** merged into the machine's driver state (where a driver placed it, say) */
+      driverState?: DriverState;
+      /** the host port forwarded to the machine's SSH port, recorded on a (re)build */
+      sshPort?: number;
+      /** the rebuild removed the machine's snapshots at the provider: they leave its list */
+      snapshotsLost?: boolean;
     }
   | {
       ok: false;
@@ -79,6 +92,8 @@ export interface ProviderDriver {
   run(job: JobRow, m: MachineRow): Promise<JobOutcome | undefined>;
   stats(m: MachineRow): Promise<MachineStats>;
   game(m: MachineRow): Promise<GameDetail>;
+  /** Removes a deleted snapshot or backup from the provider, where it keeps one (best effort). */
+  forgetCopy?(m: MachineRow, collection: string, copyId: string): Promise<void>;
 }
 
 export type Drivers = Record<string, ProviderDriver>;

@@ -47,7 +47,7 @@ export function createHandlers(sql: Sql, deps: ComputeDeps): Handlers {
 }
 
 /** Machines for billing and the admin, SSH keys and job records. */
-function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): Handlers {
+function createCore(sql: Sql, { jobs, drivers, defaultProvider, vpsProvider }: ComputeDeps): Handlers {
   const jobRecords = createJobRecords(sql);
 
   /**
@@ -65,6 +65,8 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
 
   /** The stored kind of a new machine: a VPS unless the request names another. */
   const newKind = (kind: number) => machineKinds.name(kind) ?? "vps";
+  /** The provider a new machine of this kind is created on (VPSes may have their own). */
+  const providerFor = (kind: string) => (kind === "vps" && vpsProvider) || defaultProvider;
 
   /**
    * Records the machine and build job of every requested service that has no machine yet, in one
@@ -76,21 +78,22 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
   async function provisionMany(
     reqs: ProvisionRequest[],
   ): Promise<{ serviceId: string; jobId: string; error?: unknown }[]> {
-    const provider = defaultProvider;
     const unique = [...new Map(reqs.map((r) => [r.serviceId, r])).values()];
+    const providers = new Map(unique.map((r) => [r.serviceId, providerFor(newKind(r.kind))]));
+    const provider = (r: ProvisionRequest) => providers.get(r.serviceId) ?? defaultProvider;
     const { accepted, existing } = await sql.begin(async (tx) => {
       const inserted = await tx<{ service_id: string }[]>`
         insert into machines (service_id, customer_id, kind, provider, hostname, location, state, has_instance, vcpus,
                               memory_mb, disk_gb, os, driver_state)
-        select r.service_id, r.customer_id, r.kind, ${provider}, r.hostname, r.location, 'creating', false, r.vcpus,
+        select r.service_id, r.customer_id, r.kind, r.provider, r.hostname, r.location, 'creating', false, r.vcpus,
                r.memory_mb, r.disk_gb, r.os, r.driver_state::jsonb
         from unnest(${unique.map((r) => r.serviceId)}::uuid[], ${unique.map((r) => r.customerId)}::uuid[],
                     ${unique.map((r) => newKind(r.kind))}::text[], ${unique.map((r) => r.hostname)}::text[],
                     ${unique.map((r) => r.location || "fra1")}::text[], ${unique.map((r) => r.vcpus || 1)}::int[],
                     ${unique.map((r) => r.memoryMb || 1024)}::int[], ${unique.map((r) => r.diskGb || 20)}::int[],
                     ${unique.map((r) => r.osImageId || "ubuntu-24.04")}::text[],
-                    ${unique.map((r) => driverState(provider, r))}::text[])
-          as r(service_id, customer_id, kind, hostname, location, vcpus, memory_mb, disk_gb, os, driver_state)
+                    ${unique.map((r) => driverState(provider(r), r))}::text[], ${unique.map(provider)}::text[])
+          as r(service_id, customer_id, kind, hostname, location, vcpus, memory_mb, disk_gb, os, driver_state, provider)
         on conflict (service_id) do nothing returning service_id`;
       const fresh = new Set(inserted.map((r) => r.service_id));
       // The jobs' inserts go together (one round trip), as does the read of earlier builds.
@@ -102,7 +105,7 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider }: ComputeDeps): 
             .map((r) =>
               jobs.accept(
                 tx,
-                { service_id: r.serviceId, customer_id: r.customerId, provider },
+                { service_id: r.serviceId, customer_id: r.customerId, provider: provider(r) },
                 "build",
                 "running",
               ),

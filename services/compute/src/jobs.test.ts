@@ -26,7 +26,8 @@ import postgres from "postgres";
 import { countWireRoundTrips, type WireCounter } from "../../../scripts/bench/wire-round-trips.ts";
 import type { JobRow, ProviderDriver } from "./driver.ts";
 import { createHandlers } from "./handlers.ts";
-import { createJobs } from "./jobs.ts";
+import { createJobs, rememberJobProgress } from "./jobs.ts";
+import { freeSshPort } from "./lxd/config.ts";
 import { addressesFor, type MachineRow } from "./machines.ts";
 
 const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -83,6 +84,36 @@ const probe: ProviderDriver = {
   game: async () => ({ game: "none", players: { online: 0, max: 0 } }),
 };
 
+/** What the keeper driver was handed: passwords as `start` saw them. */
+const secretsSeen: (string | undefined)[] = [];
+let keeperSql: Sql;
+
+/** A driver like lxd: keeps progress in the job, places the machine, forwards an SSH port. */
+const keeper: ProviderDriver = {
+  ...probe,
+  name: "keeper",
+  async start(job) {
+    secretsSeen.push(job.secret);
+    await rememberJobProgress(keeperSql)(job, { op: `op-${job.action}` });
+    return undefined;
+  },
+  async run(job, m) {
+    assert.deepEqual(job.driver_state, { op: `op-${job.action}` }, "the progress kept at start");
+    assert.equal(job.secret, undefined, "a password is never read back from the job row");
+    if (job.action === "reinstall")
+      return {
+        ok: true,
+        state: "running",
+        built: true,
+        addresses: addressesFor(m.service_id),
+        driverState: { endpoint: "east" },
+        sshPort: 22123,
+        snapshotsLost: true,
+      };
+    return { ok: true, state: job.target_state };
+  },
+};
+
 describe("jobs with a provider driver other than the simulator", () => {
   let sql: Sql;
   let jobs: ReturnType<typeof createJobs>;
@@ -111,7 +142,8 @@ describe("jobs with a provider driver other than the simulator", () => {
       new URL("./db/migrations", import.meta.url).pathname,
       createLogger("test", "error"),
     );
-    const drivers = { probe };
+    keeperSql = sql;
+    const drivers = { probe, keeper };
     jobs = createJobs(sql, "jobs-test", drivers);
     const deps = { jobs, drivers, defaultProvider: "probe" };
     compute = createHandlers(sql, deps);
@@ -280,5 +312,70 @@ describe("jobs with a provider driver other than the simulator", () => {
       "the event names the address just recorded",
     );
     await drain();
+  });
+
+  it("keeps a driver's progress in the job, hands it the password in memory only, and records what a rebuild reports", async () => {
+    const serviceId = randomUUID();
+    await compute.provision!(
+      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname: "kept" }),
+      ctx,
+    );
+    await drain();
+    await sql`update machines set provider = 'keeper', driver_state = '{"member": "m1"}' where service_id = ${serviceId}`;
+    await compute.createSnapshot!(create(CreateSnapshotRequestSchema, { caller, serviceId }), ctx);
+    await drain();
+    await compute.reinstall!(
+      create(ReinstallRequestSchema, {
+        caller,
+        serviceId,
+        kind: MachineKind.VPS,
+        imageId: "debian-12",
+        password: "correct horse battery",
+      }),
+      ctx,
+    );
+    assert.equal(secretsSeen.at(-1), "correct horse battery");
+    const [kept] = await sql<
+      { driver_state: unknown; row: string }[]
+    >`select driver_state, row_to_json(jobs)::text as row
+      from jobs where service_id = ${serviceId} and action = 'reinstall'`;
+    assert.deepEqual(kept.driver_state, { op: "op-reinstall" });
+    assert.doesNotMatch(kept.row, /correct horse/, "the password is not in the job row");
+    await drain();
+    const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${serviceId}`;
+    assert.deepEqual(m.driver_state, { member: "m1", endpoint: "east" }, "merged, not replaced");
+    assert.equal(m.ssh_port, 22123);
+    const { machines = [] } = await compute.describeMachines!(
+      create(DescribeMachinesRequestSchema, { caller, serviceIds: [serviceId] }),
+      ctx,
+    );
+    assert.equal(machines[0].instance?.sshPort, 22123, "shown as instance.ssh_port");
+    const copies = await sql<{ status: string }[]>`select status from copies where service_id = ${serviceId}`;
+    assert.deepEqual(
+      copies.map((c) => c.status),
+      ["deleted"],
+      "the snapshots the rebuild removed leave the list",
+    );
+  });
+
+  it("gives concurrent builds different SSH proxy ports, each reserved in its job, and says when none is left", async () => {
+    const ids = Array.from({ length: 12 }, () => randomUUID());
+    for (const id of ids) {
+      await sql`insert into jobs (id, service_id, customer_id, action) values (${id}, ${randomUUID()}, ${customerId}, 'build')`;
+    }
+    const ports = await Promise.all(ids.map((id) => freeSshPort(sql, 40_000, 40_011, id)));
+    assert.equal(new Set(ports).size, 12, `distinct: ${ports.join(", ")}`);
+    const reserved = await sql<{ port: number }[]>`select (driver_state->>'ssh_port')::int as port
+      from jobs where id = any(${ids}::uuid[])`;
+    assert.deepEqual(
+      reserved.map((r) => r.port).sort(),
+      [...ports].sort(),
+      "each job holds its port from the moment it is chosen",
+    );
+    await assert.rejects(
+      freeSshPort(sql, 40_000, 40_011, randomUUID()),
+      /Every SSH proxy port in 40000-40011 is taken/,
+    );
+    await sql`update jobs set status = 'succeeded' where id = any(${ids}::uuid[])`;
   });
 });

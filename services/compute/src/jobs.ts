@@ -1,5 +1,5 @@
 import { type Logger, newId, prepared, type Sql, type TxSql, writeOutbox } from "@hb/platform";
-import { type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
+import { type DriverState, type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
 import { type IpRow, ipsOf, type MachineRow } from "./machines.ts";
 
 /** How long a claimed job is left to its worker before another may take it over (a crash). */
@@ -9,7 +9,7 @@ const RECHECK_MS = 1000;
 /** How long past a job's expected check the loop keeps looking often (its commit, a slow driver). */
 const BUSY_AFTER_DUE_MS = 2000;
 
-const JOB_COLUMNS = "id, service_id, customer_id, action, target_state, copy_id, claim";
+const JOB_COLUMNS = "id, service_id, customer_id, action, target_state, copy_id, claim, driver_state";
 
 /**
  * Jobs: every accepted action is one. Each step that touches the provider follows the same three
@@ -125,6 +125,20 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
     // Creating a copy leaves the machine as it was; reverting or restoring brings it back up.
     if (job.copy_id)
       changes.push(tx`update copies set status = 'available' where id = ${job.copy_id}`.execute());
+    if (outcome.snapshotsLost)
+      changes.push(
+        tx`update copies set status = 'deleted' where service_id = ${m.service_id}
+          and collection = 'snapshot' and status <> 'deleted'`.execute(),
+      );
+    if (outcome.sshPort)
+      changes.push(
+        tx`update machines set ssh_port = ${outcome.sshPort} where service_id = ${m.service_id}`.execute(),
+      );
+    if (outcome.driverState)
+      changes.push(
+        tx`update machines set driver_state = driver_state || ${JSON.stringify(outcome.driverState)}::text::jsonb
+          where service_id = ${m.service_id}`.execute(),
+      );
     if (outcome.state)
       changes.push(
         tx`update machines set state = ${outcome.state} where service_id = ${m.service_id}`.execute(),
@@ -237,3 +251,13 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
 }
 
 export type Jobs = ReturnType<typeof createJobs>;
+
+/**
+ * Keeps a driver's progress on a job (the provider operation it waits on) in the job row, while
+ * the job is still running and leased to the worker that asks: a restart resumes from it.
+ */
+export const rememberJobProgress = (sql: Sql) => async (job: JobRow, progress: DriverState) => {
+  job.driver_state = progress;
+  await sql`update jobs set driver_state = ${JSON.stringify(progress)}::text::jsonb
+    where id = ${job.id} and claim = ${job.claim} and status = 'running'`;
+};

@@ -28,6 +28,7 @@ const machine = (over: Partial<MachineRow> = {}): MachineRow => ({
   os_images: ["debian-12"],
   disabled_controls: [],
   driver_state: {},
+  ssh_port: null,
   service_status: "active",
   created_at: new Date(0),
   ...over,

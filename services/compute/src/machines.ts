@@ -29,6 +29,8 @@ export interface MachineRow {
   rescue_mode: boolean;
   os_images: string[];
   disabled_controls: string[];
+  /** The host port forwarded to its SSH port, where the driver reaches SSH that way. */
+  ssh_port: number | null;
   /** The provider driver's own state; compute stores it and never reads it. */
   driver_state: Record<string, unknown>;
   service_status: string;
@@ -81,6 +83,7 @@ export function instanceOf(m: MachineRow): Instance | undefined {
     diskGb: m.disk_gb,
     osImageId: m.os,
     rescueMode: m.rescue_mode,
+    sshPort: m.ssh_port ?? undefined,
   });
 }
 

@@ -20,8 +20,11 @@ import {
   startRetention,
 } from "@hb/platform";
 import { z } from "zod";
+import type { Drivers } from "./driver.ts";
 import { createHandlers } from "./handlers.ts";
 import { createJobs } from "./jobs.ts";
+import { lxdClients, lxdConfig, lxdDriverFromEnv } from "./lxd/config.ts";
+import { createReconciler } from "./lxd/reconcile.ts";
 import { startServiceEventConsumer } from "./service-events.ts";
 import { createSimulatorDriver } from "./simulator.ts";
 
@@ -34,6 +37,12 @@ runMain(log, async () => {
     SIM_BUILD_MS: z.coerce.number().int().min(0).default(3000),
     SIM_ACTION_MS: z.coerce.number().int().min(0).default(1500),
     SIM_REINSTALL_MS: z.coerce.number().int().min(0).default(5000),
+    /** The simulator's failure injection by hostname: on only where a test stack sets it. */
+    SIM_FAILURES: z
+      .enum(["0", "1", "true", "false", ""])
+      .default("")
+      .transform((v) => v === "1" || v === "true"),
+    ...lxdConfig,
   });
   const observability = await startObservability("compute", log);
   const sql = connectDb(cfg.DATABASE_URL, "compute", cfg.DB_POOL_MAX);
@@ -41,15 +50,19 @@ runMain(log, async () => {
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
   const nats = linkNats(cfg.NATS_URL, "compute", cfg.HB_NS, log);
   // Provider drivers by the machines.provider name they serve (docs/providers.md).
-  const drivers = {
+  // Dedicated and game servers stay on the simulator; VPSes go to LXD when COMPUTE_DRIVER=lxd.
+  const drivers: Drivers = {
     simulator: createSimulatorDriver({
       buildMs: cfg.SIM_BUILD_MS,
       actionMs: cfg.SIM_ACTION_MS,
       reinstallMs: cfg.SIM_REINSTALL_MS,
+      failureInjection: cfg.SIM_FAILURES,
     }),
   };
+  const clients = cfg.COMPUTE_DRIVER === "lxd" ? await lxdClients(cfg) : [];
+  if (cfg.COMPUTE_DRIVER === "lxd") drivers.lxd = lxdDriverFromEnv(sql, cfg, clients);
   const jobs = createJobs(sql, cfg.HB_NS, drivers);
-  const deps = { jobs, drivers, defaultProvider: "simulator" };
+  const deps = { jobs, drivers, defaultProvider: "simulator", vpsProvider: cfg.COMPUTE_DRIVER };
   const handlers = createHandlers(sql, deps);
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
@@ -65,7 +78,9 @@ runMain(log, async () => {
   );
   const relay = startOutboxRelay(sql, nats, log);
   const jobLoop = jobs.startLoop(log);
-  const events = startServiceEventConsumer(sql, nats, cfg.HB_NS, log);
+  const events = startServiceEventConsumer(sql, nats, cfg.HB_NS, log, jobs);
+  const reconcile =
+    clients.length > 0 ? createReconciler(sql, clients, log).start(cfg.LXD_RECONCILE_MS) : undefined;
   // Finished jobs answer GET /jobs/{id} for 30 days; event ids need keeping no longer either.
   const retention = startRetention(
     sql,
@@ -76,11 +91,16 @@ runMain(log, async () => {
     ],
     log,
   );
-  log.info("compute listening", { port: server.port, transport: cfg.RPC_TRANSPORT });
+  log.info("compute listening", {
+    port: server.port,
+    transport: cfg.RPC_TRANSPORT,
+    vpsDriver: cfg.COMPUTE_DRIVER,
+  });
 
   onShutdown(log, [
     ["rpc", () => server.close()],
     ["job-loop", () => jobLoop.stop()],
+    ["reconcile", async () => reconcile?.stop()],
     ["retention", () => retention.stop()],
     ["service-events", () => events.stop()],
     ["outbox", () => relay.stop()],

@@ -9,6 +9,9 @@ import {
   type Sql,
   streams,
 } from "@hb/platform";
+import type { JobRow } from "./driver.ts";
+import type { Jobs } from "./jobs.ts";
+import type { MachineRow } from "./machines.ts";
 
 const STATUS: Record<string, string> = {
   "service.suspended": "suspended",
@@ -17,7 +20,13 @@ const STATUS: Record<string, string> = {
 };
 
 /** Keeps compute's copy of each service's billing status, so control of a suspended service is refused without a call. */
-export function startServiceEventConsumer(sql: Sql, nats: NatsLink, ns: string, log: Logger): BatchConsumer {
+export function startServiceEventConsumer(
+  sql: Sql,
+  nats: NatsLink,
+  ns: string,
+  log: Logger,
+  jobs?: Pick<Jobs, "accept" | "launch">,
+): BatchConsumer {
   const s = streams(ns);
   const durable = "compute-service-events";
   return consumeBatches(
@@ -40,7 +49,7 @@ export function startServiceEventConsumer(sql: Sql, nats: NatsLink, ns: string, 
         events.push({ id: event.id, serviceId: event.payload.value.serviceId, status });
       }
       if (events.length === 0) return;
-      await sql.begin(async (tx) => {
+      const removals = await sql.begin(async (tx) => {
         const fresh = new Set(
           (
             await tx<{ event_id: string }[]>`insert into processed_events (event_id)
@@ -55,8 +64,17 @@ export function startServiceEventConsumer(sql: Sql, nats: NatsLink, ns: string, 
           const terminated = (last.get(e.serviceId)?.terminated ?? false) || e.status === "terminated";
           last.set(e.serviceId, { status: e.status, terminated });
         }
-        if (last.size === 0) return;
+        if (last.size === 0) return [];
         const ids = [...last.keys()];
+        // A real provider's machine of a terminated service is removed by a job (the simulator's
+        // has nothing to remove): its container and snapshots are deleted after the service ends.
+        const ended = ids.filter((id) => last.get(id)?.terminated);
+        const removable =
+          jobs && ended.length > 0
+            ? await tx<Pick<MachineRow, "service_id" | "customer_id" | "provider">[]>`
+                select service_id, customer_id, provider from machines
+                where service_id = any(${ended}::uuid[]) and provider <> 'simulator' and has_instance`
+            : [];
         await tx`update machines m set service_status = v.status,
             state = case when v.terminated then 'stopped' else m.state end,
             has_instance = case when v.terminated then false else m.has_instance end
@@ -64,7 +82,18 @@ export function startServiceEventConsumer(sql: Sql, nats: NatsLink, ns: string, 
                       ${ids.map((id) => String(last.get(id)!.terminated))}::text[]::bool[])
             as v(service_id, status, terminated)
           where m.service_id = v.service_id`;
+        const accepted: JobRow[] = [];
+        for (const m of removable) {
+          const job = await jobs?.accept(tx, m, "terminate", "stopped");
+          if (job) accepted.push(job);
+        }
+        return accepted;
       });
+      // Handed to the driver once committed, as every accepted job is; the loop carries them on.
+      for (const job of removals) {
+        const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${job.service_id}`;
+        if (m) await jobs?.launch(job, m);
+      }
     },
   );
 }

@@ -9,7 +9,7 @@ import type { JobRow } from "./driver.ts";
 import type { MachineRow } from "./machines.ts";
 import { BUILD_FAILED, CONTROLLER_FAILED, createSimulatorDriver } from "./simulator.ts";
 
-const sim = createSimulatorDriver({ buildMs: 300, actionMs: 200, reinstallMs: 500 });
+const sim = createSimulatorDriver({ buildMs: 300, actionMs: 200, reinstallMs: 500, failureInjection: true });
 const job = (action: string, target_state = "running", copy_id: string | null = null): JobRow => ({
   id: "j",
   service_id: "0190a5f4-0000-7000-8000-000000000001",
@@ -28,6 +28,12 @@ describe("simulator driver", () => {
     for (const h of ["fail-over-1", "web-fail-1", "db.fail", "fail"])
       assert.equal(state(h).fail_build, true, h);
     for (const h of ["failover", "web-1", "unfailing"]) assert.equal(state(h).fail_build, false, h);
+  });
+
+  it("builds every hostname when failure injection is off (its default: npm start, production)", () => {
+    const plain = createSimulatorDriver({ buildMs: 300, actionMs: 200, reinstallMs: 500 });
+    for (const h of ["fail-over-1", "web-fail-1", "db.fail", "fail"])
+      assert.equal(plain.initialState(create(ProvisionRequestSchema, { hostname: h })).fail_build, false, h);
   });
 
   it("takes the admin command's failure flags as given, whatever the hostname", () => {

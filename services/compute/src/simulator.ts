@@ -6,6 +6,12 @@ export interface SimulatorConfig {
   buildMs: number;
   actionMs: number;
   reinstallMs: number;
+  /**
+   * Whether a hostname with "fail" as one of its words fails its build: failure injection for
+   * tests (SIM_FAILURES=1, which the test stack sets). Off otherwise, so that no customer's
+   * hostname changes how a machine is built.
+   */
+  failureInjection?: boolean;
 }
 
 /**
@@ -17,7 +23,7 @@ type SimulatorState = {
   controller_fails?: boolean;
 };
 
-/** A hostname with "fail" as one of its words (web-fail-1, fail-over-1): its simulated build fails. */
+/** With failure injection on, a hostname with "fail" as one of its words (web-fail-1, fail-over-1) fails its build. */
 const FAIL_HOSTNAME = /(^|[.-])fail([.-]|$)/;
 
 export const BUILD_FAILED: JobOutcome = {
@@ -49,7 +55,10 @@ export function createSimulatorDriver(cfg: SimulatorConfig): ProviderDriver {
       if (req.$typeName === "hb.compute.v1.AdminCreateMachineRequest") {
         return { fail_build: req.failBuild, controller_fails: req.controllerFails };
       }
-      return { fail_build: FAIL_HOSTNAME.test(req.hostname), controller_fails: false };
+      return {
+        fail_build: Boolean(cfg.failureInjection) && FAIL_HOSTNAME.test(req.hostname),
+        controller_fails: false,
+      };
     },
     firstCheckMs(action) {
       if (action === "build") return cfg.buildMs;

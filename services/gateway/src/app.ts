@@ -1,4 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { Module, type Principal, PrincipalSchema, type RateLimit } from "@hb/contracts/hb/auth/v1/auth_pb";
 import type { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import {
@@ -16,6 +17,7 @@ import {
   SpanKind,
 } from "@hb/platform";
 import { type Reservation, reserveCooldown } from "@hb/platform/cooldown";
+import { decideKey } from "@hb/platform/key-decision";
 import { countHourly } from "@hb/platform/rate-window";
 import type { Redis } from "@hb/platform/redis";
 import express, { type NextFunction, type Request, type Response } from "express";
@@ -24,6 +26,7 @@ import { jsonBody, parserRefusal, type RawBodyRequest } from "./body.ts";
 import type { Clients } from "./clients.ts";
 import type { GatewayConfig } from "./config.ts";
 import { sendError, sendOk } from "./envelope.ts";
+import { inProcessApi, sessionPrincipalOf } from "./in-process.ts";
 import { checkKey, type Refusal, unauthenticated } from "./key-check.ts";
 import type { KeySync } from "./key-sync.ts";
 import { keyChecks, observeHttp, UNMATCHED_ROUTE } from "./metrics.ts";
@@ -132,7 +135,8 @@ export function buildApp(deps: AppDeps): express.Express {
   app.use(API_PREFIX, (req, res, next) => {
     const bringsBody =
       req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"]) > 0;
-    if (!bringsBody || req.method === "GET" || req.method === "HEAD") return next();
+    if (!bringsBody || req.method === "GET" || req.method === "HEAD" || sessionPrincipalOf(req))
+      return next();
     const key = keyFromAuthorization(req.headers.authorization);
     // A well-formed key is looked up in the key table first: an unknown, wrong or revoked one is
     // refused as early as a malformed one (the table answers without a round trip).
@@ -155,7 +159,16 @@ export function buildApp(deps: AppDeps): express.Express {
   });
 
   // The portal and admin pages read their own (form) bodies; the API's JSON parser comes after.
-  app.use(pagesRouter({ clients: clients.pages, publicUrl: cfg.PUBLIC_URL, log }));
+  app.use(
+    pagesRouter({
+      clients: clients.pages,
+      publicUrl: cfg.PUBLIC_URL,
+      log,
+      redis,
+      ns: cfg.HB_NS,
+      api: inProcessApi(() => app, API_PREFIX),
+    }),
+  );
 
   app.use(jsonBody(cfg.BODY_LIMIT));
   // The body parser continues from the socket's callbacks, outside the request's context.
@@ -191,6 +204,8 @@ export function buildApp(deps: AppDeps): express.Express {
   app.use(API_PREFIX, async (req, res) => {
     const track = trackRequest(req, res);
     try {
+      if (sessionPrincipalOf(req))
+        return sendError(res, "NOT_FOUND", `No route ${req.method} ${API_PREFIX}${req.path}`);
       const principal = await authenticate(req, res, { scope: "", write: false }, (p) => {
         track.principal = p;
       });
@@ -391,6 +406,43 @@ export function buildApp(deps: AppDeps): express.Express {
     return principal;
   }
 
+  /**
+   * The check of a portal session's in-process call (in-process.ts): the key check's own decision
+   * (decideKey, which auth.Verify and the key table ask too), with the session standing in for a key
+   * that holds the route's scope, no IP allowlist and an empty hourly window, and with the Customer
+   * API switch on: the switch and the hourly limit belong to the API's keys, not to the portal.
+   * Module switches, the person's live permissions (auth re-reads them for the session on every
+   * page) and suspension are decided as for a key, with the same codes and words.
+   */
+  async function sessionCheck(res: Response, need: Need, p: Principal): Promise<Principal | undefined> {
+    const s =
+      keys?.serving() && keys.table.settings
+        ? keys.table.settings
+        : (await clients.pages.auth.getSettings({})).settings;
+    const nowMs = Date.now();
+    const refusal = decideKey(
+      {
+        customerApiEnabled: true,
+        inventoryModule: s?.inventoryModule ?? false,
+        vpsModule: s?.vpsModule ?? false,
+        revoked: false,
+        expired: false,
+        ipAllowlist: [],
+        sourceIp: "",
+        scopes: need.scope ? [need.scope] : [],
+        permissions: p.permissions,
+        accountSuspended: p.accountStatus === CustomerStatus.SUSPENDED,
+        window: { count: 0, limit: 1, reset: 0 },
+        nowMs,
+      },
+      { scope: need.scope, permissionsAny: need.permissions ?? [], write: need.write, module: need.module },
+    );
+    if (!refusal) return p;
+    const code = isErrorCode(refusal.code) ? refusal.code : "FORBIDDEN";
+    sendError(res, code, refusal.message, { scope: refusal.scope || undefined });
+    return undefined;
+  }
+
   /** One auth.Verify call, which also answers a missing or malformed key (sent as an empty key). */
   async function remoteAuthenticate(
     req: Request,
@@ -432,11 +484,18 @@ export function buildApp(deps: AppDeps): express.Express {
     let principal: Principal | undefined;
     let reservation: Reservation | undefined;
     try {
+      const session = sessionPrincipalOf(req);
+      if (session && def.auth !== "none" && def.auth.signed) {
+        // Signed (reseller) routes take a partner's signature, which a portal session never is.
+        return sendError(res, "UNAUTHORIZED", "This operation takes a signed API request");
+      }
       if (def.auth !== "none") {
         const need = needOf({ method: def.method, auth: def.auth });
-        principal = await authenticate(req, res, need, (p) => {
-          track.principal = p;
-        });
+        principal = session
+          ? await sessionCheck(res, need, session)
+          : await authenticate(req, res, need, (p) => {
+              track.principal = p;
+            });
         if (!principal) return;
       }
 

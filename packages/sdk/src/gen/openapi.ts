@@ -7123,6 +7123,8 @@ export interface operations {
                                 disk_gb: number;
                                 os: string;
                                 rescue_mode: boolean;
+                                /** @description Host port forwarded to the machine's SSH port at primary_ip, where SSH is reached that way */
+                                ssh_port?: number;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -7443,6 +7445,8 @@ export interface operations {
                                 disk_gb: number;
                                 os: string;
                                 rescue_mode: boolean;
+                                /** @description Host port forwarded to the machine's SSH port at primary_ip, where SSH is reached that way */
+                                ssh_port?: number;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -13405,6 +13409,8 @@ export interface operations {
                                 disk_gb: number;
                                 os: string;
                                 rescue_mode: boolean;
+                                /** @description Host port forwarded to the machine's SSH port at primary_ip, where SSH is reached that way */
+                                ssh_port?: number;
                             };
                             /** Format: date-time */
                             created_at: string;
@@ -13725,6 +13731,8 @@ export interface operations {
                                 disk_gb: number;
                                 os: string;
                                 rescue_mode: boolean;
+                                /** @description Host port forwarded to the machine's SSH port at primary_ip, where SSH is reached that way */
+                                ssh_port?: number;
                             };
                             /** Format: date-time */
                             created_at: string;

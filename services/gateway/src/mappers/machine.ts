@@ -30,6 +30,7 @@ export function instanceJson(i: Instance): z.infer<typeof instance> {
     disk_gb: i.diskGb,
     os: i.osImageId,
     rescue_mode: i.rescueMode,
+    ...(i.sshPort === undefined ? {} : { ssh_port: i.sshPort }),
   };
 }
 

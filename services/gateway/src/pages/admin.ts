@@ -5,7 +5,7 @@ import { ALL_PERMISSIONS, PERMISSIONS, type Permission, resolveError, STAFF_PERM
 import express, { type Request, type Response, type Router } from "express";
 import type { PageClients } from "../clients.ts";
 import { partnerRoutes } from "./admin-partners.ts";
-import { day, when } from "./format.ts";
+import { day, paginate, when } from "./format.ts";
 import {
   checkedPermissions,
   csrfField,
@@ -98,18 +98,45 @@ export function adminRouter(clients: PageClients, setCookie: CookieWriter, publi
   router.get("/", (_req, res) => res.redirect(303, "/admin/customers"));
 
   // Customers -------------------------------------------------------------------------------
-  async function customersPage(res: Response, f: FormState, o: { status?: number; link?: Html } = {}) {
+  async function customersPage(
+    res: Response,
+    f: FormState,
+    o: { status?: number; link?: Html; q?: string; page?: unknown } = {},
+  ) {
     const s = sessionOf(res);
-    const { customers } = await clients.auth.listCustomers({ email: "" });
+    const { customers: all } = await clients.auth.listCustomers({ email: "" });
+    // Search by name, e-mail, company or id, in the gateway over auth's list (at most 1,000
+    // customers; a search in auth is the next step past that, like the request log's).
+    const q = (o.q ?? "").trim().toLowerCase();
+    const matching = q
+      ? all.filter((c) => [c.name, c.email, c.company, c.id].some((v) => v.toLowerCase().includes(q)))
+      : all;
+    const shown = paginate(matching, o.page, 50);
+    const pageLink = (n: number) =>
+      `/admin/customers?${new URLSearchParams({ ...(q ? { q: o.q ?? "" } : {}), page: String(n) })}`;
+    const customers = shown.rows;
     const body = html`${o.link ?? ""}
-<div class="table-wrap" tabindex="0" role="region" aria-label="Customers"><table>
+<form method="get" action="/admin/customers" class="filters" role="search">
+<div class="field"><label for="f-q">Search customers</label><input id="f-q" name="q" type="search" value="${o.q ?? ""}" aria-describedby="f-q-hint"><p class="hint" id="f-q-hint">Name, e-mail, company or id.</p></div>
+<button type="submit">Search</button></form>
+<p>${shown.total} ${shown.total === 1 ? "customer" : "customers"}${q ? " match" : ""}.</p>
+${
+  shown.total === 0
+    ? html`<p class="empty">${q ? "No customer matches this search." : "No customers yet."}</p>`
+    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Customers"><table>
 <thead><tr><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Company</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
 <tbody>${customers.map(
-      (
-        c,
-      ) => html`<tr><td><a href="/admin/customers/${c.id}">${c.name}</a></td><td>${c.email}</td><td>${c.company}</td>
+        (
+          c,
+        ) => html`<tr><td><a href="/admin/customers/${c.id}">${c.name}</a></td><td>${c.email}</td><td>${c.company}</td>
 <td>${c.status === CustomerStatus.SUSPENDED ? "Suspended" : "Active"}</td><td>${when(c.createdAt)}</td></tr>`,
-    )}</tbody></table></div>
+      )}</tbody></table></div>`
+}
+${
+  shown.pages > 1
+    ? html`<nav class="pager" aria-label="Pages">${shown.page > 1 ? html`<a href="${pageLink(shown.page - 1)}" rel="prev">Previous page</a>` : ""}<span>Page ${shown.page} of ${shown.pages}</span>${shown.page < shown.pages ? html`<a href="${pageLink(shown.page + 1)}" rel="next">Next page</a>` : ""}</nav>`
+    : ""
+}
 ${
   can(res, "edit_clients")
     ? html`<h2>Create a customer</h2>
@@ -130,7 +157,12 @@ ${field(f, "currency", "Currency", { hint: "ISO code; empty: EUR" })}
 
   router.get(
     "/customers",
-    needs("view_clients", "/admin/customers", (_req, res) => customersPage(res, emptyForm())),
+    needs("view_clients", "/admin/customers", (req, res) =>
+      customersPage(res, emptyForm(), {
+        q: typeof req.query.q === "string" ? req.query.q.slice(0, 200) : "",
+        page: req.query.page,
+      }),
+    ),
   );
 
   router.post(

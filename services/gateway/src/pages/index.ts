@@ -1,13 +1,16 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { errorCodes, type Logger, resolveError } from "@hb/platform";
+import type { Redis } from "@hb/platform/redis";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { parserRefusal } from "../body.ts";
 import type { PageClients } from "../clients.ts";
+import type { ApiCall } from "../in-process.ts";
 import { refuseUnsafeText } from "../validation.ts";
 import { adminRouter } from "./admin.ts";
+import { onceStore } from "./customer/once.ts";
 import { html } from "./html.ts";
-import { page, SCRIPT, STYLESHEET } from "./layout.ts";
+import { FAVICON, page, SCRIPT, STYLESHEET } from "./layout.ts";
 import { portalRouter } from "./portal.ts";
 import { sendPage } from "./respond.ts";
 import { cookieWriter } from "./session.ts";
@@ -36,11 +39,24 @@ function safeText(req: Request, _res: Response, next: NextFunction) {
  * billing's and webhooks' gRPC APIs, with forms that work without JavaScript. Mounted by app.ts
  * before the API's JSON body parser: forms are read as urlencoded here.
  */
-export function pagesRouter(deps: { clients: PageClients; publicUrl: string; log: Logger }): Router {
+export function pagesRouter(deps: {
+  clients: PageClients;
+  publicUrl: string;
+  log: Logger;
+  redis: Redis;
+  /** Redis key namespace. */
+  ns: string;
+  /** The customer API in process (in-process.ts): the portal's customer pages act through it. */
+  api: ApiCall;
+}): Router {
   const router = express.Router();
   const setCookie = cookieWriter(deps.publicUrl);
   const css = asset("pages.css");
   const js = asset("pages.js");
+  const icon = asset("favicon.svg");
+  router.get([FAVICON, "/favicon.ico"], (_req, res) => {
+    res.type("image/svg+xml").set("Cache-Control", "public, max-age=86400").send(icon);
+  });
   router.get(STYLESHEET, (_req, res) => {
     res.type("text/css").set("Cache-Control", "public, max-age=300").send(css);
   });
@@ -48,7 +64,15 @@ export function pagesRouter(deps: { clients: PageClients; publicUrl: string; log
     res.type("text/javascript").set("Cache-Control", "public, max-age=300").send(js);
   });
   const forms = express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 200 });
-  router.use("/portal", forms, safeText, portalRouter(deps.clients, setCookie, deps.publicUrl));
+  router.use(
+    "/portal",
+    forms,
+    safeText,
+    portalRouter(deps.clients, setCookie, deps.publicUrl, {
+      call: deps.api,
+      once: onceStore(deps.redis, deps.ns),
+    }),
+  );
   router.use("/admin", forms, safeText, adminRouter(deps.clients, setCookie, deps.publicUrl));
   // What the API answers 400, 413, 415 or 503 a page answers alike, as a page; only a failure of
   // the gateway itself is a 500 (and logged).

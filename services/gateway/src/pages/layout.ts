@@ -16,10 +16,13 @@ export interface PageOptions {
   user?: { name: string; signOut: string; csrf: string };
   /** A one-line notice above the content (saved, revoked...). */
   notice?: string;
+  /** A one-line error above the content (an action the API refused). */
+  error?: string;
 }
 
 export const STYLESHEET = "/assets/pages.css";
 export const SCRIPT = "/assets/pages.js";
+export const FAVICON = "/assets/favicon.svg";
 
 /** The whole document: one stylesheet and one optional script, both served by the gateway. */
 export function page(o: PageOptions): Html {
@@ -29,6 +32,7 @@ export function page(o: PageOptions): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${o.title} · ${o.area}</title>
+<link rel="icon" href="${FAVICON}" type="image/svg+xml">
 <link rel="stylesheet" href="${STYLESHEET}">
 <script src="${SCRIPT}" defer></script>
 </head>
@@ -55,6 +59,7 @@ export function page(o: PageOptions): Html {
 <main id="main" tabindex="-1">
 <h1>${o.title}</h1>
 ${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ""}
+${o.error ? html`<p class="error" role="alert" id="page-error">${o.error}</p>` : ""}
 ${o.body}
 </main>
 </body>

@@ -8,3 +8,33 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
     button.textContent = "Copied";
   });
 }
+
+// A refused form: focus goes to its first field in error, or to the form's own error.
+const firstInvalid = document.querySelector("[aria-invalid='true'], #form-error, #page-error");
+if (firstInvalid) {
+  if (!firstInvalid.matches("input, select, textarea")) firstInvalid.tabIndex = -1;
+  firstInvalid.focus();
+}
+
+// A job's page follows the job until it ends, without a reload (the server side is
+// /portal/jobs/:id/status). Without JavaScript the page shows the state it was loaded with.
+const job = document.querySelector("[data-job-poll]");
+if (job?.dataset.jobPoll) {
+  const poll = async () => {
+    try {
+      const res = await fetch(job.dataset.jobPoll, {
+        headers: { accept: "application/json" },
+        credentials: "same-origin",
+      });
+      if (!res.ok) return;
+      const state = await res.json();
+      const doc = new DOMParser().parseFromString(state.html, "text/html");
+      job.replaceChildren(...doc.body.childNodes);
+      if (state.running) setTimeout(poll, 1000);
+      else job.dataset.jobDone = "true";
+    } catch {
+      setTimeout(poll, 3000);
+    }
+  };
+  setTimeout(poll, 1000);
+}

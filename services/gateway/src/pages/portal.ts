@@ -13,6 +13,11 @@ import {
 } from "@hb/platform";
 import express, { type Request, type Response, type Router } from "express";
 import type { PageClients } from "../clients.ts";
+import { billingRoutes } from "./customer/billing.ts";
+import type { Kit } from "./customer/kit.ts";
+import { machineRoutes } from "./customer/machines.ts";
+import { newToken, validToken } from "./customer/once.ts";
+import { serviceRoutes } from "./customer/services.ts";
 import { day, dayStart, when } from "./format.ts";
 import {
   checkedPermissions,
@@ -34,8 +39,17 @@ import { signInRoutes } from "./sign-in.ts";
 
 const KEY_FIELDS = { label: "label", ip_allowlist: "allowlist", expires_on: "expires", scopes: "scopes" };
 
-/** The client portal: API Keys (while the Customer API is on), Team and Reseller. */
-export function portalRouter(clients: PageClients, setCookie: CookieWriter, publicUrl: string): Router {
+/**
+ * The client portal: the customer's operations (services, orders, invoices and proformas, balance,
+ * SSH keys, jobs) through the API in process, and the account pages (API Keys while the Customer
+ * API is on, Team, Reseller) through auth.
+ */
+export function portalRouter(
+  clients: PageClients,
+  setCookie: CookieWriter,
+  publicUrl: string,
+  api: Pick<Kit, "call" | "once">,
+): Router {
   const router = express.Router();
   signInRoutes(router, PORTAL, clients, setCookie);
   router.use(requireSession(PORTAL, clients));
@@ -46,10 +60,23 @@ export function portalRouter(clients: PageClients, setCookie: CookieWriter, publ
     res: Response,
     title: string,
     body: Html,
-    o: { notice?: string; status?: number; nav: boolean },
+    o: { notice?: string; error?: string; status?: number; nav: boolean },
   ) {
     const s = sessionOf(res);
+    // A menu entry shows when the person holds the permission of the API operation its page
+    // lists (a hint only: the API decides each call).
+    const areas: { href: string; label: string; needs: Permission }[] = [
+      { href: "/portal/services", label: "Services", needs: "view_services" },
+      { href: "/portal/order", label: "Order", needs: "view_services" },
+      { href: "/portal/orders", label: "Orders", needs: "view_invoices" },
+      { href: "/portal/invoices", label: "Invoices", needs: "view_invoices" },
+      { href: "/portal/proformas", label: "Proformas", needs: "view_invoices" },
+      { href: "/portal/balance", label: "Balance", needs: "view_billing" },
+      { href: "/portal/ssh-keys", label: "SSH keys", needs: "view_services" },
+      { href: "/portal/jobs", label: "Jobs", needs: "view_services" },
+    ];
     const nav = [
+      ...areas.filter((a) => holdsAny(s.permissions, [a.needs])).map(({ href, label }) => ({ href, label })),
       ...(o.nav ? [{ href: "/portal/keys", label: "API Keys" }] : []),
       { href: "/portal/team", label: "Team" },
       ...(s.isOwner ? [{ href: "/portal/reseller", label: "Reseller" }] : []),
@@ -63,15 +90,44 @@ export function portalRouter(clients: PageClients, setCookie: CookieWriter, publ
         nav,
         current: res.locals.current as string | undefined,
         notice: o.notice,
+        error: o.error,
         user: { name: s.name, signOut: "/portal/sign-out", csrf: s.csrfToken },
       }),
       o.status,
     );
   }
 
-  router.get("/", async (_req, res) =>
-    res.redirect(303, (await apiEnabled()) ? "/portal/keys" : "/portal/team"),
-  );
+  router.get("/", (_req, res) => {
+    const held = sessionOf(res).permissions;
+    res.redirect(
+      303,
+      holdsAny(held, ["view_services"])
+        ? "/portal/services"
+        : holdsAny(held, ["view_invoices"])
+          ? "/portal/invoices"
+          : "/portal/team",
+    );
+  });
+
+  // The customer's operations: each page calls the API in process as the signed-in person.
+  const kit: Kit = {
+    ...api,
+    render: (res, title, body, o = {}) => render(res, title, body, { ...o, nav: res.locals.apiOn === true }),
+  };
+  router.use(async (req, res, next) => {
+    // The menu marks the area a page belongs to (/portal/services/x is under Services), and shows
+    // API Keys only while the Customer API is on.
+    res.locals.current ??= `/portal/${req.path.split("/")[1] ?? ""}`;
+    try {
+      res.locals.apiOn = await apiEnabled();
+      next();
+    } catch (err) {
+      next(err);
+    }
+  });
+  serviceRoutes(kit, router);
+  billingRoutes(kit, router);
+  machineRoutes(kit, router);
 
   // The API Keys pages exist only while the Customer API is on: hidden from the menu and refused.
   const keys = express.Router();
@@ -114,13 +170,30 @@ ${createForm(s, f, atLimit ? `The account has reached its limit of ${list.active
     render(res, "API Keys", body, { notice: o.notice, status: o.status, nav: true });
   }
 
-  keys.get("/", (req, res, next) => {
-    const notice = req.query.revoked
-      ? "The key is revoked."
-      : req.query.saved
-        ? "The key is saved."
-        : undefined;
-    keysPage(res, emptyForm({ scopes: "read" }), { notice }).catch(next);
+  keys.get("/", async (req, res, next) => {
+    try {
+      const notice = req.query.revoked
+        ? "The key is revoked."
+        : req.query.saved
+          ? "The key is saved."
+          : undefined;
+      // After Create key: the new key's secret, shown on this one page view and never again.
+      const s = sessionOf(res);
+      const made = await api.once.outcome(s.subjectId, req.query.done);
+      const secret = made && (await api.once.takeSecret(s.subjectId, req.query.done));
+      const keyId = made?.location.split("created=")[1];
+      const key =
+        secret && keyId
+          ? (await clients.auth.listKeys({ personId: s.subjectId })).keys.find((k) => k.id === keyId)
+          : undefined;
+      await keysPage(res, emptyForm({ scopes: "read" }), {
+        notice:
+          made && !key ? "The key was created; its secret was shown once and cannot be shown again." : notice,
+        created: key && secret ? { key, secret } : undefined,
+      });
+    } catch (err) {
+      next(err);
+    }
   });
 
   keys.post("/", async (req, res, next) => {
@@ -147,15 +220,30 @@ ${createForm(s, f, atLimit ? `The account has reached its limit of ${list.active
         { status: 403 },
       ).catch(next);
     }
+    const token = req.body._once;
+    if (!validToken(token)) {
+      return keysPage(
+        res,
+        { values, errors: {}, general: "This form has expired; send it again." },
+        { status: 400 },
+      ).catch(next);
+    }
     try {
-      const r = await clients.auth.createKey({
-        personId: s.subjectId,
-        label: values.label,
-        scopes: scopes.filter((x) => x !== "read"),
-        ipAllowlist: values.allowlist,
-        expiresOn,
+      // Once per form (a double click makes one key): a repeat gets the first one's redirect, and
+      // the page after it shows the secret the first one kept for it.
+      const outcome = await api.once.run(s.subjectId, token, async () => {
+        const r = await clients.auth.createKey({
+          personId: s.subjectId,
+          label: values.label,
+          scopes: scopes.filter((x) => x !== "read"),
+          ipAllowlist: values.allowlist,
+          expiresOn,
+        });
+        await api.once.keepSecret(s.subjectId, token, r.secretKey);
+        return { location: `/portal/keys?created=${r.key?.id ?? ""}` };
       });
-      await keysPage(res, emptyForm({ scopes: "read" }), { created: { key: r.key!, secret: r.secretKey } });
+      const to = outcome.location || "/portal/keys";
+      res.redirect(303, `${to}${to.includes("?") ? "&" : "?"}done=${token}`);
     } catch (err) {
       try {
         await keysPage(res, formErrors(err, values, KEY_FIELDS), { status: resolveError(err).status });
@@ -359,7 +447,7 @@ function createForm(s: Session, f: FormState, disabledReason: string): Html {
   });
   return html`${disabledReason ? html`<p class="warning" id="limit-reason">${disabledReason}</p>` : ""}
 <form method="post" action="/portal/keys" novalidate>
-${csrfField(s.csrfToken)}
+${csrfField(s.csrfToken)}<input type="hidden" name="_once" value="${newToken()}">
 ${generalError(f)}
 <fieldset${disabledReason ? html` disabled` : ""}>
 <legend class="sr">New key</legend>

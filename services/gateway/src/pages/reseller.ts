@@ -49,6 +49,15 @@ export function resellerRoutes(router: Router, clients: PageClients, render: Ren
       fn(req, res).catch(next);
     };
 
+  /**
+   * The reseller API refuses a pending or suspended partner's writes (auth's verify.ts): the page
+   * refuses the same writes with the same words, and says so beside the disabled forms.
+   */
+  const readOnlyReason = (status: PartnerStatus) =>
+    status === PartnerStatus.ACTIVE
+      ? undefined
+      : `The reseller partner profile is ${statusWord(status)}: read access only`;
+
   async function resellerPage(
     res: Response,
     o: { url?: FormState; secret?: { title: string; value: string }; notice?: string; status?: number } = {},
@@ -69,18 +78,22 @@ export function resellerRoutes(router: Router, clients: PageClients, render: Ren
       clients.webhooks.listDeliveries({ partnerId: s.customerId, limit: DELIVERIES_SHOWN }),
     ]);
     const urlForm = o.url ?? emptyForm({ url });
+    const readOnly = readOnlyReason(s.partnerStatus);
     const body = html`${o.secret ? secretPanel(o.secret.title, o.secret.value) : ""}
 <p>Status: <strong id="partner-status">${statusWord(s.partnerStatus)}</strong>. ${STATUS_TEXT[s.partnerStatus]}</p>
 <h2>API Settings</h2>
 <section class="card" aria-labelledby="webhooks-title">
 <h3 id="webhooks-title">Webhooks</h3>
+${readOnly ? html`<p class="warning" id="partner-read-only">${readOnly}. The webhook URL and test events are available once staff approve the profile.</p>` : ""}
 <form method="post" action="/portal/reseller/webhook" novalidate>
 ${csrfField(s.csrfToken)}
 ${generalError(urlForm)}
+<fieldset${readOnly ? html` disabled aria-describedby="partner-read-only"` : ""}><legend class="sr">Webhook URL</legend>
 ${field(urlForm, "url", "Webhook URL", { type: "url", hint: "An absolute http or https URL on a public host. Leave empty to stop deliveries." })}
 <button type="submit">Save webhook URL</button>
+</fieldset>
 </form>
-<form method="post" action="/portal/reseller/test" class="inline">${csrfField(s.csrfToken)}<button type="submit">Send test event</button></form>
+<form method="post" action="/portal/reseller/test" class="inline">${csrfField(s.csrfToken)}<button type="submit"${readOnly ? html` disabled aria-describedby="partner-read-only"` : ""}>Send test event</button></form>
 </section>
 <section class="card" aria-labelledby="secret-heading">
 <h3 id="secret-heading">Secret rotation</h3>
@@ -124,6 +137,8 @@ ${deliveryTable(deliveries)}`;
     "/reseller/webhook",
     ownerOnly(async (req, res) => {
       const values = { url: String(req.body.url ?? "") };
+      const readOnly = readOnlyReason(sessionOf(res).partnerStatus);
+      if (readOnly) return resellerPage(res, { url: { values, errors: {}, general: readOnly }, status: 403 });
       try {
         const r = await clients.webhooks.setWebhookUrl({
           partnerId: sessionOf(res).customerId,
@@ -142,6 +157,8 @@ ${deliveryTable(deliveries)}`;
   router.post(
     "/reseller/test",
     ownerOnly(async (_req, res) => {
+      const readOnly = readOnlyReason(sessionOf(res).partnerStatus);
+      if (readOnly) return resellerPage(res, { notice: readOnly, status: 403 });
       try {
         await clients.webhooks.queueTest({ partnerId: sessionOf(res).customerId });
         res.redirect(303, "/portal/reseller?queued=1");

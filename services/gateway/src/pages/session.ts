@@ -85,7 +85,7 @@ export function requireSession(area: Area, clients: PageClients) {
     if (!session) {
       if (req.method === "GET") {
         const back = encodeURIComponent(req.originalUrl);
-        return res.redirect(303, `${area.base}/sign-in?next=${back}`);
+        return res.redirect(303, `${area.base}/sign-in?next=${back}${token ? "&ended=1" : ""}`);
       }
       return res.status(401).type("text").send("Your session has ended; sign in again.");
     }

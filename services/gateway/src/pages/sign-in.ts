@@ -16,10 +16,11 @@ function nextPath(area: Area, raw: unknown): string {
 
 /** Sign-in, sign-out and set-password pages of one area. */
 export function signInRoutes(router: Router, area: Area, clients: PageClients, setCookie: CookieWriter) {
-  const signInPage = (token: string, f: FormState, next: string) =>
+  const signInPage = (token: string, f: FormState, next: string, notice?: string) =>
     page({
       title: "Sign in",
       area: area.name,
+      notice,
       body: html`<form method="post" action="${area.base}/sign-in" class="narrow" novalidate>
   <input type="hidden" name="_csrf" value="${token}">
   <input type="hidden" name="next" value="${next}">
@@ -33,7 +34,18 @@ export function signInRoutes(router: Router, area: Area, clients: PageClients, s
   router.get("/sign-in", (req, res) => {
     sendPage(
       res,
-      signInPage(formToken(area, req, res, setCookie), emptyForm(), nextPath(area, req.query.next)),
+      signInPage(
+        formToken(area, req, res, setCookie),
+        emptyForm(),
+        nextPath(area, req.query.next),
+        // Why the sign-in page is shown: after Sign out, or a session that ended (expired, or
+        // ended elsewhere) when a page was asked for.
+        req.query.signed_out
+          ? "You are signed out."
+          : req.query.ended
+            ? "Your session has ended; sign in again."
+            : undefined,
+      ),
     );
   });
 
@@ -83,7 +95,7 @@ export function signInRoutes(router: Router, area: Area, clients: PageClients, s
     // Signing out needs no CSRF check to be safe: the worst a forged one does is sign you out.
     if (token) await clients.portal.signOut({ sessionToken: token }).catch(() => undefined);
     setCookie(res, area.sessionCookie, "", area.base, 0);
-    res.redirect(303, `${area.base}/sign-in`);
+    res.redirect(303, `${area.base}/sign-in?signed_out=1`);
   });
 
   const setPasswordPage = (csrf: string, linkToken: string, f: FormState) =>

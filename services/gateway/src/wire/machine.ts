@@ -24,6 +24,10 @@ export const instance = z
     disk_gb: z.int(),
     os: z.string(),
     rescue_mode: z.boolean(),
+    ssh_port: z
+      .int()
+      .optional()
+      .describe("Host port forwarded to the machine's SSH port at primary_ip, where SSH is reached that way"),
   })
   .describe("Absent when the machine has not been built or the build failed");
 

@@ -229,6 +229,13 @@ export declare type Session = Message<"hb.auth.v1.Session"> & {
    * @generated from field: hb.auth.v1.PartnerStatus partner_status = 11;
    */
   partnerStatus: PartnerStatus;
+
+  /**
+   * Portal: the account's currency (ISO 4217), so the portal's calls carry it as a key's do.
+   *
+   * @generated from field: string currency = 12;
+   */
+  currency: string;
 };
 
 /**

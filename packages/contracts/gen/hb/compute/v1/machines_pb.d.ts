@@ -108,6 +108,14 @@ export declare type Instance = Message<"hb.compute.v1.Instance"> & {
    * @generated from field: bool rescue_mode = 6;
    */
   rescueMode: boolean;
+
+  /**
+   * The host port that forwards to the machine's SSH port, where SSH is reached that way (the lxd
+   * driver's proxy device on a loopback-only host, at the primary address); unset otherwise.
+   *
+   * @generated from field: optional int32 ssh_port = 7;
+   */
+  sshPort?: number | undefined;
 };
 
 /**

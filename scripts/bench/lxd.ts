@@ -1,0 +1,245 @@
+/**
+ * `npm run bench:lxd` (root, after npm run lxd:setup and npm run images): the lxd driver on a
+ * scratch stack with COMPUTE_DRIVER=lxd. Measures order → SSH-able VPS (p50, p99 over
+ * BENCH_LXD_ORDERS orders, default 20, BENCH_LXD_PARALLEL at a time, default 4), power action →
+ * state change, and the CPU a VPS list page costs with 20 real machines (and that LXD's daemon
+ * spends none on it: states come from compute's rows, refreshed by the reconcile pass). Prints the
+ * figures and writes them as a section of docs/benchmarks.md (kept by `npm run bench`).
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
+import autocannon from "autocannon";
+import { lxdUnavailable } from "../../services/compute/src/lxd/lxd-available.ts";
+import { commandTicks, cpuTicks, withScratchStack } from "./scratch-stack.ts";
+import { adminClients, fundedCustomer } from "./seed.ts";
+
+const ORDERS = Number(process.env.BENCH_LXD_ORDERS ?? 20);
+const PARALLEL = Number(process.env.BENCH_LXD_PARALLEL ?? 4);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const HEADING = "## LXD driver (npm run bench:lxd)";
+const root = path.resolve(import.meta.dirname, "../..");
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+
+/** Polls fn every 100 ms until it answers a value, for at most `ms`. */
+async function until<T>(fn: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what}: not within ${ms} ms`);
+}
+
+async function main() {
+  const why = await lxdUnavailable(["debian-12"]);
+  if (why) {
+    process.stderr.write(`bench:lxd cannot run: ${why}\n`);
+    process.exit(1);
+  }
+  const dir = mkdtempSync(path.join(os.tmpdir(), "hb-bench-lxd-"));
+  const keyFile = path.join(dir, "id_ed25519");
+  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyFile]);
+  const ssh = (port: number) =>
+    execFileSync(
+      "ssh",
+      [
+        ...["-i", keyFile, "-p", String(port), "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no"],
+        ...["-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=2"],
+        "root@127.0.0.1",
+        "hostname",
+      ],
+      { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+    ).trim();
+
+  const result = await withScratchStack(
+    "lxdbench",
+    async (stack, env) => {
+      const clients = adminClients(env);
+      // The bench polls the API while it waits; the key's hourly window would refuse it.
+      await clients.auth.client.updateSettings({ hourlyRequestLimit: 1_000_000 });
+      const who = await fundedCustomer(clients, {
+        name: "LXD bench",
+        email: "lxd-bench@example.test",
+        scopes: ["services", "orders", "billing", "destructive"],
+        label: "bench",
+      });
+      const api = async (method: string, p: string, body?: unknown) => {
+        const res = await fetch(`${stack.gatewayUrl}/api/v1${p}`, {
+          method,
+          headers: { authorization: `Bearer ${who.key}`, "content-type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        // biome-ignore lint/suspicious/noExplicitAny: the bench reads a few fields of the answers
+        return { status: res.status, body: (await res.json()) as any };
+      };
+      await api("POST", "/ssh-keys", {
+        name: "bench",
+        publicKey: readFileSync(`${keyFile}.pub`, "utf8").trim(),
+      });
+      const { product } = await clients.billing.client.adminCreateProduct({
+        name: `lxd bench ${Date.now()}`,
+        kind: ProductKind.VPS,
+        prices: [{ cycle: BillingCycle.MONTHLY, price: { currency: "EUR", amount: "1" } }],
+        currency: "EUR",
+        osImages: ["debian-12"],
+        memoryMb: 256,
+        diskGb: 2,
+      });
+
+      // Order → SSH-able: the order's answer to `ssh hostname` printing the VPS's hostname.
+      const ids: string[] = [];
+      const toSsh: number[] = [];
+      let next = 0;
+      try {
+        await Promise.all(
+          Array.from({ length: PARALLEL }, async () => {
+            while (next < ORDERS) {
+              const n = next++;
+              const t0 = Date.now();
+              const order = await api("POST", "/orders", {
+                productId: product!.id,
+                billingCycle: "monthly",
+                hostname: `bench-${n}`,
+                configOptions: { os_image_id: "debian-12" },
+              });
+              if (order.status !== 201) throw new Error(`order answered ${order.status}`);
+              const id: string = order.body.data.services[0].id;
+              ids.push(id);
+              const port = await until(
+                async () => {
+                  const v = (await api("GET", `/vps/${id}`)).body.data;
+                  return v?.instance?.state === "running" && v.instance.ssh_port
+                    ? v.instance.ssh_port
+                    : undefined;
+                },
+                180_000,
+                `VPS ${n} running`,
+              );
+              await until(async () => (ssh(port) === `bench-${n}` ? true : undefined), 60_000, `ssh ${n}`);
+              toSsh.push(Date.now() - t0);
+              process.stdout.write(`order ${n}: SSH-able after ${Date.now() - t0} ms\n`);
+            }
+          }),
+        );
+
+        // Power action → recorded state change, on a few of them.
+        const stopMs: number[] = [];
+        const startMs: number[] = [];
+        for (const id of ids.slice(0, 5)) {
+          for (const [action, state, into] of [
+            ["stop", "stopped", stopMs],
+            ["start", "running", startMs],
+          ] as const) {
+            const t0 = Date.now();
+            const r = await api("POST", `/vps/${id}/${action}`);
+            if (r.status !== 200) throw new Error(`${action} answered ${r.status}`);
+            await until(
+              async () =>
+                (await api("GET", `/vps/${id}`)).body.data.instance.state === state ? true : undefined,
+              60_000,
+              `${action} ${id}`,
+            );
+            into.push(Date.now() - t0);
+          }
+        }
+
+        // The VPS page with every machine on it: CPU per request, and LXD's daemon's CPU meanwhile.
+        const url = `${stack.gatewayUrl}/api/v1/vps?limit=50`;
+        const headers = { authorization: `Bearer ${who.key}` };
+        await autocannon({ url, headers, connections: 10, duration: 2 });
+        const pids = {
+          gateway: stack.procs.get("gateway")!.pid!,
+          compute: stack.procs.get("compute")!.pid!,
+          billing: stack.procs.get("billing")!.pid!,
+        };
+        const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuTicks(pid)]));
+        const lxdBefore = commandTicks("lxd");
+        const r = await autocannon({ url, headers, connections: 10, duration: SECONDS });
+        const total = r.requests.total || 1;
+        const cpuUsPerPage = Object.fromEntries(
+          Object.entries(pids).map(([k, pid]) => [
+            k,
+            Math.round(((cpuTicks(pid) - before[k]) * 10_000) / total),
+          ]),
+        );
+        const lxdMsPerSecond = ((commandTicks("lxd") - lxdBefore) * 10) / SECONDS;
+
+        for (const id of ids) await api("DELETE", `/vps/${id}`, { immediate: true });
+        await until(
+          async () => {
+            const left = execFileSync("lxc", ["list", "--format", "csv", "-c", "n"], { encoding: "utf8" })
+              .split("\n")
+              .filter((n) => ids.some((id) => n === `hb-${id}`));
+            return left.length === 0 ? true : undefined;
+          },
+          180_000,
+          "containers removed",
+        );
+        clients.auth.close();
+        clients.billing.close();
+        const measured = {
+          orders: ORDERS,
+          parallel: PARALLEL,
+          orderToSshP50: pct(toSsh, 50),
+          orderToSshP99: pct(toSsh, 99),
+          stopP50: pct(stopMs, 50),
+          startP50: pct(startMs, 50),
+          pageRps: Math.round(r.requests.average),
+          pageP99: r.latency.p99,
+          cpuUsPerPage,
+          lxdMsPerSecond,
+        };
+        ids.length = 0;
+        return measured;
+      } finally {
+        // Whatever a failed run left behind (a finished run has removed them already).
+        for (const id of ids) {
+          try {
+            execFileSync("lxc", ["delete", "--force", `hb-${id}`], { stdio: "ignore" });
+          } catch {
+            // already gone
+          }
+        }
+      }
+    },
+    { COMPUTE_DRIVER: "lxd", LXD_RECONCILE_MS: "2000", LOG_LEVEL: "warn" },
+  );
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+
+  const section = `${HEADING}
+
+Measured ${new Date().toISOString().slice(0, 10)} on this machine (${os.cpus().length} cores, load average ${os.loadavg()[1].toFixed(0)} at the end), scratch stack with
+\`COMPUTE_DRIVER=lxd\`, Debian 12 image (256 MB, 2 GB plan), LXD ${"`dir`"} storage pool.
+
+| Measure | Value |
+|---|---|
+| order → \`ssh hostname\` answers, p50 / p99 (${result.orders} orders, ${result.parallel} at a time) | ${result.orderToSshP50} ms / ${result.orderToSshP99} ms |
+| stop → instance.state \`stopped\`, p50 (5 machines) | ${result.stopP50} ms |
+| start → instance.state \`running\`, p50 (5 machines) | ${result.startP50} ms |
+| VPS list page (\`GET /vps?limit=50\`, ${result.orders} machines): requests/s, p99 | ${result.pageRps}, ${result.pageP99} ms |
+| CPU per page: gateway / compute / billing | ${result.cpuUsPerPage.gateway} / ${result.cpuUsPerPage.compute} / ${result.cpuUsPerPage.billing} µs |
+| LXD daemon CPU while the page is under load | ${result.lxdMsPerSecond.toFixed(1)} ms per second (the reconcile pass every 2 s; no LXD call per page) |
+`;
+  const file = path.join(root, "docs/benchmarks.md");
+  const previous = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const parts = previous.split(/(?=^## )/m).filter((s) => !s.startsWith(HEADING));
+  writeFileSync(file, `${parts.join("").trimEnd()}\n\n${section}`);
+  process.stdout.write("written docs/benchmarks.md\n");
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:lxd failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Builds the LXD images the `lxd` compute driver uses, offline from Debian packages, and imports them
+# with their aliases (run as root after `npm run lxd:setup`; an alias already imported is skipped):
+#   busybox    the tiny image the driver tests use (Debian's busybox-static, no network needed)
+#   debian-12  Debian 12 with openssh-server and systemd, built by mmdebstrap from this machine's own
+#              apt sources (so no mirror address is written into this repository)
+# Usage: scripts/lxd/images.sh [busybox] [debian-12]   (no argument: both)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if [ "$(id -u)" != 0 ]; then
+  echo "images must be built as root (the rootfs keeps root ownership)" >&2
+  exit 1
+fi
+out=.tmp/images
+mkdir -p "$out"
+wanted=("$@")
+[ ${#wanted[@]} -eq 0 ] && wanted=(busybox debian-12)
+
+imported() { lxc image info "$1" >/dev/null 2>&1; }
+
+need_pkg() {
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+      return
+    fi
+  done
+}
+
+metadata() { # name description
+  cat <<META
+architecture: $(uname -m)
+creation_date: $(date +%s)
+properties:
+  os: $1
+  description: $2
+templates: {}
+META
+}
+
+build_busybox() {
+  need_pkg busybox-static
+  local dir="$out/busybox"
+  rm -rf "$dir"
+  mkdir -p "$dir"/rootfs/{bin,sbin,etc,root,tmp,proc,sys,dev,run,var/log}
+  cp /bin/busybox "$dir/rootfs/bin/busybox"
+  for applet in $(/bin/busybox --list); do
+    [ "$applet" = busybox ] || ln -sf busybox "$dir/rootfs/bin/$applet"
+  done
+  # A small init: takes the hostname from /etc/hostname (the driver writes it) and exits on the
+  # signals LXD sends for a clean stop (SIGPWR) so stop and restart do not wait for a timeout.
+  cat >"$dir/rootfs/sbin/init" <<'INIT'
+#!/bin/sh
+[ -s /etc/hostname ] && hostname "$(cat /etc/hostname)"
+trap 'exit 0' PWR TERM USR2
+while :; do sleep 3600 & wait $!; done
+INIT
+  chmod 755 "$dir/rootfs/sbin/init"
+  # Debian's busybox has no chpasswd applet; the driver sets passwords with chpasswd, as on any
+  # real image, so the test image gets a small one (user:password lines on stdin).
+  cat >"$dir/rootfs/bin/chpasswd" <<'CHPASSWD'
+#!/bin/sh
+while IFS=: read -r user pass; do
+  hash=$(mkpasswd -m sha512 "$pass") || exit 1
+  sed -i "s|^$user:[^:]*:|$user:$hash:|" /etc/shadow || exit 1
+done
+CHPASSWD
+  chmod 755 "$dir/rootfs/bin/chpasswd"
+  echo 'root:x:0:0:root:/root:/bin/sh' >"$dir/rootfs/etc/passwd"
+  echo 'root::0:0:99999:7:::' >"$dir/rootfs/etc/shadow"
+  chmod 600 "$dir/rootfs/etc/shadow"
+  echo 'root:x:0:' >"$dir/rootfs/etc/group"
+  echo busybox >"$dir/rootfs/etc/hostname"
+  metadata busybox "busybox test image" >"$dir/metadata.yaml"
+  tar -C "$dir" --numeric-owner -czf "$out/busybox.tar.gz" metadata.yaml rootfs
+  rm -rf "$dir"
+  lxc image import "$out/busybox.tar.gz" --alias busybox
+}
+
+host_sources() {
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [ -s "$f" ] && echo "$f"
+  done
+}
+
+build_debian() {
+  need_pkg mmdebstrap
+  local dir="$out/debian-12"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  local -a sources
+  mapfile -t sources < <(host_sources)
+  # Host keys made at build time would be shared by every machine: they are removed here and a unit
+  # makes each instance's own on first boot, before sshd starts.
+  mmdebstrap --variant=minbase --include=openssh-server,systemd-sysv,iproute2,ifupdown \
+    --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*' \
+    --customize-hook='printf "[Unit]\nDescription=SSH host keys for this machine\nBefore=ssh.service\nConditionPathExists=!/etc/ssh/ssh_host_ed25519_key\n[Service]\nType=oneshot\nExecStart=/usr/bin/ssh-keygen -A\n[Install]\nWantedBy=multi-user.target\n" >"$1"/etc/systemd/system/ssh-hostkeys.service' \
+    --customize-hook='chroot "$1" systemctl enable ssh-hostkeys.service ssh.service' \
+    --customize-hook='echo debian >"$1"/etc/hostname' \
+    --customize-hook='truncate -s0 "$1"/etc/machine-id' \
+    bookworm "$dir/rootfs" "${sources[@]}"
+  metadata debian "Debian 12 (bookworm) with openssh-server" >"$dir/metadata.yaml"
+  tar -C "$dir" --numeric-owner -czf "$out/debian-12.tar.gz" metadata.yaml rootfs
+  rm -rf "$dir"
+  lxc image import "$out/debian-12.tar.gz" --alias debian-12
+}
+
+for image in "${wanted[@]}"; do
+  if imported "$image"; then
+    echo "image $image: already imported"
+    continue
+  fi
+  start=$(date +%s)
+  case "$image" in
+    busybox) build_busybox ;;
+    debian-12) build_debian ;;
+    *) echo "unknown image $image (known: busybox, debian-12)" >&2; exit 1 ;;
+  esac
+  echo "image $image: built and imported in $(($(date +%s) - start)) s"
+done

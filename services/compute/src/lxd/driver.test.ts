@@ -1,0 +1,393 @@
+/**
+ * The lxd driver against a real LXD daemon and the busybox image (npm run lxd:setup, npm run
+ * images). Where either is missing the suite is skipped with the reason printed.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { after, describe, it } from "node:test";
+import { eventually } from "../../../../test/support/eventually.ts";
+import type { DriverState, JobOutcome, JobRow, ProviderDriver } from "../driver.ts";
+import type { MachineRow } from "../machines.ts";
+import { createLxdClient, type LxdClient, LxdError } from "./client.ts";
+import { createLxdDriver, instanceName } from "./driver.ts";
+import { LXD_SOCKET, lxdUnavailable } from "./lxd-available.ts";
+
+const unavailable = await lxdUnavailable(["busybox"]);
+if (unavailable) process.stderr.write(`lxd driver tests skipped: ${unavailable}\n`);
+
+const real = createLxdClient({ name: "local", socketPath: LXD_SOCKET });
+const backupDir = mkdtempSync(path.join(os.tmpdir(), "hb-lxd-backups-"));
+const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfXe8w3r4V8yqkq0F6a0Gm5Nq0nO8p3xU8a6o2G3p1Z test@hb";
+let nextPort = 23000 + Math.floor(Math.random() * 900);
+const made: string[] = [];
+
+function driverFor(clients: LxdClient[], unreachableFailMs = 60_000, ports?: number[]) {
+  return createLxdDriver({
+    clients,
+    images: { "busybox-os": "busybox" },
+    proxyAddress: "127.0.0.1",
+    storagePool: "default",
+    profiles: ["default"],
+    backupDir,
+    unreachableFailMs,
+    sshKeysOf: async () => [KEY],
+    allocatePort: async () => ports?.shift() ?? nextPort++,
+    remember: async (job: JobRow, progress: DriverState) => {
+      job.driver_state = progress;
+    },
+  });
+}
+
+function machine(over: Partial<MachineRow> = {}): MachineRow {
+  const service_id = randomUUID();
+  made.push(instanceName(service_id));
+  return {
+    service_id,
+    customer_id: randomUUID(),
+    kind: "vps",
+    provider: "lxd",
+    hostname: "web-1.example.com",
+    location: "fra1",
+    state: "creating",
+    has_instance: false,
+    vcpus: 1,
+    memory_mb: 256,
+    disk_gb: 1,
+    os: "busybox-os",
+    rescue_mode: false,
+    os_images: ["busybox-os"],
+    disabled_controls: [],
+    driver_state: {},
+    ssh_port: null,
+    service_status: "active",
+    created_at: new Date(),
+    ...over,
+  };
+}
+
+const job = (m: MachineRow, action: string, over: Partial<JobRow> = {}): JobRow => ({
+  id: randomUUID(),
+  service_id: m.service_id,
+  customer_id: m.customer_id,
+  action,
+  target_state: "running",
+  copy_id: null,
+  claim: randomUUID(),
+  driver_state: {},
+  ...over,
+});
+
+/** Starts a job and asks about it, as the job loop does, until the driver answers its outcome. */
+async function settle(d: ProviderDriver, j: JobRow, m: MachineRow, timeoutMs = 30_000): Promise<JobOutcome> {
+  const first = await d.start(j, m);
+  if (first) return first;
+  return eventually(async () => (await d.run(j, m)) ?? false, timeoutMs, 100);
+}
+
+/** Builds a machine and answers the row as compute would record it. */
+async function built(d: ProviderDriver, over: Partial<MachineRow> = {}): Promise<MachineRow> {
+  const m = machine(over);
+  const outcome = await settle(d, job(m, "build"), m);
+  assert.equal(outcome.ok, true, JSON.stringify(outcome));
+  return {
+    ...m,
+    state: "running",
+    has_instance: true,
+    driver_state: (outcome.ok && outcome.driverState) || {},
+    ssh_port: (outcome.ok && outcome.sshPort) || null,
+  };
+}
+
+const lxc = (...args: string[]) => execFileSync("lxc", args, { encoding: "utf8" }).trim();
+const inside = (m: MachineRow, ...cmd: string[]) => lxc("exec", instanceName(m.service_id), "--", ...cmd);
+const status = async (m: MachineRow) => {
+  try {
+    return (await real.get<{ status: string }>(`/1.0/instances/${instanceName(m.service_id)}`)).status;
+  } catch (err) {
+    if (err instanceof LxdError && err.status === 404) return "gone";
+    throw err;
+  }
+};
+
+after(() => {
+  if (unavailable) return;
+  for (const name of made) {
+    try {
+      execFileSync("lxc", ["delete", "--force", name], { stdio: "ignore" });
+    } catch {
+      // already gone
+    }
+  }
+});
+
+describe("lxd driver", { skip: unavailable }, () => {
+  const d = driverFor([real]);
+
+  it("builds a running container with the plan's limits, hostname, keys and an SSH proxy on loopback", async () => {
+    const m = await built(d);
+    const name = instanceName(m.service_id);
+    const i = await real.get<{
+      status: string;
+      config: Record<string, string>;
+      devices: Record<string, Record<string, string>>;
+    }>(`/1.0/instances/${name}`);
+    assert.equal(i.status, "Running");
+    assert.equal(i.config["limits.cpu"], "1");
+    assert.equal(i.config["limits.memory"], "256MiB");
+    assert.equal(i.devices.root.size, "1GiB");
+    const port = (m.driver_state as { ssh_port: number }).ssh_port;
+    assert.equal(m.ssh_port, port, "the port is recorded for the VPS record");
+    assert.equal(i.devices.ssh.listen, `tcp:127.0.0.1:${port}`);
+    assert.equal(i.devices.ssh.connect, "tcp:127.0.0.1:22");
+    assert.equal(inside(m, "cat", "/etc/hostname"), "web-1.example.com");
+    assert.equal(inside(m, "hostname"), "web-1.example.com");
+    assert.equal(inside(m, "cat", "/root/.ssh/authorized_keys"), KEY);
+    assert.equal(inside(m, "stat", "-c", "%a", "/root/.ssh/authorized_keys"), "600");
+  });
+
+  it("answers the loopback proxy address as the machine's address where LXD reports none", async () => {
+    const m = machine();
+    const outcome = await settle(d, job(m, "build"), m);
+    assert.deepEqual(outcome.ok && outcome.addresses, [
+      { address: "127.0.0.1", version: 4, prefix_length: 32, purpose: "primary" },
+    ]);
+  });
+
+  it("stops, starts and restarts; a restart is a new boot", async () => {
+    const m = await built(d);
+    const bootId = () => inside(m, "cat", "/proc/sys/kernel/random/boot_id");
+    const before = bootId();
+    assert.deepEqual(await settle(d, job(m, "poweroff", { target_state: "stopped" }), m), {
+      ok: true,
+      state: "stopped",
+    });
+    assert.equal(await status(m), "Stopped");
+    assert.deepEqual(await settle(d, job(m, "start"), m), { ok: true, state: "running" });
+    assert.equal(await status(m), "Running");
+    const afterStart = bootId();
+    assert.notEqual(afterStart, before);
+    assert.deepEqual(await settle(d, job(m, "reboot"), m), { ok: true, state: "running" });
+    assert.notEqual(bootId(), afterStart);
+  });
+
+  it("sets root's password inside the container, and only while the process has it", async () => {
+    const m = await built(d);
+    const shadow = () => inside(m, "grep", "^root:", "/etc/shadow").split(":")[1];
+    assert.equal(shadow(), "");
+    assert.deepEqual(await settle(d, job(m, "password", { secret: "correct horse battery" }), m), {
+      ok: true,
+    });
+    assert.match(shadow(), /^\$/);
+    // A password job resumed without its password (a restart) fails rather than claim success.
+    const lost = await settle(driverFor([real]), job(m, "password"), m);
+    assert.equal(lost.ok, false);
+    assert.equal(!lost.ok && lost.code, "PROVIDER_ERROR");
+  });
+
+  it("reverts a snapshot: a file changed after it is back", async () => {
+    const m = await built(d);
+    inside(m, "sh", "-c", "echo before > /root/file");
+    const copy_id = randomUUID();
+    assert.deepEqual(await settle(d, job(m, "snapshot_create", { copy_id }), m), { ok: true });
+    inside(m, "sh", "-c", "echo after > /root/file");
+    const reverted = await settle(d, job(m, "snapshot_revert", { copy_id }), m);
+    assert.equal(reverted.ok && reverted.state, "running");
+    assert.equal(await status(m), "Running");
+    assert.equal(inside(m, "cat", "/root/file"), "before");
+    await d.forgetCopy(m, "snapshot", copy_id);
+    assert.doesNotMatch(lxc("info", instanceName(m.service_id)), new RegExp(`c-${copy_id}`));
+  });
+
+  it("exports a backup to the backup directory and restores the machine from it", async () => {
+    const m = await built(d);
+    inside(m, "sh", "-c", "echo kept > /root/file");
+    const copy_id = randomUUID();
+    assert.deepEqual(await settle(d, job(m, "backup_create", { copy_id }), m), { ok: true });
+    assert.ok(existsSync(path.join(backupDir, `${m.service_id}-${copy_id}.tar.gz`)));
+    inside(m, "sh", "-c", "echo changed > /root/file");
+    const restored = await settle(d, job(m, "backup_restore", { copy_id }), m);
+    assert.equal(restored.ok && restored.state, "running", JSON.stringify(restored));
+    assert.equal(inside(m, "cat", "/root/file"), "kept");
+  });
+
+  it("reinstalls with the same name, limits, keys and SSH port", async () => {
+    const m = await built(d);
+    inside(m, "sh", "-c", "echo old > /root/file");
+    const outcome = await settle(d, job(m, "reinstall", { secret: "new root password" }), m);
+    assert.equal(outcome.ok && outcome.built, true, JSON.stringify(outcome));
+    assert.deepEqual(outcome.ok && outcome.driverState, m.driver_state);
+    assert.equal(outcome.ok && outcome.snapshotsLost, true, "its snapshots went with the old instance");
+    assert.equal(inside(m, "sh", "-c", "cat /root/file 2>/dev/null || echo none"), "none");
+    assert.equal(inside(m, "cat", "/root/.ssh/authorized_keys"), KEY);
+    assert.equal(inside(m, "hostname"), "web-1.example.com");
+    assert.match(inside(m, "grep", "^root:", "/etc/shadow").split(":")[1], /^\$/);
+  });
+
+  it("reads stats from LXD's instance state", async () => {
+    const m = await built(d);
+    const s = await d.stats(m);
+    assert.equal(s.cpu.vcpus, 1);
+    assert.ok(s.cpu.usage_percent >= 0 && s.cpu.usage_percent <= 100);
+    assert.equal(s.memory.total_mb, 256);
+    assert.ok(s.memory.used_mb >= 0);
+    assert.equal(s.disk.total_gb, 1);
+  });
+
+  it("terminates: the container and its snapshots are deleted", async () => {
+    const m = await built(d);
+    await settle(d, job(m, "snapshot_create", { copy_id: randomUUID() }), m);
+    assert.deepEqual(await settle(d, job(m, "terminate", { target_state: "stopped" }), m), {
+      ok: true,
+      state: "stopped",
+    });
+    assert.equal(await status(m), "gone");
+  });
+
+  it("resumes a job after a restart from the operation kept in the job", async () => {
+    const m = machine();
+    const j = job(m, "build");
+    assert.equal(await d.start(j, m), undefined);
+    assert.ok((j.driver_state as { op?: string }).op, "the build's operation is kept in the job");
+    // A new driver (a restarted compute) with only the job row finishes the build.
+    const again = driverFor([real]);
+    const outcome = await eventually(async () => (await again.run(j, m)) ?? false, 30_000);
+    assert.equal(outcome.ok && outcome.state, "running");
+    assert.equal(await status(m), "Running");
+  });
+
+  it("places a new machine on the endpoint with the most free memory, skipping one that does not answer", async () => {
+    const small: LxdClient = {
+      ...createLxdClient({ name: "small", socketPath: LXD_SOCKET }),
+      get: async <T>(p: string) =>
+        (p === "/1.0"
+          ? { environment: { server_clustered: false } }
+          : { memory: { total: 2 ** 30, used: 2 ** 29 } }) as T,
+    };
+    const down = createLxdClient({ name: "down", socketPath: path.join(backupDir, "nothing.socket") });
+    const m = machine();
+    const outcome = await settle(driverFor([small, down, real]), job(m, "build"), m);
+    assert.equal(outcome.ok && (outcome.driverState as { endpoint: string }).endpoint, "local");
+  });
+
+  it("moves the SSH proxy to another port when its port is taken on the host", async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const busy = (taken.address() as net.AddressInfo).port;
+    try {
+      const m = await built(driverFor([real], 60_000, [busy]));
+      assert.notEqual(m.ssh_port, busy);
+      assert.equal(
+        lxc("config", "device", "get", instanceName(m.service_id), "ssh", "listen"),
+        `tcp:127.0.0.1:${m.ssh_port}`,
+      );
+      assert.equal(await status(m), "Running");
+    } finally {
+      taken.close();
+    }
+  });
+
+  describe("failures", () => {
+    it("an image alias that does not exist fails the build and leaves no container", async () => {
+      const m = machine({ os: "no-such-image" });
+      const outcome = await settle(d, job(m, "build"), m);
+      assert.equal(outcome.ok, false);
+      assert.equal(!outcome.ok && outcome.code, "BUILD_FAILED");
+      assert.equal(!outcome.ok && outcome.destroyed, true);
+      assert.match(!outcome.ok ? outcome.message : "", /LXD/);
+      assert.equal(await status(m), "gone");
+    });
+
+    it("a reinstall onto an image alias that does not exist fails with the machine left without an instance", async () => {
+      const m = await built(d);
+      const outcome = await settle(d, job({ ...m, os: "no-such-image" }, "reinstall"), {
+        ...m,
+        os: "no-such-image",
+      });
+      assert.equal(outcome.ok, false);
+      assert.equal(!outcome.ok && outcome.code, "PROVIDER_ERROR");
+      assert.equal(
+        !outcome.ok && outcome.destroyed,
+        true,
+        "the old instance was removed before the create failed",
+      );
+      assert.equal(await status(m), "gone");
+    });
+
+    it("a container deleted out of band fails its power job with PROVIDER_ERROR", async () => {
+      const m = await built(d);
+      lxc("delete", "--force", instanceName(m.service_id));
+      const outcome = await settle(d, job(m, "reboot"), m);
+      assert.equal(outcome.ok, false);
+      assert.equal(!outcome.ok && outcome.code, "PROVIDER_ERROR");
+      assert.match(!outcome.ok ? outcome.message : "", /no longer exists/);
+      assert.equal(!outcome.ok && outcome.destroyed, true);
+    });
+
+    it("a daemon that stops answering during a job: the job waits, then fails after the limit", async () => {
+      const m = await built(d);
+      // The driver reaches LXD through a socket this test can take away mid-job.
+      const relay = await socketRelay();
+      const flaky = driverFor([createLxdClient({ name: "local", socketPath: relay.path })], 1500);
+      const j = job(m, "poweroff", { target_state: "stopped" });
+      await relay.close();
+      assert.equal(await flaky.start(j, m), undefined, "the job waits while the daemon is away");
+      const outcome = await eventually(async () => (await flaky.run(j, m)) ?? false, 10_000);
+      assert.equal(outcome.ok, false);
+      assert.equal(!outcome.ok && outcome.code, "PROVIDER_ERROR");
+      assert.match(!outcome.ok ? outcome.message : "", /did not answer/);
+      assert.equal(await status(m), "Running");
+    });
+
+    it("a daemon back within the limit lets the job finish", async () => {
+      const m = await built(d);
+      const relay = await socketRelay();
+      const flaky = driverFor([createLxdClient({ name: "local", socketPath: relay.path })], 60_000);
+      const j = job(m, "poweroff", { target_state: "stopped" });
+      await relay.close();
+      assert.equal(await flaky.start(j, m), undefined);
+      await relay.open();
+      const outcome = await eventually(async () => (await flaky.run(j, m)) ?? false, 20_000);
+      assert.deepEqual(outcome, { ok: true, state: "stopped" });
+      await relay.close();
+    });
+  });
+});
+
+/** A unix socket that forwards to LXD's until closed: the daemon as the driver sees it. */
+async function socketRelay() {
+  const file = path.join(backupDir, `relay-${randomUUID()}.socket`);
+  let server: net.Server | undefined;
+  const conns = new Set<net.Socket>();
+  const open = () =>
+    new Promise<void>((resolve) => {
+      server = net.createServer((client) => {
+        const upstream = net.connect(LXD_SOCKET);
+        conns.add(client);
+        conns.add(upstream);
+        client.pipe(upstream).pipe(client);
+        const drop = () => {
+          client.destroy();
+          upstream.destroy();
+        };
+        client.on("error", drop);
+        upstream.on("error", drop);
+      });
+      server.listen(file, resolve);
+    });
+  await open();
+  return {
+    path: file,
+    open,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const c of conns) c.destroy();
+        conns.clear();
+        server ? server.close(() => resolve()) : resolve();
+      }),
+  };
+}

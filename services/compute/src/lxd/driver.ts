@@ -1,0 +1,644 @@
+import { mkdir, readFile, rm } from "node:fs/promises";
+import path from "node:path";
+import { apiError } from "@hb/platform";
+import type { DriverState, JobOutcome, JobRow, MachineStats, ProviderDriver } from "../driver.ts";
+import type { IpRow, MachineRow } from "../machines.ts";
+import {
+  type LxdClient,
+  LxdError,
+  type LxdInstance,
+  type LxdInstanceState,
+  type LxdResources,
+} from "./client.ts";
+
+export interface LxdDriverConfig {
+  /** The daemons (or clusters) machines may be placed on; the first is used when one is not recorded. */
+  clients: LxdClient[];
+  /** os_image_id to LXD image alias; an id without an entry is used as the alias itself. */
+  images: Record<string, string>;
+  /** Where the SSH proxy device listens on the LXD host (127.0.0.1 keeps it on loopback). */
+  proxyAddress: string;
+  storagePool: string;
+  profiles: string[];
+  /** Directory that receives exported backups (the default backup store). */
+  backupDir: string;
+  /** How long the daemon may stay unreachable during a job before the job fails. */
+  unreachableFailMs: number;
+  /** The customer's SSH public keys on file, written to root's authorized_keys on (re)build. */
+  sshKeysOf(customerId: string): Promise<string[]>;
+  /** A free port for a job's new SSH proxy device, reserved for the job as it is chosen. */
+  allocatePort(job: JobRow): Promise<number>;
+  /** Keeps a job's progress (the LXD operation it waits on) in the job row, for a restart. */
+  remember(job: JobRow, progress: DriverState): Promise<void>;
+}
+
+/** What the driver keeps in machines.driver_state once a machine is built. */
+export type LxdMachineState = {
+  endpoint?: string;
+  /** the cluster member it runs on, when the endpoint is a cluster */
+  member?: string;
+  ssh_port?: number;
+};
+
+/** A job's progress, kept in jobs.driver_state between calls (and across a compute restart). */
+type Progress = {
+  step?: number;
+  /** the LXD operation the current step waits on */
+  op?: string;
+  endpoint?: string;
+  member?: string;
+  ssh_port?: number;
+  /** since when (ms) the daemon has not answered */
+  unreachable_since?: number;
+  /** SSH ports found taken on the host and replaced */
+  port_retries?: number;
+};
+
+/** One step of a job: does its part (answering an operation id to wait on, or nothing). */
+interface Step {
+  name: string;
+  act(): Promise<string | undefined>;
+  /** Whether the step's effect is in place: asked when its operation is gone (a daemon restart). */
+  done?(): Promise<boolean>;
+  /** After its operation failed with this error: whether to do the step again (it fixed the cause). */
+  retry?(err: string): Promise<boolean>;
+}
+
+const LXD_STATES: Record<string, string> = {
+  Running: "running",
+  Stopped: "stopped",
+  Frozen: "paused",
+  Error: "error",
+};
+
+/** The instance's LXD name; instance names must be host names, so the service id, prefixed. */
+export const instanceName = (serviceId: string) => `hb-${serviceId}`;
+const copyName = (copyId: string) => `c-${copyId}`;
+const POWER_TIMEOUT_S = 30;
+
+/** A failure whose message is the customer-safe reason a job failed. */
+class JobFailure extends Error {}
+
+/**
+ * The `lxd` provider: VPSes as LXD system containers. Every job is a short list of steps; a step
+ * that starts an LXD operation leaves the job running with the operation's id remembered in the
+ * job row, and the next `run` asks LXD about it. See docs/providers.md.
+ */
+export function createLxdDriver(cfg: LxdDriverConfig) {
+  const byName = new Map(cfg.clients.map((c) => [c.endpoint.name, c]));
+  const clientOf = (endpoint?: string) => (endpoint && byName.get(endpoint)) || cfg.clients[0];
+  const imageOf = (os: string) => cfg.images[os] ?? os;
+  const cpuSamples = new Map<string, { usage: number; at: number }>();
+  /** Passwords of this process's running jobs, by job id (never stored: see JobRow.secret). */
+  const secrets = new Map<string, string>();
+
+  async function run(job: JobRow, m: MachineRow) {
+    const outcome = await advance(job, m, secrets.get(job.id));
+    if (outcome) secrets.delete(job.id);
+    return outcome;
+  }
+
+  const machineState = (m: MachineRow) => m.driver_state as LxdMachineState;
+
+  /** The member with the most free memory, across every configured endpoint (and cluster member). */
+  async function place(): Promise<{ endpoint: string; member?: string }> {
+    const candidates: { endpoint: string; member?: string; free: number }[] = [];
+    await Promise.all(
+      cfg.clients.map(async (c) => {
+        try {
+          const server = await c.get<{ environment: { server_clustered: boolean } }>("/1.0");
+          if (server.environment.server_clustered) {
+            const members = await c.get<{ server_name: string; status: string }[]>(
+              "/1.0/cluster/members?recursion=1",
+            );
+            for (const member of members.filter((x) => x.status === "Online")) {
+              const r = await c.get<LxdResources>(
+                `/1.0/resources?target=${encodeURIComponent(member.server_name)}`,
+              );
+              candidates.push({
+                endpoint: c.endpoint.name,
+                member: member.server_name,
+                free: r.memory.total - r.memory.used,
+              });
+            }
+          } else {
+            const r = await c.get<LxdResources>("/1.0/resources");
+            candidates.push({ endpoint: c.endpoint.name, free: r.memory.total - r.memory.used });
+          }
+        } catch {
+          // An endpoint that does not answer takes no new machines; the others may.
+        }
+      }),
+    );
+    candidates.sort((a, b) => b.free - a.free);
+    if (!candidates[0]) throw new JobFailure("No LXD host is reachable to place the machine on");
+    return { endpoint: candidates[0].endpoint, member: candidates[0].member };
+  }
+
+  async function instance(c: LxdClient, name: string): Promise<LxdInstance | undefined> {
+    try {
+      return await c.get<LxdInstance>(`/1.0/instances/${name}`);
+    } catch (err) {
+      if (err instanceof LxdError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async function pushFile(c: LxdClient, name: string, file: string, content: string, mode: string) {
+    await c.send(
+      "POST",
+      `/1.0/instances/${name}/files?path=${encodeURIComponent(file)}`,
+      Buffer.from(content),
+      {
+        "content-type": "application/octet-stream",
+        "x-lxd-uid": "0",
+        "x-lxd-gid": "0",
+        "x-lxd-mode": mode,
+        "x-lxd-type": "file",
+        "x-lxd-write": "overwrite",
+      },
+    );
+  }
+
+  async function makeDir(c: LxdClient, name: string, dir: string) {
+    try {
+      await c.send("POST", `/1.0/instances/${name}/files?path=${encodeURIComponent(dir)}`, Buffer.alloc(0), {
+        "x-lxd-uid": "0",
+        "x-lxd-gid": "0",
+        "x-lxd-mode": "0700",
+        "x-lxd-type": "directory",
+      });
+    } catch (err) {
+      if (!(err instanceof LxdError && /exist/i.test(err.message))) throw err;
+    }
+  }
+
+  /** The steps of a job, given its remembered progress (placement, port). */
+  function plan(job: JobRow, m: MachineRow, p: Progress, secret?: string): Step[] {
+    const c = clientOf(p.endpoint ?? machineState(m).endpoint);
+    const name = instanceName(m.service_id);
+    const url = `/1.0/instances/${name}`;
+    const status = async () => (await instance(c, name))?.status;
+    const state = (action: string, force = false, timeout = POWER_TIMEOUT_S) =>
+      c.submit("PUT", `${url}/state`, { action, timeout, force });
+
+    const forceStop: Step = {
+      name: "stop",
+      async act() {
+        const s = await status();
+        return s && s !== "Stopped" ? state("stop", true) : undefined;
+      },
+      done: async () => (await status()) !== "Running",
+    };
+    const remove: Step = {
+      name: "delete",
+      async act() {
+        return (await instance(c, name)) ? c.submit("DELETE", url) : undefined;
+      },
+      done: async () => !(await instance(c, name)),
+    };
+    const create: Step = {
+      name: "create",
+      async act() {
+        const target = p.member ? `?target=${encodeURIComponent(p.member)}` : "";
+        return c.submit("POST", `/1.0/instances${target}`, {
+          name,
+          type: "container",
+          source: { type: "image", alias: imageOf(m.os) },
+          profiles: cfg.profiles,
+          config: { "limits.cpu": String(m.vcpus), "limits.memory": `${m.memory_mb}MiB` },
+          devices: {
+            root: { type: "disk", path: "/", pool: cfg.storagePool, size: `${m.disk_gb}GiB` },
+            ...(p.ssh_port ? { ssh: proxyDevice(p.ssh_port) } : {}),
+          },
+        });
+      },
+      done: async () => Boolean(await instance(c, name)),
+    };
+    const identity: Step = {
+      name: "identity",
+      async act() {
+        await pushFile(c, name, "/etc/hostname", `${m.hostname}\n`, "0644");
+        const keys = await cfg.sshKeysOf(m.customer_id);
+        await makeDir(c, name, "/root/.ssh");
+        await pushFile(
+          c,
+          name,
+          "/root/.ssh/authorized_keys",
+          keys.map((k) => `${k.trim()}\n`).join(""),
+          "0600",
+        );
+        return undefined;
+      },
+    };
+    const start: Step = {
+      name: "start",
+      async act() {
+        return (await status()) === "Running" ? undefined : state("start");
+      },
+      done: async () => (await status()) === "Running",
+      async retry(err) {
+        // The proxy's port is free in compute's records but taken on the host (another program,
+        // another platform's container): move the device to another port and start again.
+        if (!p.ssh_port || !/address already in use/i.test(err) || (p.port_retries ?? 0) >= 5) return false;
+        p.port_retries = (p.port_retries ?? 0) + 1;
+        p.ssh_port = await cfg.allocatePort(job);
+        await waitOp(
+          c,
+          await c.submit("PATCH", url, {
+            devices: { ssh: proxyDevice(p.ssh_port) },
+          }),
+        );
+        return true;
+      },
+    };
+    const place_: Step = {
+      name: "place",
+      async act() {
+        const where = await place();
+        p.endpoint = where.endpoint;
+        p.member = where.member;
+        p.ssh_port = await cfg.allocatePort(job);
+        await cfg.remember(job, p);
+        return undefined;
+      },
+    };
+    const keepPlace: Step = {
+      name: "place",
+      async act() {
+        const ms = machineState(m);
+        p.endpoint = ms.endpoint ?? c.endpoint.name;
+        p.member = ms.member;
+        p.ssh_port = ms.ssh_port;
+        return undefined;
+      },
+    };
+
+    const setPassword: Step = {
+      name: "password",
+      async act() {
+        if (!secret) throw new JobFailure("The password was not applied; set it again");
+        // The password travels in the exec's environment, not its command line.
+        return c.submit("POST", `${url}/exec`, {
+          command: ["/bin/sh", "-c", 'printf "root:%s\\n" "$HB_PASSWORD" | chpasswd'],
+          environment: {
+            HB_PASSWORD: secret,
+            PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          },
+          "wait-for-websocket": false,
+          interactive: false,
+          "record-output": false,
+        });
+      },
+    };
+
+    switch (job.action) {
+      case "build":
+        return [place_, create, identity, start];
+      case "reinstall":
+        // A password given with the reinstall is set once the new system runs.
+        return [keepPlace, forceStop, remove, create, identity, start, ...(secret ? [setPassword] : [])];
+      case "terminate":
+        return [forceStop, remove];
+      case "password":
+        return [setPassword];
+      case "snapshot_create":
+        return [
+          {
+            name: "snapshot",
+            act: () =>
+              c.submit("POST", `${url}/snapshots`, { name: copyName(job.copy_id ?? ""), stateful: false }),
+          },
+        ];
+      case "snapshot_revert":
+        return [
+          forceStop,
+          { name: "restore", act: () => c.submit("PUT", url, { restore: copyName(job.copy_id ?? "") }) },
+          start,
+        ];
+      case "backup_create": {
+        const backup = copyName(job.copy_id ?? "");
+        return [
+          {
+            name: "backup",
+            act: () =>
+              c.submit("POST", `${url}/backups`, {
+                name: backup,
+                instance_only: false,
+                optimized_storage: false,
+                compression_algorithm: "gzip",
+              }),
+          },
+          {
+            name: "export",
+            async act() {
+              await mkdir(cfg.backupDir, { recursive: true });
+              await c.download(`${url}/backups/${backup}/export`, backupFile(m, job));
+              return c.submit("DELETE", `${url}/backups/${backup}`);
+            },
+          },
+        ];
+      }
+      case "backup_restore":
+        return [
+          keepPlace,
+          forceStop,
+          remove,
+          {
+            name: "import",
+            async act() {
+              const data = await readFile(backupFile(m, job));
+              const target = p.member ? `?target=${encodeURIComponent(p.member)}` : "";
+              return c.send("POST", `/1.0/instances${target}`, data, {
+                "content-type": "application/octet-stream",
+                "x-lxd-pool": cfg.storagePool,
+              });
+            },
+            done: async () => Boolean(await instance(c, name)),
+          },
+          start,
+        ];
+      default:
+        return [powerStep(job.action, name, status, state)];
+    }
+  }
+
+  /** The host port `port` on the proxy address, forwarded to the instance's port 22. */
+  const proxyDevice = (port: number) => ({
+    type: "proxy",
+    listen: `tcp:${cfg.proxyAddress}:${port}`,
+    connect: "tcp:127.0.0.1:22",
+    bind: "host",
+  });
+
+  const backupFile = (m: MachineRow, job: JobRow) =>
+    path.join(cfg.backupDir, `${m.service_id}-${job.copy_id ?? "none"}.tar.gz`);
+
+  /** A power action: LXD's state change, skipped when the instance is already where it should be. */
+  function powerStep(
+    action: string,
+    name: string,
+    status: () => Promise<string | undefined>,
+    state: (action: string, force?: boolean, timeout?: number) => Promise<string>,
+  ): Step {
+    return {
+      name: action,
+      async act() {
+        const s = await status();
+        if (!s) throw new JobFailure(`The machine's container ${name} no longer exists`);
+        switch (action) {
+          case "start":
+            return s === "Running" ? undefined : state("start");
+          case "stop":
+          case "shutdown":
+            // A clean shutdown first; the forced stop comes when the grace window ends (LXD's timeout).
+            return s === "Stopped" ? undefined : state("stop", false, POWER_TIMEOUT_S);
+          case "poweroff":
+            return s === "Stopped" ? undefined : state("stop", true);
+          case "reboot":
+          case "restart":
+            return s === "Running" ? state("restart", false, POWER_TIMEOUT_S) : state("start");
+          default:
+            throw new JobFailure(`The lxd provider has no power action ${action}`);
+        }
+      },
+    };
+  }
+
+  /** The outcome of a job whose steps have all finished. */
+  async function finished(job: JobRow, m: MachineRow, p: Progress): Promise<JobOutcome> {
+    const kept: LxdMachineState = { endpoint: p.endpoint, member: p.member, ssh_port: p.ssh_port };
+    switch (job.action) {
+      case "build":
+      case "reinstall":
+      case "backup_restore":
+      case "snapshot_revert":
+        return {
+          ok: true,
+          state: "running",
+          built: job.action === "build" || job.action === "reinstall",
+          addresses: await addressesOf(m, p),
+          ...(p.endpoint ? { driverState: kept } : {}),
+          ...(p.ssh_port ? { sshPort: p.ssh_port } : {}),
+          // A reinstall deletes the instance, and its LXD snapshots with it. (A backup restore
+          // brings back the snapshots the backup holds.)
+          ...(job.action === "reinstall" ? { snapshotsLost: true } : {}),
+        };
+      case "terminate":
+        return { ok: true, state: "stopped" };
+      case "password":
+      case "snapshot_create":
+      case "backup_create":
+        return { ok: true };
+      default:
+        return { ok: true, state: job.target_state };
+    }
+  }
+
+  /** Its public addresses as LXD reports them; on loopback-only hosts, the proxy's address. */
+  async function addressesOf(m: MachineRow, p: Progress): Promise<IpRow[]> {
+    const c = clientOf(p.endpoint ?? machineState(m).endpoint);
+    const s = await c.get<LxdInstanceState>(`/1.0/instances/${instanceName(m.service_id)}/state`);
+    const found: IpRow[] = [];
+    for (const [nic, net] of Object.entries(s.network ?? {})) {
+      if (nic === "lo") continue;
+      for (const a of net.addresses) {
+        if (a.scope !== "global") continue;
+        found.push({
+          address: a.address,
+          version: a.family === "inet6" ? 6 : 4,
+          prefix_length: Number(a.netmask),
+          purpose: found.length === 0 ? "primary" : "additional",
+        });
+      }
+    }
+    if (found.length === 0)
+      found.push({ address: cfg.proxyAddress, version: 4, prefix_length: 32, purpose: "primary" });
+    return found;
+  }
+
+  /** A failed job; `gone` when its instance no longer exists (power, reinstall, password then 404). */
+  const failure = (job: JobRow, message: string, gone = false): JobOutcome =>
+    job.action === "build"
+      ? { ok: false, code: "BUILD_FAILED", message, destroyed: true }
+      : { ok: false, code: "PROVIDER_ERROR", message, ...(gone ? { destroyed: true } : {}) };
+
+  /** Whether LXD says the machine's instance is gone (false when it exists or LXD cannot tell). */
+  async function instanceGone(m: MachineRow, p: Progress): Promise<boolean> {
+    try {
+      return !(await instance(clientOf(p.endpoint ?? machineState(m).endpoint), instanceName(m.service_id)));
+    } catch {
+      return false;
+    }
+  }
+
+  /** Removes what a failed build left behind, so a retry or a refund leaves nothing running. */
+  async function cleanUp(m: MachineRow, p: Progress) {
+    const c = clientOf(p.endpoint);
+    const name = instanceName(m.service_id);
+    try {
+      const i = await instance(c, name);
+      if (!i) return;
+      if (i.status !== "Stopped")
+        await waitOp(
+          c,
+          await c.submit("PUT", `/1.0/instances/${name}/state`, { action: "stop", force: true }),
+        );
+      await waitOp(c, await c.submit("DELETE", `/1.0/instances/${name}`));
+    } catch {
+      // Best effort: the reconcile pass reports what remains.
+    }
+  }
+
+  async function waitOp(c: LxdClient, id: string) {
+    if (id) await c.operation(id, 30);
+  }
+
+  /**
+   * Advances a job: checks the operation it waits on, then runs its steps until one starts an
+   * operation (the job stays running, the operation remembered) or all are done (the outcome).
+   */
+  async function advance(job: JobRow, m: MachineRow, secret?: string): Promise<JobOutcome | undefined> {
+    const p: Progress = { ...(job.driver_state as Progress) };
+    try {
+      const steps = plan(job, m, p, secret);
+      let i = p.step ?? 0;
+      if (p.op) {
+        const c = clientOf(p.endpoint ?? machineState(m).endpoint);
+        let op: Awaited<ReturnType<LxdClient["operation"]>> | undefined;
+        try {
+          op = await c.operation(p.op);
+        } catch (err) {
+          if (!(err instanceof LxdError && err.status === 404)) throw err;
+        }
+        if (op && (op.status === "Running" || op.status === "Pending")) {
+          if (p.unreachable_since) {
+            p.unreachable_since = undefined;
+            await cfg.remember(job, p);
+          }
+          return undefined;
+        }
+        if (op && op.status !== "Success") {
+          const err = op.err || op.status;
+          if (!(await steps[i]?.retry?.(err))) throw new JobFailure(`LXD: ${err}`);
+          // The step fixed the cause: it runs again below.
+          i -= 1;
+        }
+        if (op && steps[i]?.name === "password" && op.metadata && op.metadata.return !== 0) {
+          throw new JobFailure("The password could not be set inside the machine");
+        }
+        // An operation LXD no longer knows (its daemon restarted): the step's effect decides.
+        const redo = !op && steps[i]?.done && !(await steps[i].done?.());
+        p.op = undefined;
+        if (!redo) i += 1;
+      }
+      for (; i < steps.length; i++) {
+        const opId = await steps[i].act();
+        if (opId) {
+          p.step = i;
+          p.op = opId;
+          p.unreachable_since = undefined;
+          await cfg.remember(job, p);
+          return undefined;
+        }
+      }
+      return await finished(job, m, p);
+    } catch (err) {
+      if (err instanceof LxdError && err.status === 0) {
+        // The daemon does not answer: the job waits for it, up to a limit.
+        const since = p.unreachable_since ?? Date.now();
+        if (Date.now() - since < cfg.unreachableFailMs) {
+          if (!p.unreachable_since) {
+            p.unreachable_since = since;
+            await cfg.remember(job, p);
+          }
+          return undefined;
+        }
+        return failure(job, "The LXD host did not answer; the job was given up");
+      }
+      const message =
+        err instanceof JobFailure
+          ? err.message
+          : err instanceof LxdError
+            ? err.status === 404 && job.action !== "build"
+              ? `The machine's container ${instanceName(m.service_id)} no longer exists`
+              : `LXD: ${err.message}`
+            : "The LXD driver failed";
+      if (job.action === "build") await cleanUp(m, p);
+      // A rebuild that failed after removing the old instance leaves the machine without one.
+      return failure(job, message, job.action !== "build" && (await instanceGone(m, p)));
+    }
+  }
+
+  async function stats(m: MachineRow): Promise<MachineStats> {
+    const c = clientOf(machineState(m).endpoint);
+    const name = instanceName(m.service_id);
+    const read = () => c.get<LxdInstanceState>(`/1.0/instances/${name}/state`);
+    let s: LxdInstanceState;
+    try {
+      s = await read();
+    } catch (err) {
+      throw apiError("PROVIDER_ERROR", err instanceof LxdError ? `LXD: ${err.message}` : "LXD failed");
+    }
+    const now = Date.now();
+    let prev = cpuSamples.get(name);
+    if (!prev || now - prev.at > 300_000) {
+      // No recent reading to compare with: take a second one shortly after.
+      prev = { usage: s.cpu.usage, at: now };
+      await new Promise((r) => setTimeout(r, 200));
+      s = await read();
+    }
+    const at = Date.now();
+    cpuSamples.set(name, { usage: s.cpu.usage, at });
+    const elapsedNs = Math.max(1, (at - prev.at) * 1e6);
+    const percent = Math.min(100, Math.max(0, ((s.cpu.usage - prev.usage) / elapsedNs / m.vcpus) * 100));
+    let rx = 0;
+    let tx = 0;
+    for (const [nic, net] of Object.entries(s.network ?? {})) {
+      if (nic === "lo") continue;
+      rx += net.counters.bytes_received;
+      tx += net.counters.bytes_sent;
+    }
+    return {
+      cpu: { vcpus: m.vcpus, usage_percent: Math.round(percent) },
+      memory: { total_mb: m.memory_mb, used_mb: Math.round(s.memory.usage / 2 ** 20) },
+      disk: { total_gb: m.disk_gb, used_gb: Math.round(((s.disk?.root?.usage ?? 0) / 2 ** 30) * 100) / 100 },
+      network: { rx_bytes: rx, tx_bytes: tx },
+    };
+  }
+
+  const driver: ProviderDriver & {
+    /** Removes a deleted snapshot from LXD, or a deleted backup from the backup store. */
+    forgetCopy(m: MachineRow, collection: string, copyId: string): Promise<void>;
+  } = {
+    name: "lxd",
+    initialState: () => ({}),
+    firstCheckMs: () => 500,
+    start(job, m) {
+      if (job.secret) secrets.set(job.id, job.secret);
+      return run(job, m);
+    },
+    run,
+    stats,
+    async game() {
+      throw apiError("PROVIDER_ERROR", "Game servers are not run by the lxd provider");
+    },
+    async forgetCopy(m, collection, copyId) {
+      const c = clientOf(machineState(m).endpoint);
+      const url = `/1.0/instances/${instanceName(m.service_id)}`;
+      if (collection === "snapshot") {
+        try {
+          await waitOp(c, await c.submit("DELETE", `${url}/snapshots/${copyName(copyId)}`));
+        } catch (err) {
+          if (!(err instanceof LxdError && err.status === 404)) throw err;
+        }
+      } else {
+        await rm(path.join(cfg.backupDir, `${m.service_id}-${copyId}.tar.gz`), { force: true });
+      }
+    },
+  };
+  return driver;
+}
+
+export type LxdDriver = ReturnType<typeof createLxdDriver>;
+export { LXD_STATES };
