@@ -62,9 +62,9 @@ process.env.AUTH_FAILURES_FREE ??= "1000000";
 // Portal passwords: scrypt at N=2^12 rather than 2^15, so sign-ins do not crowd the shared CPUs.
 process.env.PASSWORD_HASH_COST ??= "12";
 // PostgreSQL connections: the run stays within 60 beside a running `npm start` on a default server
-// (100). Private stacks (inheriting this) hold 3 per service; the shared stack, which every test
+// (100). Private stacks (inheriting this) hold 2 per service; the shared stack, which every test
 // file uses at once, 5 per service.
-process.env.DB_POOL_MAX ??= "3";
+process.env.DB_POOL_MAX ??= "2";
 const sharedPoolMax = process.env.SHARED_DB_POOL_MAX ?? "5";
 
 const adminUrl = new URL(server);

@@ -36,7 +36,7 @@ export async function replicaStack(
   const db = testDatabaseUrl(label);
   const ns = testNamespace();
   // Ten processes on one PostgreSQL shared with other stacks: small pools.
-  const common = { DB_POOL_MAX: "3", ...extraEnv };
+  const common = { DB_POOL_MAX: "2", ...extraEnv };
   const a = await stackEnv({ databaseUrl: db.toString(), ns });
   const envA: Record<string, string> = { ...a.env, ...common };
   // B: the same database, namespace and public URL; its own ports.

@@ -95,7 +95,10 @@ export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthH
             [req.email],
             prepared,
           )
-        : await sql.unsafe<CustomerRow[]>(`${customerSelect} order by c.created_at limit 1000`);
+        : // Newest first: a support desk looks for the customer who just signed up.
+          await sql.unsafe<CustomerRow[]>(
+            `${customerSelect} order by c.created_at desc, c.id desc limit 1000`,
+          );
       return { customers: rows.map(customerOut) };
     },
 

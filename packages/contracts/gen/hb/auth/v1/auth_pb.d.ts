@@ -348,7 +348,7 @@ export declare const GetCustomerResponseSchema: GenMessage<GetCustomerResponse>;
  */
 export declare type ListCustomersRequest = Message<"hb.auth.v1.ListCustomersRequest"> & {
   /**
-   * Only the customer with this address (any letter case); empty: all, at most 1000.
+   * Only the customer with this address (any letter case); empty: the newest 1000, newest first.
    *
    * @generated from field: string email = 1;
    */
