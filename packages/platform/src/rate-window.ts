@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { reserveScript } from "./cooldown-script.ts";
-import type { LuaScript } from "./redis.ts";
+import type { LuaScript } from "./lua-script.ts";
 
 // INCR and EXPIRE in one script: atomic, so a crash can never leave a counter without expiry.
 const hourlyScript = `

@@ -1,13 +1,8 @@
 import { Redis } from "ioredis";
+import type { LuaScript } from "./lua-script.ts";
 import { platformScripts } from "./rate-window.ts";
 
-export type { Redis };
-
-/** A Lua script run by name (EVALSHA), defined on a client with ioredis's defineCommand. */
-export interface LuaScript {
-  numberOfKeys: number;
-  lua: string;
-}
+export type { LuaScript, Redis };
 
 /**
  * A client with every Lua script it will run defined before its first command: the platform's
