@@ -12,10 +12,12 @@
  * things the domain fixes, exactly enough to catch money appearing or vanishing for a service:
  *   - earned never falls (time provided is never un-provided: a refund returns at most the unused
  *     share, an upgrade charges the price difference for the time left, a renewal buys a term ahead);
- *   - earned never exceeds the highest price the service had × the cycles elapsed since its first
- *     term began, unless the service was ended without a refund (staff, billing for non-payment,
- *     or while the supplier held it: then what is kept is forfeited, by rule).
- * Equality cannot be checked step by step without billing's own clock: billing's now is known only
+ *   - earned never exceeds the price in force × the time provided since its first term began
+ *     (summed step by step, the dearer price where a step changed it), unless the service was
+ *     ended without a refund (staff, billing for non-payment, or while the supplier held it: then
+ *     what is kept is forfeited, by rule).
+ * Together: earned stays within [what it was, + the price × the time since]. Exact equality cannot
+ * be checked step by step without billing's own clock: billing's now is known only
  * to lie in [lo, hi] of each step, and its rounding (the unused share in parts per million, the
  * refund rounded down, an upgrade's charge rounded half up) differs from the model's float share by
  * up to a few ten-thousandths per operation; so earned is a bracket and each check allows TOLERANCE.
@@ -56,9 +58,12 @@ export class RevenueBook {
   private readonly givenBack = new Map<string, Map<string, Units>>();
   private readonly earned = new Map<string, Bracket>();
   private readonly prev = new Map<string, SvcRow>();
-  /** Start of the first paid term and the highest price seen, per service. */
-  private readonly start = new Map<string, Date>();
-  private readonly maxPrice = new Map<string, Units>();
+  /**
+   * Per service: the most its time provided can be worth so far (Σ over the model's steps of the
+   * dearer of the prices at the step's two ends × the cycles the step spanned, from the start of
+   * its first paid term), up to `at`, when the price was `price`.
+   */
+  private readonly ceiling = new Map<string, { worth: Units; at: Date; price: Units }>();
   /** Services ended without a refund (their kept money is forfeited by rule). */
   private readonly forfeited = new Set<string>();
   /** Services the step just run ended by a refunding actor (customer at once, partner). */
@@ -130,12 +135,19 @@ export class RevenueBook {
     }
     for (const s of services) {
       const price = units(s.amount);
-      this.maxPrice.set(
-        s.id,
-        price > (this.maxPrice.get(s.id) ?? 0n) ? price : (this.maxPrice.get(s.id) ?? 0n),
-      );
-      if (!this.start.has(s.id) && live(s.status))
-        this.start.set(s.id, shiftMonths(s.next_due_date, -(MONTHS[s.cycle] ?? 1)));
+      let c = this.ceiling.get(s.id);
+      if (!c && live(s.status)) {
+        c = { worth: 0n, at: shiftMonths(s.next_due_date, -(MONTHS[s.cycle] ?? 1)), price };
+        this.ceiling.set(s.id, c);
+      }
+      if (c && live(s.status) && hi > c.at) {
+        // The price can have changed anywhere inside the step: the dearer of its two ends.
+        const far = addCycle(hi > s.next_due_date ? hi : s.next_due_date, s.cycle);
+        const spanned = share(c.at, far, s.cycle) - share(hi, far, s.cycle);
+        c.worth += scale(dearer(price, c.price), spanned);
+        c.at = hi;
+      }
+      if (c) c.price = price;
       const before = this.prev.get(s.id);
       if (ended(s.id) && !(this.refundingEnds.has(s.id) && !before?.suspensions.includes("supplier")))
         this.forfeited.add(s.id);
@@ -155,22 +167,21 @@ export class RevenueBook {
           invariant: "revenue follows time",
           detail: `${where}: earned fell from ${fmt(was.lo)} to ${fmt(now.hi)} (${terms}): time already provided was given back or un-charged`,
         });
-      const from = this.start.get(s.id);
-      if (from && !this.forfeited.has(s.id)) {
-        const far = addCycle(hi > s.next_due_date ? hi : s.next_due_date, s.cycle);
-        const cycles = share(from, far, s.cycle) - share(hi, far, s.cycle);
-        const most = scale(this.maxPrice.get(s.id) ?? 0n, cycles);
-        if (now.lo > most + TOLERANCE)
-          out.push({
-            invariant: "revenue follows time",
-            detail: `${where}: earned ${fmt(now.lo)} > ${fmt(most)} (price × ${cycles.toFixed(4)} cycles since ${from.toISOString()}; ${terms}): kept more than the time provided and what is refundable`,
-          });
-      }
+      if (c && !this.forfeited.has(s.id) && now.lo > c.worth + TOLERANCE + c.worth / 1000n)
+        out.push({
+          invariant: "revenue follows time",
+          detail: `${where}: earned ${fmt(now.lo)} > ${fmt(c.worth)}, the price in force × the time provided (${terms}): kept more than the time provided and what is refundable`,
+        });
       this.prev.set(s.id, s);
     }
     this.refundingEnds.clear();
     return out;
   }
+}
+
+function dearer(a: Units, b: Units): Units {
+  if (a > b) return a;
+  return b;
 }
 
 /** What ending the service at `t` returns for its own time: price × unused share, 0 once ended. */
