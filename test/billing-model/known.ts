@@ -23,13 +23,14 @@ export const KNOWN: Cmd[][] = [
     { t: "staff", svc: 0, action: "suspend" },
     { t: "rState", svc: 0, action: "unsuspend" },
   ],
-  // A late-paid upgrade: priced when requested, in effect when paid a month later with a day left,
-  // it charged the difference for the month spent on the old plan (15 for one day of eur-large).
+  // A late-paid upgrade: priced when requested, in effect when paid 24 days later, it charged the
+  // difference for the days spent on the old plan too (15 for a week of eur-large).
   // Property: revenue follows time (earned above the price in force × the time provided).
   [
     { t: "order", a: 0, product: 0, cycle: "monthly", copies: 1, idem: false, items: 1 },
     { t: "upgrade", a: 0, svc: 0, to: 2 },
-    { t: "advance", unit: "months", n: 1 },
+    { t: "advance", unit: "days", n: 12 },
+    { t: "advance", unit: "days", n: 12 },
     { t: "pay", a: 0, doc: 0, percent: 100, asString: false, copies: 1, idem: false },
     { t: "pay", a: 0, doc: 1, percent: 100, asString: false, copies: 1, idem: false },
   ],
