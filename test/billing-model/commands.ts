@@ -545,6 +545,7 @@ export async function execute(m: RunModel, c: Cmd): Promise<{ violations: Violat
       for (const o of prod?.options ?? []) bound += await removalBound(m, svc, o.id, now);
       const open = [...m.docs.values()].filter((d) => d.serviceId === svc.id && d.status === "unpaid");
       bound += await m.netPaid(open.map((d) => d.id));
+      if (c.immediate) m.revenue.refundingEnds.add(svc.id);
       const r = await call(ctx, p, "POST", `/services/${svc.id}/cancel`, {
         body: { reason: "invariants", immediate: c.immediate },
       });
@@ -604,6 +605,7 @@ export async function execute(m: RunModel, c: Cmd): Promise<{ violations: Violat
     case "rState": {
       const p = m.actors.partner;
       const svc = pick(m.servicesOf(p.customerId), c.svc);
+      if (svc && c.action === "terminate") m.revenue.refundingEnds.add(svc.id);
       if (svc)
         await call(ctx, p, "POST", `/reseller/services/${svc.id}/${c.action}`, {
           body: {},

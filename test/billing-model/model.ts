@@ -6,6 +6,7 @@
 
 import type { Violation } from "./invariants.ts";
 import { addCycle, type Units, units } from "./money.ts";
+import { RevenueBook } from "./revenue.ts";
 import type { Actors, World } from "./world.ts";
 
 /** Billing's default grace before an unpaid service is suspended (the test keeps the defaults). */
@@ -60,6 +61,8 @@ export class RunModel {
   sameCurrency = false;
   /** Services staff suspended and have not lifted: only staff may make them active again. */
   readonly supplierHeld = new Set<string>();
+  /** Revenue follows time: what is kept for each service against the time it provided. */
+  readonly revenue = new RevenueBook();
 
   readonly w: World;
   readonly actors: Actors;
@@ -191,6 +194,7 @@ export class RunModel {
     this.services = services;
     // Billing's time is at least the model clock's lower bound read now, after the step.
     out.push(...this.cycleViolations(svcRows, docRows, this.w.clock.lo()));
+    out.push(...(await this.revenue.check(sql, ids, stepLo, this.w.clock.hi())));
     return out;
   }
 

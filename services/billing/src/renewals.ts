@@ -18,6 +18,7 @@ import type { DueLock } from "./hourly.ts";
 import { lockedBalance } from "./ledger.ts";
 import { addCycle, CYCLE_MONTHS, formatMoney, HOURLY, money } from "./money.ts";
 import { onDocumentPaid, onDocumentPayable } from "./paid-dispatch.ts";
+import { prorate, remainingShare } from "./proration.ts";
 import { type DocumentRow, type ServiceRow, selectServices } from "./records.ts";
 import { type AddonRow, addonSelect, cancelDocument, endAddons } from "./refunds.ts";
 import { setServiceState } from "./service-state.ts";
@@ -352,7 +353,36 @@ async function upgradePayable(tx: TxSql, doc: DocumentRow) {
     );
 }
 
+/**
+ * A product upgrade is priced when requested and takes effect when paid: paid later, the days in
+ * between were on the old plan, so it charges the difference only for the time left from the
+ * payment (revenue follows time; found by the billing property test). Re-priced down only, never
+ * below what is already paid on it.
+ */
+async function repriceLateUpgrade(tx: TxSql, doc: DocumentRow) {
+  const [u] = await tx<{ id: string; order_id: string | null; to_product_id: string; priced_until: Date }[]>`
+    select id, order_id, to_product_id, priced_until from upgrades
+    where document_id = ${doc.id} and status = 'awaiting_payment' and kind = 'product'
+      and to_product_id is not null and priced_until is not null`;
+  if (!u || !doc.service_id) return;
+  const [p] = await tx<{ old: string; new: string; cycle: string }[]>`
+    select s.amount::text as old, pp.price::text as new, s.cycle from services s
+    join product_prices pp on pp.product_id = ${u.to_product_id} and pp.cycle = s.cycle
+    where s.id = ${doc.service_id}`;
+  if (!p) return;
+  const fair = prorate(money(p.old), money(p.new), remainingShare(u.priced_until, p.cycle, clock.now()));
+  if (fair <= 0n || fair >= money(doc.total) || fair < money(doc.amount_paid)) return;
+  const total = formatMoney(fair);
+  await tx`update document_lines set amount = ${total} where document_id = ${doc.id}`;
+  await tx`update documents set total = ${total} where id = ${doc.id}`;
+  await tx`update upgrades set amount = ${total} where id = ${u.id}`;
+  if (u.order_id) await tx`update orders set total = ${total} where id = ${u.order_id}`;
+  // The payment about to be taken reads the total from this row.
+  doc.total = total;
+}
+
 onDocumentPaid("renewal", renewalPaid);
 onDocumentPaid("addon", renewalPaid);
 onDocumentPayable("renewal", renewalPayable);
 onDocumentPayable("upgrade", upgradePayable);
+onDocumentPayable("upgrade", repriceLateUpgrade);
