@@ -17,7 +17,9 @@ describe("when a dependency goes away", () => {
 
   before(async () => {
     [redis, pg] = await Promise.all([privateRedis(), privatePostgres()]);
-    s = await ownStack("deps", { REDIS_URL: redis.url }, pg.url);
+    // Its own PostgreSQL server, so the production pool size (8): with the suite's 2, a query queued
+    // behind connections stuck reconnecting reached the gateway's 5 s deadline before failing.
+    s = await ownStack("deps", { REDIS_URL: redis.url, DB_POOL_MAX: "8" }, pg.url);
     const { customer, owner } = await s.auth.createCustomer({
       name: "Deps",
       email: "deps@example.test",
