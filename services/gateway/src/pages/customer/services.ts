@@ -560,17 +560,11 @@ ${
     ? html`<h2>Snapshots</h2>
 ${
   snaps.value
-    ? table(
+    ? copiesTable(
         "Snapshots",
-        ["Name", "Status", "Size", "Taken", "Actions"],
-        snaps.value.snapshots.map((c) => [
-          c.name,
-          badge(c.status),
-          `${c.size_gb} GB`,
-          at(c.created_at),
+        snaps.value.snapshots,
+        (c) =>
           html`<a href="${base}/snapshots/${c.id}/revert">Revert to it</a> · <a href="${base}/snapshots/${c.id}/delete">Delete</a>`,
-        ]),
-        "No snapshots yet.",
       )
     : html`<p class="empty">${snaps.refused}</p>`
 }
@@ -582,17 +576,10 @@ ${
 <h2>Backups</h2>
 ${
   backs.value
-    ? table(
+    ? copiesTable(
         "Backups",
-        ["Name", "Status", "Size", "Taken", "Actions"],
-        backs.value.backups.map((c) => [
-          c.name,
-          badge(c.status),
-          `${c.size_gb} GB`,
-          at(c.created_at),
-          html`<a href="${base}/backups/${c.id}/restore">Restore it</a>`,
-        ]),
-        "No backups yet.",
+        backs.value.backups,
+        (c) => html`<a href="${base}/backups/${c.id}/restore">Restore it</a>`,
       )
     : html`<p class="empty">${backs.refused}</p>`
 }
@@ -901,5 +888,17 @@ ${u.status === "awaiting_payment" ? buttonForm(`/portal/upgrades/${u.id}/cancel`
       await api(OPS.cancelUpgrade, { params: { id: String(req.params.id) }, token });
       return { location: `/portal/upgrades/${String(req.params.id)}`, notice: "The upgrade is cancelled." };
     },
+  );
+}
+
+/** A machine's snapshots or backups: the same columns, each row's own actions. */
+function copiesTable<
+  C extends { id: string; name: string; status: string; size_gb: number; created_at: string },
+>(title: "Snapshots" | "Backups", copies: readonly C[], actions: (c: C) => Html) {
+  return table(
+    title,
+    ["Name", "Status", "Size", "Taken", "Actions"],
+    copies.map((c) => [c.name, badge(c.status), `${c.size_gb} GB`, at(c.created_at), actions(c)]),
+    `No ${title.toLowerCase()} yet.`,
   );
 }
