@@ -15,4 +15,14 @@ describe("a service's environment", () => {
       assert.equal(serviceEnv(name, base).DATABASE_URL, base.DATABASE_URL, name);
     }
   });
+
+  it("gives the payment provider's secrets to billing alone", () => {
+    const withStripe = { ...base, STRIPE_SECRET_KEY: "sk_test_x", STRIPE_WEBHOOK_SECRET: "whsec_x" };
+    assert.equal(serviceEnv("billing", withStripe).STRIPE_SECRET_KEY, "sk_test_x");
+    assert.equal(serviceEnv("billing", withStripe).STRIPE_WEBHOOK_SECRET, "whsec_x");
+    for (const name of ["gateway", "auth", "compute", "webhooks"]) {
+      assert.equal(serviceEnv(name, withStripe).STRIPE_SECRET_KEY, undefined, name);
+      assert.equal(serviceEnv(name, withStripe).STRIPE_WEBHOOK_SECRET, undefined, name);
+    }
+  });
 });

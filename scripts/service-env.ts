@@ -5,6 +5,8 @@
  */
 const SECRET_OWNERS: Readonly<Record<string, string>> = {
   KEY_PEPPER: "auth",
+  STRIPE_SECRET_KEY: "billing",
+  STRIPE_WEBHOOK_SECRET: "billing",
 };
 
 /** `base` without the secrets of other services. */

@@ -29,6 +29,12 @@ export const ALLOWED_CALLERS: Readonly<Record<string, readonly (ServiceIdentity 
   "hb.auth.v1.KeyDistributionService": ["gateway"],
   "hb.billing.v1.BillingService": ["gateway", "admin"],
   "hb.billing.v1.BillingStaffService": ["admin"],
+  // Credit top-ups: the portal's Add credit page acts for the signed-in person; bank transfers are
+  // confirmed by staff (admin panel, admin command); the payment provider's webhook comes through
+  // the gateway's public endpoint.
+  "hb.billing.v1.TopUpService": ["admin-panel"],
+  "hb.billing.v1.TopUpStaffService": ["admin-panel", "admin"],
+  "hb.billing.v1.PaymentEventService": ["gateway"],
   "hb.compute.v1.ComputeService": ["gateway"],
   "hb.compute.v1.ComputeProvisioningService": ["billing"],
   "hb.compute.v1.ComputeStaffService": ["admin"],

@@ -39,6 +39,10 @@ export const PRODUCT_KIND_WORDS = ["vps", "dedicated", "game"] as const;
 export const SERVICE_ACTION_WORDS = ["suspend", "unsuspend", "terminate"] as const;
 /** hb.billing.v1.ServiceStatus */
 export const SERVICE_STATUS_WORDS = ["pending_payment", "pending", "installing", "active", "provisioning_failed", "suspended", "terminated", "cancelled"] as const;
+/** hb.billing.v1.TopUpMethod */
+export const TOP_UP_METHOD_WORDS = ["card", "bank_transfer"] as const;
+/** hb.billing.v1.TopUpStatus */
+export const TOP_UP_STATUS_WORDS = ["pending", "credited", "cancelled"] as const;
 /** hb.billing.v1.TransactionKind */
 export const TRANSACTION_KIND_WORDS = ["credit_added", "credit_removed", "payment", "refund", "hourly_charge"] as const;
 /** hb.billing.v1.UpgradeKind */

@@ -1,5 +1,6 @@
 import { commonConfig, loadConfig } from "@hb/platform";
 import { z } from "zod";
+import { paymentsConfig } from "./payments/config.ts";
 
 export const loadBillingConfig = () =>
   loadConfig({
@@ -12,4 +13,5 @@ export const loadBillingConfig = () =>
       .enum(["true", "false"])
       .default("false")
       .transform((v) => v === "true"),
+    ...paymentsConfig,
   });

@@ -58,6 +58,8 @@ export interface Movement {
   /** Text, or an expression of the statement (a number the same round trip draws). */
   description: string | ReturnType<TxSql>;
   documentId?: string;
+  /** The staff member who made the movement for the customer (a confirmed bank transfer). */
+  staffId?: string;
 }
 
 /**
@@ -73,9 +75,9 @@ export function movementCtes(tx: TxSql, m: Movement) {
       where person_id = ${m.personId} and balance + ${amount}::numeric >= 0
       returning balance, currency),
     entry as (
-      insert into ledger (person_id, customer_id, amount, balance_after, kind, description, document_id, currency, created_at)
+      insert into ledger (person_id, customer_id, amount, balance_after, kind, description, document_id, currency, created_at, staff_id)
       select ${m.personId}, ${m.customerId}, ${amount}::numeric, moved.balance, ${m.kind}, ${m.description},
-             ${m.documentId ?? null}, moved.currency, ${clock.now()}
+             ${m.documentId ?? null}, moved.currency, ${clock.now()}, ${m.staffId ?? null}
       from moved
       returning balance_after)`;
 }

@@ -2,6 +2,11 @@ import path from "node:path";
 import { AccountLookupService } from "@hb/contracts/hb/auth/v1/account_lookup_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
+import {
+  PaymentEventService,
+  TopUpService,
+  TopUpStaffService,
+} from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import {
   bind,
@@ -29,6 +34,7 @@ import { createDocumentHandlers } from "./document-handlers.ts";
 import { createClockAdmin, startDueWork } from "./due.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { createOrders } from "./orders.ts";
+import { createPayments } from "./payments/wiring.ts";
 import { startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
 import { createReseller } from "./reseller.ts";
 import { createServiceHandlers } from "./service-handlers.ts";
@@ -69,10 +75,17 @@ runMain(log, async () => {
     ...(cfg.BILLING_CLOCK_CONTROL ? createClockAdmin(sql, cfg.HB_NS) : {}),
     ...createSettingsHandlers(sql),
   };
+  const payments = createPayments(sql, cfg, log);
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.BILLING_ADDR),
-    [bind(BillingService, impl), bind(BillingStaffService, impl)],
+    [
+      bind(BillingService, impl),
+      bind(BillingStaffService, impl),
+      bind(TopUpService, payments),
+      bind(TopUpStaffService, payments),
+      bind(PaymentEventService, payments),
+    ],
     log,
     tls,
     cfg.HEALTH_PORT,

@@ -1,0 +1,30 @@
+import { z } from "zod";
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v?.trim() ? v.trim() : undefined));
+
+/**
+ * Top-ups' settings. Card payments are offered only when both Stripe secrets are set; bank
+ * transfers always are. The limits hold for both methods, in the account's own currency.
+ */
+export const paymentsConfig = {
+  STRIPE_SECRET_KEY: optionalText,
+  STRIPE_WEBHOOK_SECRET: optionalText,
+  /** Another Stripe API host (a test's stand-in), e.g. http://127.0.0.1:12111. */
+  STRIPE_API_BASE: z.string().url().optional(),
+  /** The smallest and largest top-up, as decimal strings. */
+  TOP_UP_MIN: z
+    .string()
+    .regex(/^\d{1,10}(\.\d{1,2})?$/)
+    .default("5.00"),
+  TOP_UP_MAX: z
+    .string()
+    .regex(/^\d{1,10}(\.\d{1,2})?$/)
+    .default("10000.00"),
+  /** What a customer is told to transfer to (shown with the reference). */
+  BANK_TRANSFER_DETAILS: z
+    .string()
+    .default("Account holder: Hosting Platform Ltd · IBAN: GB33 BUKB 2020 1555 5555 55 · BIC: BUKBGB22"),
+};

@@ -1,0 +1,255 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type {
+  PaymentEventService,
+  TopUpService,
+  TopUpStaffService,
+} from "@hb/contracts/hb/billing/v1/payments_pb";
+import { TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
+import type { Caller } from "@hb/contracts/hb/platform/v1/caller_pb";
+import { apiError, badRequest, holdsAny, isUuid, type Logger, notFound, type Sql } from "@hb/platform";
+import { moneyOut } from "../contract-values.ts";
+import { formatMoney, money, parseMoney, type Units } from "../money.ts";
+import { callerOf, isUniqueViolation, page, transact } from "../shared.ts";
+import { toMinor } from "./minor-units.ts";
+import { BadSignature, type CardProvider } from "./provider.ts";
+import { newReference, normaliseReference } from "./reference.ts";
+import { alreadyConfirmed, applyProviderEvent, creditOnce, type TopUpRow, topUpOut } from "./top-ups.ts";
+
+export type PaymentHandlers = Partial<
+  ServiceImpl<typeof TopUpService> &
+    ServiceImpl<typeof TopUpStaffService> &
+    ServiceImpl<typeof PaymentEventService>
+>;
+
+export interface PaymentsDeps {
+  sql: Sql;
+  log: Logger;
+  /** The card provider; undefined when none is configured (then only bank transfers are offered). */
+  card: CardProvider | undefined;
+  limits: { min: Units; max: Units };
+  bankDetails: string;
+}
+
+/** Adding credit is paying: the person needs pay_invoices, as paying an invoice from credit does. */
+function payer(caller: Caller | undefined) {
+  const ids = callerOf(caller);
+  if (!holdsAny(caller?.permissions ?? [], ["pay_invoices"])) {
+    throw apiError("FORBIDDEN", "Your account permissions do not allow this action");
+  }
+  return ids;
+}
+
+export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
+  const { sql } = d;
+  const range = (currency: string) =>
+    `${formatMoney(d.limits.min)} to ${formatMoney(d.limits.max)} ${currency}`;
+
+  /** The account's currency: its balance's once it holds money, else the account's own. */
+  async function currencyOf(ids: { personId: string; currency: string }): Promise<string> {
+    const [row] = await sql<
+      { currency: string }[]
+    >`select currency from balances where person_id = ${ids.personId}`;
+    const c = row?.currency ?? ids.currency;
+    if (!c) throw apiError("BAD_REQUEST", "The account has no currency");
+    return c;
+  }
+
+  function amountOf(text: string, currency: string, card: boolean): Units {
+    const amount = parseMoney(text);
+    if (amount === undefined || amount < d.limits.min || amount > d.limits.max) {
+      throw badRequest("amount", `amount must be a decimal from ${range(currency)}`);
+    }
+    if (card && toMinor(amount, currency) === undefined) {
+      throw badRequest("amount", `amount has more decimals than a card payment in ${currency} allows`);
+    }
+    return amount;
+  }
+
+  /** The person's top-up made with this form token, if any (a repeated submission). */
+  const byRequestKey = async (personId: string, key: string) =>
+    (await sql<TopUpRow[]>`select * from top_ups where person_id = ${personId} and request_key = ${key}`)[0];
+
+  const ownTopUp = async (ids: { personId: string; customerId: string }, id: string) => {
+    const [row] = await sql<TopUpRow[]>`
+      select * from top_ups where id = ${id} and person_id = ${ids.personId} and customer_id = ${ids.customerId}`;
+    if (!row) throw notFound("Top-up");
+    return row;
+  };
+
+  async function insertTopUp(
+    ids: { personId: string; customerId: string },
+    t: { method: "card" | "bank_transfer"; currency: string; amount: Units; key: string },
+  ): Promise<TopUpRow> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const [row] = await sql<TopUpRow[]>`
+          insert into top_ups (id, method, customer_id, person_id, currency, requested, request_key, reference)
+          values (gen_random_uuid(), ${t.method}, ${ids.customerId}, ${ids.personId}, ${t.currency},
+                  ${formatMoney(t.amount)}, ${t.key}, ${t.method === "bank_transfer" ? newReference() : null})
+          on conflict (person_id, request_key) do nothing returning *`;
+        return row ?? (await byRequestKey(ids.personId, t.key));
+      } catch (err) {
+        // Two transfers drew the same reference (one in 10^12): draw again.
+        if (attempt < 3 && isUniqueViolation(err, "top_ups_reference_key")) continue;
+        throw err;
+      }
+    }
+  }
+
+  return {
+    // The portal's Add credit page ----------------------------------------------------------
+    async getTopUpOptions(req) {
+      const ids = payer(req.caller);
+      const currency = await currencyOf(ids);
+      return {
+        cardEnabled: d.card !== undefined && toMinor(d.limits.min, currency) !== undefined,
+        currency,
+        minimum: moneyOut(d.limits.min, currency),
+        maximum: moneyOut(d.limits.max, currency),
+        bankDetails: d.bankDetails,
+      };
+    },
+
+    async startCardTopUp(req) {
+      const ids = payer(req.caller);
+      const card = d.card;
+      if (!card) throw apiError("FEATURE_DISABLED", "Card payments are not offered");
+      const currency = await currencyOf(ids);
+      const amount = amountOf(req.amount, currency, true);
+      const row = await insertTopUp(ids, { method: "card", currency, amount, key: req.idempotencyKey });
+      if (row.method !== "card") throw apiError("CONFLICT", "This form was already used for a bank transfer");
+      if (row.checkout_url) return { topUp: topUpOut(row), checkoutUrl: row.checkout_url };
+      const fill = (u: string) => u.replaceAll("{TOP_UP_ID}", row.id);
+      let checkout: { sessionId: string; url: string };
+      try {
+        checkout = await card.startCheckout({
+          topUpId: row.id,
+          amount: money(row.requested),
+          currency: row.currency,
+          successUrl: fill(req.successUrl),
+          cancelUrl: fill(req.cancelUrl),
+          description: "Account credit",
+        });
+      } catch (err) {
+        // The row stays pending without a checkout: the same form sent again asks the provider again
+        // (the top-up's id is the provider's idempotency key, so no second session is opened).
+        d.log.warn("card checkout could not be opened", { topUpId: row.id, err: (err as Error).message });
+        throw apiError(
+          "PROVIDER_ERROR",
+          "The card payment provider could not be reached; try again in a moment",
+        );
+      }
+      const [updated] = await sql<TopUpRow[]>`
+        update top_ups set provider_session = ${checkout.sessionId}, checkout_url = ${checkout.url}
+        where id = ${row.id} returning *`;
+      return { topUp: topUpOut(updated), checkoutUrl: checkout.url };
+    },
+
+    async requestBankTransfer(req) {
+      const ids = payer(req.caller);
+      const currency = await currencyOf(ids);
+      const amount = amountOf(req.amount, currency, false);
+      const row = await insertTopUp(ids, {
+        method: "bank_transfer",
+        currency,
+        amount,
+        key: req.idempotencyKey,
+      });
+      if (row.method !== "bank_transfer")
+        throw apiError("CONFLICT", "This form was already used for a card payment");
+      return { topUp: topUpOut(row), bankDetails: d.bankDetails };
+    },
+
+    async getTopUp(req) {
+      const ids = payer(req.caller);
+      return { topUp: topUpOut(await ownTopUp(ids, req.id)) };
+    },
+
+    async listTopUps(req) {
+      const ids = payer(req.caller);
+      const p = page(req.page, req.limit, 20);
+      const rows = await sql<TopUpRow[]>`
+        select * from top_ups where person_id = ${ids.personId} and customer_id = ${ids.customerId}
+        order by created_at desc, id limit ${p.limit} offset ${p.offset}`;
+      const [{ n }] = await sql<{ n: number }[]>`
+        select count(*)::int as n from top_ups where person_id = ${ids.personId} and customer_id = ${ids.customerId}`;
+      return { topUps: rows.map(topUpOut), total: n };
+    },
+
+    async cancelCardTopUp(req) {
+      const ids = payer(req.caller);
+      const row = await ownTopUp(ids, req.id);
+      if (row.method !== "card" || row.status !== "pending" || !d.card) return { topUp: topUpOut(row) };
+      // Expired at the provider first: a session that was paid meanwhile cannot be expired, and
+      // its top-up stays pending until the payment's event credits it.
+      if (row.provider_session && !(await d.card.expireCheckout(row.provider_session))) {
+        return { topUp: topUpOut(row) };
+      }
+      const [updated] = await sql<TopUpRow[]>`
+        update top_ups set status = 'cancelled' where id = ${row.id} and status = 'pending' returning *`;
+      return { topUp: topUpOut(updated ?? (await ownTopUp(ids, req.id))) };
+    },
+
+    // Staff: bank transfers --------------------------------------------------------------------
+    async listBankTransfers(req) {
+      const status =
+        req.status === TopUpStatus.PENDING
+          ? "pending"
+          : req.status === TopUpStatus.CREDITED
+            ? "credited"
+            : req.status === TopUpStatus.CANCELLED
+              ? "cancelled"
+              : null;
+      const p = page(req.page, req.limit, 50);
+      // Pending ones oldest first (the order they are worked through), others newest first.
+      const rows = await sql<TopUpRow[]>`
+        select * from top_ups where method = 'bank_transfer' and (${status}::text is null or status = ${status})
+        order by case when status = 'pending' then 0 else 1 end,
+                 case when status = 'pending' then created_at end asc, created_at desc, id
+        limit ${p.limit} offset ${p.offset}`;
+      const [{ n }] = await sql<{ n: number }[]>`
+        select count(*)::int as n from top_ups where method = 'bank_transfer' and (${status}::text is null or status = ${status})`;
+      return { transfers: rows.map(topUpOut), total: n };
+    },
+
+    async confirmBankTransfer(req) {
+      const reference = normaliseReference(req.reference);
+      if (!reference) throw badRequest("reference", "reference must look like HB-XXXX-XXXX");
+      if (!isUuid(req.staffId)) throw badRequest("staff_id", "staff_id must be a UUID");
+      const received = parseMoney(req.receivedAmount);
+      if (received === undefined || received <= 0n) {
+        throw badRequest("received_amount", "received_amount must be a positive decimal, e.g. 100 or 99.50");
+      }
+      return transact(sql, async (tx) => {
+        const [found] = await tx<{ id: string }[]>`
+          select id from top_ups where reference = ${reference} and method = 'bank_transfer'`;
+        if (!found) throw notFound("Bank transfer");
+        const r = await creditOnce(tx, found.id, {
+          source: `staff:${req.staffId}`,
+          amount: received,
+          description: `Bank transfer ${reference}`,
+          staffId: req.staffId,
+        });
+        if (!r) throw notFound("Bank transfer");
+        if (!r.credited) throw alreadyConfirmed(r.row);
+        return { topUp: topUpOut(r.row), balance: formatMoney(r.balance) };
+      });
+    },
+
+    // The provider's webhook -------------------------------------------------------------------
+    async handleStripeEvent(req) {
+      if (!d.card) throw apiError("NOT_FOUND", "Card payments are not configured");
+      let event: ReturnType<CardProvider["readEvent"]>;
+      try {
+        event = d.card.readEvent(req.payload, req.signature);
+      } catch (err) {
+        if (err instanceof BadSignature) {
+          throw badRequest("signature", "The Stripe-Signature header does not match the payload");
+        }
+        throw err;
+      }
+      const acted = await applyProviderEvent(sql, d.card.name, event);
+      return { acted };
+    },
+  };
+}
