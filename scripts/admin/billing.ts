@@ -10,11 +10,15 @@ import {
   ServiceStatusSchema,
 } from "@hb/contracts/hb/billing/v1/common_pb";
 import { DocumentKindSchema } from "@hb/contracts/hb/billing/v1/documents_pb";
+import { TopUpStaffService, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { type ArgSpec, type CommandGroup, client, command, enumFlag, list, UsageError } from "./common.ts";
 
 const billing = () => client([BillingService, BillingStaffService], "BILLING_ADDR", "127.0.0.1:50053");
 const auth = () => client([AuthService, AuthStaffService], "AUTH_ADDR", "127.0.0.1:50051");
+const topUps = () => client([TopUpStaffService], "BILLING_ADDR", "127.0.0.1:50053");
+/** The staff id the admin command records on a confirmation when no --staff is given. */
+const ADMIN_COMMAND_STAFF = "00000000-0000-0000-0000-000000000000";
 
 /** "monthly=10,annually=100" as the product's prices. */
 function prices(text: string, currency: string) {
@@ -72,6 +76,43 @@ export const billingCommands: CommandGroup = {
           description: f.description ?? "",
         });
       },
+    }),
+    "transfer list": command({
+      summary: "Lists bank transfers customers asked for, pending ones first (--all: every status)",
+      flags: { all: { type: "boolean", help: "credited and cancelled ones too" } },
+      run: async (_a, f) =>
+        (
+          await topUps().listBankTransfers({
+            status: f.all ? TopUpStatus.UNSPECIFIED : TopUpStatus.PENDING,
+            page: 1,
+            limit: 200,
+          })
+        ).transfers,
+    }),
+    "transfer confirm": command({
+      summary: "Confirms the money of a bank transfer arrived and credits it (once)",
+      args: [{ name: "reference", help: "as the customer quoted it, e.g. HB-7K3M-Q9TX", field: "reference" }],
+      flags: {
+        amount: {
+          type: "string",
+          value: "100",
+          required: true,
+          field: "received_amount",
+          help: "what arrived (may differ from what was asked)",
+        },
+        staff: {
+          type: "string",
+          value: "ID",
+          field: "staff_id",
+          help: "the staff member recorded; default: none (nil id)",
+        },
+      },
+      run: ([reference], f) =>
+        topUps().confirmBankTransfer({
+          reference,
+          receivedAmount: f.amount,
+          staffId: f.staff ?? ADMIN_COMMAND_STAFF,
+        }),
     }),
     "product create": command({
       summary: "Adds a product to the catalogue (hourly=0.02 in --prices for an hourly product)",

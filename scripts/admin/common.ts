@@ -10,6 +10,7 @@ import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { PortalService } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { TopUpService } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { backendClient, loadTlsIdentity } from "@hb/platform";
@@ -130,6 +131,7 @@ const responses = createRegistry(
   AuthService.file,
   PortalService.file,
   BillingService.file,
+  TopUpService.file,
   ComputeService.file,
   WebhooksService.file,
 );

@@ -31,6 +31,7 @@ import { checkKey, type Refusal, unauthenticated } from "./key-check.ts";
 import type { KeySync } from "./key-sync.ts";
 import { keyChecks, observeHttp, UNMATCHED_ROUTE } from "./metrics.ts";
 import { pagesRouter } from "./pages/index.ts";
+import { paymentWebhookRouter } from "./payment-webhook.ts";
 import type { RequestLogPublisher } from "./request-log.ts";
 import { type Context, needOf, type RouteDef, type RouteNeed } from "./route.ts";
 import { bodyObject, parseInput } from "./validation.ts";
@@ -157,6 +158,9 @@ export function buildApp(deps: AppDeps): express.Express {
       (err: unknown) => sendResolved(res, err, `${req.method} ${req.path}`),
     );
   });
+
+  // The payment provider's webhook reads its raw body itself (its signature is over the bytes).
+  app.use(paymentWebhookRouter(clients.paymentEvents, log));
 
   // The portal and admin pages read their own (form) bodies; the API's JSON parser comes after.
   app.use(

@@ -3,6 +3,11 @@ import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { KeyDistributionService } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
 import { PortalService } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import {
+  PaymentEventService,
+  TopUpService,
+  TopUpStaffService,
+} from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
@@ -35,6 +40,10 @@ export function createClients(cfg: GatewayConfig) {
     // Sign-in and sessions of the portal and admin pages (auth's PortalService).
     portal: rpcClient(t, PortalService, cfg.AUTH_ADDR, panel),
     pageWebhooks: backendClient(t, [WebhooksService, WebhooksStaffService], cfg.WEBHOOKS_ADDR, panel),
+    // Top-ups: the portal's Add credit page and the admin panel's bank transfers.
+    pageBilling: backendClient(t, [TopUpService, TopUpStaffService], cfg.BILLING_ADDR, panel),
+    // The payment provider's webhook, forwarded by the public endpoint (payment-webhook.ts).
+    paymentEvents: rpcClient(t, PaymentEventService, cfg.BILLING_ADDR, api),
     // The key table's stream and acknowledgements (key-sync.ts), as the customer API's identity.
     keys: rpcClient(t, KeyDistributionService, cfg.AUTH_ADDR, api),
   };
@@ -44,11 +53,13 @@ export function createClients(cfg: GatewayConfig) {
     billing: handles.billing.client,
     compute: handles.compute.client,
     webhooks: handles.webhooks.client,
+    paymentEvents: handles.paymentEvents.client,
     /** The pages' clients, presenting the admin-panel certificate. */
     pages: {
       auth: handles.pageAuth.client,
       portal: handles.portal.client,
       webhooks: handles.pageWebhooks.client,
+      billing: handles.pageBilling.client,
     },
     close: () => {
       for (const h of Object.values(handles)) h.close();

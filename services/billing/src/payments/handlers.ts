@@ -116,6 +116,12 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
       if (!card) throw apiError("FEATURE_DISABLED", "Card payments are not offered");
       const currency = await currencyOf(ids);
       const amount = amountOf(req.amount, currency, true);
+      const urls = { success_url: req.successUrl, cancel_url: req.cancelUrl };
+      for (const [field, u] of Object.entries(urls)) {
+        if (!/^https?:\/\/[^/]/.test(u) || !URL.canParse(u)) {
+          throw badRequest(field, `${field} must be an http or https URL`);
+        }
+      }
       const row = await insertTopUp(ids, { method: "card", currency, amount, key: req.idempotencyKey });
       if (row.method !== "card") throw apiError("CONFLICT", "This form was already used for a bank transfer");
       if (row.checkout_url) return { topUp: topUpOut(row), checkoutUrl: row.checkout_url };

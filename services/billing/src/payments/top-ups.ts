@@ -52,6 +52,7 @@ export function topUpOut(r: TopUpRow): MessageInitShape<typeof TopUpSchema> {
     confirmedBy: r.confirmed_by ?? "",
     refunded: refunded > 0n ? moneyOut(refunded, r.currency) : undefined,
     disputed: r.disputed,
+    checkoutUrl: r.method === "card" && r.status === "pending" ? (r.checkout_url ?? "") : "",
   };
 }
 

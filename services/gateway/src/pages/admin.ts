@@ -4,6 +4,7 @@ import { Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { ALL_PERMISSIONS, PERMISSIONS, type Permission, resolveError, STAFF_PERMISSIONS } from "@hb/platform";
 import express, { type Request, type Response, type Router } from "express";
 import type { PageClients } from "../clients.ts";
+import { bankTransferRoutes } from "./admin-bank-transfers.ts";
 import { partnerRoutes } from "./admin-partners.ts";
 import { day, paginate, when } from "./format.ts";
 import {
@@ -32,6 +33,7 @@ const STAFF_LABELS: Record<StaffPermission, string> = {
 const NAV = [
   { href: "/admin/customers", label: "Customers" },
   { href: "/admin/partners", label: "Partners" },
+  { href: "/admin/bank-transfers", label: "Bank transfers" },
   { href: "/admin/staff", label: "Staff" },
   { href: "/admin/settings", label: "Settings" },
 ];
@@ -327,6 +329,7 @@ ${requestLogView(entries, logFilterOf(req.query), `/admin/customers/${c.id}`, { 
   staffRoutes(router, clients, render, needs, linkFor, linkPanel);
   settingsRoutes(router, clients, render, needs, can);
   partnerRoutes(router, clients, render, needs, can);
+  bankTransferRoutes(router, clients, render, needs, can);
   return router;
 }
 

@@ -18,6 +18,7 @@ import type { Kit } from "./customer/kit.ts";
 import { machineRoutes } from "./customer/machines.ts";
 import { newToken, validToken } from "./customer/once.ts";
 import { serviceRoutes } from "./customer/services.ts";
+import { topUpRoutes } from "./customer/top-up.ts";
 import { day, dayStart, when } from "./format.ts";
 import {
   checkedPermissions,
@@ -72,6 +73,7 @@ export function portalRouter(
       { href: "/portal/invoices", label: "Invoices", needs: "view_invoices" },
       { href: "/portal/proformas", label: "Proformas", needs: "view_invoices" },
       { href: "/portal/balance", label: "Balance", needs: "view_billing" },
+      { href: "/portal/add-credit", label: "Add credit", needs: "pay_invoices" },
       { href: "/portal/ssh-keys", label: "SSH keys", needs: "view_services" },
       { href: "/portal/jobs", label: "Jobs", needs: "view_services" },
     ];
@@ -127,6 +129,7 @@ export function portalRouter(
   });
   serviceRoutes(kit, router);
   billingRoutes(kit, router);
+  topUpRoutes(kit, router, clients.billing, publicUrl);
   machineRoutes(kit, router);
 
   // The API Keys pages exist only while the Customer API is on: hidden from the menu and refused.

@@ -72,7 +72,7 @@ export function billingRoutes(kit: Kit, router: Router): void {
       ["Paid this month", money(usage.data.paid_this_month, cur)],
       ["Hourly charges this month", money(usage.data.hourly_charges_this_month, cur)],
     ])}
-<p class="hint">Credit is added by card or bank transfer; until those are offered here, ask support to add credit.</p>
+<p><a href="/portal/add-credit">Add credit</a> by card or bank transfer.</p>
 <h2>Transactions</h2>
 ${table(
   "Transactions",

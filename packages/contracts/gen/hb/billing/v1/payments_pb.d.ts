@@ -92,6 +92,13 @@ export declare type TopUp = Message<"hb.billing.v1.TopUp"> & {
    * @generated from field: bool disputed = 13;
    */
   disputed: boolean;
+
+  /**
+   * Card top-ups still pending: the provider's hosted checkout to pay on.
+   *
+   * @generated from field: string checkout_url = 14;
+   */
+  checkoutUrl: string;
 };
 
 /**
@@ -171,7 +178,8 @@ export declare type StartCardTopUpRequest = Message<"hb.billing.v1.StartCardTopU
   amount: string;
 
   /**
-   * Where the provider sends the browser back; "{TOP_UP_ID}" is replaced by the top-up's id.
+   * Where the provider sends the browser back (absolute http or https URLs); "{TOP_UP_ID}" is
+   * replaced by the top-up's id.
    *
    * @generated from field: string success_url = 3;
    */

@@ -1,0 +1,142 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { type TopUp, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
+import { resolveError } from "@hb/platform";
+import type { Request, Response, Router } from "express";
+import type { PageClients } from "../clients.ts";
+import { money } from "./customer/ui.ts";
+import { csrfField } from "./forms.ts";
+import { type Html, html } from "./html.ts";
+import { sessionOf } from "./session.ts";
+
+type Render = (
+  res: Response,
+  title: string,
+  body: Html,
+  o: { notice?: string; status?: number; current: string },
+) => void;
+type Needs = (
+  p: "view_clients" | "edit_clients",
+  current: string,
+  fn: (req: Request, res: Response) => Promise<void>,
+) => (req: Request, res: Response, next: (e: unknown) => void) => void;
+
+const CURRENT = "/admin/bank-transfers";
+const PAGE_SIZE = 50;
+const STATUSES = {
+  pending: TopUpStatus.PENDING,
+  credited: TopUpStatus.CREDITED,
+  all: TopUpStatus.UNSPECIFIED,
+};
+type Shown = keyof typeof STATUSES;
+const REFERENCE = /^HB-[0-9A-Z]{4}-[0-9A-Z]{4}$/;
+
+const when = (t: TopUp["createdAt"]) =>
+  t ? `${timestampDate(t).toISOString().slice(0, 16).replace("T", " ")} UTC` : "—";
+
+/**
+ * Bank transfers in the admin panel: the customers' requested transfers with their references
+ * (pending first, oldest first, the order a bank statement is worked through), and for staff who
+ * may edit clients a form per pending transfer to confirm the amount that arrived. Billing credits
+ * it once (a second or concurrent confirmation is refused 409) and records the staff member.
+ */
+export function bankTransferRoutes(
+  router: Router,
+  clients: PageClients,
+  render: Render,
+  needs: Needs,
+  can: (res: Response, p: "edit_clients") => boolean,
+) {
+  async function listPage(
+    req: Request,
+    res: Response,
+    o: {
+      notice?: string;
+      error?: { reference: string; message: string; value: string };
+      status?: number;
+    } = {},
+  ) {
+    const shown: Shown =
+      req.query.status === "credited" || req.query.status === "all" ? req.query.status : "pending";
+    const pageNo = Math.max(1, Number.parseInt(String(req.query.page ?? "1"), 10) || 1);
+    // Two calls whatever the page's length: the transfers, and every customer's name at once.
+    const [list, { customers }] = await Promise.all([
+      clients.billing.listBankTransfers({ status: STATUSES[shown], page: pageNo, limit: PAGE_SIZE }),
+      clients.auth.listCustomers({ email: "" }),
+    ]);
+    const names = new Map(customers.map((c) => [c.id, c.company ? `${c.name} (${c.company})` : c.name]));
+    const edit = can(res, "edit_clients");
+    const csrf = sessionOf(res).csrfToken;
+    const pages = Math.max(1, Math.ceil(list.total / PAGE_SIZE));
+    const link = (n: number) => `${CURRENT}?${new URLSearchParams({ status: shown, page: String(n) })}`;
+    const confirmForm = (t: TopUp) => {
+      const id = `received-${t.id}`;
+      const err = o.error?.reference === t.reference ? o.error : undefined;
+      return html`<form method="post" action="${CURRENT}/confirm" class="inline-form" novalidate>${csrfField(csrf)}
+<input type="hidden" name="reference" value="${t.reference}">
+<div class="field${err ? " invalid" : ""}"><label for="${id}">Amount received for ${t.reference} (${t.requested?.currency ?? ""})</label>
+<input id="${id}" name="received" inputmode="decimal" value="${err ? err.value : money(t.requested?.amount)}"${err ? html` aria-invalid="true" aria-describedby="${id}-error"` : ""}>
+${err ? html`<p class="error" id="${id}-error">${err.message}</p>` : ""}</div>
+<button type="submit">Confirm received</button></form>`;
+    };
+    const body = html`<p>Customers ask for a transfer in the portal and quote its reference. When the money is on the bank statement, confirm the amount that arrived: it is credited once to the person who asked, and your name is recorded on the ledger entry.</p>
+<form method="get" action="${CURRENT}" class="filters" aria-label="Filter the transfers">
+<div class="field"><label for="bt-status">Show</label><select id="bt-status" name="status">${(
+      ["pending", "credited", "all"] as const
+    ).map(
+      (s) =>
+        html`<option value="${s}"${s === shown ? html` selected` : ""}>${s === "all" ? "All transfers" : s === "pending" ? "Waiting for money" : "Credited"}</option>`,
+    )}</select></div>
+<button type="submit">Show</button></form>
+${o.error && !list.transfers.some((t) => t.reference === o.error?.reference) ? html`<p class="error" role="alert" id="form-error">${o.error.message}</p>` : ""}
+${
+  list.transfers.length === 0
+    ? html`<p class="empty">${shown === "pending" ? "No transfers are waiting for money." : "No transfers yet."}</p>`
+    : html`<div class="table-wrap" role="region" aria-label="Bank transfers" tabindex="0"><table>
+<caption class="sr">Bank transfers</caption>
+<thead><tr><th scope="col">Reference</th><th scope="col">Customer</th><th scope="col">Asked</th><th scope="col">Requested on</th><th scope="col">Status</th><th scope="col">Received</th>${edit ? html`<th scope="col">Confirm</th>` : ""}</tr></thead>
+<tbody>${list.transfers.map(
+        (t) => html`<tr><td class="mono">${t.reference}</td>
+<td><a href="/admin/customers/${t.customerId}">${names.get(t.customerId) ?? t.customerId}</a></td>
+<td>${money(t.requested?.amount, t.requested?.currency)}</td><td>${when(t.createdAt)}</td>
+<td>${t.status === TopUpStatus.CREDITED ? "credited" : t.status === TopUpStatus.CANCELLED ? "cancelled" : "waiting"}</td>
+<td>${t.received ? html`${money(t.received.amount, t.received.currency)}<br><span class="hint">${when(t.creditedAt)}</span>` : "—"}</td>
+${edit ? html`<td>${t.status === TopUpStatus.PENDING ? confirmForm(t) : ""}</td>` : ""}</tr>`,
+      )}</tbody></table></div>`
+}
+${pages > 1 ? html`<nav class="pager" aria-label="Pages">${pageNo > 1 ? html`<a href="${link(pageNo - 1)}" rel="prev">Previous page</a>` : ""}<span>Page ${pageNo} of ${pages}</span>${pageNo < pages ? html`<a href="${link(pageNo + 1)}" rel="next">Next page</a>` : ""}</nav>` : ""}`;
+    render(res, "Bank transfers", body, { notice: o.notice, status: o.status, current: CURRENT });
+  }
+
+  router.get(
+    CURRENT,
+    needs("view_clients", CURRENT, async (req, res) => {
+      const confirmed = typeof req.query.confirmed === "string" && REFERENCE.test(req.query.confirmed);
+      await listPage(
+        req,
+        res,
+        confirmed ? { notice: `Transfer ${req.query.confirmed} confirmed and credited.` } : {},
+      );
+    }),
+  );
+
+  router.post(
+    `${CURRENT}/confirm`,
+    needs("edit_clients", CURRENT, async (req, res) => {
+      const reference = String(req.body.reference ?? "").slice(0, 40);
+      const received = String(req.body.received ?? "").trim();
+      try {
+        const r = await clients.billing.confirmBankTransfer({
+          reference,
+          receivedAmount: received,
+          staffId: sessionOf(res).subjectId,
+        });
+        res.redirect(303, `${CURRENT}?${new URLSearchParams({ confirmed: r.topUp?.reference ?? "" })}`);
+      } catch (err) {
+        const e = resolveError(err);
+        if (e.status >= 500) throw err;
+        const message = e.info?.violations.find((v) => v.field === "received_amount")?.message ?? e.message;
+        await listPage(req, res, { error: { reference, message, value: received }, status: e.status });
+      }
+    }),
+  );
+}

@@ -1,0 +1,274 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
+import type { Session } from "@hb/contracts/hb/auth/v1/portal_pb";
+import { type TopUp, TopUpMethod, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
+import { holdsAny, resolveError } from "@hb/platform";
+import { KEY_REFUSALS } from "@hb/platform/key-decision";
+import type { Request, Response, Router } from "express";
+import type { PageClients } from "../../clients.ts";
+import { type FormState, field } from "../forms.ts";
+import { type Html, html } from "../html.ts";
+import { sessionOf } from "../session.ts";
+import { Refused } from "./api.ts";
+import { action, bodyText, doneOf, fieldErrors, type Kit, page, refusalPage } from "./kit.ts";
+import { facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
+
+const BASE = "/portal/add-credit";
+
+/**
+ * "Add credit": a card top-up (Stripe Checkout, shown only when billing has a card provider) or a
+ * bank transfer with a reference. Top-ups are not part of the customer API (the spec: "credit is
+ * the only payment method on this API; card and gateway payments stay in the portal"), so these
+ * pages call billing's TopUpService themselves, under the rule the API applies to paying from
+ * credit: the pay_invoices permission, and no writes while the account is suspended. Forms act
+ * once (kit.ts) and the token is also billing's idempotency key for the top-up.
+ */
+export function topUpRoutes(
+  kit: Kit,
+  router: Router,
+  billing: PageClients["billing"],
+  publicUrl: string,
+): void {
+  const callerOf = (s: Session) => ({
+    customerId: s.customerId,
+    personId: s.subjectId,
+    permissions: s.permissions,
+    isOwner: s.isOwner,
+    currency: s.currency,
+  });
+
+  /** The API's refusals for a person who may not pay, or an account that is read-only. */
+  function refusal(res: Response, write: boolean): Refused | undefined {
+    const s = sessionOf(res);
+    const r = !holdsAny(s.permissions, ["pay_invoices"])
+      ? KEY_REFUSALS.permission
+      : write && s.customerStatus === CustomerStatus.SUSPENDED
+        ? KEY_REFUSALS.suspended
+        : undefined;
+    return r ? new Refused(403, { success: false, error: r.message, code: r.code }) : undefined;
+  }
+
+  /** Billing's refusals as the portal's (beside the field they name), anything else thrown on. */
+  async function call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const r = resolveError(err);
+      if (r.status >= 500) throw err;
+      throw new Refused(r.status, {
+        success: false,
+        error: r.message,
+        code: r.code,
+        details: r.info?.violations.map((v) => ({ field: v.field, message: v.message })),
+      });
+    }
+  }
+
+  async function addCreditPage(
+    req: Request,
+    res: Response,
+    forms: Partial<Record<"card" | "bank", FormState>>,
+  ) {
+    const denied = refusal(res, false);
+    if (denied) return refusalPage(kit, res, denied);
+    const caller = callerOf(sessionOf(res));
+    const p = pageParam(req.query.page);
+    const [options, list] = await Promise.all([
+      call(() => billing.getTopUpOptions({ caller })),
+      call(() => billing.listTopUps({ caller, page: p, limit: 20 })),
+    ]);
+    const cur = options.currency;
+    const limits = `From ${money(options.minimum?.amount, cur)} to ${money(options.maximum?.amount, cur)}.`;
+    const readOnly = refusal(res, true);
+    const form = (kind: "card" | "bank", intro: Html, button: string) => {
+      const f = forms[kind] ?? { values: {}, errors: {} };
+      return html`<section aria-labelledby="${kind}-title"><h2 id="${kind}-title">${kind === "card" ? "Pay by card" : "Bank transfer"}</h2>
+${intro}
+${f.general ? html`<p class="error" role="alert" id="form-error">${f.general}</p>` : ""}
+<form method="post" action="${BASE}/${kind}" novalidate>${formTokens(sessionOf(res).csrfToken)}
+${field(f, `${kind}-amount`, `Amount (${cur})`, { hint: limits, required: true, attrs: html` inputmode="decimal"` })}
+<button type="submit">${button}</button></form></section>`;
+    };
+    const body = html`<p>Credit pays invoices, proformas and hourly charges. It is added in your account's currency, ${cur}.</p>
+${
+  readOnly
+    ? html`<p class="error" role="alert">${readOnly.message}</p>`
+    : html`${
+        options.cardEnabled
+          ? form(
+              "card",
+              html`<p>You are sent to our card processor's secure page; the credit appears as soon as the payment is confirmed.</p>`,
+              "Continue to card payment",
+            )
+          : ""
+      }
+${form(
+  "bank",
+  html`<p>You get a reference to quote on the transfer; the credit appears once we have received the money (usually one to three working days).</p>`,
+  "Get transfer details",
+)}`
+}
+<h2>Your top-ups</h2>
+${table(
+  "Top-ups",
+  ["Asked", "Method", "Amount", "Status", "Reference", "Credited"],
+  list.topUps.map((t) => [
+    html`<a href="${BASE}/${t.id}">${when(t.createdAt)}</a>`,
+    methodWord(t),
+    money(t.requested?.amount, cur),
+    statusWord(t),
+    t.reference,
+    t.received ? money(t.received.amount, cur) : "—",
+  ]),
+  "No top-ups yet.",
+)}
+${pager(BASE, { page: p, limit: 20, total: list.total })}`;
+    kit.render(res, "Add credit", body, {
+      ...(await doneOf(kit, req, res)),
+      status: Object.keys(forms).length ? 400 : undefined,
+    });
+  }
+
+  page(kit, router, BASE, (req, res) => addCreditPage(req, res, {}));
+
+  for (const kind of ["card", "bank"] as const) {
+    action(
+      kit,
+      router,
+      `${BASE}/${kind}`,
+      {
+        back: () => BASE,
+        form: async (req, res, err) => {
+          const values = { [`${kind}-amount`]: bodyText(req, `${kind}-amount`) };
+          await addCreditPage(req, res, { [kind]: fieldErrors(err, values, { amount: `${kind}-amount` }) });
+          return true;
+        },
+      },
+      async (req, res, _api, token) => {
+        const denied = refusal(res, true);
+        if (denied) throw denied;
+        const caller = callerOf(sessionOf(res));
+        const amount = bodyText(req, `${kind}-amount`).trim();
+        const r =
+          kind === "card"
+            ? await call(() =>
+                billing.startCardTopUp({
+                  caller,
+                  amount,
+                  successUrl: `${publicUrl}${BASE}/{TOP_UP_ID}/return?result=paid`,
+                  cancelUrl: `${publicUrl}${BASE}/{TOP_UP_ID}/return?result=cancelled`,
+                  idempotencyKey: token,
+                }),
+              )
+            : await call(() => billing.requestBankTransfer({ caller, amount, idempotencyKey: token }));
+        const t = r.topUp;
+        if (!t) throw new Error("billing answered without the top-up");
+        return {
+          location: `${BASE}/${t.id}`,
+          notice:
+            kind === "card"
+              ? "Your card payment is ready: continue to the payment page."
+              : `Transfer ${money(t.requested?.amount, t.requested?.currency)} quoting the reference ${t.reference}.`,
+        };
+      },
+    );
+  }
+
+  async function topUpPage(req: Request, res: Response, extra: { notice?: string } = {}) {
+    const denied = refusal(res, false);
+    if (denied) return refusalPage(kit, res, denied);
+    const caller = callerOf(sessionOf(res));
+    const id = String(req.params.id);
+    if (!/^[0-9a-f-]{36}$/i.test(id))
+      return refusalPage(
+        kit,
+        res,
+        new Refused(404, { success: false, error: "Top-up not found", code: "NOT_FOUND" }),
+      );
+    const [{ topUp: t }, options] = await Promise.all([
+      call(() => billing.getTopUp({ caller, id })),
+      call(() => billing.getTopUpOptions({ caller })),
+    ]);
+    if (!t) throw new Error("billing answered without the top-up");
+    const cur = t.requested?.currency;
+    const bank = t.method === TopUpMethod.BANK_TRANSFER;
+    const body = html`${facts([
+      ["Method", methodWord(t)],
+      ["Status", statusWord(t)],
+      ["Amount asked", money(t.requested?.amount, cur)],
+      ["Received and credited", t.received ? money(t.received.amount, cur) : undefined],
+      ["Reference", bank ? html`<strong class="mono">${t.reference}</strong>` : undefined],
+      ["Asked on", when(t.createdAt)],
+      ["Credited on", t.creditedAt ? when(t.creditedAt) : undefined],
+      ["Refunded", t.refunded ? money(t.refunded.amount, cur) : undefined],
+    ])}
+${
+  bank && t.status === TopUpStatus.PENDING
+    ? html`<h2>How to pay</h2>
+<p>Transfer <strong>${money(t.requested?.amount, cur)}</strong> to the account below and quote the reference <strong class="mono">${t.reference}</strong>, exactly, so we can match your payment.</p>
+<p class="mono">${options.bankDetails}</p>
+<p class="hint">The credit appears on your balance once we have received the money. If a different amount arrives, what arrived is credited.</p>`
+    : ""
+}
+${
+  t.checkoutUrl
+    ? html`<p><a class="button" href="${t.checkoutUrl}">Continue to the card payment page</a></p>
+<p class="hint">You pay on our card processor's page and come back here afterwards.</p>`
+    : ""
+}
+<p><a href="${BASE}">Add more credit</a> · <a href="/portal/balance">Balance and transactions</a></p>`;
+    kit.render(res, bank ? `Bank transfer ${t.reference}` : "Card top-up", body, {
+      ...(await doneOf(kit, req, res)),
+      ...(extra.notice ? { notice: extra.notice } : {}),
+    });
+  }
+
+  page(kit, router, `${BASE}/:id`, (req, res) => topUpPage(req, res));
+
+  // Stripe sends the browser back here. Credit comes only from Stripe's signed event, never from
+  // this page: it only tells the customer where things stand. Leaving the checkout expires it at
+  // Stripe (CancelCardTopUp), so an abandoned payment page cannot be paid later.
+  page(kit, router, `${BASE}/:id/return`, async (req, res) => {
+    const denied = refusal(res, false);
+    if (denied) return refusalPage(kit, res, denied);
+    const caller = callerOf(sessionOf(res));
+    const id = String(req.params.id);
+    if (!/^[0-9a-f-]{36}$/i.test(id))
+      return refusalPage(
+        kit,
+        res,
+        new Refused(404, { success: false, error: "Top-up not found", code: "NOT_FOUND" }),
+      );
+    if (req.query.result === "cancelled") {
+      const { topUp } = await call(() => billing.cancelCardTopUp({ caller, id }));
+      return topUpPage(req, res, {
+        notice:
+          topUp?.status === TopUpStatus.CANCELLED
+            ? "The card payment was cancelled; nothing was charged."
+            : "This payment could not be cancelled any more; it is shown below.",
+      });
+    }
+    const { topUp } = await call(() => billing.getTopUp({ caller, id }));
+    return topUpPage(req, res, {
+      notice:
+        topUp?.status === TopUpStatus.CREDITED
+          ? "Thank you: the payment is confirmed and the credit is on your balance."
+          : "Thank you: the credit appears on your balance as soon as the card processor confirms the payment (usually within a minute).",
+    });
+  });
+}
+
+const when = (t: TopUp["createdAt"]) =>
+  t ? `${timestampDate(t).toISOString().slice(0, 16).replace("T", " ")} UTC` : "—";
+
+const methodWord = (t: TopUp) => (t.method === TopUpMethod.CARD ? "Card" : "Bank transfer");
+
+function statusWord(t: TopUp): Html {
+  const word =
+    t.status === TopUpStatus.CREDITED
+      ? "credited"
+      : t.status === TopUpStatus.CANCELLED
+        ? "cancelled"
+        : "pending";
+  return html`<span class="badge badge-${word}">${word}</span>${t.disputed ? " (disputed)" : ""}`;
+}
