@@ -1,0 +1,265 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
+import type postgres from "postgres";
+import { unique } from "./helpers.ts";
+import { type OwnStack, ownStack } from "./own-stack.ts";
+import { csrfIn, PASSWORD, signInVisitor } from "./portal-pages.ts";
+import { stackClient } from "./support/clients.ts";
+import { serviceSql } from "./support/service-db.ts";
+import {
+  deliver,
+  type StripeStandIn,
+  sign,
+  startStripeStandIn,
+  TEST_SECRET_KEY,
+  TEST_WEBHOOK_SECRET,
+} from "./support/stripe-stand-in.ts";
+
+// Card top-ups on a private stack whose billing talks to a local Stripe stand-in (the shared
+// stack has no card provider: there the card option is hidden, payments-bank.test.ts).
+
+describe("card top-ups through Stripe Checkout", () => {
+  let stripe: StripeStandIn;
+  let s: OwnStack;
+  let sql: postgres.Sql;
+  let portal: ReturnType<typeof stackClient<[typeof PortalService]>>;
+  const owner = { customerId: "", personId: "", email: "", key: "" };
+  let browser: Awaited<ReturnType<typeof signInVisitor>>;
+
+  before(async () => {
+    stripe = await startStripeStandIn();
+    s = await ownStack("payments-card", {
+      STRIPE_SECRET_KEY: TEST_SECRET_KEY,
+      STRIPE_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+      STRIPE_API_BASE: stripe.url,
+    });
+    sql = serviceSql("billing", s.stack.env.DATABASE_URL);
+    portal = stackClient(s.stack.env, [PortalService], "AUTH_ADDR");
+    owner.email = `${unique("card")}@example.test`;
+    const { customer, owner: person } = await s.auth.createCustomer({
+      name: "Card Customer",
+      email: owner.email,
+      currency: "EUR",
+    });
+    owner.customerId = customer!.id;
+    owner.personId = person!.id;
+    owner.key = (
+      await s.auth.createKey({ personId: person!.id, label: "t", scopes: ["billing"], ipAllowlist: "" })
+    ).secretKey;
+    const { token } = await portal.client.createPasswordLink({ realm: Realm.PORTAL, subjectId: person!.id });
+    await portal.client.setPassword({ token, password: PASSWORD });
+    browser = await signInVisitor(s.stack.gatewayUrl, "portal", owner.email);
+  });
+  after(async () => {
+    portal?.close();
+    await sql?.end({ timeout: 5 });
+    await s?.close();
+    await stripe?.close();
+  });
+
+  const balance = async () => {
+    const r = await s.call("GET", "/account/balance", owner.key);
+    assert.equal(r.status, 200, r.text);
+    return r.body.data.balance as number;
+  };
+  const creditEntries = async () =>
+    (
+      await sql<
+        { n: number }[]
+      >`select count(*)::int as n from ledger where person_id = ${owner.personId} and kind = 'credit_added'`
+    )[0].n;
+
+  /** Asks for a card top-up in the portal; returns the top-up's id and its Checkout Session. */
+  async function cardTopUp(amount: string) {
+    const form = await browser.get("/portal/add-credit");
+    assert.equal(form.status, 200);
+    assert.match(form.text, /Pay by card/);
+    const once =
+      /name="_once" value="([^"]+)"/.exec(
+        form.text.slice(form.text.indexOf('action="/portal/add-credit/card"')),
+      )?.[1] ?? "";
+    const r = await browser.post("/portal/add-credit/card", {
+      _csrf: csrfIn(form.text),
+      _once: once,
+      "card-amount": amount,
+    });
+    assert.equal(r.status, 303, r.text);
+    const id = /\/portal\/add-credit\/([0-9a-f-]{36})/.exec(r.location)?.[1];
+    assert.ok(id, r.location);
+    const session = [...stripe.sessions.values()].find((x) => x.metadata.top_up_id === id);
+    assert.ok(session, "a Checkout Session was created for the top-up");
+    return { id, session, location: r.location, once, csrf: csrfIn(form.text) };
+  }
+
+  it("opens a Checkout Session for the amount in the account's currency and links the page to it", async () => {
+    const t = await cardTopUp("25.50");
+    assert.equal(t.session.amount_total, 2550);
+    assert.equal(t.session.currency, "eur");
+    assert.equal(t.session.client_reference_id, t.id);
+    assert.ok(t.session.success_url.includes(`/portal/add-credit/${t.id}/return`));
+    assert.ok(
+      stripe.requests.every((r) => r.authorised),
+      "every call carried the secret key",
+    );
+    const page = await browser.get(t.location);
+    assert.equal(page.status, 200);
+    assert.ok(page.text.includes(`href="${t.session.url}"`), "the page links to the Checkout Session");
+    // The same form sent again (a double click) opens no second session.
+    const again = await browser.post("/portal/add-credit/card", {
+      _csrf: t.csrf,
+      _once: t.once,
+      "card-amount": "25.50",
+    });
+    assert.equal(again.status, 303);
+    assert.equal([...stripe.sessions.values()].filter((x) => x.metadata.top_up_id === t.id).length, 1);
+  });
+
+  it("credits a paid session once when its event is replayed three times", async () => {
+    const before = await balance();
+    const entries = await creditEntries();
+    const t = await cardTopUp("40");
+    const { completed, succeeded } = stripe.pay(t.session.id);
+    for (let i = 0; i < 3; i++) {
+      const r = await deliver(s.stack.gatewayUrl, completed);
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    }
+    // The payment's other event (the same money) moves nothing either.
+    assert.equal((await deliver(s.stack.gatewayUrl, succeeded)).status, 200);
+    assert.equal(await balance(), before + 40);
+    assert.equal(await creditEntries(), entries + 1);
+    const back = await browser.get(`/portal/add-credit/${t.id}/return?result=paid`);
+    assert.match(back.text, /credit is on your balance/);
+  });
+
+  it("credits once when the events come in the other order, or all at once", async () => {
+    const before = await balance();
+    const a = await cardTopUp("10");
+    const first = stripe.pay(a.session.id);
+    assert.equal((await deliver(s.stack.gatewayUrl, first.succeeded)).status, 200);
+    assert.equal((await deliver(s.stack.gatewayUrl, first.completed)).status, 200);
+    const b = await cardTopUp("15");
+    const second = stripe.pay(b.session.id);
+    const all = await Promise.all(
+      [second.completed, second.succeeded, second.completed, second.succeeded, second.completed].map((e) =>
+        deliver(s.stack.gatewayUrl, e),
+      ),
+    );
+    assert.deepEqual(
+      all.map((r) => r.status),
+      [200, 200, 200, 200, 200],
+    );
+    assert.equal(await balance(), before + 25);
+  });
+
+  it("refuses an event whose signature does not match its body, 400, and moves nothing", async () => {
+    const before = await balance();
+    const t = await cardTopUp("30");
+    const { completed } = stripe.pay(t.session.id);
+    const tampered = completed.payload.replace('"amount_total": 3000', '"amount_total": 300000');
+    assert.notEqual(tampered, completed.payload);
+    const refusals = await Promise.all([
+      deliver(s.stack.gatewayUrl, { payload: tampered, signature: completed.signature }),
+      deliver(s.stack.gatewayUrl, {
+        payload: completed.payload,
+        signature: sign(completed.payload, "whsec_other"),
+      }),
+      deliver(s.stack.gatewayUrl, { payload: completed.payload, signature: "" }),
+      deliver(s.stack.gatewayUrl, { payload: "not json", signature: sign("not json") }),
+    ]);
+    assert.deepEqual(
+      refusals.map((r) => [r.status, r.body?.code]),
+      Array(4).fill([400, "BAD_REQUEST"]),
+    );
+    assert.equal(await balance(), before);
+    assert.equal((await deliver(s.stack.gatewayUrl, completed)).status, 200);
+    assert.equal(await balance(), before + 30);
+  });
+
+  it("takes a refund back once, ignores an older refund total, and records a dispute without moving money", async () => {
+    const t = await cardTopUp("50");
+    const { completed } = stripe.pay(t.session.id);
+    await deliver(s.stack.gatewayUrl, completed);
+    const before = await balance();
+    const partial = stripe.refund(t.session.id, 1000);
+    const full = stripe.refund(t.session.id, 2000);
+    for (const e of [partial, partial, full, full, partial]) {
+      assert.equal((await deliver(s.stack.gatewayUrl, e)).status, 200);
+    }
+    assert.equal(await balance(), before - 20);
+    const dispute = stripe.dispute(t.session.id);
+    assert.equal((await deliver(s.stack.gatewayUrl, dispute)).status, 200);
+    assert.equal(await balance(), before - 20);
+    const [row] = await sql<{ refunded: string; disputed: boolean }[]>`
+      select refunded::text, disputed from top_ups where id = ${t.id}`;
+    assert.deepEqual(row, { refunded: "20.0000", disputed: true });
+    const events = await sql<{ type: string; outcome: string }[]>`
+      select type, outcome from provider_events where top_up_id = ${t.id} order by received_at`;
+    assert.deepEqual(
+      events.map((e) => `${e.type}:${e.outcome}`),
+      [
+        "checkout.session.completed:credited",
+        "charge.refunded:refund_debited",
+        "charge.refunded:refund_debited",
+        "charge.refunded:recorded",
+        "charge.dispute.created:recorded",
+      ],
+    );
+  });
+
+  it("answers 200 to an event type it does not act on, and records nothing", async () => {
+    const e = stripe.event("customer.created", { id: "cus_test_1", object: "customer" });
+    const r = await deliver(s.stack.gatewayUrl, e);
+    assert.deepEqual([r.status, (r.body?.data as { acted?: boolean } | undefined)?.acted], [200, false]);
+    const [{ n }] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from provider_events where event_id = ${e.id}`;
+    assert.equal(n, 0);
+  });
+
+  it("expires the session and cancels the top-up when the customer leaves the checkout", async () => {
+    const t = await cardTopUp("12");
+    const page = await browser.get(`/portal/add-credit/${t.id}/return?result=cancelled`);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /cancelled; nothing was charged/);
+    assert.equal(stripe.sessions.get(t.session.id)?.status, "expired");
+    const [row] = await sql<{ status: string }[]>`select status from top_ups where id = ${t.id}`;
+    assert.equal(row.status, "cancelled");
+  });
+
+  it("refuses the page and the form to a team member without Pay Invoices", async () => {
+    const email = `${unique("viewer")}@example.test`;
+    const { person } = await s.auth.createPerson({
+      customerId: owner.customerId,
+      name: "Viewer",
+      email,
+      permissions: ["view_billing"],
+    });
+    const { token } = await portal.client.createPasswordLink({ realm: Realm.PORTAL, subjectId: person!.id });
+    await portal.client.setPassword({ token, password: PASSWORD });
+    const member = await signInVisitor(s.stack.gatewayUrl, "portal", email);
+    const page = await member.get("/portal/add-credit");
+    assert.equal(page.status, 403);
+    const sessions = stripe.sessions.size;
+    const form = await member.get("/portal/balance");
+    const r = await member.post("/portal/add-credit/card", {
+      _csrf: csrfIn(form.text),
+      _once: "abcdefghijklmnopqrstuvwx",
+      "card-amount": "20",
+    });
+    assert.equal(r.status, 403);
+    assert.equal(stripe.sessions.size, sessions);
+  });
+
+  it("answers 503 while billing is unreachable, so Stripe sends the event again", async () => {
+    const t = await cardTopUp("5");
+    const { completed } = stripe.pay(t.session.id);
+    const billing = s.stack.procs.get("billing");
+    assert.ok(billing);
+    const exited = new Promise((r) => billing.once("exit", r));
+    billing.kill("SIGKILL");
+    await exited;
+    const r = await deliver(s.stack.gatewayUrl, completed);
+    assert.deepEqual([r.status, r.body?.code], [503, "SERVICE_UNAVAILABLE"]);
+  });
+});
