@@ -67,7 +67,7 @@ describe("card top-ups through Stripe Checkout", () => {
     (
       await sql<
         { n: number }[]
-      >`select count(*)::int as n from ledger where person_id = ${owner.personId} and kind = 'credit_added'`
+      >`select count(*)::int as n from billing.ledger where person_id = ${owner.personId} and kind = 'credit_added'`
     )[0].n;
 
   /** Asks for a card top-up in the portal; returns the top-up's id and its Checkout Session. */
@@ -191,10 +191,10 @@ describe("card top-ups through Stripe Checkout", () => {
     assert.equal((await deliver(s.stack.gatewayUrl, dispute)).status, 200);
     assert.equal(await balance(), before - 20);
     const [row] = await sql<{ refunded: string; disputed: boolean }[]>`
-      select refunded::text, disputed from top_ups where id = ${t.id}`;
+      select refunded::text, disputed from billing.top_ups where id = ${t.id}`;
     assert.deepEqual(row, { refunded: "20.0000", disputed: true });
     const events = await sql<{ type: string; outcome: string }[]>`
-      select type, outcome from provider_events where top_up_id = ${t.id} order by received_at`;
+      select type, outcome from billing.provider_events where top_up_id = ${t.id} order by received_at`;
     assert.deepEqual(
       events.map((e) => `${e.type}:${e.outcome}`),
       [
@@ -213,7 +213,7 @@ describe("card top-ups through Stripe Checkout", () => {
     assert.deepEqual([r.status, (r.body?.data as { acted?: boolean } | undefined)?.acted], [200, false]);
     const [{ n }] = await sql<
       { n: number }[]
-    >`select count(*)::int as n from provider_events where event_id = ${e.id}`;
+    >`select count(*)::int as n from billing.provider_events where event_id = ${e.id}`;
     assert.equal(n, 0);
   });
 
@@ -223,7 +223,7 @@ describe("card top-ups through Stripe Checkout", () => {
     assert.equal(page.status, 200);
     assert.match(page.text, /cancelled; nothing was charged/);
     assert.equal(stripe.sessions.get(t.session.id)?.status, "expired");
-    const [row] = await sql<{ status: string }[]>`select status from top_ups where id = ${t.id}`;
+    const [row] = await sql<{ status: string }[]>`select status from billing.top_ups where id = ${t.id}`;
     assert.equal(row.status, "cancelled");
   });
 

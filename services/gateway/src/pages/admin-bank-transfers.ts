@@ -108,7 +108,7 @@ ${pages > 1 ? html`<nav class="pager" aria-label="Pages">${pageNo > 1 ? html`<a 
   }
 
   router.get(
-    CURRENT,
+    "/bank-transfers",
     needs("view_clients", CURRENT, async (req, res) => {
       const confirmed = typeof req.query.confirmed === "string" && REFERENCE.test(req.query.confirmed);
       await listPage(
@@ -120,7 +120,7 @@ ${pages > 1 ? html`<nav class="pager" aria-label="Pages">${pageNo > 1 ? html`<a 
   );
 
   router.post(
-    `${CURRENT}/confirm`,
+    "/bank-transfers/confirm",
     needs("edit_clients", CURRENT, async (req, res) => {
       const reference = String(req.body.reference ?? "").slice(0, 40);
       const received = String(req.body.received ?? "").trim();

@@ -14,6 +14,8 @@ import { action, bodyText, doneOf, fieldErrors, type Kit, page, refusalPage } fr
 import { facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
 
 const BASE = "/portal/add-credit";
+/** The same, as the portal's router (mounted at /portal) matches it. */
+const ROUTE = "/add-credit";
 
 /**
  * "Add credit": a card top-up (Stripe Checkout, shown only when billing has a card provider) or a
@@ -68,6 +70,7 @@ export function topUpRoutes(
     req: Request,
     res: Response,
     forms: Partial<Record<"card" | "bank", FormState>>,
+    status?: number,
   ) {
     const denied = refusal(res, false);
     if (denied) return refusalPage(kit, res, denied);
@@ -125,22 +128,27 @@ ${table(
 ${pager(BASE, { page: p, limit: 20, total: list.total })}`;
     kit.render(res, "Add credit", body, {
       ...(await doneOf(kit, req, res)),
-      status: Object.keys(forms).length ? 400 : undefined,
+      status,
     });
   }
 
-  page(kit, router, BASE, (req, res) => addCreditPage(req, res, {}));
+  page(kit, router, ROUTE, (req, res) => addCreditPage(req, res, {}));
 
   for (const kind of ["card", "bank"] as const) {
     action(
       kit,
       router,
-      `${BASE}/${kind}`,
+      `${ROUTE}/${kind}`,
       {
         back: () => BASE,
         form: async (req, res, err) => {
           const values = { [`${kind}-amount`]: bodyText(req, `${kind}-amount`) };
-          await addCreditPage(req, res, { [kind]: fieldErrors(err, values, { amount: `${kind}-amount` }) });
+          await addCreditPage(
+            req,
+            res,
+            { [kind]: fieldErrors(err, values, { amount: `${kind}-amount` }) },
+            err.status,
+          );
           return true;
         },
       },
@@ -223,12 +231,12 @@ ${
     });
   }
 
-  page(kit, router, `${BASE}/:id`, (req, res) => topUpPage(req, res));
+  page(kit, router, `${ROUTE}/:id`, (req, res) => topUpPage(req, res));
 
   // Stripe sends the browser back here. Credit comes only from Stripe's signed event, never from
   // this page: it only tells the customer where things stand. Leaving the checkout expires it at
   // Stripe (CancelCardTopUp), so an abandoned payment page cannot be paid later.
-  page(kit, router, `${BASE}/:id/return`, async (req, res) => {
+  page(kit, router, `${ROUTE}/:id/return`, async (req, res) => {
     const denied = refusal(res, false);
     if (denied) return refusalPage(kit, res, denied);
     const caller = callerOf(sessionOf(res));
