@@ -7,6 +7,7 @@
 import { ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { enumFromWord, resolveError } from "@hb/platform";
 import fc from "fast-check";
+import { deliver } from "../support/stripe-stand-in.ts";
 import { at, type CallOptions, idemKey, type Reply, str } from "./driver.ts";
 import type { Violation } from "./invariants.ts";
 import type { DocView, RunModel, ServiceView } from "./model.ts";
@@ -40,6 +41,18 @@ export type Cmd =
   | { t: "rState"; svc: number; action: Action }
   | { t: "staff"; svc: number; action: Action }
   | { t: "topUp"; p: number; amount: number; wrongCurrency: boolean }
+  | {
+      t: "cardTopUp";
+      p: number;
+      amount: number;
+      /** How the payment's two events arrive: in order, the other way round, or all at once. */
+      order: "inOrder" | "reversed" | "together";
+      /** How often each event is delivered (Stripe retries until it hears 2xx). */
+      replays: number;
+      /** Percent of the payment refunded afterwards (0: none); the refund event comes twice. */
+      refund: number;
+    }
+  | { t: "bankTopUp"; p: number; amount: number; received: number; confirms: number }
   | { t: "advance"; unit: "hours" | "days" | "months"; n: number };
 
 /** Six customer-side people (owner, member × 3 customers); index 6 is the partner's owner. */
@@ -87,6 +100,10 @@ export function describe(c: Cmd): string {
       return `staff ${c.action} svc#${c.svc}`;
     case "topUp":
       return `staff top-up ${who(c.p)} ${c.amount}${c.wrongCurrency ? " in the other currency" : ""}`;
+    case "cardTopUp":
+      return `card top-up ${who(c.p)} ${c.amount} events ${c.order} ×${c.replays}${c.refund ? `, ${c.refund}% refunded` : ""}`;
+    case "bankTopUp":
+      return `bank transfer ${who(c.p)} ${c.amount}, ${c.received} received, confirmed ×${c.confirms}`;
     case "advance":
       return `clock +${c.n} ${c.unit}`;
   }
@@ -209,6 +226,27 @@ export function commandArbs(productCount: number): { order: fc.Arbitrary<Cmd>; a
       }),
     },
     {
+      weight: 2,
+      arbitrary: fc.record({
+        t: fc.constant("cardTopUp" as const),
+        p: fc.nat({ max: PEOPLE }),
+        amount: fc.integer({ min: 5, max: 300 }),
+        order: fc.constantFrom("inOrder" as const, "reversed" as const, "together" as const),
+        replays: fc.integer({ min: 1, max: 3 }),
+        refund: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 100 })),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        t: fc.constant("bankTopUp" as const),
+        p: fc.nat({ max: PEOPLE }),
+        amount: fc.integer({ min: 5, max: 300 }),
+        received: fc.integer({ min: 1, max: 400 }),
+        confirms: fc.integer({ min: 1, max: 3 }),
+      }),
+    },
+    {
       weight: 3,
       arbitrary: fc.record({
         t: fc.constant("advance" as const),
@@ -230,6 +268,14 @@ export function sequenceArb(productCount: number, maxCommands: number, keep: (c:
     )
     .map(([first, rest]) => [...first, ...rest]);
 }
+
+/** The portal's caller for a person: the permissions a signed-in payer holds. */
+const callerOf = (p: Person) => ({
+  customerId: p.customerId,
+  personId: p.personId,
+  permissions: ["pay_invoices"],
+  currency: p.currency,
+});
 
 const pick = <T>(list: T[], i: number): T | undefined =>
   list.length === 0 ? undefined : list[i % list.length];
@@ -649,6 +695,92 @@ export async function execute(m: RunModel, c: Cmd): Promise<{ violations: Violat
             invariant: "nothing crosses currencies",
             detail: `staff credit in ${currency} accepted for a ${p.currency} account`,
           });
+      }
+      break;
+    }
+    case "cardTopUp": {
+      const stripe = w.stripe;
+      if (!stripe) {
+        ctx.notes.push("no card provider in this world: skipped");
+        break;
+      }
+      const p = person(m, c.p);
+      const started = await w.topUps
+        .startCardTopUp({
+          caller: callerOf(p),
+          amount: String(c.amount),
+          successUrl: "http://127.0.0.1/portal/add-credit/{TOP_UP_ID}/return?result=paid",
+          cancelUrl: "http://127.0.0.1/portal/add-credit/{TOP_UP_ID}/return?result=cancelled",
+          idempotencyKey: idemKey(),
+        })
+        .catch((err: unknown) => {
+          const r = resolveError(err);
+          ctx.notes.push(`start card top-up ${p.label} → ${r.code} ${r.message}`);
+          if (r.status >= 500) ctx.out.push({ invariant: "no 5xx", detail: `StartCardTopUp: ${r.message}` });
+          return undefined;
+        });
+      const id = started?.topUp?.id;
+      const session = [...stripe.sessions.values()].find((x) => x.metadata.top_up_id === id);
+      if (!id || !session) break;
+      const { completed, succeeded } = stripe.pay(session.id);
+      const pair = c.order === "reversed" ? [succeeded, completed] : [completed, succeeded];
+      const deliveries = pair.flatMap((e) => Array.from({ length: c.replays }, () => e));
+      const statuses =
+        c.order === "together"
+          ? await Promise.all(deliveries.map((e) => deliver(w.gatewayUrl, e)))
+          : await deliveries.reduce(
+              async (acc, e) => [...(await acc), await deliver(w.gatewayUrl, e)],
+              Promise.resolve([] as Awaited<ReturnType<typeof deliver>>[]),
+            );
+      ctx.notes.push(`events → ${statuses.map((r) => r.status).join(" ")}`);
+      if (statuses.some((r) => r.status !== 200))
+        ctx.out.push({ invariant: "no 5xx", detail: `webhook answered ${statuses.map((r) => r.status)}` });
+      const paid = BigInt(c.amount) * 10_000n;
+      m.added.set(p.personId, (m.added.get(p.personId) ?? 0n) + paid);
+      m.toppedUp.set(p.personId, (m.toppedUp.get(p.personId) ?? 0n) + paid);
+      if (c.refund > 0) {
+        const refunded = Math.floor((c.amount * 100 * c.refund) / 100);
+        const e = stripe.refund(session.id, refunded);
+        const r = [await deliver(w.gatewayUrl, e), await deliver(w.gatewayUrl, e)];
+        ctx.notes.push(`refund ${refunded / 100} → ${r.map((x) => x.status).join(" ")}`);
+        m.refunded.set(p.personId, (m.refunded.get(p.personId) ?? 0n) + BigInt(refunded) * 100n);
+      }
+      break;
+    }
+    case "bankTopUp": {
+      const p = person(m, c.p);
+      const asked = await w.topUps
+        .requestBankTransfer({ caller: callerOf(p), amount: String(c.amount), idempotencyKey: idemKey() })
+        .catch((err: unknown) => {
+          const r = resolveError(err);
+          ctx.notes.push(`bank transfer ${p.label} → ${r.code} ${r.message}`);
+          if (r.status >= 500)
+            ctx.out.push({ invariant: "no 5xx", detail: `RequestBankTransfer: ${r.message}` });
+          return undefined;
+        });
+      const reference = asked?.topUp?.reference;
+      if (!reference) break;
+      const outcomes = await Promise.all(
+        Array.from({ length: c.confirms }, () =>
+          admin(ctx, `confirm ${reference} ${c.received}`, () =>
+            w.topUpStaff.confirmBankTransfer({
+              reference,
+              receivedAmount: String(c.received),
+              staffId: "00000000-0000-0000-0000-000000000001",
+            }),
+          ),
+        ),
+      );
+      const credited = outcomes.filter(Boolean).length;
+      if (credited !== 1)
+        ctx.out.push({
+          invariant: "a top-up credits once",
+          detail: `${reference} confirmed ${credited} times`,
+        });
+      if (credited > 0) {
+        const got = BigInt(c.received) * 10_000n;
+        m.added.set(p.personId, (m.added.get(p.personId) ?? 0n) + got);
+        m.toppedUp.set(p.personId, (m.toppedUp.get(p.personId) ?? 0n) + got);
       }
       break;
     }

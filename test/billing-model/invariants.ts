@@ -15,6 +15,10 @@ export interface Scope {
   partnerId: string;
   /** Staff top-ups the test made, per person. */
   added: Map<string, Units>;
+  /** What card and bank transfer top-ups should have credited, per person (each once). */
+  toppedUp: Map<string, Units>;
+  /** What the card provider reported refunded, per person. */
+  refunded: Map<string, Units>;
   ledgerCurrency: boolean;
   /** Person id → readable name (owner0, member0, partner) for the reports. */
   names: Map<string, string>;
@@ -102,6 +106,32 @@ async function check(sql: postgres.TransactionSql, s: Scope): Promise<Violation[
         `${who(p.person_id)}: credit_added ${p.sum}, staff added ${fmt(made)}`,
       );
   }
+  // 3b. A top-up credits once, whatever its provider's events did (replayed, reordered, at once),
+  // and a card refund takes back at most what was refunded.
+  const topUps = await sql<{ person_id: string; received: string; credits: number; taken: string }[]>`
+    select p.person_id, coalesce(t.received, 0)::text as received, coalesce(t.credits, 0)::int as credits,
+      coalesce(r.taken, 0)::text as taken
+    from (select distinct person_id from balances where customer_id = any(${ids}::uuid[])) p
+    left join (select person_id, sum(received) as received, count(c.top_up_id) as credits
+               from top_ups left join top_up_credits c on c.top_up_id = top_ups.id
+               where status = 'credited' group by person_id) t on t.person_id = p.person_id
+    left join (select person_id, -sum(amount) as taken from ledger
+               where kind = 'credit_removed' and description = 'Card payment refunded' group by person_id) r
+      on r.person_id = p.person_id`;
+  for (const t of topUps) {
+    const expected = s.toppedUp.get(t.person_id) ?? 0n;
+    if (units(t.received) !== expected)
+      add(
+        "a top-up credits once",
+        `${who(t.person_id)}: top-ups credited ${t.received}, expected ${fmt(expected)}`,
+      );
+    if (units(t.taken) > (s.refunded.get(t.person_id) ?? 0n))
+      add(
+        "a refund takes back at most what was refunded",
+        `${who(t.person_id)}: took back ${t.taken}, refunded ${fmt(s.refunded.get(t.person_id) ?? 0n)}`,
+      );
+  }
+
   // A proforma's payments stay on it; the invoice it became is the same purchase.
   const refunds = await sql<{ person_id: string; grp: string; paid: string; refunded: string }[]>`
     with grp as (

@@ -49,6 +49,10 @@ export interface AddonModel {
 
 export class RunModel {
   readonly added = new Map<string, Units>();
+  /** Per person: what top-ups (card or bank transfer) credited, each once. */
+  readonly toppedUp = new Map<string, Units>();
+  /** Per person: what the card provider reported refunded. */
+  readonly refunded = new Map<string, Units>();
   services = new Map<string, ServiceView>();
   docs = new Map<string, DocView>();
   readonly addons: AddonModel[] = [];

@@ -51,6 +51,8 @@ export async function runSequence(w: World, cmds: Cmd[], opts: Omit<PropertyOpti
     customers: actors.customers,
     partnerId: actors.partner.customerId,
     added: m.added,
+    toppedUp: m.toppedUp,
+    refunded: m.refunded,
     ledgerCurrency: w.ledgerCurrency,
     names: new Map([...actors.people, actors.partner].map((p) => [p.personId, p.label])),
   };

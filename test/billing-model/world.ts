@@ -9,8 +9,10 @@ import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
+import { TopUpService, TopUpStaffService } from "@hb/contracts/hb/billing/v1/payments_pb";
 import postgres from "postgres";
 import { stackClient } from "../support/clients.ts";
+import type { StripeStandIn } from "../support/stripe-stand-in.ts";
 import { clockAdminOf, type Http, http, ModelClock } from "./driver.ts";
 import { type Units, units } from "./money.ts";
 
@@ -50,6 +52,11 @@ export interface World {
   products: ProductDef[];
   /** Whether billing's ledger has a currency column (newer schema). */
   ledgerCurrency: boolean;
+  /** Top-ups: the portal's calls (as the pages' identity) and staff's. */
+  topUps: ReturnType<typeof stackClient<[typeof TopUpService]>>["client"];
+  topUpStaff: ReturnType<typeof stackClient<[typeof TopUpStaffService]>>["client"];
+  /** The Stripe stand-in billing was started against; without it card top-ups are skipped. */
+  stripe?: StripeStandIn;
   close(): Promise<void>;
 }
 
@@ -89,8 +96,14 @@ const OPTIONS = [
   { name: "Setup", oneTime: "20" },
 ];
 
-export async function openWorld(env: Record<string, string>, gatewayUrl: string): Promise<World> {
+export async function openWorld(
+  env: Record<string, string>,
+  gatewayUrl: string,
+  stripe?: StripeStandIn,
+): Promise<World> {
   const authH = stackClient(env, [AuthService, AuthStaffService], "AUTH_ADDR", 20_000);
+  const topUpsH = stackClient(env, [TopUpService], "BILLING_ADDR", 20_000, "admin-panel");
+  const topUpStaffH = stackClient(env, [TopUpStaffService], "BILLING_ADDR", 20_000);
   const billingH = stackClient(env, [BillingService, BillingStaffService], "BILLING_ADDR", 20_000);
   // Moving the clock runs the work that falls due (every hour of every hourly service): slow.
   const clockH = stackClient(env, [BillingStaffService], "BILLING_ADDR", 180_000);
@@ -155,7 +168,12 @@ export async function openWorld(env: Record<string, string>, gatewayUrl: string)
     clock: new ModelClock(clockAdminOf(clockH.client)),
     products,
     ledgerCurrency: col.n > 0,
+    topUps: topUpsH.client,
+    topUpStaff: topUpStaffH.client,
+    stripe,
     close: async () => {
+      topUpsH.close();
+      topUpStaffH.close();
       authH.close();
       billingH.close();
       clockH.close();
