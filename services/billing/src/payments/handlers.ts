@@ -41,8 +41,9 @@ function payer(caller: Caller | undefined) {
 
 export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
   const { sql } = d;
-  const range = (currency: string) =>
-    `${formatMoney(d.limits.min)} to ${formatMoney(d.limits.max)} ${currency}`;
+  // Limits are whole cents (config.ts), so two decimals say them exactly.
+  const cents = (u: Units) => formatMoney(u).replace(/(\.\d\d)00$/, "$1");
+  const range = (currency: string) => `${cents(d.limits.min)} to ${cents(d.limits.max)} ${currency}`;
 
   /** The account's currency: its balance's once it holds money, else the account's own. */
   async function currencyOf(ids: { personId: string; currency: string }): Promise<string> {
