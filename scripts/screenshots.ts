@@ -99,6 +99,12 @@ try {
     await ownerWide.goto(`${base}${where}`);
     await shot(ownerWide, name);
   }
+  await ownerWide.goto(`${base}/portal/add-credit`);
+  await shot(ownerWide, "portal-add-credit");
+  await ownerWide.getByLabel("Amount (EUR)").last().fill("150");
+  await ownerWide.getByRole("button", { name: "Get transfer details" }).click();
+  await ownerWide.getByText("How to pay").waitFor();
+  await shot(ownerWide, "portal-bank-transfer");
   await owner.goto(`${base}/portal/services`);
   await shot(owner, "portal-services-390");
   const member = demo.signIns.find((s) => s.email === "tess@example.com")!;
@@ -115,6 +121,8 @@ try {
   await shot(admin, "admin-customers");
   await admin.goto(`${base}/admin/partners`);
   await shot(admin, "admin-partners");
+  await admin.goto(`${base}/admin/bank-transfers`);
+  await shot(admin, "admin-bank-transfers");
   const signIn = (await browser.newPage(390)).page;
   await signIn.goto(`${base}/portal/sign-in`);
   await shot(signIn, "portal-sign-in");

@@ -28,7 +28,15 @@ import {
   newMachine,
   newProduct,
 } from "./helpers.ts";
-import { csrfIn, fitsWidth, portalMember, portalOwner, signIn, signInVisitor } from "./portal-pages.ts";
+import {
+  csrfIn,
+  fitsWidth,
+  portalMember,
+  portalOwner,
+  signIn,
+  signInVisitor,
+  staffMember,
+} from "./portal-pages.ts";
 import { type BrowserHandle, browserMissing, launchBrowser, seriousViolations } from "./support/browser.ts";
 
 const missing = browserMissing();
@@ -395,6 +403,50 @@ describe("the portal's customer pages", { skip: missing }, () => {
     );
   });
 
+  it("a bank transfer asked for in the portal and confirmed by staff in the admin panel is on the balance over the API", async () => {
+    const before = (await api("GET", "/api/v1/account/balance", { key: acct.key })).body.data
+      .balance as number;
+    await page.goto(`${GATEWAY}/portal/add-credit`);
+    await accessible(page);
+    assert.equal(
+      await page.getByRole("heading", { name: "Pay by card" }).count(),
+      0,
+      "no card provider here",
+    );
+    await page.getByLabel("Amount (EUR)").fill("2");
+    await page.getByRole("button", { name: "Get transfer details" }).click();
+    await page.locator("#f-bank-amount-error").waitFor();
+    await accessible(page);
+    await page.getByLabel("Amount (EUR)").fill("60");
+    await page.getByRole("button", { name: "Get transfer details" }).dblclick();
+    await page.waitForURL(/\/portal\/add-credit\/[0-9a-f-]{36}/);
+    await page.getByRole("status").waitFor();
+    await accessible(page);
+    const reference = /HB-[0-9A-Z]{4}-[0-9A-Z]{4}/.exec(
+      (await page.locator("main").textContent()) ?? "",
+    )?.[0];
+    assert.ok(reference, "the page shows the reference");
+
+    const staff = await staffMember(["view_clients", "edit_clients"]);
+    const desk = (await browser.newPage(1280)).page;
+    await signIn(desk, "admin", staff.email);
+    await desk.goto(`${GATEWAY}/admin/bank-transfers`);
+    await accessible(desk);
+    await desk.getByLabel(`Amount received for ${reference}`).fill("59.90");
+    await desk
+      .getByRole("row")
+      .filter({ hasText: reference })
+      .getByRole("button", { name: "Confirm received" })
+      .click();
+    await desk.getByRole("status").filter({ hasText: reference }).waitFor();
+    await accessible(desk);
+    const after = (await api("GET", "/api/v1/account/balance", { key: acct.key })).body.data
+      .balance as number;
+    assert.equal(Math.round((after - before) * 100), 5990, "credited once, what arrived");
+    await page.reload();
+    await page.getByText("59.90 EUR").first().waitFor();
+  });
+
   it("every customer page fits 390 px and passes axe-core", async () => {
     const phone = (await browser.newPage(390)).page;
     await signIn(phone, "portal", acct.email);
@@ -412,6 +464,7 @@ describe("the portal's customer pages", { skip: missing }, () => {
       "/portal/invoices",
       "/portal/proformas",
       "/portal/balance",
+      "/portal/add-credit",
       "/portal/ssh-keys",
       "/portal/jobs",
     ];
