@@ -18,7 +18,8 @@ import type { GatewayConfig } from "./config.ts";
  * The gateway's upstream clients under two identities. The customer API calls the customer-facing
  * definitions as `gateway`; the portal and admin pages call sign-in, staff and partner definitions
  * as `admin-panel`, a certificate of their own (ADMIN_PANEL_TLS_*), so the allow-list can keep the
- * API's identity away from staff RPCs and the pages' away from billing and compute.
+ * API's identity away from staff RPCs and the pages' away from billing and compute (but for
+ * billing's top-up definitions, which have no API route).
  */
 export function createClients(cfg: GatewayConfig) {
   const api = { timeoutMs: cfg.RPC_TIMEOUT_MS, tls: loadTlsIdentity(cfg) };
