@@ -3,8 +3,12 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { ConnectError } from "@connectrpc/connect";
+import { TopUpService } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { resolveError } from "@hb/platform";
-import { auth, unique } from "./helpers.ts";
+import { auth, grpc, unique } from "./helpers.ts";
+
+// The portal's calls to billing, made as the pages' identity.
+const topUps = grpc([TopUpService], "BILLING_ADDR", "admin-panel");
 
 const ADMIN = path.join(import.meta.dirname, "../scripts/admin.ts");
 
@@ -49,6 +53,37 @@ describe("the admin command", { concurrency: true }, () => {
     assert.match(r.stderr, /Unknown flag --scope for "key create"\. Did you mean --scopes\?/);
     assert.equal(r.stdout, "");
     assert.deepEqual((await auth.listKeys({ personId: owner!.id })).keys, []);
+  });
+
+  it("lists a waiting bank transfer and confirms it once, the second confirmation refused 409", async () => {
+    const { customer, owner } = await auth.createCustomer({
+      name: "T",
+      email: `${unique("transfer")}@example.test`,
+      currency: "EUR",
+    });
+    const asked = await topUps.requestBankTransfer({
+      caller: {
+        customerId: customer!.id,
+        personId: owner!.id,
+        permissions: ["pay_invoices"],
+        currency: "EUR",
+      },
+      amount: "80",
+      idempotencyKey: unique("cli-transfer"),
+    });
+    const reference = asked.topUp!.reference;
+    const listed = await admin("transfer", "list");
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok(
+      (JSON.parse(listed.stdout) as { reference: string }[]).some((t) => t.reference === reference),
+      "listed while waiting",
+    );
+    const r = await admin("transfer", "confirm", reference.toLowerCase(), "--amount", "79.5");
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).balance, "79.5000");
+    const again = await admin("transfer", "confirm", reference, "--amount", "79.5");
+    assert.equal(again.code, 1);
+    assert.equal(refusal(again).code, "CONFLICT");
   });
 
   it("refuses an unknown command with exit 2, naming it and the closest command", async () => {
