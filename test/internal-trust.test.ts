@@ -12,6 +12,11 @@ import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
+import {
+  PaymentEventService,
+  TopUpService,
+  TopUpStaffService,
+} from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
@@ -92,6 +97,47 @@ describe("internal calls between services", () => {
     );
     asGateway.close();
     assert.equal(code, "permission_denied");
+    assert.deepEqual(await billing.getAccount({ caller }), before);
+  });
+
+  it("refuse a bank transfer confirmation to the gateway's certificate, and the payment webhook's RPC to the pages'", async () => {
+    const acct = await newAccount();
+    const caller = {
+      customerId: acct.customerId,
+      personId: acct.ownerId,
+      permissions: ["pay_invoices"],
+      currency: "EUR",
+    };
+    const asPanel = stackClient(
+      env,
+      [TopUpService, PaymentEventService],
+      "BILLING_ADDR",
+      10_000,
+      "admin-panel",
+    );
+    const asked = await asPanel.client.requestBankTransfer({
+      caller,
+      amount: "50",
+      idempotencyKey: "trust-test-0001",
+    });
+    const before = await billing.getAccount({ caller });
+    const asGateway = stackClient(env, [TopUpStaffService, TopUpService], "BILLING_ADDR", 10_000, "gateway");
+    const codes = [
+      await codeOf(
+        asGateway.client.confirmBankTransfer({
+          reference: asked.topUp!.reference,
+          receivedAmount: "50",
+          staffId: acct.ownerId,
+        }),
+      ),
+      await codeOf(
+        asGateway.client.requestBankTransfer({ caller, amount: "50", idempotencyKey: "trust-test-0002" }),
+      ),
+      await codeOf(asPanel.client.handleStripeEvent({ payload: new Uint8Array(), signature: "t=1,v1=0" })),
+    ];
+    asGateway.close();
+    asPanel.close();
+    assert.deepEqual(codes, ["permission_denied", "permission_denied", "permission_denied"]);
     assert.deepEqual(await billing.getAccount({ caller }), before);
   });
 
