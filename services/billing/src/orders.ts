@@ -15,7 +15,7 @@ import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, currencyMismatch, lockBalance, lockedBalance, move } from "./ledger.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
-import { type DocumentRow, type OrderRow, selectServices, summaryOut } from "./records.ts";
+import { type DocumentRow, type OrderRow, type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut, orderOut } from "./records-out.ts";
 import { callerOf, page, transact } from "./shared.ts";
 
@@ -118,9 +118,39 @@ export async function priceItems(
   return priced;
 }
 
+/** An order's items as they are paid, and the ids its rows are written under. */
+interface OrderPlan {
+  orderId: string;
+  currency: string;
+  /** Charged from credit each hour without a document, once the balance reaches their minimum. */
+  hourly: PricedItem[];
+  /** The items the proforma bills. */
+  billed: PricedItem[];
+  /** The proforma's total (the billed items'). */
+  total: Units;
+  /** Every item's service, in the order sent. */
+  items: { priced: PricedItem; serviceId: string }[];
+  now: Date;
+}
+
+/** Statements that run as CTEs of the next one (see NewDocument.with). */
+type Ctes = NonNullable<NewDocument["with"]>;
+
+/** What placing an order hands back, before it is put in the contract's shape. */
+interface Placement {
+  order: OrderRow;
+  services: ServiceRow[];
+  proforma?: DocumentRow;
+  invoice?: DocumentRow;
+  settled: boolean;
+  creditBalance: Units;
+}
+
 /**
- * Creates the order, its services (pending_payment) and its proforma, and settles from credit.
- * `locked` is the payer's balance when the caller has already locked it (see lockBalance).
+ * Places a priced order in the caller's transaction, in the steps a checkout takes: plan it, check
+ * the hourly items' credit, write the order, its services (pending_payment) and its proforma, settle
+ * it from credit when it can, and emit what happened. `locked` is the payer's balance when the caller
+ * has already locked it (see lockBalance).
  */
 export async function placeOrder(
   tx: TxSql,
@@ -129,53 +159,80 @@ export async function placeOrder(
   priced: PricedItem[],
   locked?: Units,
 ): Promise<PlacedOrder> {
-  {
-    const currency = priced[0].currency;
-    // Hourly items are charged from credit each hour, without a document, once the balance
-    // reaches their minimum; the document covers the other items only.
-    const hourly = priced.filter((p) => p.cycle === HOURLY);
-    const billed = priced.filter((p) => p.cycle !== HOURLY);
-    if (hourly.length > 0) {
-      const needed = hourly.reduce((s, p) => s + p.minCredit, 0n);
-      const balance = locked ?? (await lockBalance(tx, ctx.personId, ctx.customerId, currency));
-      if (balance < needed || balance === 0n) {
-        throw apiError(
-          "BAD_REQUEST",
-          `Hourly products need a minimum credit balance of ${formatMoney(needed)} ${currency}`,
-          {
-            violations: [
-              {
-                field: "billingCycle",
-                message: `hourly needs a credit balance of at least ${toNumber(needed)}`,
-              },
-            ],
-          },
-        );
-      }
-    }
-    const total = billed.reduce((s, p) => s + p.price, 0n);
-    const orderId = newId();
-    // The order and its services are written by the statement that writes the proforma (one round
-    // trip), or on their own when every item is hourly and there is no document.
-    const orderInsert = tx`
-      order_row as (
-        insert into orders (id, order_number, customer_id, person_id, total, currency, partner_id, external_order_id,
-                            external_customer_id, payment_mode)
-        values (${orderId}, 'ORD-' || nextval('order_numbers'), ${ctx.customerId}, ${ctx.personId}, ${formatMoney(total)},
-                ${currency}, ${ctx.partnerId ?? null}, ${ctx.externalOrderId ?? null}, ${ctx.externalCustomerId ?? null},
-                ${ctx.paymentMode}))`;
-    const now = clock.now();
-    const serviceIds = priced.map(() => newId());
-    const servicesInsert = tx`service_rows as (insert into services ${tx(
-      priced.map((p, i) => ({
-        id: serviceIds[i],
+  const plan = planOrder(priced);
+  const balance = await checkHourlyCredit(tx, ctx, plan, locked);
+  const rows = orderAndServicesCtes(tx, ctx, plan);
+  const placement =
+    plan.billed.length === 0
+      ? await placeHourlyOnly(tx, ns, ctx, plan, rows)
+      : ((await settleAtOnce(tx, ns, ctx, plan, rows, balance)) ??
+        (await invoiceThenSettle(tx, ns, ctx, plan, rows, balance)));
+  return placedOut(placement, plan.currency);
+}
+
+function planOrder(priced: PricedItem[]): OrderPlan {
+  const billed = priced.filter((p) => p.cycle !== HOURLY);
+  return {
+    orderId: newId(),
+    currency: priced[0].currency,
+    hourly: priced.filter((p) => p.cycle === HOURLY),
+    billed,
+    total: billed.reduce((s, p) => s + p.price, 0n),
+    items: priced.map((p) => ({ priced: p, serviceId: newId() })),
+    now: clock.now(),
+  };
+}
+
+/**
+ * Refuses an order whose hourly items need more credit than the payer holds. Returns the payer's
+ * locked balance when it is known (given, or read here).
+ */
+async function checkHourlyCredit(
+  tx: TxSql,
+  ctx: OrderContext,
+  plan: OrderPlan,
+  locked: Units | undefined,
+): Promise<Units | undefined> {
+  if (plan.hourly.length === 0) return locked;
+  const needed = plan.hourly.reduce((s, p) => s + p.minCredit, 0n);
+  const balance = locked ?? (await lockBalance(tx, ctx.personId, ctx.customerId, plan.currency));
+  if (balance < needed || balance === 0n) {
+    throw apiError(
+      "BAD_REQUEST",
+      `Hourly products need a minimum credit balance of ${formatMoney(needed)} ${plan.currency}`,
+      {
+        violations: [
+          { field: "billingCycle", message: `hourly needs a credit balance of at least ${toNumber(needed)}` },
+        ],
+      },
+    );
+  }
+  return balance;
+}
+
+/**
+ * The order and its services, as CTEs: the statement that writes the proforma runs them (one round
+ * trip), or they run on their own when every item is hourly and there is no document.
+ */
+function orderAndServicesCtes(tx: TxSql, ctx: OrderContext, plan: OrderPlan): Ctes {
+  const { orderId, currency, now } = plan;
+  return tx`
+    order_row as (
+      insert into orders (id, order_number, customer_id, person_id, total, currency, partner_id, external_order_id,
+                          external_customer_id, payment_mode)
+      values (${orderId}, 'ORD-' || nextval('order_numbers'), ${ctx.customerId}, ${ctx.personId}, ${formatMoney(plan.total)},
+              ${currency}, ${ctx.partnerId ?? null}, ${ctx.externalOrderId ?? null}, ${ctx.externalCustomerId ?? null},
+              ${ctx.paymentMode})),
+    service_rows as (insert into services ${tx(
+      plan.items.map(({ priced: p, serviceId }) => ({
+        id: serviceId,
         customer_id: ctx.customerId,
         person_id: ctx.personId,
         product_id: p.productId,
         order_id: orderId,
         kind: p.kind,
         name: p.productName,
-        hostname: p.item.hostname || `${p.kind}-${serviceIds[i].slice(-8)}`,
+        hostname: p.item.hostname || `${p.kind}-${serviceId.slice(-8)}`,
         status: p.cycle === HOURLY ? "pending" : "pending_payment",
         cycle: p.cycle,
         amount: formatMoney(p.price),
@@ -185,120 +242,184 @@ export async function placeOrder(
         partner_id: ctx.partnerId ?? null,
       })),
     )})`;
-    const servicesOfOrder = () =>
-      selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
-    // Hourly services are charged their first hour now; the charger takes each following hour.
-    const chargeFirstHours = async () => {
-      for (const [i, p] of priced.entries()) {
-        if (p.cycle !== HOURLY) continue;
-        await move(tx, {
-          personId: ctx.personId,
-          customerId: ctx.customerId,
-          amount: -p.price,
-          kind: "hourly_charge",
-          description: `${p.productName}: first hour`,
-        });
-        await tx`update services set charged_until = ${addCycle(now, HOURLY)} where id = ${serviceIds[i]}`;
-      }
-    };
-    if (billed.length === 0) {
-      await tx`with ${orderInsert}, ${servicesInsert} select 1`;
-      await chargeFirstHours();
-      await tx`update orders set payment_status = 'paid', status = 'active' where id = ${orderId}`;
-      const [paidOrder] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
-      if (!ctx.partnerId) await orderEvent(tx, ns, "order.paid", paidOrder, {});
-      const services = await servicesOfOrder();
-      return create(PlacedOrderSchema, {
-        order: orderOut(paidOrder, services),
-        settled: true,
-        creditBalance: moneyOut(await balanceOf(tx, ctx.personId), currency),
-      });
-    }
-    const proformaLines = priced
-      .map((p, i) => ({ p, serviceId: serviceIds[i] }))
-      .filter(({ p }) => p.cycle !== HOURLY)
-      .map(({ p, serviceId }) => ({
-        description: `${p.productName} (${p.cycle})`,
-        amount: p.price,
-        serviceId,
-      }));
-    // The order's proforma and who pays it, whichever way it is settled below.
-    const proformaDoc: NewDocument & { kind: "proforma" } = {
-      kind: "proforma",
-      customerId: ctx.customerId,
+}
+
+const servicesOfOrder = (tx: TxSql, orderId: string) =>
+  selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
+
+/** Hourly services are charged their first hour now; the charger takes each following hour. */
+async function chargeFirstHours(tx: TxSql, ctx: OrderContext, plan: OrderPlan) {
+  for (const { priced: p, serviceId } of plan.items) {
+    if (p.cycle !== HOURLY) continue;
+    await move(tx, {
       personId: ctx.personId,
-      currency,
-      purpose: "order",
-      orderId,
-      lines: proformaLines,
-      with: tx`${orderInsert}, ${servicesInsert}`,
-    };
-    const payer = { personId: ctx.personId, customerId: ctx.customerId };
-    if (ctx.paymentMode === "credit" && hourly.length === 0) {
-      // The common order: settled from credit at once. Its statements go together (see
-      // createAndPayFromCredit), so it costs two round trips after the balance lock, not seven.
-      const balance = locked ?? (await lockBalance(tx, ctx.personId, ctx.customerId, currency));
-      if (balance >= total) {
-        const paid = await createAndPayFromCredit(tx, ns, proformaDoc, payer, () =>
-          servicesOfOrder().execute(),
-        );
-        const paidOrder = paid.order;
-        if (!paidOrder) throw new Error("a paid order proforma left no order");
-        return create(PlacedOrderSchema, {
-          order: orderOut(paidOrder, paid.more),
-          proforma: documentOut(paid.document),
-          invoice: paid.invoice ? documentOut(paid.invoice) : undefined,
-          settled: true,
-          creditBalance: moneyOut(paid.newBalance, currency),
-        });
-      }
-    }
-    const proforma = await createDocument(tx, proformaDoc);
-    await chargeFirstHours();
-    let settled = false;
-    let invoice: DocumentRow | undefined;
-    let proformaNow: DocumentRow | undefined;
-    let paidOrder: OrderRow | undefined;
-    let balance: Units | undefined;
-    let paymentError = "";
-    if (ctx.paymentMode === "credit") {
-      balance = await lockBalance(tx, ctx.personId, ctx.customerId, currency);
-      if (balance >= total) {
-        const paid = await payNewDocumentFromCredit(
-          tx,
-          ns,
-          { document: proforma, lines: proformaLines },
-          payer,
-        );
-        invoice = paid.invoice;
-        proformaNow = paid.document;
-        paidOrder = paid.order;
-        balance = paid.newBalance;
-        settled = true;
-      } else {
-        paymentError = `Insufficient credit: balance ${formatMoney(balance)} ${currency}, order total ${formatMoney(total)} ${currency}`;
-      }
-    }
-    if (!settled) {
-      const [order] = await tx<OrderRow[]>`select * from orders where id = ${orderId}`;
-      if (ctx.partnerId && ctx.paymentMode === "credit") {
-        await tx`update orders set payment_error = ${paymentError} where id = ${orderId}`;
-        await orderEvent(tx, ns, "order.payment_failed", order, { paymentError });
-      } else {
-        await orderEvent(tx, ns, "order.invoiced", order, { invoiceId: proforma.id });
-      }
-    }
-    const services = await servicesOfOrder();
-    // Settled, the payment returned the order as it left it; otherwise it is read once more.
-    const orderNow = paidOrder ?? (await tx<OrderRow[]>`select * from orders where id = ${orderId}`)[0];
-    return create(PlacedOrderSchema, {
-      order: orderOut(orderNow, services),
-      proforma: documentOut(proformaNow ?? proforma),
-      invoice: invoice ? documentOut(invoice) : undefined,
-      settled,
-      creditBalance: moneyOut(balance ?? (await balanceOf(tx, ctx.personId)), currency),
+      customerId: ctx.customerId,
+      amount: -p.price,
+      kind: "hourly_charge",
+      description: `${p.productName}: first hour`,
     });
+    await tx`update services set charged_until = ${addCycle(plan.now, HOURLY)} where id = ${serviceId}`;
   }
+}
+
+/** Every item hourly: no document; the first hours are charged and the order is paid at once. */
+async function placeHourlyOnly(
+  tx: TxSql,
+  ns: string,
+  ctx: OrderContext,
+  plan: OrderPlan,
+  rows: Ctes,
+): Promise<Placement> {
+  await tx`with ${rows} select 1`;
+  await chargeFirstHours(tx, ctx, plan);
+  await tx`update orders set payment_status = 'paid', status = 'active' where id = ${plan.orderId}`;
+  const [order] = await tx<OrderRow[]>`select * from orders where id = ${plan.orderId}`;
+  if (!ctx.partnerId) await orderEvent(tx, ns, "order.paid", order, {});
+  return {
+    order,
+    services: await servicesOfOrder(tx, plan.orderId),
+    settled: true,
+    creditBalance: await balanceOf(tx, ctx.personId),
+  };
+}
+
+/** The order's proforma: its billed items, each line naming its service. */
+function proformaOf(ctx: OrderContext, plan: OrderPlan, rows: Ctes) {
+  const lines = plan.items
+    .filter(({ priced }) => priced.cycle !== HOURLY)
+    .map(({ priced: p, serviceId }) => ({
+      description: `${p.productName} (${p.cycle})`,
+      amount: p.price,
+      serviceId,
+    }));
+  const doc: NewDocument & { kind: "proforma" } = {
+    kind: "proforma",
+    customerId: ctx.customerId,
+    personId: ctx.personId,
+    currency: plan.currency,
+    purpose: "order",
+    orderId: plan.orderId,
+    lines,
+    with: rows,
+  };
+  return doc;
+}
+
+/**
+ * The common order: no hourly item, paid from credit that covers it. Its statements go together
+ * (see createAndPayFromCredit), so it costs two round trips after the balance lock, not seven.
+ * Undefined when the order is not of that kind.
+ */
+async function settleAtOnce(
+  tx: TxSql,
+  ns: string,
+  ctx: OrderContext,
+  plan: OrderPlan,
+  rows: Ctes,
+  locked: Units | undefined,
+): Promise<Placement | undefined> {
+  if (ctx.paymentMode !== "credit" || plan.hourly.length > 0) return undefined;
+  const balance = locked ?? (await lockBalance(tx, ctx.personId, ctx.customerId, plan.currency));
+  if (balance < plan.total) return undefined;
+  const paid = await createAndPayFromCredit(tx, ns, proformaOf(ctx, plan, rows), payerOf(ctx), () =>
+    servicesOfOrder(tx, plan.orderId).execute(),
+  );
+  if (!paid.order) throw new Error("a paid order proforma left no order");
+  return {
+    order: paid.order,
+    services: paid.more,
+    proforma: paid.document,
+    invoice: paid.invoice,
+    settled: true,
+    creditBalance: paid.newBalance,
+  };
+}
+
+/**
+ * Any other order with a document: the proforma is raised and the first hours charged; in credit
+ * mode it is paid when the balance covers it, otherwise the order waits for payment (a partner's
+ * credit order learns why it failed).
+ */
+async function invoiceThenSettle(
+  tx: TxSql,
+  ns: string,
+  ctx: OrderContext,
+  plan: OrderPlan,
+  rows: Ctes,
+  locked: Units | undefined,
+): Promise<Placement> {
+  const doc = proformaOf(ctx, plan, rows);
+  const proforma = await createDocument(tx, doc);
+  await chargeFirstHours(tx, ctx, plan);
+  if (ctx.paymentMode === "credit") {
+    // The first hours moved the balance; without them it is still the one locked before.
+    const balance =
+      plan.hourly.length === 0 && locked !== undefined
+        ? locked
+        : await lockBalance(tx, ctx.personId, ctx.customerId, plan.currency);
+    if (balance >= plan.total) {
+      const paid = await payNewDocumentFromCredit(
+        tx,
+        ns,
+        { document: proforma, lines: doc.lines },
+        payerOf(ctx),
+      );
+      if (!paid.order) throw new Error("a paid order proforma left no order");
+      return {
+        order: paid.order,
+        services: await servicesOfOrder(tx, plan.orderId),
+        proforma: paid.document,
+        invoice: paid.invoice,
+        settled: true,
+        creditBalance: paid.newBalance,
+      };
+    }
+    const paymentError = `Insufficient credit: balance ${formatMoney(balance)} ${plan.currency}, order total ${formatMoney(plan.total)} ${plan.currency}`;
+    return unsettled(tx, ns, ctx, plan, proforma, { paymentError, balance });
+  }
+  return unsettled(tx, ns, ctx, plan, proforma, {});
+}
+
+/**
+ * Emits what an unpaid order tells: a partner's credit order that could not be paid records why
+ * (order.payment_failed); any other is invoiced (order.invoiced).
+ */
+async function unsettled(
+  tx: TxSql,
+  ns: string,
+  ctx: OrderContext,
+  plan: OrderPlan,
+  proforma: DocumentRow,
+  credit: { paymentError?: string; balance?: Units },
+): Promise<Placement> {
+  const [order] = await tx<OrderRow[]>`select * from orders where id = ${plan.orderId}`;
+  if (ctx.partnerId && credit.paymentError !== undefined) {
+    await tx`update orders set payment_error = ${credit.paymentError} where id = ${plan.orderId}`;
+    await orderEvent(tx, ns, "order.payment_failed", order, { paymentError: credit.paymentError });
+  } else {
+    await orderEvent(tx, ns, "order.invoiced", order, { invoiceId: proforma.id });
+  }
+  const services = await servicesOfOrder(tx, plan.orderId);
+  const [orderNow] = await tx<OrderRow[]>`select * from orders where id = ${plan.orderId}`;
+  return {
+    order: orderNow,
+    services,
+    proforma,
+    settled: false,
+    creditBalance: credit.balance ?? (await balanceOf(tx, ctx.personId)),
+  };
+}
+
+const payerOf = (ctx: OrderContext) => ({ personId: ctx.personId, customerId: ctx.customerId });
+
+function placedOut(p: Placement, currency: string): PlacedOrder {
+  return create(PlacedOrderSchema, {
+    order: orderOut(p.order, p.services),
+    proforma: p.proforma ? documentOut(p.proforma) : undefined,
+    invoice: p.invoice ? documentOut(p.invoice) : undefined,
+    settled: p.settled,
+    creditBalance: moneyOut(p.creditBalance, currency),
+  });
 }
 
 export function createOrders(sql: Sql, ns: string): BillingHandlers {
