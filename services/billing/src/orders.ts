@@ -13,6 +13,8 @@ import { billingCycle, orderPaymentStatus, orderStatus } from "./enums.ts";
 import { orderEvent } from "./events.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
+// What paying an order's proforma does, registered with the "document paid" dispatch.
+import "./order-paid.ts";
 import { balanceOf, currencyMismatch, lockBalance, lockedBalance, move } from "./ledger.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices, summaryOut } from "./records.ts";
@@ -216,32 +218,34 @@ async function checkHourlyCredit(
  */
 function orderAndServicesCtes(tx: TxSql, ctx: OrderContext, plan: OrderPlan): Ctes {
   const { orderId, currency, now } = plan;
-  return tx`
+  const order = tx`
     order_row as (
       insert into orders (id, order_number, customer_id, person_id, total, currency, partner_id, external_order_id,
                           external_customer_id, payment_mode)
       values (${orderId}, 'ORD-' || nextval('order_numbers'), ${ctx.customerId}, ${ctx.personId}, ${formatMoney(plan.total)},
               ${currency}, ${ctx.partnerId ?? null}, ${ctx.externalOrderId ?? null}, ${ctx.externalCustomerId ?? null},
-              ${ctx.paymentMode})),
-    service_rows as (insert into services ${tx(
-      plan.items.map(({ priced: p, serviceId }) => ({
-        id: serviceId,
-        customer_id: ctx.customerId,
-        person_id: ctx.personId,
-        product_id: p.productId,
-        order_id: orderId,
-        kind: p.kind,
-        name: p.productName,
-        hostname: p.item.hostname || `${p.kind}-${serviceId.slice(-8)}`,
-        status: p.cycle === HOURLY ? "pending" : "pending_payment",
-        cycle: p.cycle,
-        amount: formatMoney(p.price),
-        currency,
-        next_due_date: addCycle(now, p.cycle),
-        os_image_id: p.item.osImageId,
-        partner_id: ctx.partnerId ?? null,
-      })),
-    )})`;
+              ${ctx.paymentMode}))`;
+  // A fragment of its own: postgres.js picks the row builder by the keyword before it.
+  const services = tx`service_rows as (insert into services ${tx(
+    plan.items.map(({ priced: p, serviceId }) => ({
+      id: serviceId,
+      customer_id: ctx.customerId,
+      person_id: ctx.personId,
+      product_id: p.productId,
+      order_id: orderId,
+      kind: p.kind,
+      name: p.productName,
+      hostname: p.item.hostname || `${p.kind}-${serviceId.slice(-8)}`,
+      status: p.cycle === HOURLY ? "pending" : "pending_payment",
+      cycle: p.cycle,
+      amount: formatMoney(p.price),
+      currency,
+      next_due_date: addCycle(now, p.cycle),
+      os_image_id: p.item.osImageId,
+      partner_id: ctx.partnerId ?? null,
+    })),
+  )})`;
+  return tx`${order}, ${services}`;
 }
 
 const servicesOfOrder = (tx: TxSql, orderId: string) =>
