@@ -1,6 +1,6 @@
 import { create, fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import { type OrderItem, type PlacedOrder, PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
-import { apiError, badRequest, isUuid, newId, notFound, type Sql, type TxSql } from "@hb/platform";
+import { apiError, badRequest, isUuid, newId, notFound, PAGE_SIZE, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import {
@@ -16,10 +16,11 @@ import { remember, replay } from "./idempotency.ts";
 // What paying an order's proforma does, registered with the "document paid" dispatch.
 import "./order-paid.ts";
 import { balanceOf, currencyMismatch, lockBalance, lockedBalance, move } from "./ledger.ts";
+import { listPage } from "./list-query.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut, orderOut } from "./records-out.ts";
-import { callerOf, page, transact } from "./shared.ts";
+import { callerOf, transact } from "./shared.ts";
 
 export const MAX_ORDER_ITEMS = 50;
 
@@ -455,17 +456,14 @@ export function createOrders(sql: Sql, ns: string): BillingHandlers {
 
     async listOrders(req) {
       const caller = callerOf(req.caller);
-      const p = page(req.page, req.limit, 20);
       const status = orderStatus.in(req.status) ?? null;
       const paid = orderPaymentStatus.in(req.paymentStatus) ?? null;
-      const rows = await sql<(OrderRow & { total_count: string })[]>`
-        select *, count(*) over () as total_count from orders
-        where customer_id = ${caller.customerId} and (${status}::text is null or status = ${status})
-          and (${paid}::text is null or payment_status = ${paid})
-        order by created_at desc, id desc limit ${p.limit} offset ${p.offset}`;
-      const total = rows.length
-        ? Number(rows[0].total_count)
-        : await countOrders(sql, caller.customerId, status, paid);
+      const { rows, total } = await listPage<OrderRow>(sql, req, PAGE_SIZE.default, {
+        select: sql`select *`,
+        from: sql`from orders where customer_id = ${caller.customerId}
+          ${status ? sql`and status = ${status}` : sql``} ${paid ? sql`and payment_status = ${paid}` : sql``}`,
+        orderBy: sql`created_at desc, id desc`,
+      });
       return { orders: rows.map((o) => orderOut(o)), total };
     },
 
@@ -482,11 +480,4 @@ export function createOrders(sql: Sql, ns: string): BillingHandlers {
       return { order: orderOut(order, services, docs), services: services.map(summaryOut) };
     },
   };
-}
-
-async function countOrders(sql: Sql, customerId: string, status: string | null, paid: string | null) {
-  const [{ n }] = await sql<{ n: number }[]>`
-    select count(*)::int as n from orders where customer_id = ${customerId}
-      and (${status}::text is null or status = ${status}) and (${paid}::text is null or payment_status = ${paid})`;
-  return n;
 }

@@ -1,14 +1,14 @@
+import { MAX_PAGE, PAGE_SIZE } from "@hb/platform/paging";
 import { z } from "zod";
 import { numberSource } from "./body.ts";
 
 /** Shared input schemas, so every route validates ids and paging the same way. */
 export const idParam = z.uuid({ error: "is not a valid identifier" });
 
-export const MAX_PAGE_SIZE = 200;
-/** The highest ?page accepted (documented in the OpenAPI schema); beyond it is 400, not an overflow. */
-export const MAX_PAGE = 1_000_000;
-
-/** ?page from 1 to 1,000,000, ?limit above 200 silently reduced to 200. The one pagination query. */
+/**
+ * ?page from 1 to MAX_PAGE, ?limit above the spec's maximum silently reduced to it (@hb/platform
+ * paging.ts holds the numbers). The one pagination query.
+ */
 export function pageQuery(defaultLimit: number) {
   return z.object({
     page: z.coerce
@@ -22,7 +22,7 @@ export function pageQuery(defaultLimit: number) {
       .int({ error: "must be a whole number" })
       .min(1, { error: "must be 1 or more" })
       .default(defaultLimit)
-      .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
+      .transform((n) => Math.min(n, PAGE_SIZE.max)),
   });
 }
 
