@@ -7,7 +7,7 @@ import { serviceStatus, transactionKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { lockBalance, move } from "./ledger.ts";
 import { listPage } from "./list-query.ts";
-import { formatMoney, money, monthlyEquivalent, parseMoney } from "./money.ts";
+import { formatMoney, money, monthlyEquivalent, requestedMoney } from "./money.ts";
 import { callerOf, transact } from "./shared.ts";
 
 /** `accounts` answers who belongs to which customer and in which currency it pays (auth owns both). */
@@ -93,9 +93,8 @@ export function createAccount(sql: Sql, accounts: AccountLookup): BillingHandler
     },
 
     async adminAdjustCredit(req) {
-      const amount = parseMoney(req.amount);
-      if (amount === undefined || amount === 0n)
-        throw badRequest("amount", "amount must be a non-zero decimal, e.g. 100 or -5.50");
+      const amount = requestedMoney(req.amount, "amount");
+      if (amount === 0n) throw badRequest("amount", "amount must be a non-zero decimal, e.g. 100 or -5.50");
       // Only a person of the customer named is credited, and only in that customer's currency.
       const account = await accounts(req.customerId, req.personId);
       if (!account.personBelongs) {

@@ -10,7 +10,7 @@ import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { currencyMismatch, lockedBalance } from "./ledger.ts";
 import { listPage } from "./list-query.ts";
-import { money, parseMoney, type Units } from "./money.ts";
+import { money, requestedMoney, type Units } from "./money.ts";
 import { type DocumentRow, type LineRow, selectServices } from "./records.ts";
 import { documentOut } from "./records-out.ts";
 import { callerOf, transact } from "./shared.ts";
@@ -20,8 +20,7 @@ const kindOf = (k: DocumentKind) => documentKind.defined(k);
 
 /** A requested amount: exact, at most 4 decimals, in the currency it is paid in (empty: that one). */
 function amountIn(m: Money, field: string, currency: string): Units {
-  const units = parseMoney(m.amount);
-  if (units === undefined) throw badRequest(field, `${field} must be a number with at most 4 decimals`);
+  const units = requestedMoney(m.amount, field);
   if (m.currency && m.currency !== currency) throw currencyMismatch(currency, m.currency, field);
   return units;
 }
@@ -82,8 +81,7 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
     async payDocument(req) {
       const caller = callerOf(req.caller);
       const kind = kindOf(req.kind);
-      if (req.amount && parseMoney(req.amount.amount) === undefined)
-        throw badRequest("amount", "amount must be a number with at most 4 decimals");
+      if (req.amount) requestedMoney(req.amount.amount, "amount");
       const op = `pay:${req.documentId}`;
       return transact(sql, async (tx) => {
         // One round trip: the idempotency record, then the payer's balance and the document, both
