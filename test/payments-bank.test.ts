@@ -91,7 +91,7 @@ describe("bank transfer top-ups", () => {
       assert.equal(r.status, 400, amount);
       assert.match(
         r.text,
-        /id="f-bank-amount-error"[^>]*>amount must be a decimal from 5\.00 to 10000\.00 EUR/,
+        /id="f-bank-amount-error"[^>]*>amount must be a decimal from 5\.00 EUR to 10000\.00 EUR/,
         amount,
       );
       assert.match(r.text, new RegExp(`value="${amount.replace(".", "\\.")}"`), "what was typed is kept");

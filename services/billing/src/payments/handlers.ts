@@ -6,10 +6,21 @@ import type {
 } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
 import type { Caller } from "@hb/contracts/hb/platform/v1/caller_pb";
-import { apiError, badRequest, holdsAny, isUuid, type Logger, notFound, type Sql } from "@hb/platform";
+import {
+  apiError,
+  badRequest,
+  holdsAny,
+  isUuid,
+  type Logger,
+  notFound,
+  PAGE_SIZE,
+  type Sql,
+} from "@hb/platform";
+import { displayMoney } from "@hb/platform/money";
 import { moneyOut } from "../contract-values.ts";
+import { listPage } from "../list-query.ts";
 import { formatMoney, money, parseMoney, type Units } from "../money.ts";
-import { callerOf, isUniqueViolation, page, transact } from "../shared.ts";
+import { callerOf, isUniqueViolation, transact } from "../shared.ts";
 import { toMinor } from "./minor-units.ts";
 import { BadSignature, type CardProvider } from "./provider.ts";
 import { newReference, normaliseReference } from "./reference.ts";
@@ -41,9 +52,8 @@ function payer(caller: Caller | undefined) {
 
 export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
   const { sql } = d;
-  // Limits are whole cents (config.ts), so two decimals say them exactly.
-  const cents = (u: Units) => formatMoney(u).replace(/(\.\d\d)00$/, "$1");
-  const range = (currency: string) => `${cents(d.limits.min)} to ${cents(d.limits.max)} ${currency}`;
+  const range = (currency: string) =>
+    `${displayMoney(d.limits.min, currency)} to ${displayMoney(d.limits.max, currency)}`;
 
   /** The account's currency: its balance's once it holds money, else the account's own. */
   async function currencyOf(ids: { personId: string; currency: string }): Promise<string> {
@@ -174,13 +184,12 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
 
     async listTopUps(req) {
       const ids = payer(req.caller);
-      const p = page(req.page, req.limit, 20);
-      const rows = await sql<TopUpRow[]>`
-        select * from top_ups where person_id = ${ids.personId} and customer_id = ${ids.customerId}
-        order by created_at desc, id limit ${p.limit} offset ${p.offset}`;
-      const [{ n }] = await sql<{ n: number }[]>`
-        select count(*)::int as n from top_ups where person_id = ${ids.personId} and customer_id = ${ids.customerId}`;
-      return { topUps: rows.map(topUpOut), total: n };
+      const { rows, total } = await listPage<TopUpRow>(sql, req, PAGE_SIZE.default, {
+        select: sql`select *`,
+        from: sql`from top_ups where person_id = ${ids.personId} and customer_id = ${ids.customerId}`,
+        orderBy: sql`created_at desc, id`,
+      });
+      return { topUps: rows.map(topUpOut), total };
     },
 
     async cancelCardTopUp(req) {
@@ -207,16 +216,14 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
             : req.status === TopUpStatus.CANCELLED
               ? "cancelled"
               : null;
-      const p = page(req.page, req.limit, 50);
       // Pending ones oldest first (the order they are worked through), others newest first.
-      const rows = await sql<TopUpRow[]>`
-        select * from top_ups where method = 'bank_transfer' and (${status}::text is null or status = ${status})
-        order by case when status = 'pending' then 0 else 1 end,
-                 case when status = 'pending' then created_at end asc, created_at desc, id
-        limit ${p.limit} offset ${p.offset}`;
-      const [{ n }] = await sql<{ n: number }[]>`
-        select count(*)::int as n from top_ups where method = 'bank_transfer' and (${status}::text is null or status = ${status})`;
-      return { transfers: rows.map(topUpOut), total: n };
+      const { rows, total } = await listPage<TopUpRow>(sql, req, PAGE_SIZE.machines, {
+        select: sql`select *`,
+        from: sql`from top_ups where method = 'bank_transfer' and (${status}::text is null or status = ${status})`,
+        orderBy: sql`case when status = 'pending' then 0 else 1 end,
+          case when status = 'pending' then created_at end asc, created_at desc, id`,
+      });
+      return { transfers: rows.map(topUpOut), total };
     },
 
     async confirmBankTransfer(req) {
