@@ -28,6 +28,7 @@ import { createKeyDistribution } from "./key-distribution.ts";
 import { keyLeaseScripts } from "./key-leases.ts";
 import { timedVerify } from "./metrics.ts";
 import { createPartners } from "./partners.ts";
+import { createStaffAudit } from "./staff-audit.ts";
 import { createPortal, signInScripts } from "./portal.ts";
 import { startRequestLogConsumer } from "./request-log.ts";
 import { createVerify } from "./verify.ts";
@@ -56,6 +57,7 @@ runMain(log, async () => {
     ...createAccounts(sql, keyTable.changes),
     ...createApiKeys(sql, cfg.KEY_PEPPER, keyTable.changes),
     ...createPartners(sql),
+    ...createStaffAudit(sql),
   };
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,

@@ -1,5 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import type { ComputeDeskService } from "@hb/contracts/hb/compute/v1/compute_desk_pb";
 import type { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
 import type { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import { apiError } from "@hb/platform";
@@ -14,7 +15,8 @@ import type { MachineRow } from "./machines.ts";
 export type Handlers = Partial<
   ServiceImpl<typeof ComputeService> &
     ServiceImpl<typeof ComputeProvisioningService> &
-    ServiceImpl<typeof ComputeStaffService>
+    ServiceImpl<typeof ComputeStaffService> &
+    ServiceImpl<typeof ComputeDeskService>
 >;
 
 export interface ComputeDeps {
