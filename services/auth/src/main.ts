@@ -28,9 +28,9 @@ import { createKeyDistribution } from "./key-distribution.ts";
 import { keyLeaseScripts } from "./key-leases.ts";
 import { timedVerify } from "./metrics.ts";
 import { createPartners } from "./partners.ts";
-import { createStaffAudit } from "./staff-audit.ts";
 import { createPortal, signInScripts } from "./portal.ts";
 import { startRequestLogConsumer } from "./request-log.ts";
+import { createStaffAudit } from "./staff-audit.ts";
 import { createVerify } from "./verify.ts";
 
 const log = createLogger("auth");

@@ -40,7 +40,8 @@ function jsonObject(field: string, text: string): string | null {
   } catch {
     throw badRequest(field, "must be a JSON object");
   }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw badRequest(field, "must be a JSON object");
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw badRequest(field, "must be a JSON object");
   return text;
 }
 
@@ -73,7 +74,8 @@ export function createStaffAudit(sql: Sql): AuthHandlers {
       // Only a pending row is finished: an outcome is written once.
       const rows = await sql`update staff_audit
         set outcome = ${outcome}, error = ${req.error}, finished_at = clock_timestamp(),
-            after = coalesce(${after}::text::jsonb, after)
+            after = coalesce(${after}::text::jsonb, after),
+            customer_id = coalesce(customer_id, ${req.customerId || null}::uuid)
         where id = ${req.auditId} and outcome = 'pending' returning id`;
       if (rows.length === 0) {
         const [exists] = await sql`select 1 from staff_audit where id = ${req.auditId}`;

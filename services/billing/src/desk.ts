@@ -35,9 +35,12 @@ export function createDesk(sql: Sql, accounts: AccountLookup): BillingHandlers {
     async deskGetCustomerBilling(req) {
       const id = req.customerId;
       const at = (n: number) => page(n, PAGE, PAGE);
-      const [s, inv, pro, t] = [req.servicesPage, req.invoicesPage, req.proformasPage, req.transactionsPage].map(
-        at,
-      );
+      const [s, inv, pro, t] = [
+        req.servicesPage,
+        req.invoicesPage,
+        req.proformasPage,
+        req.transactionsPage,
+      ].map(at);
       const docs = (kind: string, p: ReturnType<typeof at>) =>
         sql<DocumentRow[]>`
           select * from documents where customer_id = ${id} and kind = ${kind}

@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import type { BillingDeskService } from "@hb/contracts/hb/billing/v1/billing_desk_pb";
+import type { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import type { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 
 /**

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { AccountLookupService } from "@hb/contracts/hb/auth/v1/account_lookup_pb";
-import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingDeskService } from "@hb/contracts/hb/billing/v1/billing_desk_pb";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import {

@@ -1,6 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import type { ComputeDeskService } from "@hb/contracts/hb/compute/v1/compute_desk_pb";
+import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import type { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
 import type { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import { apiError } from "@hb/platform";

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { ComputeDeskService } from "@hb/contracts/hb/compute/v1/compute_desk_pb";
+import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
 import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import {

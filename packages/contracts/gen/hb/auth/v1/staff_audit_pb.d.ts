@@ -110,6 +110,13 @@ export declare type FinishStaffActionRequest = Message<"hb.auth.v1.FinishStaffAc
    * @generated from field: string after = 4;
    */
   after: string;
+
+  /**
+   * Set when the write created the customer (its id was unknown when the action was recorded).
+   *
+   * @generated from field: string customer_id = 5;
+   */
+  customerId: string;
 };
 
 /**
