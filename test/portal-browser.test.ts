@@ -213,6 +213,7 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     await signIn(page, "admin", viewer.email);
     await page.goto(`${GATEWAY}/admin/customers`);
     await page.getByRole("link", { name: owner.customerName }).click();
+    await page.getByRole("link", { name: "Keys and request log" }).click();
     await page.getByRole("cell", { name: "watched" }).waitFor();
     assert.equal(await page.getByRole("button", { name: /Revoke/ }).count(), 0);
     // A forged form is refused too.
@@ -231,7 +232,7 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     const editor = await staffMember(["view_clients", "edit_clients"]);
     const edit = (await browser.newPage()).page;
     await signIn(edit, "admin", editor.email);
-    await edit.goto(`${GATEWAY}/admin/customers/${owner.customerId}`);
+    await edit.goto(`${GATEWAY}/admin/customers/${owner.customerId}/keys`);
     await edit.getByRole("button", { name: "Revoke watched" }).click();
     await edit.getByText("The key is revoked.").waitFor();
     assert.equal((await api("GET", "/api/v1/account", { key: secretKey })).status, 401);
