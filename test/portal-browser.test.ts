@@ -242,7 +242,16 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     const editor = await staffMember(["view_clients", "edit_clients"]);
     const { page } = await browser.newPage(390);
     await signIn(page, "admin", editor.email);
-    for (const path of ["/admin/customers", "/admin/partners", "/admin/staff", "/admin/settings"]) {
+    const owner = await portalOwner();
+    const c = `/admin/customers/${owner.customerId}`;
+    const tabs = ["", "/people", "/services", "/documents", "/balance", "/keys", "/partner", "/audit"];
+    for (const path of [
+      "/admin/customers",
+      "/admin/partners",
+      "/admin/staff",
+      "/admin/settings",
+      ...tabs.map((t) => c + t),
+    ]) {
       await page.goto(GATEWAY + path);
       await accessible(page);
       assert.equal(await fitsWidth(page), true, `${path} fits 390 px`);
