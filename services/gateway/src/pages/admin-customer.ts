@@ -154,11 +154,11 @@ export function customerRoutes(router: Router, d: CustomerPageDeps) {
     const suspended = c.status === CustomerStatus.SUSPENDED;
     const base = `/admin/customers/${c.id}`;
     const body = html`${o.link ?? ""}
-<p class="facts-line">${suspended ? html`<strong>Suspended</strong>${c.statusReason ? `: ${c.statusReason}` : ""}` : "Active"} · ${c.email} · ${c.currency}</p>
-<nav aria-label="Customer" class="tabs">${TABS.map(
+<p>${suspended ? html`<strong>Suspended</strong>${c.statusReason ? `: ${c.statusReason}` : ""}` : "Active"} · ${c.email} · ${c.currency}</p>
+<nav aria-label="Customer" class="tabs"><ul>${TABS.map(
       ([t, label]) =>
-        html`<a href="${t ? `${base}/${t}` : base}"${t === tab ? html` aria-current="page"` : ""}>${label}</a> `,
-    )}</nav>
+        html`<li><a href="${t ? `${base}/${t}` : base}"${t === tab ? html` aria-current="page"` : ""}>${label}</a></li>`,
+    )}</ul></nav>
 ${content}`;
     render(res, c.name, body, { ...o, current: CURRENT });
   }
@@ -255,15 +255,15 @@ ${field(st, "reason", "Reason", { required: true, multiline: true, hint: "Kept w
           const f = { values: { reason }, errors: { reason: `Say why the customer is ${action}ed` } };
           return profileTab(req, res, { status: f, code: 400 });
         }
-        const word = (s: CustomerStatus) => (s === CustomerStatus.SUSPENDED ? "suspended" : "active");
+        const statusWord = (s: CustomerStatus) => (s === CustomerStatus.SUSPENDED ? "suspended" : "active");
         try {
           await audited(
             res,
             {
               action: `customer.${action}`,
               customerId: c.id,
-              before: { status: word(c.status), reason: c.statusReason },
-              after: { status: word(status) },
+              before: { status: statusWord(c.status), reason: c.statusReason },
+              after: { status: statusWord(status) },
               reason,
             },
             () => clients.auth.setCustomerStatus({ customerId: c.id, status, reason }),
