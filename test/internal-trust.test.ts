@@ -206,7 +206,6 @@ describe("internal calls between services", () => {
       customerId: acct.customerId,
       serviceId: crypto.randomUUID(),
       action: PowerAction.STOP,
-      staffId: crypto.randomUUID(),
     };
     assert.equal(await codeOf(computeAsGateway.client.deskRunPowerAction(power)), "permission_denied");
     computeAsGateway.close();

@@ -481,7 +481,6 @@ ${pager(`/admin/customers/${c.id}/services`, "services_page", page, b.servicesTo
               customerId,
               serviceId,
               action,
-              staffId: sessionOf(res).subjectId,
             }),
           (r) => ({ after: { action: name, job_id: r.result?.jobId ?? "" } }),
         );

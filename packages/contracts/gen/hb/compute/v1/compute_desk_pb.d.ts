@@ -31,11 +31,6 @@ export declare type DeskRunPowerActionRequest = Message<"hb.compute.v1.DeskRunPo
    * @generated from field: hb.compute.v1.PowerAction action = 3;
    */
   action: PowerAction;
-
-  /**
-   * @generated from field: string staff_id = 4;
-   */
-  staffId: string;
 };
 
 /**
@@ -62,7 +57,8 @@ export declare const DeskRunPowerActionResponseSchema: GenMessage<DeskRunPowerAc
 
 /**
  * The support desk's machine control for the admin panel (identity admin-panel) and the admin
- * command: the customer's own power actions, with the customer's rules, run by staff.
+ * command: the customer's own power actions, with the customer's rules, run by staff (who asked is
+ * the admin panel's audit log's to record).
  *
  * @generated from service hb.compute.v1.ComputeDeskService
  */

@@ -10,7 +10,7 @@ import { file_hb_compute_v1_actions } from "./actions_pb.js";
  * Describes the file hb/compute/v1/compute_desk.proto.
  */
 export const file_hb_compute_v1_compute_desk = /*@__PURE__*/
-  fileDesc("CiBoYi9jb21wdXRlL3YxL2NvbXB1dGVfZGVzay5wcm90bxINaGIuY29tcHV0ZS52MSKgAQoZRGVza1J1blBvd2VyQWN0aW9uUmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESHAoKc2VydmljZV9pZBgCIAEoCUIIukgFcgOwAQESKgoGYWN0aW9uGAMgASgOMhouaGIuY29tcHV0ZS52MS5Qb3dlckFjdGlvbhIaCghzdGFmZl9pZBgEIAEoCUIIukgFcgOwAQEiTgoaRGVza1J1blBvd2VyQWN0aW9uUmVzcG9uc2USMAoGcmVzdWx0GAEgASgLMiAuaGIuY29tcHV0ZS52MS5Qb3dlckFjdGlvblJlc3VsdDJ/ChJDb21wdXRlRGVza1NlcnZpY2USaQoSRGVza1J1blBvd2VyQWN0aW9uEiguaGIuY29tcHV0ZS52MS5EZXNrUnVuUG93ZXJBY3Rpb25SZXF1ZXN0GikuaGIuY29tcHV0ZS52MS5EZXNrUnVuUG93ZXJBY3Rpb25SZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_hb_compute_v1_actions]);
+  fileDesc("CiBoYi9jb21wdXRlL3YxL2NvbXB1dGVfZGVzay5wcm90bxINaGIuY29tcHV0ZS52MSKEAQoZRGVza1J1blBvd2VyQWN0aW9uUmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESHAoKc2VydmljZV9pZBgCIAEoCUIIukgFcgOwAQESKgoGYWN0aW9uGAMgASgOMhouaGIuY29tcHV0ZS52MS5Qb3dlckFjdGlvbiJOChpEZXNrUnVuUG93ZXJBY3Rpb25SZXNwb25zZRIwCgZyZXN1bHQYASABKAsyIC5oYi5jb21wdXRlLnYxLlBvd2VyQWN0aW9uUmVzdWx0Mn8KEkNvbXB1dGVEZXNrU2VydmljZRJpChJEZXNrUnVuUG93ZXJBY3Rpb24SKC5oYi5jb21wdXRlLnYxLkRlc2tSdW5Qb3dlckFjdGlvblJlcXVlc3QaKS5oYi5jb21wdXRlLnYxLkRlc2tSdW5Qb3dlckFjdGlvblJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_hb_compute_v1_actions]);
 
 /**
  * Describes the message hb.compute.v1.DeskRunPowerActionRequest.
@@ -28,7 +28,8 @@ export const DeskRunPowerActionResponseSchema = /*@__PURE__*/
 
 /**
  * The support desk's machine control for the admin panel (identity admin-panel) and the admin
- * command: the customer's own power actions, with the customer's rules, run by staff.
+ * command: the customer's own power actions, with the customer's rules, run by staff (who asked is
+ * the admin panel's audit log's to record).
  *
  * @generated from service hb.compute.v1.ComputeDeskService
  */
