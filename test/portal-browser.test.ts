@@ -74,6 +74,7 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     await signIn(admin, "admin", staff.email);
     await admin.goto(`${GATEWAY}/admin/customers`);
     await admin.getByRole("link", { name: owner.customerName }).click();
+    await admin.getByRole("link", { name: "Keys and request log" }).click();
     await admin.getByRole("cell", { name: "/api/v1/account" }).first().waitFor();
     assert.equal((await admin.content()).includes(key.slice(14)), false, "no secret in the admin panel");
     await accessible(admin);
