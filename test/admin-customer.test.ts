@@ -213,6 +213,82 @@ describe("admin panel: a customer's money and machines", () => {
   });
 });
 
+describe("admin panel: people, staff and settings", () => {
+  it("adding a person and saving their permissions reach auth, each with its audit row; the link is shown once and recorded without its token", async () => {
+    const acct = await newAccount();
+    const s = await editor();
+    const base = `/admin/customers/${acct.customerId}`;
+    const email = `${unique("helper")}@example.test`;
+    const page = await s.v.get(`${base}/people`);
+    const added = await s.v.post(`${base}/people`, {
+      _csrf: csrfIn(page.text),
+      name: "Helper",
+      email,
+      permissions: "view_services",
+    });
+    assert.equal(added.status, 200);
+    const token = /set-password\?token=([^"&]+)/.exec(added.text)?.[1] ?? "";
+    assert.ok(token);
+    const person = (await auth.getCustomer({ customerId: acct.customerId })).people.find(
+      (p) => p.email === email,
+    );
+    assert.deepEqual(person?.permissions, ["view_services"]);
+    const saved = await post(s.v, `${base}/people`, `${base}/people/${person!.id}/permissions`, {
+      permissions: "view_billing",
+    });
+    assert.equal(saved.status, 303);
+    const after = (await auth.getCustomer({ customerId: acct.customerId })).people.find(
+      (p) => p.id === person!.id,
+    );
+    assert.deepEqual(after?.permissions, ["view_billing"]);
+    const rows = await auditOf(acct.customerId);
+    assert.deepEqual(
+      rows.map((r) => [r.action, r.outcome]),
+      [
+        ["person.permissions", StaffActionOutcome.SUCCEEDED],
+        ["person.password_link", StaffActionOutcome.SUCCEEDED],
+        ["person.create", StaffActionOutcome.SUCCEEDED],
+      ],
+    );
+    assert.deepEqual(JSON.parse(rows[0].before).permissions, ["view_services"]);
+    assert.ok(rows.every((r) => !`${r.before}${r.after}`.includes(decodeURIComponent(token))));
+  });
+
+  it("creating a customer, a staff member's permissions and the settings are audited, a new customer's creation under that customer", async () => {
+    const s = await editor();
+    const email = `${unique("fresh")}@example.test`;
+    const created = await post(s.v, "/admin/customers", "/admin/customers", {
+      name: "Fresh",
+      email,
+      currency: "EUR",
+    });
+    assert.equal(created.status, 303);
+    const customerId = /\/admin\/customers\/([0-9a-f-]{36})/.exec(created.location)?.[1] ?? "";
+    const [made] = await auditOf(customerId);
+    assert.deepEqual([made.action, made.outcome], ["customer.create", StaffActionOutcome.SUCCEEDED]);
+
+    const other = await staffMember(["view_clients"]);
+    const perms = await post(s.v, "/admin/staff", `/admin/staff/${other.staffId}/permissions`, {
+      permissions: "edit_clients",
+    });
+    assert.equal(perms.status, 200);
+    const hooks = await post(s.v, "/admin/settings", "/admin/settings/webhooks", {
+      max_attempts: "11",
+      base_delay: "60",
+    });
+    assert.equal(hooks.status, 400);
+    const { actions } = await auth.listStaffActions({ limit: 200 });
+    const mine = actions.filter((a) => a.staffId === s.staffId && !a.customerId);
+    assert.deepEqual(
+      mine.map((a) => [a.action, a.target, a.outcome]),
+      [
+        ["settings.webhooks", "", StaffActionOutcome.FAILED],
+        ["staff.permissions", other.staffId, StaffActionOutcome.SUCCEEDED],
+      ],
+    );
+  });
+});
+
 describe("admin panel: view-only staff", () => {
   it("see every tab without a write control", async () => {
     const acct = await newAccount();
