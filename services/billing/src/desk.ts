@@ -4,7 +4,7 @@
  * movement that also names the staff member, in the same transaction.
  */
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { badRequest, type Sql } from "@hb/platform";
+import { badRequest, PAGE_SIZE, pageWindow, type Sql } from "@hb/platform";
 import type { AccountLookup } from "./account-lookup.ts";
 import { moneyOut } from "./contract-values.ts";
 import { transactionKind } from "./enums.ts";
@@ -13,9 +13,7 @@ import { lockBalance, move } from "./ledger.ts";
 import { formatMoney, money, parseMoney } from "./money.ts";
 import { type DocumentRow, type ServiceRow, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
-import { page, transact } from "./shared.ts";
-
-const PAGE = 20;
+import { transact } from "./shared.ts";
 
 interface LedgerRow {
   id: string;
@@ -34,7 +32,7 @@ export function createDesk(sql: Sql, accounts: AccountLookup): BillingHandlers {
   return {
     async deskGetCustomerBilling(req) {
       const id = req.customerId;
-      const at = (n: number) => page(n, PAGE, PAGE);
+      const at = (n: number) => pageWindow(n, PAGE_SIZE.default);
       const [s, inv, pro, t] = [
         req.servicesPage,
         req.invoicesPage,
