@@ -1,5 +1,6 @@
 import path from "node:path";
 import { AccountLookupService } from "@hb/contracts/hb/auth/v1/account_lookup_pb";
+import { BillingDeskService } from "@hb/contracts/hb/billing/v1/billing_desk_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import {
@@ -30,6 +31,7 @@ import { createAddonsUpgrades } from "./addons-upgrades.ts";
 import { createCatalogue } from "./catalogue.ts";
 import { enableClockControl } from "./clock.ts";
 import { loadBillingConfig } from "./config.ts";
+import { createDesk } from "./desk.ts";
 import { createDocumentHandlers } from "./document-handlers.ts";
 import { createClockAdmin, startDueWork } from "./due.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -74,6 +76,7 @@ runMain(log, async () => {
     // A test hook: AdminAdvanceClock exists only in a process started with clock control.
     ...(cfg.BILLING_CLOCK_CONTROL ? createClockAdmin(sql, cfg.HB_NS) : {}),
     ...createSettingsHandlers(sql),
+    ...createDesk(sql, accounts),
   };
   const payments = createPayments(sql, cfg, log);
   const server = await serveRpc(
@@ -82,6 +85,7 @@ runMain(log, async () => {
     [
       bind(BillingService, impl),
       bind(BillingStaffService, impl),
+      bind(BillingDeskService, impl),
       bind(TopUpService, payments),
       bind(TopUpStaffService, payments),
       bind(PaymentEventService, payments),

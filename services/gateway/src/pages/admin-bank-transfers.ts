@@ -7,6 +7,7 @@ import { money } from "./customer/ui.ts";
 import { csrfField } from "./forms.ts";
 import { type Html, html } from "./html.ts";
 import { sessionOf } from "./session.ts";
+import type { Audited } from "./staff-audit.ts";
 
 type Render = (
   res: Response,
@@ -29,6 +30,7 @@ const STATUSES = {
 };
 type Shown = keyof typeof STATUSES;
 const REFERENCE = /^HB-[0-9A-Z]{4}-[0-9A-Z]{4}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const when = (t: TopUp["createdAt"]) =>
   t ? `${timestampDate(t).toISOString().slice(0, 16).replace("T", " ")} UTC` : "—";
@@ -45,6 +47,7 @@ export function bankTransferRoutes(
   render: Render,
   needs: Needs,
   can: (res: Response, p: "edit_clients") => boolean,
+  audited: Audited,
 ) {
   async function listPage(
     req: Request,
@@ -60,7 +63,7 @@ export function bankTransferRoutes(
     const pageNo = Math.max(1, Number.parseInt(String(req.query.page ?? "1"), 10) || 1);
     // Two calls whatever the page's length: the transfers, and every customer's name at once.
     const [list, { customers }] = await Promise.all([
-      clients.billing.listBankTransfers({ status: STATUSES[shown], page: pageNo, limit: PAGE_SIZE }),
+      clients.topUps.listBankTransfers({ status: STATUSES[shown], page: pageNo, limit: PAGE_SIZE }),
       clients.auth.listCustomers({ email: "" }),
     ]);
     const names = new Map(customers.map((c) => [c.id, c.company ? `${c.name} (${c.company})` : c.name]));
@@ -72,7 +75,7 @@ export function bankTransferRoutes(
       const id = `received-${t.id}`;
       const err = o.error?.reference === t.reference ? o.error : undefined;
       return html`<form method="post" action="${CURRENT}/confirm" class="inline-form" novalidate>${csrfField(csrf)}
-<input type="hidden" name="reference" value="${t.reference}">
+<input type="hidden" name="reference" value="${t.reference}"><input type="hidden" name="customer" value="${t.customerId}">
 <div class="field${err ? " invalid" : ""}"><label for="${id}">Amount received for ${t.reference} (${t.requested?.currency ?? ""})</label>
 <input id="${id}" name="received" inputmode="decimal" value="${err ? err.value : money(t.requested?.amount)}"${err ? html` aria-invalid="true" aria-describedby="${id}-error"` : ""}>
 ${err ? html`<p class="error" id="${id}-error">${err.message}</p>` : ""}</div>
@@ -125,11 +128,28 @@ ${pages > 1 ? html`<nav class="pager" aria-label="Pages">${pageNo > 1 ? html`<a 
       const reference = String(req.body.reference ?? "").slice(0, 40);
       const received = String(req.body.received ?? "").trim();
       try {
-        const r = await clients.billing.confirmBankTransfer({
-          reference,
-          receivedAmount: received,
-          staffId: sessionOf(res).subjectId,
-        });
+        // The customer named by the form only files the audit entry; billing credits whoever asked.
+        const customer = String(req.body.customer ?? "");
+        const r = await audited(
+          res,
+          {
+            action: "billing.bank_transfer_confirm",
+            customerId: UUID.test(customer) ? customer : undefined,
+            target: reference,
+            before: { status: "pending" },
+            after: { received },
+          },
+          () =>
+            clients.topUps.confirmBankTransfer({
+              reference,
+              receivedAmount: received,
+              staffId: sessionOf(res).subjectId,
+            }),
+          (r) => ({
+            after: { received: r.topUp?.received?.amount, balance: r.balance },
+            customerId: r.topUp?.customerId,
+          }),
+        );
         res.redirect(303, `${CURRENT}?${new URLSearchParams({ confirmed: r.topUp?.reference ?? "" })}`);
       } catch (err) {
         const e = resolveError(err);

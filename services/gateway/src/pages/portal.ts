@@ -129,7 +129,7 @@ export function portalRouter(
   });
   serviceRoutes(kit, router);
   billingRoutes(kit, router);
-  topUpRoutes(kit, router, clients.billing, publicUrl);
+  topUpRoutes(kit, router, clients.topUps, publicUrl);
   machineRoutes(kit, router);
 
   // The API Keys pages exist only while the Customer API is on: hidden from the menu and refused.

@@ -28,7 +28,7 @@ const ROUTE = "/add-credit";
 export function topUpRoutes(
   kit: Kit,
   router: Router,
-  billing: PageClients["billing"],
+  billing: PageClients["topUps"],
   publicUrl: string,
 ): void {
   const callerOf = (s: Session) => ({

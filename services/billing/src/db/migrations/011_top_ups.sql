@@ -1,8 +1,6 @@
 -- Credit top-ups by card (a payment provider's checkout) and by bank transfer.
 
--- Who made a ledger entry on a customer's behalf (staff confirming a bank transfer, adjusting
--- credit); null for the customer's own movements. "if not exists": another change may add it too.
-alter table ledger add column if not exists staff_id uuid;
+-- A confirmed transfer's ledger entry names the staff member in ledger.staff_id (010_ledger_staff).
 
 create table top_ups (
   id uuid primary key,
