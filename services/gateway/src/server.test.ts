@@ -93,4 +93,122 @@ describe("the gateway's HTTP server limits", () => {
     assert.match(served.text, /^HTTP\/1\.1 200/);
     for (const s of held) s.destroy();
   });
+
+  it("answers 408 and closes a kept-alive connection whose next request's headers do not arrive in time", async () => {
+    const socket = net.connect(port, "127.0.0.1");
+    await new Promise((r) => socket.once("connect", r));
+    let text = "";
+    socket.on("data", (d) => {
+      text += d.toString();
+    });
+    const closed = new Promise((r) => socket.once("close", r));
+    socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await eventually(async () => text.endsWith("ok"), 2000, 10);
+    text = "";
+    const started = Date.now();
+    socket.write("GET / HTTP/1.1\r\nHost: x\r\n");
+    await closed;
+    assert.match(text, /^HTTP\/1\.1 408/);
+    // Within twice the header deadline (300 ms) of the request's first byte, with room for a slow machine.
+    assert.ok(Date.now() - started < 2000, `closed after ${Date.now() - started} ms`);
+  });
+
+  it("serves a kept-alive connection's next request that arrived in time, even when the server reads it late", async () => {
+    const socket = net.connect(port, "127.0.0.1");
+    await new Promise((r) => socket.once("connect", r));
+    let text = "";
+    socket.on("data", (d) => {
+      text += d.toString();
+    });
+    socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await eventually(async () => text.endsWith("ok"), 2000, 10);
+    text = "";
+    socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    // The test shares the server's process: this busy loop starves it past the deadline.
+    const until = Date.now() + 1000;
+    while (Date.now() < until);
+    await eventually(async () => text.endsWith("ok"), 2000, 10);
+    assert.match(text, /^HTTP\/1\.1 200/);
+    socket.destroy();
+  });
+
+  it("does not cut an answer that lasts past the request deadline", async () => {
+    const long = createGatewayServer(
+      (_req, res) => {
+        // An answer that takes longer than the request deadline, as the event stream does.
+        res.write("begun ");
+        setTimeout(() => res.end("ended"), 1000);
+      },
+      { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 5000, maxConnections: 3 },
+    );
+    await new Promise<void>((r) => long.listen(0, "127.0.0.1", r));
+    try {
+      const r = await rawExchange("127.0.0.1", (long.address() as net.AddressInfo).port, [
+        "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      ]);
+      assert.match(r.text, /^HTTP\/1\.1 200/);
+      assert.match(r.text, /ended/);
+    } finally {
+      long.closeAllConnections();
+      await new Promise((r) => long.close(r));
+    }
+  });
+
+  // The cause of the 408 on the event stream and of "fetch failed: other side closed" on the
+  // shared gateway under load: a deadline judged before the process read what had arrived. A busy
+  // loop on accepting stands in for the starved process.
+  it("answers a complete request that arrived in time, even when the server reads it late", async () => {
+    const slow = createGatewayServer(
+      (req, res) => {
+        req.resume();
+        req.on("end", () => res.end("ok"));
+      },
+      { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 5000, maxConnections: 3 },
+    );
+    slow.on("connection", () => {
+      const until = Date.now() + 1000;
+      while (Date.now() < until);
+    });
+    await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
+    try {
+      const r = await rawExchange("127.0.0.1", (slow.address() as net.AddressInfo).port, [
+        "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      ]);
+      assert.match(r.text, /^HTTP\/1\.1 200/);
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((r) => slow.close(r));
+    }
+  });
+
+  // The same for the whole-request deadline: the body is sent while the server is busy past it.
+  it("answers a request whose body arrived in time, even when the server reads it late", async () => {
+    const client = new net.Socket();
+    const slow = createGatewayServer(
+      (req, res) => {
+        client.write("x");
+        const until = Date.now() + 1000;
+        while (Date.now() < until);
+        req.resume();
+        req.on("end", () => res.end("ok"));
+      },
+      { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 5000, maxConnections: 3 },
+    );
+    await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
+    try {
+      client.connect((slow.address() as net.AddressInfo).port, "127.0.0.1");
+      let text = "";
+      client.on("data", (d) => {
+        text += d.toString();
+      });
+      client.on("error", () => {});
+      client.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nConnection: close\r\n\r\n");
+      await new Promise((r) => client.once("close", r));
+      assert.match(text, /^HTTP\/1\.1 200/);
+    } finally {
+      client.destroy();
+      slow.closeAllConnections();
+      await new Promise((r) => slow.close(r));
+    }
+  });
 });

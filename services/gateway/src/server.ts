@@ -1,10 +1,7 @@
 import http from "node:http";
+import { enforceRequestDeadlines, type RequestDeadlines } from "./request-deadlines.ts";
 
-export interface ServerLimits {
-  /** Longest a client may take to send a request's headers. */
-  headersTimeoutMs: number;
-  /** Longest a client may take to send a whole request, body included (not the answer). */
-  requestTimeoutMs: number;
+export interface ServerLimits extends RequestDeadlines {
   /** How long an idle keep-alive connection is kept open. */
   keepAliveTimeoutMs: number;
   /** Open connections at once; beyond it new connections are closed at once. */
@@ -13,22 +10,22 @@ export interface ServerLimits {
 
 /**
  * The gateway's HTTP server with its limits, so a slow or greedy client cannot hold sockets and
- * memory: headers and the whole request must arrive within their deadlines (else Node answers
- * 408 and closes), and connections beyond the cap are refused. Long answers (the webhook event
+ * memory: headers and the whole request must arrive within their deadlines (else 408 and the
+ * connection closed), and connections beyond the cap are refused. Long answers (the webhook event
  * stream) are not cut: the deadlines cover receiving the request only.
  */
 export function createGatewayServer(app: http.RequestListener, limits: ServerLimits): http.Server {
   const server = http.createServer(
     {
       keepAliveTimeout: limits.keepAliveTimeoutMs,
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      // Node checks both deadlines on this interval (30 s by default), which would let a short
-      // deadline run far past its time.
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+      // Off: Node judges them before reading what arrived, refusing requests that came in time to
+      // a process starved of CPU; the gateway's own deadlines replace them.
+      headersTimeout: 0,
+      requestTimeout: 0,
     },
     app,
   );
+  enforceRequestDeadlines(server, limits);
   server.maxConnections = limits.maxConnections;
   return server;
 }
