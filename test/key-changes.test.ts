@@ -103,7 +103,8 @@ const noKeyInput: Record<string, string> = {
   setStaffPermissions: "staff hold no API keys",
   listPartners: "read",
   lookupAccount: "read (billing's staff operations)",
-  updateCustomer: "a key check reads a customer's status and currency, not its profile (name, e-mail, company, country)",
+  updateCustomer:
+    "a key check reads a customer's status and currency, not its profile (name, e-mail, company, country)",
   beginStaffAction: "the staff audit log is not read by a key check",
   finishStaffAction: "the staff audit log is not read by a key check",
   listStaffActions: "read",
