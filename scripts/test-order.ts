@@ -31,7 +31,7 @@ export const KNOWN_SLOW = [
   "test/compute-control.test.ts",
   "services/compute/src/lxd/driver.test.ts",
   "test/dependency-faults.test.ts",
-  "test/nats-restart.test.ts",
+  "test/nats-faults.test.ts",
   "test/service-lifecycle.test.ts",
   "test/key-table.test.ts",
 ];
