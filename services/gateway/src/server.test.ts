@@ -93,4 +93,35 @@ describe("the gateway's HTTP server limits", () => {
     assert.match(served.text, /^HTTP\/1\.1 200/);
     for (const s of held) s.destroy();
   });
+
+  // The cause of the 408 on the event stream and of "fetch failed: other side closed" on the
+  // shared gateway under load (a load average near 40 on two cores): Node counts the header
+  // deadline from when it accepted the connection, not from when the request arrived, so a
+  // request that arrived complete but that a starved process reads after the deadline is refused
+  // and the connection closed, with the request still unread (the client may see a reset, not the
+  // 408). A busy loop on accepting stands in for the starved process. Not fixed yet: Node's own
+  // deadline cannot be told when the bytes came, so it needs a deadline of the gateway's own.
+  it.todo("answers a complete request that arrived in time, even when the server reads it late", async () => {
+    const slow = createGatewayServer(
+      (req, res) => {
+        req.resume();
+        req.on("end", () => res.end("ok"));
+      },
+      { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 5000, maxConnections: 3 },
+    );
+    slow.on("connection", () => {
+      const until = Date.now() + 1000;
+      while (Date.now() < until);
+    });
+    await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
+    try {
+      const r = await rawExchange("127.0.0.1", (slow.address() as net.AddressInfo).port, [
+        "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      ]);
+      assert.match(r.text, /^HTTP\/1\.1 200/);
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((r) => slow.close(r));
+    }
+  });
 });
