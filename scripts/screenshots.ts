@@ -109,6 +109,10 @@ try {
   const admin = await as(login("admin").email, login("admin").password, "admin", 1280);
   await admin.goto(`${base}/admin/customers/${demo.customerId}`);
   await shot(admin, "admin-customer");
+  for (const tab of ["people", "services", "documents", "balance", "keys", "audit"]) {
+    await admin.goto(`${base}/admin/customers/${demo.customerId}/${tab}`);
+    await shot(admin, `admin-customer-${tab}`);
+  }
   await admin.goto(`${base}/admin/settings`);
   await shot(admin, "admin-settings");
   await admin.goto(`${base}/admin/customers`);

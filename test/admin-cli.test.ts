@@ -3,6 +3,7 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { ConnectError } from "@connectrpc/connect";
+import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { resolveError } from "@hb/platform";
 import { auth, unique } from "./helpers.ts";
 
@@ -208,5 +209,31 @@ describe("the admin command", { concurrency: true }, () => {
       body.people.map((p) => p.id),
       [owner.id],
     );
+  });
+
+  it("customer update changes only the flags given, and suspend and activate keep their reason", async () => {
+    const email = `${unique("cli-upd")}@example.test`;
+    const { customer } = await auth.createCustomer({
+      name: "Before",
+      email,
+      company: "Old Co",
+      country: "DE",
+    });
+    const id = customer!.id;
+    const r = await admin("customer", "update", id, "--company", "New Co", "--country", "nl");
+    assert.equal(r.code, 0, r.stderr);
+    const got = (await auth.getCustomer({ customerId: id })).customer!;
+    assert.deepEqual([got.name, got.email, got.company, got.country], ["Before", email, "New Co", "NL"]);
+    const bad = await admin("customer", "update", id, "--country", "ZZ");
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /country/);
+
+    const s = await admin("customer", "suspend", id, "--reason", "Unpaid since May");
+    assert.equal(s.code, 0, s.stderr);
+    assert.equal((await auth.getCustomer({ customerId: id })).customer!.statusReason, "Unpaid since May");
+    const a = await admin("customer", "activate", id, "--reason", "Paid");
+    assert.equal(a.code, 0, a.stderr);
+    const after = (await auth.getCustomer({ customerId: id })).customer!;
+    assert.deepEqual([after.status, after.statusReason], [CustomerStatus.ACTIVE, "Paid"]);
   });
 });

@@ -10,8 +10,11 @@ import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { PartnerLookupService } from "@hb/contracts/hb/auth/v1/partner_lookup_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
+import { BillingDeskService } from "@hb/contracts/hb/billing/v1/billing_desk_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
+import { PowerAction } from "@hb/contracts/hb/compute/v1/actions_pb";
+import { ComputeDeskService } from "@hb/contracts/hb/compute/v1/compute_desk_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
@@ -180,6 +183,36 @@ describe("internal calls between services", () => {
     const c = stackClient(env, [ComputeService], "COMPUTE_ADDR", 10_000, "admin-panel");
     assert.equal(await codeOf(c.client.listOsImages({})), "permission_denied");
     c.close();
+  });
+
+  it("allow the support desk's billing and compute definitions to the admin panel, never to the gateway", async () => {
+    const acct = await newAccount();
+    const panel = stackClient(env, [BillingDeskService], "BILLING_ADDR", 10_000, "admin-panel");
+    const view = await panel.client.deskGetCustomerBilling({ customerId: acct.customerId });
+    panel.close();
+    assert.equal(view.servicesTotal, 0);
+    const asGateway = stackClient(env, [BillingDeskService], "BILLING_ADDR", 10_000, "gateway");
+    const credit = {
+      customerId: acct.customerId,
+      personId: acct.ownerId,
+      staffId: crypto.randomUUID(),
+      amount: "1000",
+      reason: "free money",
+    };
+    assert.equal(await codeOf(asGateway.client.deskAdjustCredit(credit)), "permission_denied");
+    asGateway.close();
+    const computeAsGateway = stackClient(env, [ComputeDeskService], "COMPUTE_ADDR", 10_000, "gateway");
+    const power = {
+      customerId: acct.customerId,
+      serviceId: crypto.randomUUID(),
+      action: PowerAction.STOP,
+    };
+    assert.equal(await codeOf(computeAsGateway.client.deskRunPowerAction(power)), "permission_denied");
+    computeAsGateway.close();
+    const computeAsPanel = stackClient(env, [ComputeDeskService], "COMPUTE_ADDR", 10_000, "admin-panel");
+    // Allowed through: the machine does not exist.
+    assert.equal(await codeOf(computeAsPanel.client.deskRunPowerAction(power)), "not_found");
+    computeAsPanel.close();
   });
 
   it("refuse compute's provisioning to anyone but billing", async () => {

@@ -74,6 +74,7 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     await signIn(admin, "admin", staff.email);
     await admin.goto(`${GATEWAY}/admin/customers`);
     await admin.getByRole("link", { name: owner.customerName }).click();
+    await admin.getByRole("link", { name: "Keys and request log" }).click();
     await admin.getByRole("cell", { name: "/api/v1/account" }).first().waitFor();
     assert.equal((await admin.content()).includes(key.slice(14)), false, "no secret in the admin panel");
     await accessible(admin);
@@ -213,6 +214,7 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     await signIn(page, "admin", viewer.email);
     await page.goto(`${GATEWAY}/admin/customers`);
     await page.getByRole("link", { name: owner.customerName }).click();
+    await page.getByRole("link", { name: "Keys and request log" }).click();
     await page.getByRole("cell", { name: "watched" }).waitFor();
     assert.equal(await page.getByRole("button", { name: /Revoke/ }).count(), 0);
     // A forged form is refused too.
@@ -231,7 +233,7 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     const editor = await staffMember(["view_clients", "edit_clients"]);
     const edit = (await browser.newPage()).page;
     await signIn(edit, "admin", editor.email);
-    await edit.goto(`${GATEWAY}/admin/customers/${owner.customerId}`);
+    await edit.goto(`${GATEWAY}/admin/customers/${owner.customerId}/keys`);
     await edit.getByRole("button", { name: "Revoke watched" }).click();
     await edit.getByText("The key is revoked.").waitFor();
     assert.equal((await api("GET", "/api/v1/account", { key: secretKey })).status, 401);
@@ -241,7 +243,16 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     const editor = await staffMember(["view_clients", "edit_clients"]);
     const { page } = await browser.newPage(390);
     await signIn(page, "admin", editor.email);
-    for (const path of ["/admin/customers", "/admin/partners", "/admin/staff", "/admin/settings"]) {
+    const owner = await portalOwner();
+    const c = `/admin/customers/${owner.customerId}`;
+    const tabs = ["", "/people", "/services", "/documents", "/balance", "/keys", "/partner", "/audit"];
+    for (const path of [
+      "/admin/customers",
+      "/admin/partners",
+      "/admin/staff",
+      "/admin/settings",
+      ...tabs.map((t) => c + t),
+    ]) {
       await page.goto(GATEWAY + path);
       await accessible(page);
       assert.equal(await fitsWidth(page), true, `${path} fits 390 px`);

@@ -191,7 +191,7 @@ describe("passwords and sessions", () => {
     await withPassword(Realm.PORTAL, person!.id);
 
     const admin = await signInVisitor(GATEWAY, "admin", editor.email);
-    const page = await admin.get(`/admin/customers/${customer!.id}`);
+    const page = await admin.get(`/admin/customers/${customer!.id}/people`);
     assert.match(page.text, /Password set/);
     const r = await admin.post(`/admin/customers/${customer!.id}/people/${person!.id}/link`, {
       _csrf: csrfIn(page.text),

@@ -61,15 +61,56 @@ export const authCommands: CommandGroup = {
       flags: { email: { type: "string", value: "E", help: "only the customer with this address" } },
       run: (_a, f) => auth().listCustomers({ email: f.email ?? "" }),
     }),
-    "customer suspend": command({
-      summary: "Suspends a customer: its keys stop working",
+    "customer update": command({
+      summary: "Changes a customer's name, e-mail, company or country (flags not given keep their value)",
       args: [customerArg],
-      run: ([id]) => auth().setCustomerStatus({ customerId: id, status: CustomerStatus.SUSPENDED }),
+      flags: {
+        name: { type: "string", value: "N", help: "the owner's name" },
+        email: { type: "string", value: "E", help: "the account's e-mail address (unique among customers)" },
+        company: { type: "string", value: "C", allowEmpty: true, help: "company name ('' clears it)" },
+        country: {
+          type: "string",
+          value: "CC",
+          allowEmpty: true,
+          help: "two-letter country code ('' clears it)",
+        },
+      },
+      run: async ([id], f) => {
+        const { customer: c } = await auth().getCustomer({ customerId: id });
+        return auth().updateCustomer({
+          customerId: id,
+          name: f.name ?? c?.name ?? "",
+          email: f.email ?? c?.email ?? "",
+          company: f.company ?? c?.company ?? "",
+          country: f.country ?? c?.country ?? "",
+        });
+      },
+    }),
+    "customer suspend": command({
+      summary: "Suspends a customer: its account becomes read-only",
+      args: [customerArg],
+      flags: { reason: { type: "string", value: "R", help: "why (kept with the status)" } },
+      run: ([id], f) =>
+        auth().setCustomerStatus({
+          customerId: id,
+          status: CustomerStatus.SUSPENDED,
+          reason: f.reason ?? "",
+        }),
     }),
     "customer activate": command({
       summary: "Lifts a customer's suspension",
       args: [customerArg],
-      run: ([id]) => auth().setCustomerStatus({ customerId: id, status: CustomerStatus.ACTIVE }),
+      flags: { reason: { type: "string", value: "R", help: "why (kept with the status)" } },
+      run: ([id], f) =>
+        auth().setCustomerStatus({ customerId: id, status: CustomerStatus.ACTIVE, reason: f.reason ?? "" }),
+    }),
+    "audit list": command({
+      summary: "The admin panel's audit log of staff writes, newest first",
+      flags: {
+        customer: { type: "string", value: "ID", help: "only this customer's (default: all)" },
+        page: { type: "int", value: "N", help: "page, from 1" },
+      },
+      run: (_a, f) => auth().listStaffActions({ customerId: f.customer ?? "", page: f.page ?? 0, limit: 50 }),
     }),
     "person create": command({
       summary: "Adds a team member to a customer",

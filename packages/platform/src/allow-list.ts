@@ -29,9 +29,13 @@ export const ALLOWED_CALLERS: Readonly<Record<string, readonly (ServiceIdentity 
   "hb.auth.v1.KeyDistributionService": ["gateway"],
   "hb.billing.v1.BillingService": ["gateway", "admin"],
   "hb.billing.v1.BillingStaffService": ["admin"],
+  // The support desk's customer view and its credit adjustment, which names the staff member.
+  "hb.billing.v1.BillingDeskService": ["admin-panel", "admin"],
   "hb.compute.v1.ComputeService": ["gateway"],
   "hb.compute.v1.ComputeProvisioningService": ["billing"],
   "hb.compute.v1.ComputeStaffService": ["admin"],
+  // The support desk's power actions on a customer's machine.
+  "hb.compute.v1.ComputeDeskService": ["admin-panel", "admin"],
   // A partner's URL: the API, the portal's Reseller page, the admin panel and the admin command.
   "hb.webhooks.v1.WebhooksService": ["gateway", "admin-panel", "admin"],
   "hb.webhooks.v1.WebhooksStaffService": ["admin", "admin-panel"],

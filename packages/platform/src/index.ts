@@ -13,6 +13,7 @@ export * from "./metrics.ts";
 export * from "./nats.ts";
 export * from "./observability.ts";
 export * from "./outbox.ts";
+export * from "./paging.ts";
 export * from "./permissions.ts";
 export * from "./production-secrets.ts";
 export * from "./request-context.ts";

@@ -34,6 +34,18 @@ function isUniqueViolation(err: unknown, index: string): boolean {
   return e.code === "23505" && e.constraint_name === index;
 }
 
+/** The index compares lower-cased addresses, so this holds for concurrent writers too. */
+function emailTaken(err: unknown): never {
+  if (isUniqueViolation(err, "customers_email_normalised")) {
+    const message = "A customer with this email already exists";
+    throw apiError("CONFLICT", message, { violations: [{ field: "email", message }] });
+  }
+  throw err;
+}
+
+/** A country as stored: ISO 3166-1 alpha-2 in capitals, or empty for none. */
+const countryOf = (v: string) => (v.trim() ? countryCode("country", v.trim().toUpperCase()) : "");
+
 const customerSelect = `select c.*, (select id from people p where p.customer_id = c.id and p.is_owner) as owner_person_id
   from customers c`;
 
@@ -56,7 +68,7 @@ export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthH
       const name = req.name.trim();
       const email = requireEmail("email", req.email);
       const currency = billingCurrency("currency", (req.currency || "EUR").toUpperCase());
-      const country = req.country.trim() ? countryCode("country", req.country.trim().toUpperCase()) : "";
+      const country = countryOf(req.country);
       const customerId = newId();
       const ownerId = newId();
       await sql
@@ -66,14 +78,7 @@ export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthH
           await tx`insert into people (id, customer_id, name, email, is_owner)
             values (${ownerId}, ${customerId}, ${name}, ${email}, true)`;
         })
-        .catch((err: unknown) => {
-          // The index compares lower-cased addresses, so this holds for concurrent sign-ups too.
-          if (isUniqueViolation(err, "customers_email_normalised")) {
-            const message = "A customer with this email already exists";
-            throw apiError("CONFLICT", message, { violations: [{ field: "email", message }] });
-          }
-          throw err;
-        });
+        .catch(emailTaken);
       return {
         customer: customerOut(await getCustomer(customerId)),
         owner: personOut(await getPerson(ownerId)),
@@ -102,10 +107,22 @@ export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthH
       return { customers: rows.map(customerOut) };
     },
 
+    async updateCustomer(req) {
+      // The rules of createCustomer; the currency is fixed once money has moved, so it is not here.
+      const email = requireEmail("email", req.email);
+      const country = countryOf(req.country);
+      const updated = await sql`update customers
+        set name = ${req.name.trim()}, email = ${email}, company = ${req.company.trim()}, country = ${country}
+        where id = ${req.customerId} returning id`.catch(emailTaken);
+      if (updated.length === 0) throw notFound("Customer");
+      return { customer: customerOut(await getCustomer(req.customerId)) };
+    },
+
     async setCustomerStatus(req) {
       const id = req.customerId;
       const status = customerStatusColumn(req.status);
-      const updated = await sql`update customers set status = ${status} where id = ${id} returning id`;
+      const updated = await sql`update customers set status = ${status}, status_reason = ${req.reason.trim()}
+        where id = ${id} returning id`;
       if (updated.length === 0) throw notFound("Customer");
       await keys.customer(id);
       return { customer: customerOut(await getCustomer(id)) };

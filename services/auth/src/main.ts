@@ -30,6 +30,7 @@ import { timedVerify } from "./metrics.ts";
 import { createPartners } from "./partners.ts";
 import { createPortal, signInScripts } from "./portal.ts";
 import { startRequestLogConsumer } from "./request-log.ts";
+import { createStaffAudit } from "./staff-audit.ts";
 import { createVerify } from "./verify.ts";
 
 const log = createLogger("auth");
@@ -56,6 +57,7 @@ runMain(log, async () => {
     ...createAccounts(sql, keyTable.changes),
     ...createApiKeys(sql, cfg.KEY_PEPPER, keyTable.changes),
     ...createPartners(sql),
+    ...createStaffAudit(sql),
   };
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,

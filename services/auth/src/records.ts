@@ -18,6 +18,7 @@ export interface CustomerRow {
   country: string;
   currency: string;
   status: string;
+  status_reason: string;
   created_at: Date;
   owner_person_id?: string | null;
 }
@@ -81,6 +82,7 @@ export const customerOut = (r: CustomerRow): MessageInitShape<typeof CustomerSch
   status: customerStatusOf(r.status),
   ownerPersonId: r.owner_person_id ?? "",
   createdAt: timestampFromDate(r.created_at),
+  statusReason: r.status_reason,
 });
 
 export const personOut = (r: PersonRow): MessageInitShape<typeof PersonSchema> => ({

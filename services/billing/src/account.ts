@@ -1,13 +1,14 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { badRequest, type Sql } from "@hb/platform";
+import { badRequest, PAGE_SIZE, type Sql } from "@hb/platform";
 import type { AccountLookup } from "./account-lookup.ts";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import { serviceStatus, transactionKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { lockBalance, move } from "./ledger.ts";
-import { formatMoney, money, monthlyEquivalent, parseMoney } from "./money.ts";
-import { callerOf, page, transact } from "./shared.ts";
+import { listPage } from "./list-query.ts";
+import { formatMoney, money, monthlyEquivalent, requestedMoney } from "./money.ts";
+import { callerOf, transact } from "./shared.ts";
 
 /** `accounts` answers who belongs to which customer and in which currency it pays (auth owns both). */
 export function createAccount(sql: Sql, accounts: AccountLookup): BillingHandlers {
@@ -60,9 +61,8 @@ export function createAccount(sql: Sql, accounts: AccountLookup): BillingHandler
 
     async listTransactions(req) {
       const caller = callerOf(req.caller);
-      const p = page(req.page, req.limit, 20);
-      const rows = await sql<
-        {
+      const [{ rows, total }, balance] = await Promise.all([
+        listPage<{
           id: string;
           amount: string;
           balance_after: string;
@@ -70,13 +70,14 @@ export function createAccount(sql: Sql, accounts: AccountLookup): BillingHandler
           description: string;
           document_id: string | null;
           created_at: Date;
-        }[]
-      >`select id::text, amount::text, balance_after::text, kind, description, document_id, created_at from ledger
-        where person_id = ${caller.personId} order by ledger.id desc limit ${p.limit} offset ${p.offset}`;
-      const [{ n }] = await sql<
-        { n: number }[]
-      >`select count(*)::int as n from ledger where person_id = ${caller.personId}`;
-      const currency = (await balanceRow(caller.personId))?.currency ?? caller.currency;
+        }>(sql, req, PAGE_SIZE.default, {
+          select: sql`select id::text, amount::text, balance_after::text, kind, description, document_id, created_at`,
+          from: sql`from ledger where person_id = ${caller.personId}`,
+          orderBy: sql`ledger.id desc`,
+        }),
+        balanceRow(caller.personId),
+      ]);
+      const currency = balance?.currency ?? caller.currency;
       return {
         transactions: rows.map((r) => ({
           id: BigInt(r.id),
@@ -87,14 +88,13 @@ export function createAccount(sql: Sql, accounts: AccountLookup): BillingHandler
           documentId: r.document_id ?? undefined,
           createdAt: timestampFromDate(r.created_at),
         })),
-        total: n,
+        total,
       };
     },
 
     async adminAdjustCredit(req) {
-      const amount = parseMoney(req.amount);
-      if (amount === undefined || amount === 0n)
-        throw badRequest("amount", "amount must be a non-zero decimal, e.g. 100 or -5.50");
+      const amount = requestedMoney(req.amount, "amount");
+      if (amount === 0n) throw badRequest("amount", "amount must be a non-zero decimal, e.g. 100 or -5.50");
       // Only a person of the customer named is credited, and only in that customer's currency.
       const account = await accounts(req.customerId, req.personId);
       if (!account.personBelongs) {

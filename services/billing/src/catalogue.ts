@@ -5,14 +5,14 @@ import { badRequest, billingCurrency, newId, notFound, prepared, type Sql } from
 import { moneyOut } from "./contract-values.ts";
 import { billingCycle, productKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
-import { formatMoney, money, parseMoney, type Units } from "./money.ts";
+import { formatMoney, money, requestedMoney, type Units } from "./money.ts";
 import { transact } from "./shared.ts";
 
 /** An admin-given price: exact, not negative, in the product's currency. */
 export function priceIn(m: Money | undefined, field: string, currency: string): Units | undefined {
   if (!m) return undefined;
-  const v = parseMoney(m.amount);
-  if (v === undefined || v < 0n) throw badRequest(field, `bad price "${m.amount}"`);
+  const v = requestedMoney(m.amount, field);
+  if (v < 0n) throw badRequest(field, `${field} must not be negative`);
   if (m.currency && m.currency !== currency)
     throw badRequest(field, `prices must be in the product's currency ${currency}, not ${m.currency}`);
   return v;

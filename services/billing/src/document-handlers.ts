@@ -2,25 +2,25 @@ import { create, fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import { PayDocumentResponseSchema } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
-import { apiError, badRequest, notFound, type Sql } from "@hb/platform";
+import { apiError, badRequest, notFound, PAGE_SIZE, type Sql } from "@hb/platform";
 import { moneyOut } from "./contract-values.ts";
 import { createDocument, lockedDocument, payFromCredit } from "./documents.ts";
 import { documentKind, documentStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { currencyMismatch, lockedBalance } from "./ledger.ts";
-import { money, parseMoney, type Units } from "./money.ts";
+import { listPage } from "./list-query.ts";
+import { money, requestedMoney, type Units } from "./money.ts";
 import { type DocumentRow, type LineRow, selectServices } from "./records.ts";
 import { documentOut } from "./records-out.ts";
-import { callerOf, page, transact } from "./shared.ts";
+import { callerOf, transact } from "./shared.ts";
 
 /** The stored kind of a request's document kind, which the contract requires. */
 const kindOf = (k: DocumentKind) => documentKind.defined(k);
 
 /** A requested amount: exact, at most 4 decimals, in the currency it is paid in (empty: that one). */
 function amountIn(m: Money, field: string, currency: string): Units {
-  const units = parseMoney(m.amount);
-  if (units === undefined) throw badRequest(field, `${field} must be a number with at most 4 decimals`);
+  const units = requestedMoney(m.amount, field);
   if (m.currency && m.currency !== currency) throw currencyMismatch(currency, m.currency, field);
   return units;
 }
@@ -30,21 +30,34 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
     async listDocuments(req) {
       const caller = callerOf(req.caller);
       const kind = kindOf(req.kind);
-      const p = page(req.page, req.limit, 20);
       const status = documentStatus.in(req.status) ?? null;
-      const rows = await sql<DocumentRow[]>`
-        select * from documents where customer_id = ${caller.customerId} and kind = ${kind}
-          and (${status}::text is null or status = ${status})
-        order by created_at desc, id desc limit ${p.limit} offset ${p.offset}`;
-      const stats = await sql<{ status: string; n: number; total: string; due: string; currency: string }[]>`
+      const stats = sql<{ status: string; n: number; total: string; due: string; currency: string }[]>`
         select status, count(*)::int as n, sum(total)::text as total, sum(total - amount_paid)::text as due,
                min(currency) as currency
-        from documents where customer_id = ${caller.customerId} and kind = ${kind} group by status`;
-      const total = stats.filter((s) => status === null || s.status === status).reduce((n, s) => n + s.n, 0);
+        from documents where customer_id = ${caller.customerId} and kind = ${kind} group by status`.execute();
+      // The totals by status hold the list's count: the page's own count would be a third statement.
+      const listed = stats.then((all) =>
+        all.filter((s) => status === null || s.status === status).reduce((n, s) => n + s.n, 0),
+      );
+      const [{ rows, total }, byStatus] = await Promise.all([
+        listPage<DocumentRow>(
+          sql,
+          req,
+          PAGE_SIZE.default,
+          {
+            select: sql`select *`,
+            from: sql`from documents where customer_id = ${caller.customerId} and kind = ${kind}
+              ${status ? sql`and status = ${status}` : sql``}`,
+            orderBy: sql`created_at desc, id desc`,
+          },
+          listed,
+        ),
+        stats,
+      ]);
       return {
         documents: rows.map((d) => documentOut(d)),
         total,
-        byStatus: stats.map((s) => ({
+        byStatus: byStatus.map((s) => ({
           status: documentStatus.out(s.status),
           count: s.n,
           total: moneyOut(money(s.total), s.currency),
@@ -68,8 +81,7 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
     async payDocument(req) {
       const caller = callerOf(req.caller);
       const kind = kindOf(req.kind);
-      if (req.amount && parseMoney(req.amount.amount) === undefined)
-        throw badRequest("amount", "amount must be a number with at most 4 decimals");
+      if (req.amount) requestedMoney(req.amount.amount, "amount");
       const op = `pay:${req.documentId}`;
       return transact(sql, async (tx) => {
         // One round trip: the idempotency record, then the payer's balance and the document, both

@@ -1,8 +1,7 @@
 import { apiError, newId, type TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
-import { orderEvent } from "./events.ts";
 import { currencyMismatch, insufficientCredit, lockBalance, lockedBalance, movementCtes } from "./ledger.ts";
-import { addCycle, CYCLE_MONTHS, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
+import { formatMoney, money, toNumber, type Units } from "./money.ts";
 import { checkPayable, dispatchPaid } from "./paid-dispatch.ts";
 import type { DocumentRow, OrderRow } from "./records.ts";
 
@@ -280,7 +279,11 @@ export async function completeCoveredDocument(tx: TxSql, ns: string, documentId:
   if (doc) await onPaid(tx, ns, doc);
 }
 
-/** What a fully paid document sets in motion. Returns the invoice that records the payment. */
+/**
+ * What a fully paid document sets in motion: a paid proforma becomes an invoice, and the features
+ * registered for its purpose (paid-dispatch.ts) do the rest. Returns the invoice that records the
+ * payment, and the order the payment settled when there is one.
+ */
 async function onPaid(
   tx: TxSql,
   ns: string,
@@ -288,14 +291,17 @@ async function onPaid(
   knownLines?: NewDocument["lines"],
 ): Promise<{ invoice: DocumentRow; order?: OrderRow }> {
   const lines = doc.kind === "proforma" ? (knownLines ?? (await linesOf(tx, doc.id))) : undefined;
-  // The invoice, the order and the order's services are written by independent statements, sent
-  // together: postgres.js pipelines the queries started in one tick on the transaction's connection,
-  // so they cost one round trip instead of three (the order path's largest cost is the socket
-  // writes to PostgreSQL, docs/benchmarks.md). The order's event needs the first two, so it follows.
+  // The invoice and the features' first statements (an order's and its services' updates) are
+  // independent and sent together: postgres.js pipelines the queries started in one tick on the
+  // transaction's connection, so they cost one round trip instead of three (the order path's
+  // largest cost is the socket writes to PostgreSQL, docs/benchmarks.md). The invoice's id is
+  // drawn here so that the features can name it before it is written.
+  const invoiceId = lines ? newId() : doc.id;
   const invoiceWritten = lines
     ? createDocument(
         tx,
         {
+          id: invoiceId,
           kind: "invoice",
           customerId: doc.customer_id,
           personId: doc.person_id,
@@ -308,34 +314,8 @@ async function onPaid(
         { at: clock.now(), converts: doc.id },
       )
     : doc;
-  const paysOrder = doc.purpose === "order" && doc.order_id;
-  let orderPaid: Promise<OrderRow[]> | undefined;
-  let servicesStarted: Promise<unknown> | undefined;
-  if (paysOrder) {
-    orderPaid = tx<OrderRow[]>`
-      update orders set payment_status = 'paid', status = 'active', payment_error = null where id = ${doc.order_id} returning *`.execute();
-    // Provisioning starts only now (the provisioner picks up services in `pending`), and so does
-    // the paid term: a proforma paid a week after the order still buys a whole cycle.
-    const now = clock.now();
-    // One statement for all the order's services: each cycle's next due date is worked out here
-    // (calendar months, clamped), for every cycle there is; any other cycle gets addCycle's default.
-    const cycles = [...Object.keys(CYCLE_MONTHS), HOURLY];
-    servicesStarted = tx`
-      update services s set status = 'pending', next_due_date = coalesce(
-        (select due.date
-         from unnest(${cycles}::text[], ${cycles.map((c) => addCycle(now, c).toISOString())}::timestamptz[])
-           as due(cycle, date)
-         where due.cycle = s.cycle),
-        ${addCycle(now, "").toISOString()}::timestamptz)
-      where s.order_id = ${doc.order_id} and s.status = 'pending_payment'`.execute();
-  }
-  const [invoice, orderRows] = await Promise.all([invoiceWritten, orderPaid, servicesStarted]);
-  const paidOrder = orderRows?.[0];
-  // A partner learns of the payment once the services are built (see provisioning.ts).
-  if (paidOrder && !paidOrder.partner_id)
-    await orderEvent(tx, ns, "order.paid", paidOrder, { invoiceId: invoice.id });
-  await dispatchPaid(tx, ns, doc);
-  return { invoice, order: paidOrder };
+  const [invoice, { order }] = await Promise.all([invoiceWritten, dispatchPaid(tx, ns, doc, { invoiceId })]);
+  return { invoice, order };
 }
 
 async function linesOf(tx: TxSql, documentId: string): Promise<NewDocument["lines"]> {

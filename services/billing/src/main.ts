@@ -1,5 +1,6 @@
 import path from "node:path";
 import { AccountLookupService } from "@hb/contracts/hb/auth/v1/account_lookup_pb";
+import { BillingDeskService } from "@hb/contracts/hb/billing/v1/billing_desk_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
@@ -25,6 +26,7 @@ import { createAddonsUpgrades } from "./addons-upgrades.ts";
 import { createCatalogue } from "./catalogue.ts";
 import { enableClockControl } from "./clock.ts";
 import { loadBillingConfig } from "./config.ts";
+import { createDesk } from "./desk.ts";
 import { createDocumentHandlers } from "./document-handlers.ts";
 import { createClockAdmin, startDueWork } from "./due.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -68,11 +70,12 @@ runMain(log, async () => {
     // A test hook: AdminAdvanceClock exists only in a process started with clock control.
     ...(cfg.BILLING_CLOCK_CONTROL ? createClockAdmin(sql, cfg.HB_NS) : {}),
     ...createSettingsHandlers(sql),
+    ...createDesk(sql, accounts),
   };
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.BILLING_ADDR),
-    [bind(BillingService, impl), bind(BillingStaffService, impl)],
+    [bind(BillingService, impl), bind(BillingStaffService, impl), bind(BillingDeskService, impl)],
     log,
     tls,
     cfg.HEALTH_PORT,

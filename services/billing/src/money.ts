@@ -1,35 +1,10 @@
 /**
- * Exact money: amounts are decimal strings with up to 4 decimals, held as bigint ten-thousandths
- * for arithmetic. Binary floating point never touches a sum; `toNumber` exists only for the spec's
- * numeric JSON fields at the edge.
+ * Billing's arithmetic on amounts and cycles. Reading and writing an amount is the platform's
+ * (@hb/platform money.ts), re-exported here for billing's modules.
  */
-const SCALE = 10_000n;
-const pattern = /^(-)?(\d{1,14})(?:\.(\d{1,4}))?$/;
+export { formatMoney, money, parseMoney, requestedMoney, toNumber, type Units } from "@hb/platform/money";
 
-export type Units = bigint;
-
-export function parseMoney(text: string): Units | undefined {
-  const m = pattern.exec(text.trim());
-  if (!m) return undefined;
-  const units = BigInt(m[2]) * SCALE + BigInt((m[3] ?? "").padEnd(4, "0"));
-  return m[1] ? -units : units;
-}
-
-export function money(text: string): Units {
-  const v = parseMoney(text);
-  if (v === undefined) throw new Error(`not a money amount: ${text}`);
-  return v;
-}
-
-/** 4-decimal string, as the spec's `amount` fields are written. */
-export function formatMoney(units: Units): string {
-  const neg = units < 0n;
-  const abs = neg ? -units : units;
-  return `${neg ? "-" : ""}${abs / SCALE}.${(abs % SCALE).toString().padStart(4, "0")}`;
-}
-
-/** For the spec's numeric fields only (document.total, credit_balance, …). */
-export const toNumber = (units: Units): number => Number(formatMoney(units));
+import type { Units } from "@hb/platform/money";
 
 export const min = (a: Units, b: Units): Units => (a < b ? a : b);
 export const max = (a: Units, b: Units): Units => (a > b ? a : b);

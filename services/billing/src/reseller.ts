@@ -10,7 +10,7 @@ import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, lockBalance } from "./ledger.ts";
 import { formatMoney, money } from "./money.ts";
-import { placeOrder, priceItems } from "./orders.ts";
+import { placeOrder, priceItems } from "./order-placement.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { orderOut } from "./records-out.ts";
 import { setServiceState, stateActionOf } from "./service-state.ts";

@@ -1,16 +1,17 @@
-import { apiError, badRequest, newId, notFound, type Sql } from "@hb/platform";
+import { apiError, badRequest, newId, notFound, PAGE_SIZE, type Sql } from "@hb/platform";
 import type { AccountLookup } from "./account-lookup.ts";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import { productKind, serviceStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
+import { listPage } from "./list-query.ts";
 import { addCycle, formatMoney, HOURLY, money } from "./money.ts";
 import { type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
 import { cancelDocument } from "./refunds.ts";
 import { issueServiceRenewal } from "./renewals.ts";
 import { ownService, setServiceState, stateActionOf } from "./service-state.ts";
-import { callerOf, page, transact } from "./shared.ts";
+import { callerOf, transact } from "./shared.ts";
 
 /** `accounts` says which currency a customer pays in (auth owns it), for services staff create. */
 export function createServiceHandlers(sql: Sql, ns: string, accounts: AccountLookup): BillingHandlers {
@@ -28,21 +29,17 @@ export function createServiceHandlers(sql: Sql, ns: string, accounts: AccountLoo
 
     async listServiceSummaries(req) {
       const caller = callerOf(req.caller);
-      const p = page(req.page, req.limit, 50);
       const kind = productKind.in(req.kind) ?? null;
       const status = serviceStatus.in(req.status) ?? null;
       // Conditions are added as fragments (not "$x is null or ..."), so the page is read in index
       // order and its cost stays flat in the number of services.
-      const where = sql`s.customer_id = ${caller.customerId}
-        ${kind ? sql`and s.kind = ${kind}` : sql``} ${status ? sql`and s.status = ${status}` : sql``}`;
-      const [rows, [{ n }]] = await Promise.all([
-        sql<
-          ServiceRow[]
-        >`select s.*, p.name as product_name from services s join products p on p.id = s.product_id
-          where ${where} order by s.created_at desc, s.id desc limit ${p.limit} offset ${p.offset}`,
-        sql<{ n: number }[]>`select count(*)::int as n from services s where ${where}`,
-      ]);
-      return { services: rows.map(summaryOut), total: n };
+      const { rows, total } = await listPage<ServiceRow>(sql, req, PAGE_SIZE.machines, {
+        select: sql`select s.*, p.name as product_name`,
+        from: sql`from services s join products p on p.id = s.product_id where s.customer_id = ${caller.customerId}
+          ${kind ? sql`and s.kind = ${kind}` : sql``} ${status ? sql`and s.status = ${status}` : sql``}`,
+        orderBy: sql`s.created_at desc, s.id desc`,
+      });
+      return { services: rows.map(summaryOut), total };
     },
 
     async getServiceStats(req) {

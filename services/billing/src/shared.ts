@@ -17,13 +17,6 @@ export function callerOf(caller: Caller | MessageInitShape<typeof CallerSchema> 
   return { customerId: caller.customerId, personId: caller.personId, currency: caller.currency ?? "" };
 }
 
-/** A list request's page (0: the first) and limit (0: `def`); the contract bounds both. */
-export function page(p: number, l: number, def = 20) {
-  const pageNo = p || 1;
-  const limit = l || def;
-  return { page: pageNo, limit, offset: (pageNo - 1) * limit };
-}
-
 /** Deadlocks and serialisation failures: PostgreSQL rolled the whole transaction back, so it is safe to run again. */
 const RETRYABLE = new Set(["40P01", "40001"]);
 

@@ -1,4 +1,5 @@
 import type { ServiceImpl } from "@connectrpc/connect";
+import type { ComputeDeskService } from "@hb/contracts/hb/compute/v1/compute_desk_pb";
 import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import type { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
 import type { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
@@ -14,7 +15,8 @@ import type { MachineRow } from "./machines.ts";
 export type Handlers = Partial<
   ServiceImpl<typeof ComputeService> &
     ServiceImpl<typeof ComputeProvisioningService> &
-    ServiceImpl<typeof ComputeStaffService>
+    ServiceImpl<typeof ComputeStaffService> &
+    ServiceImpl<typeof ComputeDeskService>
 >;
 
 export interface ComputeDeps {

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { type Job, JobSchema, JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
-import { prepared, type Sql } from "@hb/platform";
+import { pageWindow, prepared, type Sql } from "@hb/platform";
 
 /** Finished jobs are kept (and shown) this long; the hourly purge removes them afterwards. */
 const RETENTION = "30 days";
@@ -66,8 +66,7 @@ export interface JobFilter {
  */
 export function listQuery(customerId: string, f: JobFilter): [string, (string | number | null)[]] {
   // The contract bounds page and limit and refuses a malformed service id or an undefined status.
-  const limit = f.limit || 20;
-  const page = f.page || 1;
+  const { limit, offset } = pageWindow(f.page, f.limit);
   const status = NAME_BY_STATUS.get(f.status) ?? null;
   const matching = `from jobs where customer_id = $1
     and (finished_at is null or finished_at > now() - interval '${RETENTION}')
@@ -80,7 +79,7 @@ export function listQuery(customerId: string, f: JobFilter): [string, (string | 
        select ${RECORD_COLUMNS} ${matching}
        order by started_at desc, id desc limit $5 offset $6) p on true
      order by p.started_at desc, p.id desc`,
-    [customerId, status, f.serviceId || null, f.action || null, limit, (page - 1) * limit],
+    [customerId, status, f.serviceId || null, f.action || null, limit, offset],
   ];
 }
 

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { ComputeDeskService } from "@hb/contracts/hb/compute/v1/compute_desk_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
 import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
@@ -71,6 +72,7 @@ runMain(log, async () => {
       bind(ComputeService, handlers),
       bind(ComputeProvisioningService, handlers),
       bind(ComputeStaffService, handlers),
+      bind(ComputeDeskService, handlers),
     ],
     log,
     loadTlsIdentity(cfg),

@@ -1,14 +1,15 @@
+import { formatMoney, readPositiveMoney } from "@hb/platform/money";
+import { MAX_PAGE, PAGE_SIZE } from "@hb/platform/paging";
 import { z } from "zod";
 import { numberSource } from "./body.ts";
 
 /** Shared input schemas, so every route validates ids and paging the same way. */
 export const idParam = z.uuid({ error: "is not a valid identifier" });
 
-export const MAX_PAGE_SIZE = 200;
-/** The highest ?page accepted (documented in the OpenAPI schema); beyond it is 400, not an overflow. */
-export const MAX_PAGE = 1_000_000;
-
-/** ?page from 1 to 1,000,000, ?limit above 200 silently reduced to 200. The one pagination query. */
+/**
+ * ?page from 1 to MAX_PAGE, ?limit above the spec's maximum silently reduced to it (@hb/platform
+ * paging.ts holds the numbers). The one pagination query.
+ */
 export function pageQuery(defaultLimit: number) {
   return z.object({
     page: z.coerce
@@ -22,7 +23,7 @@ export function pageQuery(defaultLimit: number) {
       .int({ error: "must be a whole number" })
       .min(1, { error: "must be 1 or more" })
       .default(defaultLimit)
-      .transform((n) => Math.min(n, MAX_PAGE_SIZE)),
+      .transform((n) => Math.min(n, PAGE_SIZE.max)),
   });
 }
 
@@ -76,37 +77,21 @@ export const displayName = z
     error: "must not contain control characters or bidirectional formatting characters",
   });
 
-const plainDecimal = /^(\d+)(?:\.(\d+))?$/;
-
 /**
  * A money amount in the request: a JSON number or a decimal string ("0.07"), read from the exact
  * text the client wrote (see `exactNumbers`), never through a binary float. Output: the decimal
- * string billing takes, with 4 decimals. Refused: zero, negative, more than 4 decimals (trailing
- * zeros aside), exponent forms such as 1e-2 (write 0.01), more than 14 integer digits.
+ * string billing takes, with 4 decimals. Refused (platform money.ts, in its words): zero,
+ * negative, more than 4 decimals (trailing zeros aside), exponent forms such as 1e-2 (write 0.01),
+ * more than 14 integer digits.
  */
 export const moneyAmount = z
   .union([z.number(), z.string()], { error: "must be a number or a decimal string" })
   .meta({ description: "Amount with up to 4 decimals, as a JSON number or a decimal string" })
   .transform((v, ctx) => {
-    const text = typeof v === "number" ? String(v) : v.trim();
-    const m = plainDecimal.exec(text);
-    const fail = (message: string) => {
-      ctx.issues.push({ code: "custom", message, input: v });
-      return z.NEVER;
-    };
-    if (!m) {
-      if (/^-/.test(text)) return fail("must be greater than zero");
-      if (/^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$/.test(text)) {
-        return fail("must be written as a plain decimal (e.g. 0.01), not in exponent form");
-      }
-      return fail("must be a decimal number such as 12.5");
-    }
-    const whole = m[1].replace(/^0+(?=\d)/, "");
-    const decimals = (m[2] ?? "").replace(/0+$/, "");
-    if (decimals.length > 4) return fail("at most 4 decimals");
-    if (whole.length > 14) return fail("is too large");
-    if (/^0*$/.test(whole) && decimals === "") return fail("must be greater than zero");
-    return `${whole}.${decimals.padEnd(4, "0")}`;
+    const read = readPositiveMoney(typeof v === "number" ? String(v) : v);
+    if (read.ok) return formatMoney(read.units);
+    ctx.issues.push({ code: "custom", message: read.refusal, input: v });
+    return z.NEVER;
   });
 
 /**

@@ -73,6 +73,14 @@ const LXD_STATES: Record<string, string> = {
 
 /** The instance's LXD name; instance names must be host names, so the service id, prefixed. */
 export const instanceName = (serviceId: string) => `hb-${serviceId}`;
+
+/**
+ * Whether a start failed because the SSH proxy's host port is taken. LXD reports it either as
+ * "address already in use" or, when its forkproxy exits before handing over the listening socket,
+ * as a failure to receive the listener's fd; both name the proxy device.
+ */
+export const proxyPortTaken = (startError: string) =>
+  /address already in use|starting proxy device/i.test(startError);
 const copyName = (copyId: string) => `c-${copyId}`;
 const POWER_TIMEOUT_S = 30;
 
@@ -239,11 +247,8 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
       done: async () => (await status()) === "Running",
       async retry(err) {
         // The proxy's port is free in compute's records but taken on the host (another program,
-        // another platform's container): move the device to another port and start again. LXD
-        // reports a taken port either as "address already in use" or, when its forkproxy exits
-        // before handing over the socket, as a failure to receive the listener's fd.
-        const portTaken = /address already in use|starting proxy device/i.test(err);
-        if (!p.ssh_port || !portTaken || (p.port_retries ?? 0) >= 5) return false;
+        // another platform's container): move the device to another port and start again.
+        if (!p.ssh_port || !proxyPortTaken(err) || (p.port_retries ?? 0) >= 5) return false;
         p.port_retries = (p.port_retries ?? 0) + 1;
         p.ssh_port = await cfg.allocatePort(job);
         await waitOp(

@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createLxdClient } from "./client.ts";
 
 export const LXD_SOCKET = process.env.LXD_SOCKET ?? "/var/lib/lxd/unix.socket";
@@ -8,6 +9,8 @@ export const LXD_SOCKET = process.env.LXD_SOCKET ?? "/var/lib/lxd/unix.socket";
  * can. Tests skip with this reason (printed), never pass without running.
  */
 export async function lxdUnavailable(images: string[]): Promise<string | undefined> {
+  const building = await imagesBuilt();
+  if (building) return building;
   if (!existsSync(LXD_SOCKET)) return `no LXD daemon socket at ${LXD_SOCKET} (run npm run lxd:setup as root)`;
   const c = createLxdClient({ name: "probe", socketPath: LXD_SOCKET });
   try {
@@ -23,4 +26,22 @@ export async function lxdUnavailable(images: string[]): Promise<string | undefin
     }
   }
   return undefined;
+}
+
+/**
+ * `.ci/run` builds the images in the background while its checks run and names a status file in
+ * HB_LXD_IMAGES_STATUS that the build writes its exit code to when it ends. Waits for it (the
+ * build takes about 75 s on a fresh machine); answers why the images are missing if it failed.
+ */
+async function imagesBuilt(): Promise<string | undefined> {
+  const status = process.env.HB_LXD_IMAGES_STATUS;
+  if (!status) return undefined;
+  const deadline = Date.now() + 5 * 60_000;
+  while (!existsSync(status)) {
+    if (Date.now() > deadline) return `the LXD images were still building after 5 minutes (${status}.log)`;
+    // Polling a file: the build is a separate process with no other signal to wait on.
+    await sleep(500);
+  }
+  const code = readFileSync(status, "utf8").trim();
+  return code === "0" ? undefined : `building the LXD images failed with exit code ${code} (${status}.log)`;
 }

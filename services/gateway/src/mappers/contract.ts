@@ -2,6 +2,7 @@ import type { DescEnum } from "@bufbuild/protobuf";
 import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { enumTable } from "@hb/platform/enum-words";
+import { formatMoney, money } from "@hb/platform/money";
 
 /** A field the contract always fills; its absence is a backend bug, not bad input. */
 export function required<T>(value: T | undefined, what: string): T {
@@ -9,15 +10,8 @@ export function required<T>(value: T | undefined, what: string): T {
   return value;
 }
 
-const decimal = /^(-)?(\d+)(?:\.(\d{1,4}))?$/;
-
 /** An exact amount as the spec's decimal strings write it: always 4 decimals ("12.5000"). */
-export function decimal4(m: Money | undefined): string {
-  const amount = required(m, "amount").amount;
-  const parts = decimal.exec(amount);
-  if (!parts) throw new Error(`not an exact amount: "${amount}"`);
-  return `${parts[1] ?? ""}${parts[2]}.${(parts[3] ?? "").padEnd(4, "0")}`;
-}
+export const decimal4 = (m: Money | undefined): string => formatMoney(money(required(m, "amount").amount));
 
 /**
  * An amount as the spec's numeric fields write it. The decimal has at most 4 fractional digits,

@@ -10,6 +10,7 @@ import { type Html, html } from "./html.ts";
 import { logFilterOf, requestLogView } from "./request-log.ts";
 import { deliveryTable } from "./reseller.ts";
 import { sessionOf } from "./session.ts";
+import type { Audited } from "./staff-audit.ts";
 
 type Render = (
   res: Response,
@@ -65,6 +66,7 @@ export function partnerRoutes(
   render: Render,
   needs: Needs,
   can: (res: Response, p: "edit_clients") => boolean,
+  audited: Audited,
 ) {
   router.get(
     "/partners",
@@ -200,10 +202,14 @@ ${field(f, "url", "Webhook URL", { type: "url", hint: "An absolute http or https
       withPartner(async (req, res, l) => {
         const values = { url: String(req.body.url ?? "") };
         try {
-          const r = await clients.webhooks.setWebhookUrl({
-            partnerId: l.partner!.customerId,
-            url: values.url,
-          });
+          const partnerId = l.partner!.customerId;
+          const { url: before } = await clients.webhooks.getWebhook({ partnerId });
+          const r = await audited(
+            res,
+            { action: "partner.webhook_url", customerId: partnerId, before: { url: before }, after: values },
+            () => clients.webhooks.setWebhookUrl({ partnerId, url: values.url }),
+            (r) => ({ after: { url: r.url } }),
+          );
           await settingsTab(res, l, {
             f: emptyForm({ url: r.url }),
             notice: r.url ? "Webhook URL saved." : "Webhook URL cleared.",
@@ -241,7 +247,13 @@ ${field(f, "url", "Webhook URL", { type: "url", hint: "An absolute http or https
       "edit_clients",
       CURRENT,
       withPartner(async (_req, res, l) => {
-        const r = await clients.auth.rotatePartnerSecret({ customerId: l.partner!.customerId });
+        const customerId = l.partner!.customerId;
+        // The secret itself is never recorded: only that it was replaced.
+        const r = await audited(
+          res,
+          { action: "partner.rotate_secret", customerId, after: { secret: "replaced" } },
+          () => clients.auth.rotatePartnerSecret({ customerId }),
+        );
         await settingsTab(res, { ...l, partner: r.partner } as ListedPartner, {
           secret: r.signingSecret,
           notice: "The signing secret is rotated; the old one no longer works.",
@@ -260,7 +272,17 @@ ${field(f, "url", "Webhook URL", { type: "url", hint: "An absolute http or https
         "edit_clients",
         CURRENT,
         withPartner(async (_req, res, l) => {
-          const r = await clients.auth.setPartnerStatus({ customerId: l.partner!.customerId, status });
+          const customerId = l.partner!.customerId;
+          const r = await audited(
+            res,
+            {
+              action: `partner.${action}`,
+              customerId,
+              before: { status: word(l.partner!.status) },
+              after: { status: word(status) },
+            },
+            () => clients.auth.setPartnerStatus({ customerId, status }),
+          );
           await settingsTab(res, { ...l, partner: r.partner } as ListedPartner, { notice });
         }),
       ),

@@ -1,11 +1,11 @@
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
-import { type ApiKey, ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
 import { Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
-import { ALL_PERMISSIONS, PERMISSIONS, type Permission, resolveError, STAFF_PERMISSIONS } from "@hb/platform";
+import { type Logger, resolveError, STAFF_PERMISSIONS } from "@hb/platform";
 import express, { type Request, type Response, type Router } from "express";
 import type { PageClients } from "../clients.ts";
+import { customerRoutes } from "./admin-customer.ts";
 import { partnerRoutes } from "./admin-partners.ts";
-import { day, paginate, when } from "./format.ts";
+import { paginate, when } from "./format.ts";
 import {
   checkedPermissions,
   csrfField,
@@ -18,10 +18,10 @@ import {
 } from "./forms.ts";
 import { type Html, html } from "./html.ts";
 import { page } from "./layout.ts";
-import { logFilterOf, requestLogView } from "./request-log.ts";
 import { sendPage } from "./respond.ts";
 import { ADMIN, type CookieWriter, requireSession, sessionOf } from "./session.ts";
 import { signInRoutes } from "./sign-in.ts";
+import { type Audited, auditor } from "./staff-audit.ts";
 
 type StaffPermission = (typeof STAFF_PERMISSIONS)[number];
 const STAFF_LABELS: Record<StaffPermission, string> = {
@@ -41,8 +41,14 @@ const NAV = [
  * clients lets them change anything (customers, people, keys, staff, settings). No page ever shows
  * an API key's secret.
  */
-export function adminRouter(clients: PageClients, setCookie: CookieWriter, publicUrl: string): Router {
+export function adminRouter(
+  clients: PageClients,
+  setCookie: CookieWriter,
+  publicUrl: string,
+  log?: Logger,
+): Router {
   const router = express.Router();
+  const audited = auditor(clients, log);
   signInRoutes(router, ADMIN, clients, setCookie);
   router.use(requireSession(ADMIN, clients));
 
@@ -50,7 +56,7 @@ export function adminRouter(clients: PageClients, setCookie: CookieWriter, publi
     res: Response,
     title: string,
     body: Html,
-    o: { notice?: string; status?: number; current: string },
+    o: { notice?: string; status?: number; current: string; error?: string },
   ) {
     const s = sessionOf(res);
     sendPage(
@@ -62,6 +68,7 @@ export function adminRouter(clients: PageClients, setCookie: CookieWriter, publi
         nav: NAV,
         current: o.current,
         notice: o.notice,
+        error: o.error,
         user: { name: s.name, signOut: "/admin/sign-out", csrf: s.csrfToken },
       }),
       o.status,
@@ -176,178 +183,24 @@ ${field(f, "currency", "Currency", { hint: "ISO code; empty: EUR" })}
         currency: String(req.body.currency ?? ""),
       };
       try {
-        const r = await clients.auth.createCustomer(values);
-        res.redirect(303, `/admin/customers/${r.customer!.id}?created=1`);
+        const r = await audited(
+          res,
+          { action: "customer.create", after: values },
+          () => clients.auth.createCustomer(values),
+          (r) => ({ customerId: r.customer!.id }),
+        );
+        res.redirect(303, `/admin/customers/${r.customer!.id}?done=created`);
       } catch (err) {
         await customersPage(res, formErrors(err, values), { status: resolveError(err).status });
       }
     }),
   );
 
-  async function customerPage(
-    req: Request,
-    res: Response,
-    o: { notice?: string; status?: number; link?: Html; f?: FormState } = {},
-  ) {
-    const s = sessionOf(res);
-    const id = String(req.params.id);
-    let customer: Awaited<ReturnType<typeof clients.auth.getCustomer>>;
-    try {
-      customer = await clients.auth.getCustomer({ customerId: id });
-    } catch (err) {
-      if (resolveError(err).status >= 500) throw err;
-      return render(res, "Customer not found", html`<p>No such customer.</p>`, {
-        status: 404,
-        current: "/admin/customers",
-      });
-    }
-    const c = customer.customer!;
-    const [{ keys }, { entries }] = await Promise.all([
-      clients.auth.staffListKeys({ staffId: s.subjectId, customerId: c.id }),
-      clients.auth.staffListRequestLog({ staffId: s.subjectId, customerId: c.id, limit: 1000 }),
-    ]);
-    const edit = can(res, "edit_clients");
-    const f = o.f ?? emptyForm();
-    const labels = new Map(keys.map((k) => [k.id, k.label]));
-    const suspended = c.status === CustomerStatus.SUSPENDED;
-    const body = html`${o.link ?? ""}
-<dl class="facts"><dt>E-mail</dt><dd>${c.email}</dd><dt>Company</dt><dd>${c.company || "—"}</dd><dt>Currency</dt><dd>${c.currency}</dd>
-<dt>Status</dt><dd>${suspended ? "Suspended" : "Active"}</dd></dl>
-${
-  edit
-    ? html`<form method="post" action="/admin/customers/${c.id}/${suspended ? "unsuspend" : "suspend"}">${csrfField(s.csrfToken)}
-<button type="submit"${suspended ? "" : html` class="danger"`}>${suspended ? "Unsuspend" : "Suspend"} ${c.name}</button></form>`
-    : ""
-}
-<h2>People</h2>
-<div class="table-wrap" tabindex="0" role="region" aria-label="People"><table>
-<thead><tr><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Permissions</th>${edit ? html`<th scope="col">Sign-in</th>` : ""}</tr></thead>
-<tbody>${customer.people.map(
-      (p) => html`<tr><td>${p.name}</td><td>${p.email}</td><td>${p.isOwner ? "Owner" : "Member"}</td>
-<td>${p.isOwner ? "All" : p.permissions.map((x) => PERMISSIONS[x as Permission] ?? x).join(", ") || "None"}</td>${
-        edit
-          ? p.hasPassword
-            ? // Only the person sets a password they already have (no takeover by staff).
-              html`<td>Password set</td>`
-            : html`<td><form method="post" action="/admin/customers/${c.id}/people/${p.id}/link">${csrfField(s.csrfToken)}<button type="submit">Set-password link<span class="sr"> for ${p.name}</span></button></form></td>`
-          : ""
-      }</tr>`,
-    )}</tbody></table></div>
-${
-  edit
-    ? html`<h3>Add a person</h3>
-<form method="post" action="/admin/customers/${c.id}/people" novalidate>
-${csrfField(s.csrfToken)}
-${generalError(f)}
-${field(f, "name", "Name", { required: true })}
-${field(f, "email", "E-mail address", { type: "email", required: true })}
-<fieldset><legend>Permissions</legend><ul class="plain">${ALL_PERMISSIONS.map(
-        (p) =>
-          html`<li><input type="checkbox" id="np-${p}" name="permissions" value="${p}"${(f.values.permissions ?? "").split(",").includes(p) ? html` checked` : ""}> <label for="np-${p}">${PERMISSIONS[p]}</label></li>`,
-      )}</ul></fieldset>
-<button type="submit">Add person</button>
-</form>`
-    : ""
-}
-<h2>API keys</h2>
-${staffKeyTable(c.id, keys, edit, s.csrfToken)}
-<h2>Request log</h2>
-${requestLogView(entries, logFilterOf(req.query), `/admin/customers/${c.id}`, { keyLabels: labels, duration: true })}`;
-    render(res, c.name, body, { notice: o.notice, status: o.status, current: "/admin/customers" });
-  }
-
-  router.get(
-    "/customers/:id",
-    needs("view_clients", "/admin/customers", (req, res) =>
-      customerPage(req, res, {
-        notice: req.query.revoked
-          ? "The key is revoked."
-          : req.query.created
-            ? "The customer is created."
-            : undefined,
-      }),
-    ),
-  );
-
-  for (const [action, status] of [
-    ["suspend", CustomerStatus.SUSPENDED],
-    ["unsuspend", CustomerStatus.ACTIVE],
-  ] as const) {
-    router.post(
-      `/customers/:id/${action}`,
-      needs("edit_clients", "/admin/customers", async (req, res) => {
-        await clients.auth.setCustomerStatus({ customerId: String(req.params.id), status });
-        await customerPage(req, res, {
-          notice:
-            status === CustomerStatus.SUSPENDED ? "The customer is suspended." : "The suspension is lifted.",
-        });
-      }),
-    );
-  }
-
-  router.post(
-    "/customers/:id/people",
-    needs("edit_clients", "/admin/customers", async (req, res) => {
-      const { permissions, values } = personFormValues(req.body);
-      try {
-        const { person } = await clients.auth.createPerson({
-          customerId: String(req.params.id),
-          name: values.name,
-          email: values.email,
-          permissions,
-        });
-        await customerPage(req, res, {
-          link: linkPanel(person!.name, await linkFor(Realm.PORTAL, person!.id)),
-        });
-      } catch (err) {
-        await customerPage(req, res, { f: formErrors(err, values), status: resolveError(err).status });
-      }
-    }),
-  );
-
-  router.post(
-    "/customers/:id/people/:person/link",
-    needs("edit_clients", "/admin/customers", async (req, res) => {
-      const { people } = await clients.auth.getCustomer({ customerId: String(req.params.id) });
-      const p = people.find((x) => x.id === req.params.person);
-      if (!p) return customerPage(req, res, { status: 404, notice: "No such person." });
-      await customerPage(req, res, { link: linkPanel(p.name, await linkFor(Realm.PORTAL, p.id)) });
-    }),
-  );
-
-  // Revoking goes through auth's StaffRevokeKey, which checks edit clients itself as well.
-  router.post(
-    "/customers/:id/keys/:key/revoke",
-    needs("edit_clients", "/admin/customers", async (req, res) => {
-      await clients.auth.staffRevokeKey({ staffId: sessionOf(res).subjectId, keyId: String(req.params.key) });
-      res.redirect(303, `/admin/customers/${req.params.id}?revoked=1`);
-    }),
-  );
-
-  staffRoutes(router, clients, render, needs, linkFor, linkPanel);
-  settingsRoutes(router, clients, render, needs, can);
-  partnerRoutes(router, clients, render, needs, can);
+  customerRoutes(router, { clients, render, needs, can, audited, linkFor, linkPanel });
+  staffRoutes(router, clients, render, needs, audited, linkFor, linkPanel);
+  settingsRoutes(router, clients, render, needs, can, audited);
+  partnerRoutes(router, clients, render, needs, can, audited);
   return router;
-}
-
-function staffKeyTable(customerId: string, keys: ApiKey[], edit: boolean, csrf: string): Html {
-  if (!keys.length) return html`<p>No keys.</p>`;
-  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="API keys"><table>
-<thead><tr><th scope="col">Key</th><th scope="col">Label</th><th scope="col">Scopes</th><th scope="col">IP allowlist</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th>${edit ? html`<th scope="col">Actions</th>` : ""}</tr></thead>
-<tbody>${keys.map(
-    (k) => html`<tr><td class="mono key">${k.display}</td><td>${k.label}</td><td>${k.scopes.join(", ")}</td>
-<td>${k.ipAllowlist.join(", ") || "Any address"}</td><td>${day(k.expiresOn) || "Never"}</td>
-<td>${k.lastUsedAt ? html`${when(k.lastUsedAt)}<br><span class="mono">${k.lastUsedIp}</span>` : "Never"}</td>
-<td>${k.status === ApiKeyStatus.REVOKED ? `Revoked ${when(k.revokedAt)}` : k.status === ApiKeyStatus.EXPIRED ? "Expired" : "Active"}</td>${
-      edit
-        ? html`<td>${
-            k.status === ApiKeyStatus.REVOKED
-              ? ""
-              : html`<form method="post" action="/admin/customers/${customerId}/keys/${k.id}/revoke">${csrfField(csrf)}<button type="submit" class="danger">Revoke<span class="sr"> ${k.label}</span></button></form>`
-          }</td>`
-        : ""
-    }</tr>`,
-  )}</tbody></table></div>`;
 }
 
 type Render = (
@@ -374,6 +227,7 @@ function staffRoutes(
   clients: PageClients,
   render: Render,
   needs: Needs,
+  audited: Audited,
   linkFor: (realm: Realm, id: string) => Promise<string>,
   linkPanel: (name: string, url: string) => Html,
 ) {
@@ -417,14 +271,16 @@ ${field(f, "email", "E-mail address", { type: "email", required: true })}
     needs("edit_clients", "/admin/staff", async (req, res) => {
       const { permissions, values } = personFormValues(req.body);
       try {
-        const { staff } = await clients.auth.createStaff({
-          name: values.name,
-          email: values.email,
-          permissions,
-        });
-        await staffPage(res, emptyForm(), {
-          link: linkPanel(staff!.name, await linkFor(Realm.ADMIN, staff!.id)),
-        });
+        const { staff } = await audited(
+          res,
+          { action: "staff.create", after: { name: values.name, email: values.email, permissions } },
+          () => clients.auth.createStaff({ name: values.name, email: values.email, permissions }),
+          (r) => ({ after: { id: r.staff!.id, name: r.staff!.name, email: r.staff!.email, permissions } }),
+        );
+        const link = await audited(res, { action: "staff.password_link", target: staff!.id }, () =>
+          linkFor(Realm.ADMIN, staff!.id),
+        );
+        await staffPage(res, emptyForm(), { link: linkPanel(staff!.name, link) });
       } catch (err) {
         await staffPage(res, formErrors(err, values), { status: resolveError(err).status });
       }
@@ -433,10 +289,20 @@ ${field(f, "email", "E-mail address", { type: "email", required: true })}
   router.post(
     "/staff/:id/permissions",
     needs("edit_clients", "/admin/staff", async (req, res) => {
-      const r = await clients.portal.setStaffPermissions({
-        staffId: String(req.params.id),
-        permissions: checkedPermissions(req.body),
-      });
+      const staffId = String(req.params.id);
+      const permissions = checkedPermissions(req.body);
+      const before = (await clients.portal.listStaff({})).staff.find((m) => m.id === staffId);
+      if (!before) return staffPage(res, emptyForm(), { status: 404, notice: "No such staff member." });
+      const r = await audited(
+        res,
+        {
+          action: "staff.permissions",
+          target: staffId,
+          before: { permissions: before.permissions },
+          after: { permissions },
+        },
+        () => clients.portal.setStaffPermissions({ staffId, permissions }),
+      );
       await staffPage(res, emptyForm(), { notice: `Saved the permissions of ${r.staff!.name}.` });
     }),
   );
@@ -446,7 +312,10 @@ ${field(f, "email", "E-mail address", { type: "email", required: true })}
       const { staff } = await clients.portal.listStaff({});
       const m = staff.find((x) => x.id === req.params.id);
       if (!m) return staffPage(res, emptyForm(), { status: 404, notice: "No such staff member." });
-      await staffPage(res, emptyForm(), { link: linkPanel(m.name, await linkFor(Realm.ADMIN, m.id)) });
+      const link = await audited(res, { action: "staff.password_link", target: m.id }, () =>
+        linkFor(Realm.ADMIN, m.id),
+      );
+      await staffPage(res, emptyForm(), { link: linkPanel(m.name, link) });
     }),
   );
 }
@@ -464,6 +333,7 @@ function settingsRoutes(
   render: Render,
   needs: Needs,
   can: (res: Response, p: StaffPermission) => boolean,
+  audited: Audited,
 ) {
   async function settingsPage(
     res: Response,
@@ -548,13 +418,16 @@ ${edit ? html`<button type="submit">Save Webhook Settings</button>` : ""}
       const c = await current();
       if (Object.keys(errors).length) return settingsPage(res, { values, errors }, c.hooks, { status: 400 });
       try {
-        await clients.auth.updateSettings({
+        const asked = {
           customerApiEnabled: values.api === "on",
           hourlyRequestLimit: hourly,
           activeKeyLimit: keys,
           inventoryModule: values.inventory === "on",
           vpsModule: values.vps === "on",
-        });
+        };
+        await audited(res, { action: "settings.customer_api", before: c.api.values, after: values }, () =>
+          clients.auth.updateSettings(asked),
+        );
         res.redirect(303, "/admin/settings?saved=1");
       } catch (err) {
         await settingsPage(res, formErrors(err, values, SETTINGS_FIELDS), c.hooks, {
@@ -579,7 +452,9 @@ ${edit ? html`<button type="submit">Save Webhook Settings</button>` : ""}
       const c = await current();
       if (Object.keys(errors).length) return settingsPage(res, c.api, { values, errors }, { status: 400 });
       try {
-        await clients.webhooks.updateProgrammeSettings({ maxAttempts, baseDelaySeconds: baseDelay });
+        await audited(res, { action: "settings.webhooks", before: c.hooks.values, after: values }, () =>
+          clients.webhooks.updateProgrammeSettings({ maxAttempts, baseDelaySeconds: baseDelay }),
+        );
         res.redirect(303, "/admin/settings?saved=1");
       } catch (err) {
         await settingsPage(res, c.api, formErrors(err, values, SETTINGS_FIELDS), {

@@ -73,7 +73,7 @@ export function pagesRouter(deps: {
       once: onceStore(deps.redis, deps.ns),
     }),
   );
-  router.use("/admin", forms, safeText, adminRouter(deps.clients, setCookie, deps.publicUrl));
+  router.use("/admin", forms, safeText, adminRouter(deps.clients, setCookie, deps.publicUrl, deps.log));
   // What the API answers 400, 413, 415 or 503 a page answers alike, as a page; only a failure of
   // the gateway itself is a 500 (and logged).
   router.use(["/portal", "/admin"], (err: unknown, req: Request, res: Response, _next: NextFunction) => {

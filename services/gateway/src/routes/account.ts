@@ -1,3 +1,4 @@
+import { PAGE_SIZE } from "@hb/platform/paging";
 import { accountBalanceJson, accountJson } from "../mappers/account.ts";
 import { accountUsageJson } from "../mappers/account-usage.ts";
 import { required } from "../mappers/contract.ts";
@@ -68,7 +69,7 @@ export const accountRoutes = [
     tag: "Account",
     summary: "Credit ledger, newest first (pagination inside data)",
     auth: { scope: "read", permissions: [...viewBilling] },
-    query: pageQuery(20),
+    query: pageQuery(PAGE_SIZE.default),
     response: transactionList,
     example: transactionListExample,
     handler: async ({ clients, caller, query }) => {

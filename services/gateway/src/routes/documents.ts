@@ -1,5 +1,6 @@
 import type { PayDocumentResponse } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { type Document, DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
+import { PAGE_SIZE } from "@hb/platform/paging";
 import { z } from "zod";
 import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
@@ -69,7 +70,9 @@ function documentRoutes(kind: "invoice" | "proforma") {
       tag: title,
       summary: `${kind === "invoice" ? "Invoices" : "Proformas"} (default 20; ?status=unpaid narrows; stats added)`,
       auth: { scope: "read", permissions: ["view_invoices"] },
-      query: pageQuery(20).extend({ status: z.enum(without(DOCUMENT_STATUS_WORDS, "converted")).optional() }),
+      query: pageQuery(PAGE_SIZE.default).extend({
+        status: z.enum(without(DOCUMENT_STATUS_WORDS, "converted")).optional(),
+      }),
       response: shape.list[0],
       example: shape.list[1],
       handler: async ({ clients, caller, query }) => {

@@ -5,6 +5,7 @@ import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { MachineKind, type MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { apiError } from "@hb/platform";
+import { PAGE_SIZE } from "@hb/platform/paging";
 import { z } from "zod";
 import { cooldowns } from "../cooldowns.ts";
 import { asBodyFields } from "../field-names.ts";
@@ -215,7 +216,7 @@ export const vpsRoutes = [
     tag: "VPS",
     summary: "VPS list (default limit 50), pagination beside data",
     auth: { scope: "read", permissions: [...viewServices] },
-    query: pageQuery(50),
+    query: pageQuery(PAGE_SIZE.machines),
     response: z.array(vpsRecord),
     responseExtra: { pagination: paginationSchema },
     exampleExtra: { pagination: { page: 1, limit: 50, total: 1, pages: 1 } },
@@ -345,7 +346,7 @@ export const dedicatedRoutes = [
     tag: "Dedicated servers",
     summary: "Dedicated servers (default limit 50), pagination beside data",
     auth: inventory,
-    query: pageQuery(50),
+    query: pageQuery(PAGE_SIZE.machines),
     response: z.array(dedicatedRecord),
     responseExtra: { pagination: paginationSchema },
     exampleExtra: { pagination: { page: 1, limit: 50, total: 1, pages: 1 } },
@@ -707,7 +708,7 @@ export const sshKeyRoutes = [
     summary:
       "The customer's jobs, newest first (default 20; ?state, ?resource (a service id) and ?action narrow; pagination inside data)",
     auth: { scope: "read", permissions: [...viewServices] },
-    query: pageQuery(20).extend({
+    query: pageQuery(PAGE_SIZE.default).extend({
       state: z.enum(JOB_STATUSES, { error: `must be one of ${JOB_STATUSES.join(", ")}` }).optional(),
       resource: idParam.optional(),
       action: z

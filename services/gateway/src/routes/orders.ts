@@ -1,3 +1,4 @@
+import { PAGE_SIZE } from "@hb/platform/paging";
 import { z } from "zod";
 import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
@@ -116,7 +117,7 @@ export const orderRoutes = [
     tag: "Products and orders",
     summary: "Orders, newest first (pagination inside data)",
     auth: { scope: "read", permissions: ["view_invoices"] },
-    query: pageQuery(20).extend({
+    query: pageQuery(PAGE_SIZE.default).extend({
       status: z
         .enum([...orderStatus.options, ...paymentStatus.options])
         .optional()

@@ -1,3 +1,4 @@
+import { PAGE_SIZE } from "@hb/platform/paging";
 import { z } from "zod";
 import { cooldowns } from "../cooldowns.ts";
 import { required } from "../mappers/contract.ts";
@@ -27,7 +28,7 @@ export const serviceRoutes = [
     tag: "Services",
     summary: "Every service the customer owns, all kinds (pagination and stats inside data)",
     auth: { scope: "read", permissions: ["view_services"] },
-    query: pageQuery(20).extend({ status: serviceStatus.optional() }),
+    query: pageQuery(PAGE_SIZE.default).extend({ status: serviceStatus.optional() }),
     response: serviceList,
     example: serviceListExample,
     handler: async ({ clients, caller, query }) => {

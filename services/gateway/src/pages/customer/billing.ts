@@ -1,3 +1,4 @@
+import { PAGE_SIZE } from "@hb/platform/paging";
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { account, accountBalance, accountUsage } from "../../wire/account.ts";
@@ -57,7 +58,7 @@ export function billingRoutes(kit: Kit, router: Router): void {
       api<z.infer<typeof accountBalance>>(OPS.balance),
       api<z.infer<typeof accountUsage>>(OPS.usage),
       api<z.infer<typeof transactionList>>(OPS.transactions, {
-        query: { page: pageParam(req.query.page), limit: 20 },
+        query: { page: pageParam(req.query.page), limit: PAGE_SIZE.default },
       }),
     ]);
     const cur = bal.data.currency;
@@ -95,7 +96,7 @@ ${pager("/portal/balance", tx.data.pagination)}`;
       const status =
         typeof req.query.status === "string" && DOC_STATES.includes(req.query.status) ? req.query.status : "";
       const r = await api<Record<string, unknown>>(k.list, {
-        query: { page: pageParam(req.query.page), limit: 20, status },
+        query: { page: pageParam(req.query.page), limit: PAGE_SIZE.default, status },
       });
       const docs = (r.data[plural] ?? []) as Doc[];
       const body = html`<form method="get" action="/portal/${plural}" class="filters">
@@ -285,7 +286,7 @@ ${
   page(kit, router, "/orders", async (req, res, api) => {
     const r = (
       await api<z.infer<typeof orderList>>(OPS.orders, {
-        query: { page: pageParam(req.query.page), limit: 20 },
+        query: { page: pageParam(req.query.page), limit: PAGE_SIZE.default },
       })
     ).data;
     const body = html`${table(

@@ -1,3 +1,4 @@
+import { PAGE_SIZE } from "@hb/platform/paging";
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { job, jobList } from "../../wire/job.ts";
@@ -45,7 +46,7 @@ export function machineRoutes(kit: Kit, router: Router): void {
         ? req.query.resource
         : "";
     const r = await api<z.infer<typeof jobList>>(OPS.jobs, {
-      query: { page: pageParam(req.query.page), limit: 20, state, resource },
+      query: { page: pageParam(req.query.page), limit: PAGE_SIZE.default, state, resource },
     });
     const body = html`<form method="get" action="/portal/jobs" class="filters">
 <div class="field"><label for="f-state">Status</label><select id="f-state" name="state"><option value="">Any status</option>${JOB_STATES.map((s) => html`<option value="${s}"${s === state ? html` selected` : ""}>${s}</option>`)}</select></div>

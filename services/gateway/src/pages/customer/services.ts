@@ -1,3 +1,4 @@
+import { PAGE_SIZE } from "@hb/platform/paging";
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { addonList, availableAddonList } from "../../wire/addon.ts";
@@ -147,12 +148,14 @@ export function serviceRoutes(kit: Kit, router: Router): void {
     let pagination: { page: number; limit: number; total: number } | undefined;
     if (kind) {
       const r = await api<Row[]>(kind === "vps" ? OPS.listVps : OPS.listDedicated, {
-        query: { page: n, limit: 20 },
+        query: { page: n, limit: PAGE_SIZE.default },
       });
       rows = r.data;
       pagination = r.pagination as typeof pagination;
     } else {
-      const r = await api<z.infer<typeof serviceList>>(OPS.list, { query: { page: n, limit: 20, status } });
+      const r = await api<z.infer<typeof serviceList>>(OPS.list, {
+        query: { page: n, limit: PAGE_SIZE.default, status },
+      });
       rows = r.data.services;
       pagination = r.data.pagination;
     }

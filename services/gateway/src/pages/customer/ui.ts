@@ -1,3 +1,4 @@
+import { displayMoney, parseMoney } from "@hb/platform/money";
 import { type Html, html } from "../html.ts";
 import { newToken } from "./once.ts";
 
@@ -64,14 +65,15 @@ ${p.page < pages ? html`<a href="${href(p.page + 1)}" rel="next">Next page</a>` 
 </nav>`;
 }
 
-/** "12.5000 EUR" as "12.50 EUR": amounts are decimal strings; trailing zeros past cents dropped. */
+/**
+ * "12.5000 EUR" as "12.50 EUR" (platform displayMoney: the currency's own decimals, trailing zeros
+ * past them dropped). The API's amounts are decimal strings or exact JSON numbers.
+ */
 export function money(amount: string | number | undefined, currency?: string): string {
   if (amount === undefined || amount === null) return "—";
-  const s = String(amount);
-  const m = /^(-?\d+)(?:\.(\d*))?$/.exec(s);
-  if (!m) return `${s}${currency ? ` ${currency}` : ""}`;
-  const frac = (m[2] ?? "").replace(/0+$/, "").padEnd(2, "0");
-  return `${m[1]}.${frac}${currency ? ` ${currency}` : ""}`;
+  const units = parseMoney(String(amount));
+  if (units === undefined) return `${amount}${currency ? ` ${currency}` : ""}`;
+  return displayMoney(units, currency);
 }
 
 /** An ISO time as "2026-11-23 15:40 UTC". */

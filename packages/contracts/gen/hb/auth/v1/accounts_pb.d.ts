@@ -61,6 +61,13 @@ export declare type Customer = Message<"hb.auth.v1.Customer"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 9;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Why the status was last set, when staff gave a reason.
+   *
+   * @generated from field: string status_reason = 10;
+   */
+  statusReason: string;
 };
 
 /**

@@ -390,6 +390,13 @@ export declare type SetCustomerStatusRequest = Message<"hb.auth.v1.SetCustomerSt
    * @generated from field: hb.auth.v1.CustomerStatus status = 2;
    */
   status: CustomerStatus;
+
+  /**
+   * Why (kept with the status; the admin panel requires one); empty: none given.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
 };
 
 /**
@@ -413,6 +420,64 @@ export declare type SetCustomerStatusResponse = Message<"hb.auth.v1.SetCustomerS
  * Use `create(SetCustomerStatusResponseSchema)` to create a new message.
  */
 export declare const SetCustomerStatusResponseSchema: GenMessage<SetCustomerStatusResponse>;
+
+/**
+ * @generated from message hb.auth.v1.UpdateCustomerRequest
+ */
+export declare type UpdateCustomerRequest = Message<"hb.auth.v1.UpdateCustomerRequest"> & {
+  /**
+   * @generated from field: string customer_id = 1;
+   */
+  customerId: string;
+
+  /**
+   * Every field is the new value, with the rules of CreateCustomer.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Checked by the service (a practical e-mail check, unique among customers).
+   *
+   * @generated from field: string email = 3;
+   */
+  email: string;
+
+  /**
+   * @generated from field: string company = 4;
+   */
+  company: string;
+
+  /**
+   * ISO 3166-1 alpha-2, any letter case; empty: none.
+   *
+   * @generated from field: string country = 5;
+   */
+  country: string;
+};
+
+/**
+ * Describes the message hb.auth.v1.UpdateCustomerRequest.
+ * Use `create(UpdateCustomerRequestSchema)` to create a new message.
+ */
+export declare const UpdateCustomerRequestSchema: GenMessage<UpdateCustomerRequest>;
+
+/**
+ * @generated from message hb.auth.v1.UpdateCustomerResponse
+ */
+export declare type UpdateCustomerResponse = Message<"hb.auth.v1.UpdateCustomerResponse"> & {
+  /**
+   * @generated from field: hb.auth.v1.Customer customer = 1;
+   */
+  customer?: Customer | undefined;
+};
+
+/**
+ * Describes the message hb.auth.v1.UpdateCustomerResponse.
+ * Use `create(UpdateCustomerResponseSchema)` to create a new message.
+ */
+export declare const UpdateCustomerResponseSchema: GenMessage<UpdateCustomerResponse>;
 
 /**
  * @generated from message hb.auth.v1.CreatePersonRequest

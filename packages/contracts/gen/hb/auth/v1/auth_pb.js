@@ -13,7 +13,7 @@ import { file_hb_auth_v1_partners } from "./partners_pb.js";
  * Describes the file hb/auth/v1/auth.proto.
  */
 export const file_hb_auth_v1_auth = /*@__PURE__*/
-  fileDesc("ChVoYi9hdXRoL3YxL2F1dGgucHJvdG8SCmhiLmF1dGgudjEi1wEKDVZlcmlmeVJlcXVlc3QSCwoDa2V5GAEgASgJEhEKCXNvdXJjZV9pcBgCIAEoCRINCgVzY29wZRgDIAEoCRIXCg9wZXJtaXNzaW9uc19hbnkYBCADKAkSEAoIaXNfd3JpdGUYBSABKAgSIgoGbW9kdWxlGAYgASgOMhIuaGIuYXV0aC52MS5Nb2R1bGUSGgoScmVzZWxsZXJfdGltZXN0YW1wGAcgASgJEhoKEnJlc2VsbGVyX3NpZ25hdHVyZRgIIAEoCRIQCghyYXdfYm9keRgJIAEoDCKLAQoOVmVyaWZ5UmVzcG9uc2USKAoJcHJpbmNpcGFsGAEgASgLMhUuaGIuYXV0aC52MS5QcmluY2lwYWwSKQoKcmF0ZV9saW1pdBgCIAEoCzIVLmhiLmF1dGgudjEuUmF0ZUxpbWl0EiQKB3JlZnVzYWwYAyABKAsyEy5oYi5hdXRoLnYxLlJlZnVzYWwi/gEKCVByaW5jaXBhbBITCgtjdXN0b21lcl9pZBgBIAEoCRIRCglwZXJzb25faWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEhEKCWtleV9sYWJlbBgEIAEoCRIOCgZzY29wZXMYBSADKAkSEwoLcGVybWlzc2lvbnMYBiADKAkSEAoIaXNfb3duZXIYByABKAgSMgoOYWNjb3VudF9zdGF0dXMYCCABKA4yGi5oYi5hdXRoLnYxLkN1c3RvbWVyU3RhdHVzEhMKC3BlcnNvbl9uYW1lGAkgASgJEhQKDHBlcnNvbl9lbWFpbBgKIAEoCRIQCghjdXJyZW5jeRgLIAEoCSJYCglSYXRlTGltaXQSDQoFbGltaXQYASABKAUSEQoJcmVtYWluaW5nGAIgASgFEikKBXJlc2V0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJUCgdSZWZ1c2FsEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRINCgVzY29wZRgDIAEoCRIbChNyZXRyeV9hZnRlcl9zZWNvbmRzGAQgASgFIpQCChVDcmVhdGVDdXN0b21lclJlcXVlc3QSVAoEbmFtZRgBIAEoCUJGukhDugE7Cg50ZXh0Lm5vdF9ibGFuaxILaXMgcmVxdWlyZWQaHHRoaXMubWF0Y2hlcygnW15cXHNcXHB7Wn1dJylyAxjIARINCgVlbWFpbBgCIAEoCRIPCgdjb21wYW55GAMgASgJEg8KB2NvdW50cnkYBCABKAkSdAoIY3VycmVuY3kYBSABKAlCYrpIX7oBXAoQY3VycmVuY3kuaXNvNDIxNxIbbXVzdCBiZSBhIDMtbGV0dGVyIElTTyBjb2RlGit0aGlzID09ICcnIHx8IHRoaXMubWF0Y2hlcygnXltBLVphLXpdezN9JCcpImMKFkNyZWF0ZUN1c3RvbWVyUmVzcG9uc2USJgoIY3VzdG9tZXIYASABKAsyFC5oYi5hdXRoLnYxLkN1c3RvbWVyEiEKBW93bmVyGAIgASgLMhIuaGIuYXV0aC52MS5QZXJzb24iMwoSR2V0Q3VzdG9tZXJSZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABASJhChNHZXRDdXN0b21lclJlc3BvbnNlEiYKCGN1c3RvbWVyGAEgASgLMhQuaGIuYXV0aC52MS5DdXN0b21lchIiCgZwZW9wbGUYAiADKAsyEi5oYi5hdXRoLnYxLlBlcnNvbiIlChRMaXN0Q3VzdG9tZXJzUmVxdWVzdBINCgVlbWFpbBgBIAEoCSJAChVMaXN0Q3VzdG9tZXJzUmVzcG9uc2USJwoJY3VzdG9tZXJzGAEgAygLMhQuaGIuYXV0aC52MS5DdXN0b21lciJyChhTZXRDdXN0b21lclN0YXR1c1JlcXVlc3QSHQoLY3VzdG9tZXJfaWQYASABKAlCCLpIBXIDsAEBEjcKBnN0YXR1cxgCIAEoDjIaLmhiLmF1dGgudjEuQ3VzdG9tZXJTdGF0dXNCC7pICMgBAYIBAhABIkMKGVNldEN1c3RvbWVyU3RhdHVzUmVzcG9uc2USJgoIY3VzdG9tZXIYASABKAsyFC5oYi5hdXRoLnYxLkN1c3RvbWVyIq4BChNDcmVhdGVQZXJzb25SZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABARJUCgRuYW1lGAIgASgJQka6SEO6ATsKDnRleHQubm90X2JsYW5rEgtpcyByZXF1aXJlZBocdGhpcy5tYXRjaGVzKCdbXlxcc1xccHtafV0nKXIDGMgBEg0KBWVtYWlsGAMgASgJEhMKC3Blcm1pc3Npb25zGAQgAygJIjoKFENyZWF0ZVBlcnNvblJlc3BvbnNlEiIKBnBlcnNvbhgBIAEoCzISLmhiLmF1dGgudjEuUGVyc29uIi8KEEdldFBlcnNvblJlcXVlc3QSGwoJcGVyc29uX2lkGAEgASgJQgi6SAVyA7ABASJfChFHZXRQZXJzb25SZXNwb25zZRIiCgZwZXJzb24YASABKAsyEi5oYi5hdXRoLnYxLlBlcnNvbhImCghjdXN0b21lchgCIAEoCzIULmhiLmF1dGgudjEuQ3VzdG9tZXIiSQoVU2V0UGVybWlzc2lvbnNSZXF1ZXN0EhsKCXBlcnNvbl9pZBgBIAEoCUIIukgFcgOwAQESEwoLcGVybWlzc2lvbnMYAiADKAkiPAoWU2V0UGVybWlzc2lvbnNSZXNwb25zZRIiCgZwZXJzb24YASABKAsyEi5oYi5hdXRoLnYxLlBlcnNvbiL4AgoQQ3JlYXRlS2V5UmVxdWVzdBIbCglwZXJzb25faWQYASABKAlCCLpIBXIDsAEBElQKBWxhYmVsGAIgASgJQkW6SEK6ATsKDnRleHQubm90X2JsYW5rEgtpcyByZXF1aXJlZBocdGhpcy5tYXRjaGVzKCdbXlxcc1xccHtafV0nKXICGGQSDgoGc2NvcGVzGAMgAygJEhQKDGlwX2FsbG93bGlzdBgEIAEoCRLKAQoKZXhwaXJlc19vbhgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCmQG6SJUBugFHChFkYXRlLm1pZG5pZ2h0X3V0YxIabXVzdCBiZSBhIGRhdGUgKDAwOjAwIFVUQykaFmludCh0aGlzKSAlIDg2NDAwID09IDC6AUgKDWRhdGUubm90X3Bhc3QSFm11c3QgYmUgdG9kYXkgb3IgbGF0ZXIaH3RoaXMgPiBub3cgLSBkdXJhdGlvbignODY0MDBzJykiSAoRQ3JlYXRlS2V5UmVzcG9uc2USHwoDa2V5GAEgASgLMhIuaGIuYXV0aC52MS5BcGlLZXkSEgoKc2VjcmV0X2tleRgCIAEoCSLIAwoQVXBkYXRlS2V5UmVxdWVzdBIbCglwZXJzb25faWQYASABKAlCCLpIBXIDsAEBEhgKBmtleV9pZBgCIAEoCUIIukgFcgOwAQESWQoFbGFiZWwYAyABKAlCRbpIQroBOwoOdGV4dC5ub3RfYmxhbmsSC2lzIHJlcXVpcmVkGhx0aGlzLm1hdGNoZXMoJ1teXFxzXFxwe1p9XScpcgIYZEgBiAEBEhkKDGlwX2FsbG93bGlzdBgEIAEoCUgCiAEBEswBCgpleHBpcmVzX29uGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEKZAbpIlQG6AUcKEWRhdGUubWlkbmlnaHRfdXRjEhptdXN0IGJlIGEgZGF0ZSAoMDA6MDAgVVRDKRoWaW50KHRoaXMpICUgODY0MDAgPT0gMLoBSAoNZGF0ZS5ub3RfcGFzdBIWbXVzdCBiZSB0b2RheSBvciBsYXRlchofdGhpcyA+IG5vdyAtIGR1cmF0aW9uKCc4NjQwMHMnKUgAEhMKCW5vX2V4cGlyeRgGIAEoCEgAQggKBmV4cGlyeUIICgZfbGFiZWxCDwoNX2lwX2FsbG93bGlzdCI0ChFVcGRhdGVLZXlSZXNwb25zZRIfCgNrZXkYASABKAsyEi5oYi5hdXRoLnYxLkFwaUtleSJJChBSZXZva2VLZXlSZXF1ZXN0EhsKCXBlcnNvbl9pZBgBIAEoCUIIukgFcgOwAQESGAoGa2V5X2lkGAIgASgJQgi6SAVyA7ABASI0ChFSZXZva2VLZXlSZXNwb25zZRIfCgNrZXkYASABKAsyEi5oYi5hdXRoLnYxLkFwaUtleSIuCg9MaXN0S2V5c1JlcXVlc3QSGwoJcGVyc29uX2lkGAEgASgJQgi6SAVyA7ABASJgChBMaXN0S2V5c1Jlc3BvbnNlEiAKBGtleXMYASADKAsyEi5oYi5hdXRoLnYxLkFwaUtleRIUCgxhY3RpdmVfY291bnQYAiABKAUSFAoMYWN0aXZlX2xpbWl0GAMgASgFImAKFUxpc3RSZXF1ZXN0TG9nUmVxdWVzdBIbCglwZXJzb25faWQYASABKAlCCLpIBXIDsAEBEhsKBmtleV9pZBgCIAEoCUILukgI2AEBcgOwAQESDQoFbGltaXQYAyABKAUiRgoWTGlzdFJlcXVlc3RMb2dSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuaGIuYXV0aC52MS5SZXF1ZXN0TG9nRW50cnkijgEKEkNyZWF0ZVN0YWZmUmVxdWVzdBJUCgRuYW1lGAEgASgJQka6SEO6ATsKDnRleHQubm90X2JsYW5rEgtpcyByZXF1aXJlZBocdGhpcy5tYXRjaGVzKCdbXlxcc1xccHtafV0nKXIDGMgBEg0KBWVtYWlsGAIgASgJEhMKC3Blcm1pc3Npb25zGAMgAygJIjcKE0NyZWF0ZVN0YWZmUmVzcG9uc2USIAoFc3RhZmYYASABKAsyES5oYi5hdXRoLnYxLlN0YWZmIlEKFFN0YWZmTGlzdEtleXNSZXF1ZXN0EhoKCHN0YWZmX2lkGAEgASgJQgi6SAVyA7ABARIdCgtjdXN0b21lcl9pZBgCIAEoCUIIukgFcgOwAQEiOQoVU3RhZmZMaXN0S2V5c1Jlc3BvbnNlEiAKBGtleXMYASADKAsyEi5oYi5hdXRoLnYxLkFwaUtleSKDAQoaU3RhZmZMaXN0UmVxdWVzdExvZ1JlcXVlc3QSGgoIc3RhZmZfaWQYASABKAlCCLpIBXIDsAEBEh0KC2N1c3RvbWVyX2lkGAIgASgJQgi6SAVyA7ABARIbCgZrZXlfaWQYAyABKAlCC7pICNgBAXIDsAEBEg0KBWxpbWl0GAQgASgFIksKG1N0YWZmTGlzdFJlcXVlc3RMb2dSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuaGIuYXV0aC52MS5SZXF1ZXN0TG9nRW50cnkiTQoVU3RhZmZSZXZva2VLZXlSZXF1ZXN0EhoKCHN0YWZmX2lkGAEgASgJQgi6SAVyA7ABARIYCgZrZXlfaWQYAiABKAlCCLpIBXIDsAEBIjkKFlN0YWZmUmV2b2tlS2V5UmVzcG9uc2USHwoDa2V5GAEgASgLMhIuaGIuYXV0aC52MS5BcGlLZXkiFAoSR2V0U2V0dGluZ3NSZXF1ZXN0Ij0KE0dldFNldHRpbmdzUmVzcG9uc2USJgoIc2V0dGluZ3MYASABKAsyFC5oYi5hdXRoLnYxLlNldHRpbmdzIrkDChVVcGRhdGVTZXR0aW5nc1JlcXVlc3QSIQoUY3VzdG9tZXJfYXBpX2VuYWJsZWQYASABKAhIAIgBARJxChRob3VybHlfcmVxdWVzdF9saW1pdBgCIAEoBUJOukhLugFICglpbnQucmFuZ2USHW11c3QgYmUgYmV0d2VlbiAxIGFuZCAxMDAwMDAwGhx0aGlzID49IDEgJiYgdGhpcyA8PSAxMDAwMDAwSAGIAQESZwoQYWN0aXZlX2tleV9saW1pdBgDIAEoBUJIukhFugFCCglpbnQucmFuZ2USGm11c3QgYmUgYmV0d2VlbiAxIGFuZCAxMDAwGhl0aGlzID49IDEgJiYgdGhpcyA8PSAxMDAwSAKIAQESHQoQaW52ZW50b3J5X21vZHVsZRgEIAEoCEgDiAEBEhcKCnZwc19tb2R1bGUYBSABKAhIBIgBAUIXChVfY3VzdG9tZXJfYXBpX2VuYWJsZWRCFwoVX2hvdXJseV9yZXF1ZXN0X2xpbWl0QhMKEV9hY3RpdmVfa2V5X2xpbWl0QhMKEV9pbnZlbnRvcnlfbW9kdWxlQg0KC192cHNfbW9kdWxlIkAKFlVwZGF0ZVNldHRpbmdzUmVzcG9uc2USJgoIc2V0dGluZ3MYASABKAsyFC5oYi5hdXRoLnYxLlNldHRpbmdzImoKFENyZWF0ZVBhcnRuZXJSZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABARIzCgZzdGF0dXMYAiABKA4yGS5oYi5hdXRoLnYxLlBhcnRuZXJTdGF0dXNCCLpIBYIBAhABIlUKFUNyZWF0ZVBhcnRuZXJSZXNwb25zZRIkCgdwYXJ0bmVyGAEgASgLMhMuaGIuYXV0aC52MS5QYXJ0bmVyEhYKDnNpZ25pbmdfc2VjcmV0GAIgASgJInAKF1NldFBhcnRuZXJTdGF0dXNSZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABARI2CgZzdGF0dXMYAiABKA4yGS5oYi5hdXRoLnYxLlBhcnRuZXJTdGF0dXNCC7pICMgBAYIBAhABIkAKGFNldFBhcnRuZXJTdGF0dXNSZXNwb25zZRIkCgdwYXJ0bmVyGAEgASgLMhMuaGIuYXV0aC52MS5QYXJ0bmVyIkoKGlJvdGF0ZVBhcnRuZXJTZWNyZXRSZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABARINCgVjbGVhchgCIAEoCCJbChtSb3RhdGVQYXJ0bmVyU2VjcmV0UmVzcG9uc2USJAoHcGFydG5lchgBIAEoCzITLmhiLmF1dGgudjEuUGFydG5lchIWCg5zaWduaW5nX3NlY3JldBgCIAEoCSJDChxHZXRQYXJ0bmVyRm9yRGVsaXZlcnlSZXF1ZXN0EiMKDGN1c3RvbWVyX2lkcxgBIAMoCUINukgKkgEHIgVyA7ABASJMCh1HZXRQYXJ0bmVyRm9yRGVsaXZlcnlSZXNwb25zZRIrCghwYXJ0bmVycxgBIAMoCzIZLmhiLmF1dGgudjEuUGFydG5lclNlY3JldCpGCgZNb2R1bGUSFgoSTU9EVUxFX1VOU1BFQ0lGSUVEEAASFAoQTU9EVUxFX0lOVkVOVE9SWRABEg4KCk1PRFVMRV9WUFMQAjKYAQoLQXV0aFNlcnZpY2USPwoGVmVyaWZ5EhkuaGIuYXV0aC52MS5WZXJpZnlSZXF1ZXN0GhouaGIuYXV0aC52MS5WZXJpZnlSZXNwb25zZRJICglHZXRQZXJzb24SHC5oYi5hdXRoLnYxLkdldFBlcnNvblJlcXVlc3QaHS5oYi5hdXRoLnYxLkdldFBlcnNvblJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp, file_hb_auth_v1_accounts, file_hb_auth_v1_api_keys, file_hb_auth_v1_partners]);
+  fileDesc("ChVoYi9hdXRoL3YxL2F1dGgucHJvdG8SCmhiLmF1dGgudjEi1wEKDVZlcmlmeVJlcXVlc3QSCwoDa2V5GAEgASgJEhEKCXNvdXJjZV9pcBgCIAEoCRINCgVzY29wZRgDIAEoCRIXCg9wZXJtaXNzaW9uc19hbnkYBCADKAkSEAoIaXNfd3JpdGUYBSABKAgSIgoGbW9kdWxlGAYgASgOMhIuaGIuYXV0aC52MS5Nb2R1bGUSGgoScmVzZWxsZXJfdGltZXN0YW1wGAcgASgJEhoKEnJlc2VsbGVyX3NpZ25hdHVyZRgIIAEoCRIQCghyYXdfYm9keRgJIAEoDCKLAQoOVmVyaWZ5UmVzcG9uc2USKAoJcHJpbmNpcGFsGAEgASgLMhUuaGIuYXV0aC52MS5QcmluY2lwYWwSKQoKcmF0ZV9saW1pdBgCIAEoCzIVLmhiLmF1dGgudjEuUmF0ZUxpbWl0EiQKB3JlZnVzYWwYAyABKAsyEy5oYi5hdXRoLnYxLlJlZnVzYWwi/gEKCVByaW5jaXBhbBITCgtjdXN0b21lcl9pZBgBIAEoCRIRCglwZXJzb25faWQYAiABKAkSDgoGa2V5X2lkGAMgASgJEhEKCWtleV9sYWJlbBgEIAEoCRIOCgZzY29wZXMYBSADKAkSEwoLcGVybWlzc2lvbnMYBiADKAkSEAoIaXNfb3duZXIYByABKAgSMgoOYWNjb3VudF9zdGF0dXMYCCABKA4yGi5oYi5hdXRoLnYxLkN1c3RvbWVyU3RhdHVzEhMKC3BlcnNvbl9uYW1lGAkgASgJEhQKDHBlcnNvbl9lbWFpbBgKIAEoCRIQCghjdXJyZW5jeRgLIAEoCSJYCglSYXRlTGltaXQSDQoFbGltaXQYASABKAUSEQoJcmVtYWluaW5nGAIgASgFEikKBXJlc2V0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJUCgdSZWZ1c2FsEgwKBGNvZGUYASABKAkSDwoHbWVzc2FnZRgCIAEoCRINCgVzY29wZRgDIAEoCRIbChNyZXRyeV9hZnRlcl9zZWNvbmRzGAQgASgFIpQCChVDcmVhdGVDdXN0b21lclJlcXVlc3QSVAoEbmFtZRgBIAEoCUJGukhDugE7Cg50ZXh0Lm5vdF9ibGFuaxILaXMgcmVxdWlyZWQaHHRoaXMubWF0Y2hlcygnW15cXHNcXHB7Wn1dJylyAxjIARINCgVlbWFpbBgCIAEoCRIPCgdjb21wYW55GAMgASgJEg8KB2NvdW50cnkYBCABKAkSdAoIY3VycmVuY3kYBSABKAlCYrpIX7oBXAoQY3VycmVuY3kuaXNvNDIxNxIbbXVzdCBiZSBhIDMtbGV0dGVyIElTTyBjb2RlGit0aGlzID09ICcnIHx8IHRoaXMubWF0Y2hlcygnXltBLVphLXpdezN9JCcpImMKFkNyZWF0ZUN1c3RvbWVyUmVzcG9uc2USJgoIY3VzdG9tZXIYASABKAsyFC5oYi5hdXRoLnYxLkN1c3RvbWVyEiEKBW93bmVyGAIgASgLMhIuaGIuYXV0aC52MS5QZXJzb24iMwoSR2V0Q3VzdG9tZXJSZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABASJhChNHZXRDdXN0b21lclJlc3BvbnNlEiYKCGN1c3RvbWVyGAEgASgLMhQuaGIuYXV0aC52MS5DdXN0b21lchIiCgZwZW9wbGUYAiADKAsyEi5oYi5hdXRoLnYxLlBlcnNvbiIlChRMaXN0Q3VzdG9tZXJzUmVxdWVzdBINCgVlbWFpbBgBIAEoCSJAChVMaXN0Q3VzdG9tZXJzUmVzcG9uc2USJwoJY3VzdG9tZXJzGAEgAygLMhQuaGIuYXV0aC52MS5DdXN0b21lciKMAQoYU2V0Q3VzdG9tZXJTdGF0dXNSZXF1ZXN0Eh0KC2N1c3RvbWVyX2lkGAEgASgJQgi6SAVyA7ABARI3CgZzdGF0dXMYAiABKA4yGi5oYi5hdXRoLnYxLkN1c3RvbWVyU3RhdHVzQgu6SAjIAQGCAQIQARIYCgZyZWFzb24YAyABKAlCCLpIBXIDGOgHIkMKGVNldEN1c3RvbWVyU3RhdHVzUmVzcG9uc2USJgoIY3VzdG9tZXIYASABKAsyFC5oYi5hdXRoLnYxLkN1c3RvbWVyIscBChVVcGRhdGVDdXN0b21lclJlcXVlc3QSHQoLY3VzdG9tZXJfaWQYASABKAlCCLpIBXIDsAEBElQKBG5hbWUYAiABKAlCRrpIQ7oBOwoOdGV4dC5ub3RfYmxhbmsSC2lzIHJlcXVpcmVkGhx0aGlzLm1hdGNoZXMoJ1teXFxzXFxwe1p9XScpcgMYyAESDQoFZW1haWwYAyABKAkSGQoHY29tcGFueRgEIAEoCUIIukgFcgMYyAESDwoHY291bnRyeRgFIAEoCSJAChZVcGRhdGVDdXN0b21lclJlc3BvbnNlEiYKCGN1c3RvbWVyGAEgASgLMhQuaGIuYXV0aC52MS5DdXN0b21lciKuAQoTQ3JlYXRlUGVyc29uUmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESVAoEbmFtZRgCIAEoCUJGukhDugE7Cg50ZXh0Lm5vdF9ibGFuaxILaXMgcmVxdWlyZWQaHHRoaXMubWF0Y2hlcygnW15cXHNcXHB7Wn1dJylyAxjIARINCgVlbWFpbBgDIAEoCRITCgtwZXJtaXNzaW9ucxgEIAMoCSI6ChRDcmVhdGVQZXJzb25SZXNwb25zZRIiCgZwZXJzb24YASABKAsyEi5oYi5hdXRoLnYxLlBlcnNvbiIvChBHZXRQZXJzb25SZXF1ZXN0EhsKCXBlcnNvbl9pZBgBIAEoCUIIukgFcgOwAQEiXwoRR2V0UGVyc29uUmVzcG9uc2USIgoGcGVyc29uGAEgASgLMhIuaGIuYXV0aC52MS5QZXJzb24SJgoIY3VzdG9tZXIYAiABKAsyFC5oYi5hdXRoLnYxLkN1c3RvbWVyIkkKFVNldFBlcm1pc3Npb25zUmVxdWVzdBIbCglwZXJzb25faWQYASABKAlCCLpIBXIDsAEBEhMKC3Blcm1pc3Npb25zGAIgAygJIjwKFlNldFBlcm1pc3Npb25zUmVzcG9uc2USIgoGcGVyc29uGAEgASgLMhIuaGIuYXV0aC52MS5QZXJzb24i+AIKEENyZWF0ZUtleVJlcXVlc3QSGwoJcGVyc29uX2lkGAEgASgJQgi6SAVyA7ABARJUCgVsYWJlbBgCIAEoCUJFukhCugE7Cg50ZXh0Lm5vdF9ibGFuaxILaXMgcmVxdWlyZWQaHHRoaXMubWF0Y2hlcygnW15cXHNcXHB7Wn1dJylyAhhkEg4KBnNjb3BlcxgDIAMoCRIUCgxpcF9hbGxvd2xpc3QYBCABKAkSygEKCmV4cGlyZXNfb24YBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQpkBukiVAboBRwoRZGF0ZS5taWRuaWdodF91dGMSGm11c3QgYmUgYSBkYXRlICgwMDowMCBVVEMpGhZpbnQodGhpcykgJSA4NjQwMCA9PSAwugFICg1kYXRlLm5vdF9wYXN0EhZtdXN0IGJlIHRvZGF5IG9yIGxhdGVyGh90aGlzID4gbm93IC0gZHVyYXRpb24oJzg2NDAwcycpIkgKEUNyZWF0ZUtleVJlc3BvbnNlEh8KA2tleRgBIAEoCzISLmhiLmF1dGgudjEuQXBpS2V5EhIKCnNlY3JldF9rZXkYAiABKAkiyAMKEFVwZGF0ZUtleVJlcXVlc3QSGwoJcGVyc29uX2lkGAEgASgJQgi6SAVyA7ABARIYCgZrZXlfaWQYAiABKAlCCLpIBXIDsAEBElkKBWxhYmVsGAMgASgJQkW6SEK6ATsKDnRleHQubm90X2JsYW5rEgtpcyByZXF1aXJlZBocdGhpcy5tYXRjaGVzKCdbXlxcc1xccHtafV0nKXICGGRIAYgBARIZCgxpcF9hbGxvd2xpc3QYBCABKAlIAogBARLMAQoKZXhwaXJlc19vbhgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCmQG6SJUBugFHChFkYXRlLm1pZG5pZ2h0X3V0YxIabXVzdCBiZSBhIGRhdGUgKDAwOjAwIFVUQykaFmludCh0aGlzKSAlIDg2NDAwID09IDC6AUgKDWRhdGUubm90X3Bhc3QSFm11c3QgYmUgdG9kYXkgb3IgbGF0ZXIaH3RoaXMgPiBub3cgLSBkdXJhdGlvbignODY0MDBzJylIABITCglub19leHBpcnkYBiABKAhIAEIICgZleHBpcnlCCAoGX2xhYmVsQg8KDV9pcF9hbGxvd2xpc3QiNAoRVXBkYXRlS2V5UmVzcG9uc2USHwoDa2V5GAEgASgLMhIuaGIuYXV0aC52MS5BcGlLZXkiSQoQUmV2b2tlS2V5UmVxdWVzdBIbCglwZXJzb25faWQYASABKAlCCLpIBXIDsAEBEhgKBmtleV9pZBgCIAEoCUIIukgFcgOwAQEiNAoRUmV2b2tlS2V5UmVzcG9uc2USHwoDa2V5GAEgASgLMhIuaGIuYXV0aC52MS5BcGlLZXkiLgoPTGlzdEtleXNSZXF1ZXN0EhsKCXBlcnNvbl9pZBgBIAEoCUIIukgFcgOwAQEiYAoQTGlzdEtleXNSZXNwb25zZRIgCgRrZXlzGAEgAygLMhIuaGIuYXV0aC52MS5BcGlLZXkSFAoMYWN0aXZlX2NvdW50GAIgASgFEhQKDGFjdGl2ZV9saW1pdBgDIAEoBSJgChVMaXN0UmVxdWVzdExvZ1JlcXVlc3QSGwoJcGVyc29uX2lkGAEgASgJQgi6SAVyA7ABARIbCgZrZXlfaWQYAiABKAlCC7pICNgBAXIDsAEBEg0KBWxpbWl0GAMgASgFIkYKFkxpc3RSZXF1ZXN0TG9nUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLmhiLmF1dGgudjEuUmVxdWVzdExvZ0VudHJ5Io4BChJDcmVhdGVTdGFmZlJlcXVlc3QSVAoEbmFtZRgBIAEoCUJGukhDugE7Cg50ZXh0Lm5vdF9ibGFuaxILaXMgcmVxdWlyZWQaHHRoaXMubWF0Y2hlcygnW15cXHNcXHB7Wn1dJylyAxjIARINCgVlbWFpbBgCIAEoCRITCgtwZXJtaXNzaW9ucxgDIAMoCSI3ChNDcmVhdGVTdGFmZlJlc3BvbnNlEiAKBXN0YWZmGAEgASgLMhEuaGIuYXV0aC52MS5TdGFmZiJRChRTdGFmZkxpc3RLZXlzUmVxdWVzdBIaCghzdGFmZl9pZBgBIAEoCUIIukgFcgOwAQESHQoLY3VzdG9tZXJfaWQYAiABKAlCCLpIBXIDsAEBIjkKFVN0YWZmTGlzdEtleXNSZXNwb25zZRIgCgRrZXlzGAEgAygLMhIuaGIuYXV0aC52MS5BcGlLZXkigwEKGlN0YWZmTGlzdFJlcXVlc3RMb2dSZXF1ZXN0EhoKCHN0YWZmX2lkGAEgASgJQgi6SAVyA7ABARIdCgtjdXN0b21lcl9pZBgCIAEoCUIIukgFcgOwAQESGwoGa2V5X2lkGAMgASgJQgu6SAjYAQFyA7ABARINCgVsaW1pdBgEIAEoBSJLChtTdGFmZkxpc3RSZXF1ZXN0TG9nUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLmhiLmF1dGgudjEuUmVxdWVzdExvZ0VudHJ5Ik0KFVN0YWZmUmV2b2tlS2V5UmVxdWVzdBIaCghzdGFmZl9pZBgBIAEoCUIIukgFcgOwAQESGAoGa2V5X2lkGAIgASgJQgi6SAVyA7ABASI5ChZTdGFmZlJldm9rZUtleVJlc3BvbnNlEh8KA2tleRgBIAEoCzISLmhiLmF1dGgudjEuQXBpS2V5IhQKEkdldFNldHRpbmdzUmVxdWVzdCI9ChNHZXRTZXR0aW5nc1Jlc3BvbnNlEiYKCHNldHRpbmdzGAEgASgLMhQuaGIuYXV0aC52MS5TZXR0aW5ncyK5AwoVVXBkYXRlU2V0dGluZ3NSZXF1ZXN0EiEKFGN1c3RvbWVyX2FwaV9lbmFibGVkGAEgASgISACIAQEScQoUaG91cmx5X3JlcXVlc3RfbGltaXQYAiABKAVCTrpIS7oBSAoJaW50LnJhbmdlEh1tdXN0IGJlIGJldHdlZW4gMSBhbmQgMTAwMDAwMBocdGhpcyA+PSAxICYmIHRoaXMgPD0gMTAwMDAwMEgBiAEBEmcKEGFjdGl2ZV9rZXlfbGltaXQYAyABKAVCSLpIRboBQgoJaW50LnJhbmdlEhptdXN0IGJlIGJldHdlZW4gMSBhbmQgMTAwMBoZdGhpcyA+PSAxICYmIHRoaXMgPD0gMTAwMEgCiAEBEh0KEGludmVudG9yeV9tb2R1bGUYBCABKAhIA4gBARIXCgp2cHNfbW9kdWxlGAUgASgISASIAQFCFwoVX2N1c3RvbWVyX2FwaV9lbmFibGVkQhcKFV9ob3VybHlfcmVxdWVzdF9saW1pdEITChFfYWN0aXZlX2tleV9saW1pdEITChFfaW52ZW50b3J5X21vZHVsZUINCgtfdnBzX21vZHVsZSJAChZVcGRhdGVTZXR0aW5nc1Jlc3BvbnNlEiYKCHNldHRpbmdzGAEgASgLMhQuaGIuYXV0aC52MS5TZXR0aW5ncyJqChRDcmVhdGVQYXJ0bmVyUmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESMwoGc3RhdHVzGAIgASgOMhkuaGIuYXV0aC52MS5QYXJ0bmVyU3RhdHVzQgi6SAWCAQIQASJVChVDcmVhdGVQYXJ0bmVyUmVzcG9uc2USJAoHcGFydG5lchgBIAEoCzITLmhiLmF1dGgudjEuUGFydG5lchIWCg5zaWduaW5nX3NlY3JldBgCIAEoCSJwChdTZXRQYXJ0bmVyU3RhdHVzUmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESNgoGc3RhdHVzGAIgASgOMhkuaGIuYXV0aC52MS5QYXJ0bmVyU3RhdHVzQgu6SAjIAQGCAQIQASJAChhTZXRQYXJ0bmVyU3RhdHVzUmVzcG9uc2USJAoHcGFydG5lchgBIAEoCzITLmhiLmF1dGgudjEuUGFydG5lciJKChpSb3RhdGVQYXJ0bmVyU2VjcmV0UmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESDQoFY2xlYXIYAiABKAgiWwobUm90YXRlUGFydG5lclNlY3JldFJlc3BvbnNlEiQKB3BhcnRuZXIYASABKAsyEy5oYi5hdXRoLnYxLlBhcnRuZXISFgoOc2lnbmluZ19zZWNyZXQYAiABKAkiQwocR2V0UGFydG5lckZvckRlbGl2ZXJ5UmVxdWVzdBIjCgxjdXN0b21lcl9pZHMYASADKAlCDbpICpIBByIFcgOwAQEiTAodR2V0UGFydG5lckZvckRlbGl2ZXJ5UmVzcG9uc2USKwoIcGFydG5lcnMYASADKAsyGS5oYi5hdXRoLnYxLlBhcnRuZXJTZWNyZXQqRgoGTW9kdWxlEhYKEk1PRFVMRV9VTlNQRUNJRklFRBAAEhQKEE1PRFVMRV9JTlZFTlRPUlkQARIOCgpNT0RVTEVfVlBTEAIymAEKC0F1dGhTZXJ2aWNlEj8KBlZlcmlmeRIZLmhiLmF1dGgudjEuVmVyaWZ5UmVxdWVzdBoaLmhiLmF1dGgudjEuVmVyaWZ5UmVzcG9uc2USSAoJR2V0UGVyc29uEhwuaGIuYXV0aC52MS5HZXRQZXJzb25SZXF1ZXN0Gh0uaGIuYXV0aC52MS5HZXRQZXJzb25SZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_timestamp, file_hb_auth_v1_accounts, file_hb_auth_v1_api_keys, file_hb_auth_v1_partners]);
 
 /**
  * Describes the message hb.auth.v1.VerifyRequest.
@@ -107,256 +107,270 @@ export const SetCustomerStatusResponseSchema = /*@__PURE__*/
   messageDesc(file_hb_auth_v1_auth, 12);
 
 /**
+ * Describes the message hb.auth.v1.UpdateCustomerRequest.
+ * Use `create(UpdateCustomerRequestSchema)` to create a new message.
+ */
+export const UpdateCustomerRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_auth_v1_auth, 13);
+
+/**
+ * Describes the message hb.auth.v1.UpdateCustomerResponse.
+ * Use `create(UpdateCustomerResponseSchema)` to create a new message.
+ */
+export const UpdateCustomerResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_auth_v1_auth, 14);
+
+/**
  * Describes the message hb.auth.v1.CreatePersonRequest.
  * Use `create(CreatePersonRequestSchema)` to create a new message.
  */
 export const CreatePersonRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 13);
+  messageDesc(file_hb_auth_v1_auth, 15);
 
 /**
  * Describes the message hb.auth.v1.CreatePersonResponse.
  * Use `create(CreatePersonResponseSchema)` to create a new message.
  */
 export const CreatePersonResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 14);
+  messageDesc(file_hb_auth_v1_auth, 16);
 
 /**
  * Describes the message hb.auth.v1.GetPersonRequest.
  * Use `create(GetPersonRequestSchema)` to create a new message.
  */
 export const GetPersonRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 15);
+  messageDesc(file_hb_auth_v1_auth, 17);
 
 /**
  * Describes the message hb.auth.v1.GetPersonResponse.
  * Use `create(GetPersonResponseSchema)` to create a new message.
  */
 export const GetPersonResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 16);
+  messageDesc(file_hb_auth_v1_auth, 18);
 
 /**
  * Describes the message hb.auth.v1.SetPermissionsRequest.
  * Use `create(SetPermissionsRequestSchema)` to create a new message.
  */
 export const SetPermissionsRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 17);
+  messageDesc(file_hb_auth_v1_auth, 19);
 
 /**
  * Describes the message hb.auth.v1.SetPermissionsResponse.
  * Use `create(SetPermissionsResponseSchema)` to create a new message.
  */
 export const SetPermissionsResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 18);
+  messageDesc(file_hb_auth_v1_auth, 20);
 
 /**
  * Describes the message hb.auth.v1.CreateKeyRequest.
  * Use `create(CreateKeyRequestSchema)` to create a new message.
  */
 export const CreateKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 19);
+  messageDesc(file_hb_auth_v1_auth, 21);
 
 /**
  * Describes the message hb.auth.v1.CreateKeyResponse.
  * Use `create(CreateKeyResponseSchema)` to create a new message.
  */
 export const CreateKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 20);
+  messageDesc(file_hb_auth_v1_auth, 22);
 
 /**
  * Describes the message hb.auth.v1.UpdateKeyRequest.
  * Use `create(UpdateKeyRequestSchema)` to create a new message.
  */
 export const UpdateKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 21);
+  messageDesc(file_hb_auth_v1_auth, 23);
 
 /**
  * Describes the message hb.auth.v1.UpdateKeyResponse.
  * Use `create(UpdateKeyResponseSchema)` to create a new message.
  */
 export const UpdateKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 22);
+  messageDesc(file_hb_auth_v1_auth, 24);
 
 /**
  * Describes the message hb.auth.v1.RevokeKeyRequest.
  * Use `create(RevokeKeyRequestSchema)` to create a new message.
  */
 export const RevokeKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 23);
+  messageDesc(file_hb_auth_v1_auth, 25);
 
 /**
  * Describes the message hb.auth.v1.RevokeKeyResponse.
  * Use `create(RevokeKeyResponseSchema)` to create a new message.
  */
 export const RevokeKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 24);
+  messageDesc(file_hb_auth_v1_auth, 26);
 
 /**
  * Describes the message hb.auth.v1.ListKeysRequest.
  * Use `create(ListKeysRequestSchema)` to create a new message.
  */
 export const ListKeysRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 25);
+  messageDesc(file_hb_auth_v1_auth, 27);
 
 /**
  * Describes the message hb.auth.v1.ListKeysResponse.
  * Use `create(ListKeysResponseSchema)` to create a new message.
  */
 export const ListKeysResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 26);
+  messageDesc(file_hb_auth_v1_auth, 28);
 
 /**
  * Describes the message hb.auth.v1.ListRequestLogRequest.
  * Use `create(ListRequestLogRequestSchema)` to create a new message.
  */
 export const ListRequestLogRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 27);
+  messageDesc(file_hb_auth_v1_auth, 29);
 
 /**
  * Describes the message hb.auth.v1.ListRequestLogResponse.
  * Use `create(ListRequestLogResponseSchema)` to create a new message.
  */
 export const ListRequestLogResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 28);
+  messageDesc(file_hb_auth_v1_auth, 30);
 
 /**
  * Describes the message hb.auth.v1.CreateStaffRequest.
  * Use `create(CreateStaffRequestSchema)` to create a new message.
  */
 export const CreateStaffRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 29);
+  messageDesc(file_hb_auth_v1_auth, 31);
 
 /**
  * Describes the message hb.auth.v1.CreateStaffResponse.
  * Use `create(CreateStaffResponseSchema)` to create a new message.
  */
 export const CreateStaffResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 30);
+  messageDesc(file_hb_auth_v1_auth, 32);
 
 /**
  * Describes the message hb.auth.v1.StaffListKeysRequest.
  * Use `create(StaffListKeysRequestSchema)` to create a new message.
  */
 export const StaffListKeysRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 31);
+  messageDesc(file_hb_auth_v1_auth, 33);
 
 /**
  * Describes the message hb.auth.v1.StaffListKeysResponse.
  * Use `create(StaffListKeysResponseSchema)` to create a new message.
  */
 export const StaffListKeysResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 32);
+  messageDesc(file_hb_auth_v1_auth, 34);
 
 /**
  * Describes the message hb.auth.v1.StaffListRequestLogRequest.
  * Use `create(StaffListRequestLogRequestSchema)` to create a new message.
  */
 export const StaffListRequestLogRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 33);
+  messageDesc(file_hb_auth_v1_auth, 35);
 
 /**
  * Describes the message hb.auth.v1.StaffListRequestLogResponse.
  * Use `create(StaffListRequestLogResponseSchema)` to create a new message.
  */
 export const StaffListRequestLogResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 34);
+  messageDesc(file_hb_auth_v1_auth, 36);
 
 /**
  * Describes the message hb.auth.v1.StaffRevokeKeyRequest.
  * Use `create(StaffRevokeKeyRequestSchema)` to create a new message.
  */
 export const StaffRevokeKeyRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 35);
+  messageDesc(file_hb_auth_v1_auth, 37);
 
 /**
  * Describes the message hb.auth.v1.StaffRevokeKeyResponse.
  * Use `create(StaffRevokeKeyResponseSchema)` to create a new message.
  */
 export const StaffRevokeKeyResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 36);
+  messageDesc(file_hb_auth_v1_auth, 38);
 
 /**
  * Describes the message hb.auth.v1.GetSettingsRequest.
  * Use `create(GetSettingsRequestSchema)` to create a new message.
  */
 export const GetSettingsRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 37);
+  messageDesc(file_hb_auth_v1_auth, 39);
 
 /**
  * Describes the message hb.auth.v1.GetSettingsResponse.
  * Use `create(GetSettingsResponseSchema)` to create a new message.
  */
 export const GetSettingsResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 38);
+  messageDesc(file_hb_auth_v1_auth, 40);
 
 /**
  * Describes the message hb.auth.v1.UpdateSettingsRequest.
  * Use `create(UpdateSettingsRequestSchema)` to create a new message.
  */
 export const UpdateSettingsRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 39);
+  messageDesc(file_hb_auth_v1_auth, 41);
 
 /**
  * Describes the message hb.auth.v1.UpdateSettingsResponse.
  * Use `create(UpdateSettingsResponseSchema)` to create a new message.
  */
 export const UpdateSettingsResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 40);
+  messageDesc(file_hb_auth_v1_auth, 42);
 
 /**
  * Describes the message hb.auth.v1.CreatePartnerRequest.
  * Use `create(CreatePartnerRequestSchema)` to create a new message.
  */
 export const CreatePartnerRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 41);
+  messageDesc(file_hb_auth_v1_auth, 43);
 
 /**
  * Describes the message hb.auth.v1.CreatePartnerResponse.
  * Use `create(CreatePartnerResponseSchema)` to create a new message.
  */
 export const CreatePartnerResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 42);
+  messageDesc(file_hb_auth_v1_auth, 44);
 
 /**
  * Describes the message hb.auth.v1.SetPartnerStatusRequest.
  * Use `create(SetPartnerStatusRequestSchema)` to create a new message.
  */
 export const SetPartnerStatusRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 43);
+  messageDesc(file_hb_auth_v1_auth, 45);
 
 /**
  * Describes the message hb.auth.v1.SetPartnerStatusResponse.
  * Use `create(SetPartnerStatusResponseSchema)` to create a new message.
  */
 export const SetPartnerStatusResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 44);
+  messageDesc(file_hb_auth_v1_auth, 46);
 
 /**
  * Describes the message hb.auth.v1.RotatePartnerSecretRequest.
  * Use `create(RotatePartnerSecretRequestSchema)` to create a new message.
  */
 export const RotatePartnerSecretRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 45);
+  messageDesc(file_hb_auth_v1_auth, 47);
 
 /**
  * Describes the message hb.auth.v1.RotatePartnerSecretResponse.
  * Use `create(RotatePartnerSecretResponseSchema)` to create a new message.
  */
 export const RotatePartnerSecretResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 46);
+  messageDesc(file_hb_auth_v1_auth, 48);
 
 /**
  * Describes the message hb.auth.v1.GetPartnerForDeliveryRequest.
  * Use `create(GetPartnerForDeliveryRequestSchema)` to create a new message.
  */
 export const GetPartnerForDeliveryRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 47);
+  messageDesc(file_hb_auth_v1_auth, 49);
 
 /**
  * Describes the message hb.auth.v1.GetPartnerForDeliveryResponse.
  * Use `create(GetPartnerForDeliveryResponseSchema)` to create a new message.
  */
 export const GetPartnerForDeliveryResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_auth_v1_auth, 48);
+  messageDesc(file_hb_auth_v1_auth, 50);
 
 /**
  * Describes the enum hb.auth.v1.Module.

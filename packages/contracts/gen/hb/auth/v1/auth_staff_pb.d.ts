@@ -3,7 +3,8 @@
 /* eslint-disable */
 
 import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
-import type { CreateCustomerRequestSchema, CreateCustomerResponseSchema, CreateKeyRequestSchema, CreateKeyResponseSchema, CreatePartnerRequestSchema, CreatePartnerResponseSchema, CreatePersonRequestSchema, CreatePersonResponseSchema, CreateStaffRequestSchema, CreateStaffResponseSchema, GetCustomerRequestSchema, GetCustomerResponseSchema, GetSettingsRequestSchema, GetSettingsResponseSchema, ListCustomersRequestSchema, ListCustomersResponseSchema, ListKeysRequestSchema, ListKeysResponseSchema, ListRequestLogRequestSchema, ListRequestLogResponseSchema, RevokeKeyRequestSchema, RevokeKeyResponseSchema, RotatePartnerSecretRequestSchema, RotatePartnerSecretResponseSchema, SetCustomerStatusRequestSchema, SetCustomerStatusResponseSchema, SetPartnerStatusRequestSchema, SetPartnerStatusResponseSchema, SetPermissionsRequestSchema, SetPermissionsResponseSchema, StaffListKeysRequestSchema, StaffListKeysResponseSchema, StaffListRequestLogRequestSchema, StaffListRequestLogResponseSchema, StaffRevokeKeyRequestSchema, StaffRevokeKeyResponseSchema, UpdateKeyRequestSchema, UpdateKeyResponseSchema, UpdateSettingsRequestSchema, UpdateSettingsResponseSchema } from "./auth_pb.js";
+import type { CreateCustomerRequestSchema, CreateCustomerResponseSchema, CreateKeyRequestSchema, CreateKeyResponseSchema, CreatePartnerRequestSchema, CreatePartnerResponseSchema, CreatePersonRequestSchema, CreatePersonResponseSchema, CreateStaffRequestSchema, CreateStaffResponseSchema, GetCustomerRequestSchema, GetCustomerResponseSchema, GetSettingsRequestSchema, GetSettingsResponseSchema, ListCustomersRequestSchema, ListCustomersResponseSchema, ListKeysRequestSchema, ListKeysResponseSchema, ListRequestLogRequestSchema, ListRequestLogResponseSchema, RevokeKeyRequestSchema, RevokeKeyResponseSchema, RotatePartnerSecretRequestSchema, RotatePartnerSecretResponseSchema, SetCustomerStatusRequestSchema, SetCustomerStatusResponseSchema, SetPartnerStatusRequestSchema, SetPartnerStatusResponseSchema, SetPermissionsRequestSchema, SetPermissionsResponseSchema, StaffListKeysRequestSchema, StaffListKeysResponseSchema, StaffListRequestLogRequestSchema, StaffListRequestLogResponseSchema, StaffRevokeKeyRequestSchema, StaffRevokeKeyResponseSchema, UpdateCustomerRequestSchema, UpdateCustomerResponseSchema, UpdateKeyRequestSchema, UpdateKeyResponseSchema, UpdateSettingsRequestSchema, UpdateSettingsResponseSchema } from "./auth_pb.js";
+import type { BeginStaffActionRequestSchema, BeginStaffActionResponseSchema, FinishStaffActionRequestSchema, FinishStaffActionResponseSchema, ListStaffActionsRequestSchema, ListStaffActionsResponseSchema } from "./staff_audit_pb.js";
 
 /**
  * Describes the file hb/auth/v1/auth_staff.proto.
@@ -42,6 +43,16 @@ export declare const AuthStaffService: GenService<{
     methodKind: "unary";
     input: typeof ListCustomersRequestSchema;
     output: typeof ListCustomersResponseSchema;
+  },
+  /**
+   * Name, e-mail, company and country, with the rules of CreateCustomer.
+   *
+   * @generated from rpc hb.auth.v1.AuthStaffService.UpdateCustomer
+   */
+  updateCustomer: {
+    methodKind: "unary";
+    input: typeof UpdateCustomerRequestSchema;
+    output: typeof UpdateCustomerResponseSchema;
   },
   /**
    * @generated from rpc hb.auth.v1.AuthStaffService.SetCustomerStatus
@@ -170,6 +181,32 @@ export declare const AuthStaffService: GenService<{
     methodKind: "unary";
     input: typeof RotatePartnerSecretRequestSchema;
     output: typeof RotatePartnerSecretResponseSchema;
+  },
+  /**
+   * The audit log of staff writes (staff_audit.proto): recorded before each write, finished after.
+   *
+   * @generated from rpc hb.auth.v1.AuthStaffService.BeginStaffAction
+   */
+  beginStaffAction: {
+    methodKind: "unary";
+    input: typeof BeginStaffActionRequestSchema;
+    output: typeof BeginStaffActionResponseSchema;
+  },
+  /**
+   * @generated from rpc hb.auth.v1.AuthStaffService.FinishStaffAction
+   */
+  finishStaffAction: {
+    methodKind: "unary";
+    input: typeof FinishStaffActionRequestSchema;
+    output: typeof FinishStaffActionResponseSchema;
+  },
+  /**
+   * @generated from rpc hb.auth.v1.AuthStaffService.ListStaffActions
+   */
+  listStaffActions: {
+    methodKind: "unary";
+    input: typeof ListStaffActionsRequestSchema;
+    output: typeof ListStaffActionsResponseSchema;
   },
   /**
    * @generated from rpc hb.auth.v1.AuthStaffService.GetSettings

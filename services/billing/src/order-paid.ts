@@ -1,0 +1,39 @@
+/**
+ * What paying an order's proforma does: the order becomes paid and active, and its services start
+ * (the provisioner picks up services in `pending`) with their first paid term. Registered with the
+ * "document paid" dispatch, so the payment engine runs it without importing the orders feature.
+ */
+import type { TxSql } from "@hb/platform";
+import { clock } from "./clock.ts";
+import { orderEvent } from "./events.ts";
+import { addCycle, CYCLE_MONTHS, HOURLY } from "./money.ts";
+import { onDocumentPaid, type PaidPayment } from "./paid-dispatch.ts";
+import type { DocumentRow, OrderRow } from "./records.ts";
+
+async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidPayment) {
+  if (!doc.order_id) return;
+  // Both updates are sent before the first await, in the payment's round trip (paid-dispatch.ts).
+  const orderRows = tx<OrderRow[]>`
+    update orders set payment_status = 'paid', status = 'active', payment_error = null
+    where id = ${doc.order_id} returning *`.execute();
+  // The paid term starts now: a proforma paid a week after the order still buys a whole cycle.
+  // One statement for all the order's services: each cycle's next due date is worked out here
+  // (calendar months, clamped), for every cycle there is; any other cycle gets addCycle's default.
+  const now = clock.now();
+  const cycles = [...Object.keys(CYCLE_MONTHS), HOURLY];
+  const servicesStarted = tx`
+    update services s set status = 'pending', next_due_date = coalesce(
+      (select due.date
+       from unnest(${cycles}::text[], ${cycles.map((c) => addCycle(now, c).toISOString())}::timestamptz[])
+         as due(cycle, date)
+       where due.cycle = s.cycle),
+      ${addCycle(now, "").toISOString()}::timestamptz)
+    where s.order_id = ${doc.order_id} and s.status = 'pending_payment'`.execute();
+  const [[order]] = await Promise.all([orderRows, servicesStarted]);
+  // A partner learns of the payment once the services are built (see provisioning.ts).
+  if (order && !order.partner_id)
+    await orderEvent(tx, ns, "order.paid", order, { invoiceId: payment.invoiceId });
+  return { order };
+}
+
+onDocumentPaid("order", orderPaid);
