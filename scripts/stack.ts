@@ -59,7 +59,7 @@ export async function freePort(): Promise<number> {
  * modules are all cached never loads the TypeScript stripper (a WebAssembly module, about 15 MB of
  * RSS per process, measured in docs/benchmarks.md) and starts faster. The first start fills it.
  */
-const compileCache =
+export const compileCache =
   process.env.NODE_COMPILE_CACHE || path.join(root, "node_modules", ".cache", "node-compile");
 
 /**

@@ -4,12 +4,12 @@
  * runner, then tears everything down.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, globSync } from "node:fs";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { ensureDependencies } from "./deps.ts";
-import { stackEnv, startStack } from "./stack.ts";
+import { compileCache, stackEnv, startStack } from "./stack.ts";
 
 // The page tests drive Debian's Chromium: installed here when missing and we may (root); else they
 // skip, saying why.
@@ -117,15 +117,20 @@ function runTests(env: Record<string, string>, gatewayUrl: string): Promise<numb
         "scripts/**/*.test.ts",
         "test/**/*.test.ts",
       ];
+  const files = [
+    ...new Set(patterns.flatMap((p) => globSync(p, { exclude: (f) => f.includes("node_modules") }))),
+  ];
   return new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
       // hb-source: the workspace's SDK is imported from its TypeScript source, as the typecheck reads it.
-      // The timeout is a hang detector and applies to a whole describe() too: at a load average of 25
-      // on two cores, suites that start private stacks (supervisor, kills, webhook faults) have needed
-      // more than 120 s while every assertion held.
-      ["--conditions=hb-source", "--test", "--test-concurrency=4", "--test-timeout=300000", ...patterns],
-      { stdio: "inherit", env: { ...process.env, ...env, GATEWAY_URL: gatewayUrl } },
+      ["--conditions=hb-source", "scripts/run-tests.ts", ...files],
+      {
+        stdio: "inherit",
+        // The test files' processes keep their compiled modules on disk as the services do: a
+        // hundred processes each compiling the same helpers and contracts again is CPU the run lacks.
+        env: { NODE_COMPILE_CACHE: compileCache, ...process.env, ...env, GATEWAY_URL: gatewayUrl },
+      },
     );
     child.on("exit", (c) => resolve(c ?? 1));
   });

@@ -76,7 +76,7 @@ const changes: Record<string, (acct: Account) => Promise<void>> = {
 
 /** Changes of company settings: the table's settings part; a private stack tests them. */
 const elsewhere: Record<string, string> = {
-  updateSettings: "test/company-settings.test.ts (switch, hourly limit, modules on a private stack)",
+  updateSettings: "test/company-settings.suite.ts (switch, hourly limit, modules on the company-wide stack)",
 };
 
 /** RPCs that change nothing a key check reads, and why. */

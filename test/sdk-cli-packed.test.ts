@@ -1,18 +1,20 @@
 /**
  * The SDK and the hb CLI as a user gets them: both packed with `npm pack`, installed into an
- * empty project outside the repository, and run there by the machine's Node 20 against the
+ * empty project outside the repository (test/support/packed-project.ts keeps that install for
+ * the next run while its inputs are unchanged), and run there by the machine's Node 20 against the
  * running stack. Nothing of the workspace is visible to them.
  */
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { type Account, addCredit, api, balanceOf, GATEWAY, newAccount, newProduct } from "./helpers.ts";
+import { packedProject } from "./support/packed-project.ts";
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "..");
@@ -74,30 +76,14 @@ describe("the packed SDK and CLI installed into an empty project", {
     const { stdout: version } = await run(SYSTEM_NODE, ["--version"]);
     assert.ok(Number(/^v(\d+)/.exec(version)![1]) >= 20, `the system Node is ${version}`);
     dir = await mkdtemp(path.join(tmpdir(), "hb-packed-"));
-    project = path.join(dir, "project");
     configFile = path.join(dir, "config", "hb.json");
-    await mkdir(project);
-    const tarballs: string[] = [];
-    for (const pkg of ["webhook-signature", "sdk", "cli"]) {
-      // prepack compiles the package (tsc), so the tarball holds JS and .d.ts only.
-      const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], {
-        cwd: path.join(root, "packages", pkg),
-      });
-      const [packed] = JSON.parse(stdout.slice(stdout.indexOf("["))) as {
-        filename: string;
-        files: { path: string }[];
-      }[];
-      const files = packed.files.map((f) => f.path);
+    const packed = await packedProject(dir);
+    project = packed.project;
+    for (const [pkg, files] of Object.entries(packed.packedFiles))
       assert.ok(
         !files.some((f) => f.endsWith(".ts") && !f.endsWith(".d.ts")),
-        `no TypeScript source in ${files}`,
+        `no TypeScript source in ${pkg}: ${files}`,
       );
-      tarballs.push(path.join(dir, packed.filename));
-    }
-    await run("npm", ["init", "-y"], { cwd: project });
-    await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs], {
-      cwd: project,
-    });
     hbBin = path.join(project, "node_modules", "@hosting-platform", "cli", "bin", "hb.js");
 
     acct = await newAccount();

@@ -81,6 +81,14 @@ function receiver() {
 const deliveries = async (p: Partner) =>
   (await webhooks.listDeliveries({ partnerId: p.customerId, limit: 100 })).deliveries;
 
+/**
+ * Waits until one of the partner's deliveries is recorded as delivered. A receiver holds the
+ * request before the webhooks service has its answer and records it, so seeing the request is not
+ * yet seeing the record (under load the gap has been long enough for a read to find it pending).
+ */
+const sentOn = (p: Partner) =>
+  eventually(async () => (await deliveries(p)).some((d) => d.status === DeliveryStatus.DELIVERED));
+
 /** Waits until the delivery has had `attempts` attempts, and returns it. */
 const afterAttempts = (p: Partner, id: string, attempts: number) =>
   eventually(async () => (await deliveries(p)).find((d) => d.id === id && d.attempts >= attempts));
@@ -501,6 +509,8 @@ describe("deliveries", () => {
     const kept = newId();
     await raiseServiceEvent(p.customerId, kept);
     await eventually(async () => rx.got.some((r) => r.body.data.serviceId === kept));
+    // The receiver sees the request before the sender has recorded its answer: wait for the record.
+    await sentOn(p);
     const list = await deliveries(p);
     assert.equal(list.length, 1, "only the event raised with a URL on file was queued");
     assert.equal(list[0].status, DeliveryStatus.DELIVERED);
@@ -516,6 +526,7 @@ describe("deliveries", () => {
     const kept = newId();
     await raiseServiceEvent(p.customerId, kept);
     await eventually(async () => rx.got.some((r) => r.body.data.serviceId === kept));
+    await sentOn(p);
     assert.deepEqual(
       (await deliveries(p)).map((d) => d.status),
       [DeliveryStatus.DELIVERED],

@@ -26,6 +26,8 @@ const portOpen = (port: number) =>
 export interface PrivateServer {
   url: string;
   start(): Promise<void>;
+  /** Whether the server accepts connections now. */
+  isUp(): Promise<boolean>;
   /** The server vanishes mid-flight, as in a crash. */
   kill(): Promise<void>;
   close(): Promise<void>;
@@ -46,6 +48,7 @@ export async function privateRedis(): Promise<PrivateServer> {
       );
       await eventually(() => portOpen(port), 10_000, 50);
     },
+    isUp: () => portOpen(port),
     async kill() {
       const p = proc;
       proc = undefined;
@@ -117,6 +120,7 @@ export async function privatePostgres(): Promise<PrivateServer> {
         50,
       );
     },
+    isUp: () => portOpen(port),
     async kill() {
       const p = proc;
       proc = undefined;
@@ -150,6 +154,7 @@ export async function privateNats(): Promise<PrivateServer> {
       });
       await eventually(() => portOpen(port), 10_000, 50);
     },
+    isUp: () => portOpen(port),
     async kill() {
       const p = proc;
       proc = undefined;

@@ -12,12 +12,14 @@ import { newId } from "@hb/platform";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { eventually } from "./helpers.ts";
-import { type OwnStack, ownStack } from "./own-stack.ts";
+import type { OwnStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
-import { type PrivateServer, privateNats } from "./support/private-servers.ts";
+import { natsFaultStack } from "./support/nats-fault-stack.ts";
+import type { PrivateServer } from "./support/private-servers.ts";
 
 // The stack runs on its own NATS server (started from the machine's binary on a free port, its
-// JetStream store in a temporary directory), so killing it disturbs no other test.
+// JetStream store in a temporary directory), so killing it disturbs no other test. It is the stack
+// the start-up outage suite used before (test/nats-faults.test.ts).
 describe("a NATS restart", () => {
   let nats: PrivateServer;
   let s: OwnStack;
@@ -34,14 +36,13 @@ describe("a NATS restart", () => {
   });
 
   before(async () => {
-    nats = await privateNats();
-    s = await ownStack("natsrestart", { NATS_URL: nats.url });
+    ({ nats, s } = await natsFaultStack());
+    // The start-up outage suite before this one starts NATS; if it stopped before that, start it here.
+    if (!(await nats.isUp())) await nats.start();
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   });
   after(async () => {
     receiver.close();
-    await s?.close();
-    await nats?.close();
   });
 
   it("in the middle of a burst of events loses none and delivers each once", async () => {

@@ -1,16 +1,18 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { after, before, describe, it } from "node:test";
-import { type OwnStack, ownStack } from "./own-stack.ts";
+import { before, describe, it } from "node:test";
+import type { OwnStack } from "./own-stack.ts";
+import { companyStack } from "./support/company-stack.ts";
 
-// The Inventory and VPS modules are company-wide switches, so this file runs its own stack.
+// The Inventory and VPS modules are company-wide switches, so this suite runs on the company-wide
+// stack (test/company-wide.test.ts), and switches them on again.
 describe("compute routes behind modules", () => {
   let s: OwnStack;
   let key = "";
   const call = (method: string, path: string, body?: unknown) => s.call(method, path, key, body);
 
   before(async () => {
-    s = await ownStack("modules");
+    s = await companyStack();
     const { owner } = await s.auth.createCustomer({ name: "M", email: "m@example.test", currency: "EUR" });
     key = (
       await s.auth.createKey({
@@ -20,9 +22,6 @@ describe("compute routes behind modules", () => {
         ipAllowlist: "",
       })
     ).secretKey;
-  });
-  after(async () => {
-    await s?.close();
   });
 
   it("refuses dedicated routes without Inventory and snapshots without VPS with 403 FEATURE_DISABLED", async () => {

@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
-import { type OwnStack, ownStack } from "./own-stack.ts";
+import type { OwnStack } from "./own-stack.ts";
 import { csrfIn, PASSWORD, signInVisitor } from "./portal-pages.ts";
 import { stackClient } from "./support/clients.ts";
+import { companyStack } from "./support/company-stack.ts";
 
-// Company-wide settings change the behaviour for everyone, so this file runs its own stack.
+// Company-wide settings change the behaviour for everyone, so this suite runs on the company-wide
+// stack (test/company-wide.test.ts), and puts back every setting it changes.
 describe("company-wide settings", () => {
   let s: OwnStack;
   let key = "";
@@ -16,7 +18,7 @@ describe("company-wide settings", () => {
   };
 
   before(async () => {
-    s = await ownStack("settings");
+    s = await companyStack();
     const { owner } = await s.auth.createCustomer({ name: "S", email: "s@example.test", currency: "EUR" });
     ownerId = owner!.id;
     key = (
@@ -27,9 +29,6 @@ describe("company-wide settings", () => {
         ipAllowlist: "",
       })
     ).secretKey;
-  });
-  after(async () => {
-    await s?.close();
   });
 
   it("defaults: API on, 1,000 requests an hour, 10 keys, modules on", async () => {

@@ -10,9 +10,10 @@ import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staf
 import { signResellerRequest } from "@hb/webhook-signature";
 import postgres from "postgres";
 import { eventually, newProduct } from "./helpers.ts";
-import { type OwnStack, ownStack } from "./own-stack.ts";
+import type { OwnStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
-import { type PrivateServer, privateNats } from "./support/private-servers.ts";
+import { natsFaultStack } from "./support/nats-fault-stack.ts";
+import type { PrivateServer } from "./support/private-servers.ts";
 
 // The stack starts while its private NATS server is down: it serves keyed requests at once, keeps
 // what needs NATS (events in the outboxes, request-log entries in the gateway's buffer) and hands
@@ -40,13 +41,8 @@ describe("started while NATS is down", () => {
   });
 
   before(async () => {
-    nats = await privateNats();
-    await nats.kill();
-    s = await ownStack("natsdown", {
-      NATS_URL: nats.url,
-      WEBHOOK_PASS_INTERVAL_MS: "200",
-      SIM_BUILD_MS: "100",
-    });
+    // Started with its NATS server down, this suite being the first to ask.
+    ({ nats, s } = await natsFaultStack());
     sql = postgres(s.stack.env.DATABASE_URL, { max: 1, onnotice: () => {} });
     // Connected now and held: the shared server may have no connection to spare at the end.
     await sql`select 1`;
@@ -55,8 +51,6 @@ describe("started while NATS is down", () => {
   after(async () => {
     receiver.close();
     await sql?.end({ timeout: 5 });
-    await s?.close();
-    await nats?.close();
   });
 
   const healthOf = async () =>

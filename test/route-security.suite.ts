@@ -5,7 +5,8 @@
  * asked of the gateway over HTTP (its key-table path; auth for signed routes) and of auth.Verify
  * directly with the need the gateway would send, and both must answer alike. A route added to the
  * table is covered without a line here (the model is unkey's test_route_roles). One account set-up
- * per kind of case, not per route. Own stack: the switches would disturb other test files.
+ * per kind of case, not per route. On the company-wide stack (test/company-wide.test.ts), and last
+ * there: the switches would disturb other test files, and this suite leaves them off.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -20,8 +21,9 @@ import { KEY_REFUSALS, type KeyRefusal } from "@hb/platform/key-decision";
 import { signResellerRequest } from "@hb/webhook-signature";
 import { type HttpMethod, needOf, type RouteDef, type RouteNeed } from "../services/gateway/src/route.ts";
 import { allRoutes } from "../services/gateway/src/routes/index.ts";
-import { type OwnStack, ownStack } from "./own-stack.ts";
+import type { OwnStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
+import { companyStack } from "./support/company-stack.ts";
 import { eventually } from "./support/eventually.ts";
 
 type Keyed = { def: RouteDef; method: HttpMethod; path: string; need: RouteNeed };
@@ -216,7 +218,7 @@ describe("the key check on every route (gateway key table and auth.Verify agree)
   };
 
   before(async () => {
-    s = await ownStack("routesec");
+    s = await companyStack();
     verifier = stackClient(s.stack.env, [AuthService], "AUTH_ADDR", 10_000, "gateway");
     const b = stackClient(s.stack.env, [BillingService, BillingStaffService], "BILLING_ADDR");
     billing = b.client;
@@ -287,7 +289,6 @@ describe("the key check on every route (gateway key table and auth.Verify agree)
   after(async () => {
     verifier?.close();
     closeBilling();
-    await s?.close();
   });
 
   it("every route but the documentation is keyed, and every keyed route names a permission", () => {

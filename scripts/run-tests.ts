@@ -1,0 +1,35 @@
+/**
+ * The test runner proper, started by scripts/test.ts once the stack is up: runs the given test
+ * files (one process each) slowest first, a few at a time, and prints each file's time at the end.
+ * node --test would run them in name order; node:test's run() keeps the order given.
+ *
+ * Usage: node --conditions=hb-source scripts/run-tests.ts <file>...
+ */
+import path from "node:path";
+import { run } from "node:test";
+import { spec } from "node:test/reporters";
+import { slowestFirst } from "./test-order.ts";
+import fileTimes from "./test-times.ts";
+
+const root = path.resolve(import.meta.dirname, "..");
+const files = slowestFirst(process.argv.slice(2).map((f) => path.relative(root, path.resolve(f))));
+const concurrency = Number(process.env.HB_TEST_CONCURRENCY ?? 4);
+
+const stream = run({
+  files: files.map((f) => path.join(root, f)),
+  concurrency,
+  // A hang detector, and it applies to a whole describe() too: at a load average of 25 on two
+  // cores, suites that start private stacks have needed more than 120 s while every assertion held.
+  timeout: 300_000,
+});
+// The run's own summary (the one with no file) says whether everything passed, as node --test's
+// exit code does: todo tests that fail do not fail the run.
+let passed = false;
+stream.on("test:summary", (data) => {
+  if (data.file === undefined) passed = data.success;
+});
+stream.compose(spec()).pipe(process.stdout);
+stream.compose(fileTimes).pipe(process.stdout);
+process.on("beforeExit", () => {
+  process.exitCode = passed ? 0 : 1;
+});
