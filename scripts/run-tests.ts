@@ -14,6 +14,7 @@ import fileTimes from "./test-times.ts";
 const root = path.resolve(import.meta.dirname, "..");
 const files = slowestFirst(process.argv.slice(2).map((f) => path.relative(root, path.resolve(f))));
 const concurrency = Number(process.env.HB_TEST_CONCURRENCY ?? 4);
+const namePatterns = JSON.parse(process.env.HB_TEST_NAME_PATTERNS ?? "[]") as string[];
 
 const stream = run({
   files: files.map((f) => path.join(root, f)),
@@ -21,6 +22,7 @@ const stream = run({
   // A hang detector, and it applies to a whole describe() too: at a load average of 25 on two
   // cores, suites that start private stacks have needed more than 120 s while every assertion held.
   timeout: 300_000,
+  ...(namePatterns.length ? { testNamePatterns: namePatterns } : {}),
 });
 // The run's own summary (the one with no file) says whether everything passed, as node --test's
 // exit code does: todo tests that fail do not fail the run.
