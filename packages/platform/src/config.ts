@@ -36,6 +36,11 @@ export const commonConfig = {
     .default("hb"),
   /** Connections per process; several stacks share one PostgreSQL in tests. */
   DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(8),
+  /**
+   * Seconds an unused pooled connection is kept (0: for good). Tests set a few seconds, so the
+   * many stacks of a run hold connections only while they use them.
+   */
+  DB_IDLE_TIMEOUT_S: z.coerce.number().int().min(0).max(3600).default(0),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   RPC_TRANSPORT: z.enum(["grpc-js", "connect"]).default("grpc-js"),
   RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),

@@ -7,9 +7,11 @@ export type Sql = postgres.Sql;
 export type TxSql = postgres.TransactionSql;
 
 /** One pool per process. Each service works only in its own schema (search_path). */
-export function connectDb(url: string, schema: string, max = 10): Sql {
+export function connectDb(url: string, schema: string, max = 10, idleTimeoutS = 0): Sql {
   return postgres(url, {
     max,
+    // postgres.js reads 0 as "never close an idle connection".
+    idle_timeout: idleTimeoutS,
     onnotice: () => {},
     connection: { search_path: schema, application_name: schema },
     // numeric and bigint stay strings: money is never converted to binary floating point.

@@ -48,7 +48,7 @@ runMain(log, async () => {
   const cfg = loadBillingConfig();
   enableClockControl(cfg.BILLING_CLOCK_CONTROL);
   const observability = await startObservability("billing", log);
-  const sql = connectDb(cfg.DATABASE_URL, "billing", cfg.DB_POOL_MAX);
+  const sql = connectDb(cfg.DATABASE_URL, "billing", cfg.DB_POOL_MAX, cfg.DB_IDLE_TIMEOUT_S);
   await migrate(sql, "billing", path.join(import.meta.dirname, "db/migrations"), log);
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
   const nats = linkNats(cfg.NATS_URL, "billing", cfg.HB_NS, log);

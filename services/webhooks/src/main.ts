@@ -42,7 +42,7 @@ runMain(log, async () => {
     WEBHOOK_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(5),
   });
   const observability = await startObservability("webhooks", log);
-  const sql = connectDb(cfg.DATABASE_URL, "webhooks", cfg.DB_POOL_MAX);
+  const sql = connectDb(cfg.DATABASE_URL, "webhooks", cfg.DB_POOL_MAX, cfg.DB_IDLE_TIMEOUT_S);
   await migrate(sql, "webhooks", path.join(import.meta.dirname, "db/migrations"), log);
   registerQueueDepth(sql);
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
