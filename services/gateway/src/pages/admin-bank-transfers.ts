@@ -3,23 +3,12 @@ import { type TopUp, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb
 import { resolveError } from "@hb/platform";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../clients.ts";
+import type { AdminNeeds, AdminRender } from "./admin-page.ts";
 import { money } from "./customer/ui.ts";
 import { csrfField } from "./forms.ts";
-import { type Html, html } from "./html.ts";
+import { html } from "./html.ts";
 import { sessionOf } from "./session.ts";
 import type { Audited } from "./staff-audit.ts";
-
-type Render = (
-  res: Response,
-  title: string,
-  body: Html,
-  o: { notice?: string; status?: number; current: string },
-) => void;
-type Needs = (
-  p: "view_clients" | "edit_clients",
-  current: string,
-  fn: (req: Request, res: Response) => Promise<void>,
-) => (req: Request, res: Response, next: (e: unknown) => void) => void;
 
 const CURRENT = "/admin/bank-transfers";
 const PAGE_SIZE = 50;
@@ -44,8 +33,8 @@ const when = (t: TopUp["createdAt"]) =>
 export function bankTransferRoutes(
   router: Router,
   clients: PageClients,
-  render: Render,
-  needs: Needs,
+  render: AdminRender,
+  needs: AdminNeeds,
   can: (res: Response, p: "edit_clients") => boolean,
   audited: Audited,
 ) {

@@ -26,6 +26,7 @@ import {
 } from "@hb/platform";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../clients.ts";
+import type { AdminNeeds, AdminRender, StaffPermission } from "./admin-page.ts";
 import { money } from "./customer/ui.ts";
 import { day, when } from "./format.ts";
 import {
@@ -43,23 +44,10 @@ import { logFilterOf, requestLogView } from "./request-log.ts";
 import { sessionOf } from "./session.ts";
 import type { Audited } from "./staff-audit.ts";
 
-type StaffPermission = "view_clients" | "edit_clients";
-type Render = (
-  res: Response,
-  title: string,
-  body: Html,
-  o: { notice?: string; status?: number; current: string; error?: string },
-) => void;
-type Needs = (
-  p: StaffPermission,
-  current: string,
-  fn: (req: Request, res: Response) => Promise<void>,
-) => (req: Request, res: Response, next: (e: unknown) => void) => void;
-
 export interface CustomerPageDeps {
   clients: PageClients;
-  render: Render;
-  needs: Needs;
+  render: AdminRender;
+  needs: AdminNeeds;
   can: (res: Response, p: StaffPermission) => boolean;
   audited: Audited;
   linkFor: (realm: Realm, id: string) => Promise<string>;

@@ -4,6 +4,7 @@ import { DeliveryStatus, DeliveryStatusSchema } from "@hb/contracts/hb/webhooks/
 import { enumOfWord, enumWord, resolveError } from "@hb/platform";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../clients.ts";
+import type { AdminNeeds, AdminRender } from "./admin-page.ts";
 import { paginate, when } from "./format.ts";
 import { csrfField, emptyForm, type FormState, field, formErrors, generalError } from "./forms.ts";
 import { type Html, html } from "./html.ts";
@@ -11,18 +12,6 @@ import { logFilterOf, requestLogView } from "./request-log.ts";
 import { deliveryTable } from "./reseller.ts";
 import { sessionOf } from "./session.ts";
 import type { Audited } from "./staff-audit.ts";
-
-type Render = (
-  res: Response,
-  title: string,
-  body: Html,
-  o: { notice?: string; status?: number; current: string },
-) => void;
-type Needs = (
-  p: "view_clients" | "edit_clients",
-  current: string,
-  fn: (req: Request, res: Response) => Promise<void>,
-) => (req: Request, res: Response, next: (e: unknown) => void) => void;
 
 const CURRENT = "/admin/partners";
 const PAGE_SIZE = 50;
@@ -63,8 +52,8 @@ const query = (req: Request, name: string) => (typeof req.query[name] === "strin
 export function partnerRoutes(
   router: Router,
   clients: PageClients,
-  render: Render,
-  needs: Needs,
+  render: AdminRender,
+  needs: AdminNeeds,
   can: (res: Response, p: "edit_clients") => boolean,
   audited: Audited,
 ) {

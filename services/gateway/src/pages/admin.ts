@@ -5,6 +5,7 @@ import express, { type Request, type Response, type Router } from "express";
 import type { PageClients } from "../clients.ts";
 import { bankTransferRoutes } from "./admin-bank-transfers.ts";
 import { customerRoutes } from "./admin-customer.ts";
+import type { AdminNeeds, AdminRender } from "./admin-page.ts";
 import { partnerRoutes } from "./admin-partners.ts";
 import { paginate, when } from "./format.ts";
 import {
@@ -206,18 +207,6 @@ ${field(f, "currency", "Currency", { hint: "ISO code; empty: EUR" })}
   return router;
 }
 
-type Render = (
-  res: Response,
-  title: string,
-  body: Html,
-  o: { notice?: string; status?: number; current: string },
-) => void;
-type Needs = (
-  p: StaffPermission,
-  current: string,
-  fn: (req: Request, res: Response) => Promise<void>,
-) => (req: Request, res: Response, next: (e: unknown) => void) => void;
-
 function staffBoxes(prefix: string, chosen: readonly string[]): Html {
   return html`<ul class="plain">${STAFF_PERMISSIONS.map(
     (p) =>
@@ -228,8 +217,8 @@ function staffBoxes(prefix: string, chosen: readonly string[]): Html {
 function staffRoutes(
   router: Router,
   clients: PageClients,
-  render: Render,
-  needs: Needs,
+  render: AdminRender,
+  needs: AdminNeeds,
   audited: Audited,
   linkFor: (realm: Realm, id: string) => Promise<string>,
   linkPanel: (name: string, url: string) => Html,
@@ -333,8 +322,8 @@ const SETTINGS_FIELDS = {
 function settingsRoutes(
   router: Router,
   clients: PageClients,
-  render: Render,
-  needs: Needs,
+  render: AdminRender,
+  needs: AdminNeeds,
   can: (res: Response, p: StaffPermission) => boolean,
   audited: Audited,
 ) {
