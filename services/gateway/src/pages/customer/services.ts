@@ -593,28 +593,22 @@ ${
   });
   const copies = (req: Request) => `${svcBase(String(req.params.id))}/copies`;
   const nameOf = (req: Request) => (bodyText(req, "name") ? { name: bodyText(req, "name") } : {});
-  action(kit, router, "/services/:id/snapshots", { back: copies }, async (req, _res, api, token) => {
-    const r = await api<{ job_id?: string }>(OPS.snapshot, {
-      params: { id: String(req.params.id) },
-      body: nameOf(req),
-      token,
+  for (const [kind, op, what] of [
+    ["snapshots", OPS.snapshot, "Snapshot"],
+    ["backups", OPS.backup, "Backup"],
+  ] as const) {
+    action(kit, router, `/services/:id/${kind}`, { back: copies }, async (req, _res, api, token) => {
+      const r = await api<{ job_id?: string }>(op, {
+        params: { id: String(req.params.id) },
+        body: nameOf(req),
+        token,
+      });
+      return {
+        location: copies(req),
+        notice: `${what} started${r.data.job_id ? ` (job ${r.data.job_id})` : ""}.`,
+      };
     });
-    return {
-      location: copies(req),
-      notice: `Snapshot started${r.data.job_id ? ` (job ${r.data.job_id})` : ""}.`,
-    };
-  });
-  action(kit, router, "/services/:id/backups", { back: copies }, async (req, _res, api, token) => {
-    const r = await api<{ job_id?: string }>(OPS.backup, {
-      params: { id: String(req.params.id) },
-      body: nameOf(req),
-      token,
-    });
-    return {
-      location: copies(req),
-      notice: `Backup started${r.data.job_id ? ` (job ${r.data.job_id})` : ""}.`,
-    };
-  });
+  }
 
   /** A confirmation page: what will happen, and the one button that does it. */
   function confirm(path: string, o: { title: string; warning: string; button: string }) {
