@@ -210,6 +210,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       stop,
       restart: async (name, signal = "SIGKILL") => {
         const p = procs.get(name);
+        // Out of the map first: the supervisor (if any) leaves a process it no longer tracks alone,
+        // so a deliberate restart is neither reported nor counted toward its back-off.
+        procs.delete(name);
         if (p && p.exitCode === null) {
           await new Promise<void>((resolve) => {
             p.once("exit", () => resolve());

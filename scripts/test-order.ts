@@ -17,21 +17,18 @@ export const TIMES_FILE = path.join(root, "node_modules", ".cache", "hb-test-tim
  * (measured on two cores; see docs/architecture.md, "Test run").
  */
 export const KNOWN_SLOW = [
+  "test/faults.test.ts",
+  "services/compute/src/lxd/driver.test.ts",
   "test/company-wide.test.ts",
   "test/portal-browser.test.ts",
   "test/portal-customer.test.ts",
   "test/sdk-cli-packed.test.ts",
   "test/replicas.test.ts",
-  "test/webhook-faults.test.ts",
   "test/lxd-vps.test.ts",
   "test/billing.test.ts",
   "test/billing-cycle.test.ts",
   "test/portal-sign-in.test.ts",
-  "test/service-kills.test.ts",
   "test/compute-control.test.ts",
-  "services/compute/src/lxd/driver.test.ts",
-  "test/dependency-faults.test.ts",
-  "test/nats-faults.test.ts",
   "test/service-lifecycle.test.ts",
   "test/key-table.test.ts",
 ];

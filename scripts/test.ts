@@ -98,9 +98,9 @@ try {
 } catch (err) {
   process.stderr.write(`the test stack did not start: ${err instanceof Error ? err.message : String(err)}\n`);
 } finally {
-  const peak = connections.stop();
+  const { peak, heldBy } = await connections.stop();
   process.stdout.write(
-    `PostgreSQL connections held by this run at its peak: ${await peak} (the suite's budget is 60)\n`,
+    `PostgreSQL connections held by this run at its peak: ${peak} (the suite's budget is 60)${heldBy ? `: ${heldBy}` : ""}\n`,
   );
   // Everything this run made, the shared stack's and every private stack's, also after a failure.
   await removeRunData(admin, `hb_test_${suffix}`, `T${suffix.toUpperCase()}`).catch((err: unknown) =>
@@ -153,18 +153,25 @@ function runTests(env: Record<string, string>, gatewayUrl: string): Promise<numb
 
 /**
  * Samples the connections to this run's databases (the shared stack's and the private stacks',
- * which all start with `prefix`) four times a second; `stop` resolves to the largest count seen.
+ * which all start with `prefix`) four times a second; `stop` resolves to the largest count seen and
+ * what held them then: by stack (the shared one, or a private stack's label) and by holder (a
+ * service's schema, which it names as its application_name, or "tests" for a test's own).
  */
 function watchConnections(sql: postgres.Sql, prefix: string) {
   let peak = 0;
+  let heldBy = "";
   let stopped = false;
   const sample = async () => {
     while (!stopped) {
-      const [row] = await sql<{ n: number }[]>`
-        select count(*)::int as n from pg_stat_activity where left(datname, ${prefix.length}) = ${prefix}`.catch(
-        () => [{ n: 0 }],
-      );
-      peak = Math.max(peak, row.n);
+      const rows = await sql<{ datname: string; holder: string; n: number }[]>`
+        select datname, coalesce(nullif(application_name, ''), 'tests') as holder, count(*)::int as n
+        from pg_stat_activity where left(datname, ${prefix.length}) = ${prefix}
+        group by 1, 2`.catch(() => []);
+      const total = rows.reduce((sum, r) => sum + r.n, 0);
+      if (total > peak) {
+        peak = total;
+        heldBy = describeHolders(rows, prefix);
+      }
       await new Promise((r) => setTimeout(r, 250));
     }
   };
@@ -173,9 +180,32 @@ function watchConnections(sql: postgres.Sql, prefix: string) {
     stop: async () => {
       stopped = true;
       await running;
-      return peak;
+      return { peak, heldBy };
     },
   };
+}
+
+/** "shared 17 (auth 4, billing 5, ...); kills 9 (...)": a private stack by its label, largest first. */
+function describeHolders(rows: { datname: string; holder: string; n: number }[], prefix: string): string {
+  const stacks = new Map<string, Map<string, number>>();
+  for (const r of rows) {
+    // Private stacks are `<prefix>_<label><8 hex>` (test/support/test-database.ts).
+    const label = r.datname === prefix ? "shared" : r.datname.slice(prefix.length + 1, -8) || r.datname;
+    const holders = stacks.get(label) ?? new Map<string, number>();
+    holders.set(r.holder, (holders.get(r.holder) ?? 0) + r.n);
+    stacks.set(label, holders);
+  }
+  const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  return [...stacks]
+    .sort((a, b) => sum(b[1]) - sum(a[1]))
+    .map(
+      ([label, holders]) =>
+        `${label} ${sum(holders)} (${[...holders]
+          .sort()
+          .map(([h, n]) => `${h} ${n}`)
+          .join(", ")})`,
+    )
+    .join("; ");
 }
 
 async function removeRunData(sql: postgres.Sql, dbPrefix: string, streamPrefix: string) {

@@ -19,7 +19,7 @@ import type { PrivateServer } from "./support/private-servers.ts";
 
 // The stack runs on its own NATS server (started from the machine's binary on a free port, its
 // JetStream store in a temporary directory), so killing it disturbs no other test. It is the stack
-// the start-up outage suite used before (test/nats-faults.test.ts).
+// the start-up outage suite used before (test/faults.test.ts).
 describe("a NATS restart", () => {
   let nats: PrivateServer;
   let s: OwnStack;

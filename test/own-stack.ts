@@ -4,11 +4,10 @@
  */
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
-import postgres from "postgres";
-import { type Stack, stackEnv, startStack } from "../scripts/stack.ts";
+import { type Stack, type StackOptions, stackEnv, startStack } from "../scripts/stack.ts";
 import { contractViolation, onViolation } from "./contract.ts";
 import { stackClient } from "./support/clients.ts";
-import { testDatabaseUrl, testNamespace } from "./support/test-database.ts";
+import { removeStackData, testDatabaseUrl, testNamespace } from "./support/test-database.ts";
 
 export interface OwnStack {
   stack: Stack;
@@ -30,20 +29,25 @@ export async function ownStack(
   extraEnv: Record<string, string> = {},
   postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
   /** Start a service again when it exits, as `npm start` does (kill tests). */
-  opts: { supervise?: boolean } = {},
+  opts: Pick<StackOptions, "supervise" | "onRestart"> = {},
 ): Promise<OwnStack> {
   const db = testDatabaseUrl(label);
   const server = new URL(postgresUrl);
   db.host = server.host;
   db.username = server.username;
   db.password = server.password;
-  const ns = testNamespace();
+  // A test that looks for the stack's streams names the namespace (HB_NS); else one of the run's.
+  const ns = extraEnv.HB_NS ?? testNamespace();
   const { env, gatewayPort } = await stackEnv({ databaseUrl: db.toString(), ns });
   const stack = await startStack({
     env: { ...env, ...extraEnv },
     output: "pipe",
     gatewayPort,
     supervise: opts.supervise,
+    onRestart: opts.onRestart,
+  }).catch(async (err: unknown) => {
+    await removeStackData(db, ns);
+    throw err;
   });
   const handle = stackClient(env, [AuthService, AuthStaffService], "AUTH_ADDR");
   return {
@@ -70,11 +74,7 @@ export async function ownStack(
     close: async () => {
       handle.close();
       await stack.stop();
-      const admin = new URL(db);
-      admin.pathname = "/postgres";
-      const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
-      await sql.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);
-      await sql.end({ timeout: 5 });
+      await removeStackData(db, ns);
     },
   };
 }

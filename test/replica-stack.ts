@@ -9,10 +9,9 @@ import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
-import postgres from "postgres";
 import { freePort, SERVICES, type Stack, stackEnv, startStack } from "../scripts/stack.ts";
 import { stackClient } from "./support/clients.ts";
-import { testDatabaseUrl, testNamespace } from "./support/test-database.ts";
+import { removeStackData, testDatabaseUrl, testNamespace } from "./support/test-database.ts";
 
 const authClient = (env: Record<string, string>) =>
   stackClient(env, [AuthService, AuthStaffService], "AUTH_ADDR");
@@ -48,13 +47,7 @@ export async function replicaStack(
   for (const s of SERVICES) envB[`${s.name.toUpperCase()}_HEALTH_PORT`] = String(await freePort());
 
   const replicas: Stack[] = [];
-  const drop = async () => {
-    const admin = new URL(db);
-    admin.pathname = "/postgres";
-    const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
-    await sql.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);
-    await sql.end({ timeout: 5 });
-  };
+  const drop = () => removeStackData(db, ns);
   try {
     // One after the other: the second set starts against a migrated database, as replicas of a
     // Deployment start after the migration Job.

@@ -3,10 +3,14 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import { describe, it } from "node:test";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import postgres from "postgres";
 import { freePort, SERVICES } from "../scripts/stack.ts";
 import { eventually, newAccount } from "./helpers.ts";
 import { ownStack } from "./own-stack.ts";
 import { gatewayCertEnv } from "./support/clients.ts";
+import { testDatabaseUrl, testNamespace } from "./support/test-database.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -103,5 +107,32 @@ describe("service start-up and shutdown", () => {
       }),
     );
     for (const e of exits) assert.equal(e.code, 0, `${e.name}: ${e.code} after ${e.ms} ms`);
+  });
+
+  it("a private stack that fails to start leaves no database or stream behind", async () => {
+    const ns = testNamespace();
+    // The backends start (database migrated, streams made), then the gateway refuses its settings.
+    await assert.rejects(ownStack("failstart", { HB_NS: ns, STREAM_HEARTBEAT_MS: "1" }), /gateway exited/);
+    const admin = postgres(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres", {
+      max: 1,
+      onnotice: () => {},
+    });
+    const prefix = testDatabaseUrl("failstart").pathname.slice(1, -8);
+    const left =
+      await admin`select datname from pg_database where left(datname, ${prefix.length}) = ${prefix}`;
+    await admin.end();
+    assert.deepEqual(
+      left.map((r) => r.datname),
+      [],
+    );
+    const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+    const jsm = await jetstreamManager(nc);
+    const names = [];
+    for await (const info of jsm.streams.list()) names.push(info.config.name);
+    await nc.close();
+    assert.deepEqual(
+      names.filter((n) => n.startsWith(ns.toUpperCase())),
+      [],
+    );
   });
 });

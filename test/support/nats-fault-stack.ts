@@ -2,7 +2,7 @@
  * One private stack on a NATS server of its own, for the suites that take NATS away: started
  * while that server is down (what the start-up outage suite checks; it then starts NATS), and
  * used after it by the restart suite. Started by the first suite that asks, closed by
- * test/nats-faults.test.ts after the last.
+ * test/faults.test.ts after the last.
  */
 import { type OwnStack, ownStack } from "../own-stack.ts";
 import { type PrivateServer, privateNats } from "./private-servers.ts";

@@ -4,6 +4,10 @@
  * whatever a test that failed half-way left behind (databases, NATS streams).
  */
 import { randomBytes } from "node:crypto";
+import { streams } from "@hb/platform/nats";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import postgres from "postgres";
 
 const run = () => process.env.HB_TEST_RUN ?? "x";
 
@@ -18,4 +22,29 @@ export function testDatabaseUrl(label: string): URL {
 /** A namespace (stream names, Redis keys) of this run: `t<run><random>`, at most 30 characters. */
 export function testNamespace(): string {
   return `t${run()}${randomBytes(4).toString("hex")}`.toLowerCase().slice(0, 30);
+}
+
+/**
+ * Removes what a private stack made: its database and its NATS streams. Called when the stack
+ * closes, and when it fails to start, so a failed start leaves nothing behind either.
+ */
+export async function removeStackData(db: URL, ns: string): Promise<void> {
+  const admin = new URL(db);
+  admin.pathname = "/postgres";
+  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+  const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const { events, requestLog } = streams(ns);
+    for (const name of [events.name, requestLog.name]) {
+      await jsm.streams.delete(name).catch(() => false); // never created: the stack failed first
+    }
+  } finally {
+    await nc.close();
+  }
 }

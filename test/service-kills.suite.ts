@@ -11,8 +11,9 @@ import { newId } from "@hb/platform";
 import { signResellerRequest } from "@hb/webhook-signature";
 import postgres from "postgres";
 import { eventually, newProduct } from "./helpers.ts";
-import { type OwnStack, ownStack } from "./own-stack.ts";
+import type { OwnStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
+import { closeFaultStack, faultStack } from "./support/fault-stack.ts";
 
 // Each service in turn is SIGKILLed while partners place credit and invoice orders and pay
 // invoices, as a real client would: every money request carries an Idempotency-Key and is sent
@@ -66,7 +67,7 @@ describe("a service SIGKILLed under traffic", { timeout: 900_000 }, () => {
     async () => {
       // Supervised as under `npm start`: a killed service is started again by the launcher, which
       // also keeps trying when a start-up fails on a busy machine.
-      s = await ownStack("kills", { WEBHOOK_PASS_INTERVAL_MS: "200" }, undefined, { supervise: true });
+      s = await faultStack();
       sql = postgres(s.stack.env.DATABASE_URL, { max: 1, onnotice: () => {} });
       // Connected now and held: the shared server may have no connection to spare at the end.
       await sql`select 1`;
@@ -77,7 +78,8 @@ describe("a service SIGKILLed under traffic", { timeout: 900_000 }, () => {
   after(async () => {
     receiver.close();
     await sql?.end({ timeout: 5 });
-    await s?.close();
+    // The last suite on the fault stack (test/faults.test.ts): its connections go before the next suites.
+    await closeFaultStack();
   });
 
   /** A request as a careful client sends it: retried with the same body and key until answered. */

@@ -1,38 +1,22 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
 import { rpcClient } from "@hb/platform";
-import postgres from "postgres";
-import { type Stack, stackEnv, startStack } from "../scripts/stack.ts";
+import type { Stack } from "../scripts/stack.ts";
 import { eventually } from "./helpers.ts";
 import { identity } from "./support/clients.ts";
-import { testDatabaseUrl, testNamespace } from "./support/test-database.ts";
+import { faultStack, supervisorRestarts } from "./support/fault-stack.ts";
 
 // npm start runs the stack under supervision: a service that dies is started again, alone.
 describe("the supervised stack npm start runs", () => {
   let stack: Stack;
-  let dbUrl: URL;
-  const restarts: string[] = [];
+  // The supervisor's restarts from this suite on (an earlier suite on the stack may have caused some).
+  let seenBefore = 0;
+  const restarts = () => supervisorRestarts.slice(seenBefore);
 
   before(async () => {
-    dbUrl = testDatabaseUrl("sup");
-    const ns = testNamespace();
-    const { env, gatewayPort } = await stackEnv({ databaseUrl: dbUrl.toString(), ns });
-    stack = await startStack({
-      env,
-      output: "pipe",
-      gatewayPort,
-      supervise: true,
-      onRestart: (name) => restarts.push(name),
-    });
-  });
-  after(async () => {
-    await stack?.stop();
-    const admin = new URL(dbUrl);
-    admin.pathname = "/postgres";
-    const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
-    await sql.unsafe(`drop database if exists "${dbUrl.pathname.slice(1)}" with (force)`);
-    await sql.end({ timeout: 5 });
+    stack = (await faultStack()).stack;
+    seenBefore = supervisorRestarts.length;
   });
 
   const serving = async (addr: string) => {
@@ -58,7 +42,7 @@ describe("the supervised stack npm start runs", () => {
       20_000,
       200,
     );
-    assert.deepEqual(restarts, ["compute"]);
+    assert.deepEqual(restarts(), ["compute"]);
   });
 
   it("starts a killed gateway again", async () => {
@@ -69,6 +53,6 @@ describe("the supervised stack npm start runs", () => {
       20_000,
       200,
     );
-    assert.deepEqual(restarts, ["compute", "gateway"]);
+    assert.deepEqual(restarts(), ["compute", "gateway"]);
   });
 });

@@ -14,12 +14,14 @@ import { newId } from "@hb/platform";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { eventually } from "./helpers.ts";
-import { type OwnStack, ownStack } from "./own-stack.ts";
+import type { OwnStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
+import { faultStack } from "./support/fault-stack.ts";
 import { serviceSql } from "./support/service-db.ts";
 
 // Kills the webhooks service mid-burst: every event still reaches the receiver at least once, and
-// a duplicate always carries the same X-Webhook-Id. Runs on a private stack.
+// a duplicate always carries the same X-Webhook-Id. Runs on the fault suites' supervised stack
+// (test/faults.test.ts), whose launcher leaves a deliberate restart() alone.
 describe("webhook delivery survives a crash", () => {
   let s: OwnStack;
   const seen = new Map<string, Set<string>>(); // serviceId → X-Webhook-Ids
@@ -37,13 +39,10 @@ describe("webhook delivery survives a crash", () => {
   });
 
   before(async () => {
-    s = await ownStack("faults");
+    s = await faultStack();
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   });
-  after(async () => {
-    receiver.close();
-    await s?.close();
-  });
+  after(() => receiver.close());
 
   /** `npm run admin -- webhooks settings set <flags>` against this stack; its JSON answer. */
   const adminSettings = async (...flags: string[]) => {
