@@ -99,7 +99,12 @@ describe("the recurring billing cycle", () => {
   };
 
   before(async () => {
-    s = await ownStack("cycle", { BILLING_CLOCK_CONTROL: "true", HOURLY_CHARGE_INTERVAL_MS: "200" });
+    s = await ownStack("cycle", {
+      BILLING_CLOCK_CONTROL: "true",
+      HOURLY_CHARGE_INTERVAL_MS: "200",
+      // A pass a minute: every service here is built because paying its order woke the provisioner.
+      PROVISIONER_INTERVAL_MS: "60000",
+    });
     billing = stackClient(s.stack.env, [BillingService, BillingStaffService], "BILLING_ADDR", 60_000);
     db = postgres(s.stack.env.DATABASE_URL, {
       max: 1,
@@ -128,6 +133,16 @@ describe("the recurring billing cycle", () => {
     assert.equal(changed.settings!.renewalLeadDays, 0);
     assert.equal(changed.settings!.suspendGraceDays, 3, "fields not given are unchanged");
     await billing.client.adminUpdateBillingSettings({ renewalLeadDays: 7 });
+  });
+
+  it("sends a paid order's services to compute at once, not at the provisioner's next pass", async () => {
+    const c = await customer("100");
+    const productId = await product({ monthly: "10.0000" });
+    const order = await c.call("POST", "/orders", { productId, billingCycle: "monthly" });
+    assert.equal(order.status, 201, order.text);
+    const id = order.body.data.services[0].id as string;
+    // Well inside the minute between passes.
+    await eventually(async () => ["installing", "active"].includes((await service(c, id))?.status), 10_000);
   });
 
   it("issues one renewal a week before the paid-up date, pays it from credit, and extends by exactly one term", async () => {
@@ -378,8 +393,8 @@ describe("the recurring billing cycle", () => {
     // Two more passes beside the stack's own billing (every 200 ms), as two replicas would run
     // them: each its own pool.
     const pools = [
-      connectDb(s.stack.env.DATABASE_URL, "billing", 3),
-      connectDb(s.stack.env.DATABASE_URL, "billing", 3),
+      connectDb(s.stack.env.DATABASE_URL, "billing", 2),
+      connectDb(s.stack.env.DATABASE_URL, "billing", 2),
     ];
     try {
       const c = await customer("1000");

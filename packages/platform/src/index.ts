@@ -25,5 +25,6 @@ export * from "./service-identity.ts";
 export * from "./shutdown.ts";
 export * from "./tracing.ts";
 export * from "./unavailable.ts";
+export * from "./wakeable-pause.ts";
 // Redis (redis, cooldown, rate-window) is imported by path (@hb/platform/redis, ...): only the
 // gateway and auth use it, and ioredis costs every other service resident memory.

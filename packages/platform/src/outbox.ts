@@ -15,6 +15,7 @@ import {
   traceparentOf,
 } from "./request-context.ts";
 import { beginContext, endContext, SpanKind } from "./tracing.ts";
+import { wakeablePause } from "./wakeable-pause.ts";
 
 export type EventInit = Omit<MessageInitShape<typeof EventSchema>, "id" | "occurredAt" | "$typeName">;
 
@@ -110,9 +111,9 @@ export interface OutboxRelay {
 export function startOutboxRelay(sql: Sql, nats: NatsLink, log: Logger, pollMs = 500): OutboxRelay {
   pendingSource = sql;
   let stopped = false;
-  let wake: (() => void) | undefined;
+  const idle = wakeablePause();
   // Rows wait in the outbox until NATS is first reached; then the relay starts at once.
-  void nats.ready.then(() => wake?.());
+  void nats.ready.then(() => idle.wake());
 
   const flush = async (): Promise<number> => {
     const nc = nats.current;
@@ -144,7 +145,7 @@ export function startOutboxRelay(sql: Sql, nats: NatsLink, log: Logger, pollMs =
   };
 
   const listener = sql
-    .listen("outbox", () => wake?.())
+    .listen("outbox", () => idle.wake())
     .catch((err: unknown) => {
       log.warn("outbox listen failed; polling only", { err });
       return undefined;
@@ -158,13 +159,7 @@ export function startOutboxRelay(sql: Sql, nats: NatsLink, log: Logger, pollMs =
       } catch (err) {
         log.warn("outbox relay failed, retrying", { err });
       }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, pollMs);
-        wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
+      await idle.pause(pollMs);
     }
   })();
 
@@ -172,7 +167,7 @@ export function startOutboxRelay(sql: Sql, nats: NatsLink, log: Logger, pollMs =
     flush,
     stop: async () => {
       stopped = true;
-      wake?.();
+      idle.wake();
       await loop;
       const l = await listener;
       await l?.unlisten();

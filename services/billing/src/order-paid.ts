@@ -8,11 +8,13 @@ import { clock } from "./clock.ts";
 import { orderEvent } from "./events.ts";
 import { addCycle, CYCLE_MONTHS, HOURLY } from "./money.ts";
 import { onDocumentPaid, type PaidPayment } from "./paid-dispatch.ts";
+import { wakeProvisioner } from "./provisioning.ts";
 import type { DocumentRow, OrderRow } from "./records.ts";
 
 async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidPayment) {
   if (!doc.order_id) return;
-  // Both updates are sent before the first await, in the payment's round trip (paid-dispatch.ts).
+  // Both updates (and the provisioner's wake-up, delivered at commit) are sent before the first
+  // await, in the payment's round trip (paid-dispatch.ts).
   const orderRows = tx<OrderRow[]>`
     update orders set payment_status = 'paid', status = 'active', payment_error = null
     where id = ${doc.order_id} returning *`.execute();
@@ -29,7 +31,7 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
        where due.cycle = s.cycle),
       ${addCycle(now, "").toISOString()}::timestamptz)
     where s.order_id = ${doc.order_id} and s.status = 'pending_payment'`.execute();
-  const [[order]] = await Promise.all([orderRows, servicesStarted]);
+  const [[order]] = await Promise.all([orderRows, servicesStarted, wakeProvisioner(tx).execute()]);
   // A partner learns of the payment once the services are built (see provisioning.ts).
   if (order && !order.partner_id)
     await orderEvent(tx, ns, "order.paid", order, { invoiceId: payment.invoiceId });

@@ -22,6 +22,7 @@ import { balanceOf, currencyMismatch, lockBalance, move } from "./ledger.ts";
 // What paying an order's proforma does, registered with the "document paid" dispatch.
 import "./order-paid.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
+import { wakeProvisioner } from "./provisioning.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices } from "./records.ts";
 import { documentOut, orderOut } from "./records-out.ts";
 
@@ -266,8 +267,13 @@ function orderAndServicesCtes(tx: TxSql, ctx: OrderContext, plan: OrderPlan): Ct
 const servicesOfOrder = (tx: TxSql, orderId: string) =>
   selectServices(tx, "s.order_id = $1 order by s.created_at, s.id", [orderId]);
 
-/** Hourly services are charged their first hour now; the charger takes each following hour. */
+/**
+ * Hourly services are charged their first hour now; the charger takes each following hour. They
+ * were written `pending`, so the provisioner is woken for them (at commit).
+ */
 async function chargeFirstHours(tx: TxSql, ctx: OrderContext, plan: OrderPlan) {
+  // Sent now and awaited last: it rides in the round trips that follow.
+  const woken = plan.hourly.length > 0 ? wakeProvisioner(tx).execute() : undefined;
   for (const { priced: p, serviceId } of plan.items) {
     if (p.cycle !== HOURLY) continue;
     await move(tx, {
@@ -279,6 +285,7 @@ async function chargeFirstHours(tx: TxSql, ctx: OrderContext, plan: OrderPlan) {
     });
     await tx`update services set charged_until = ${addCycle(plan.now, HOURLY)} where id = ${serviceId}`;
   }
+  await woken;
 }
 
 /** Every item hourly: no document; the first hours are charged and the order is paid at once. */

@@ -13,10 +13,18 @@ import {
   type Sql,
   streams,
   type TxSql,
+  wakeablePause,
 } from "@hb/platform";
 import { orderEvent, serviceEvent } from "./events.ts";
 import { type OrderRow, selectServices } from "./records.ts";
 import { transact } from "./shared.ts";
+
+const PROVISIONING_CHANNEL = "billing_provisioning";
+
+/** Tells the provisioner that services wait in `pending`: in a transaction, once it commits. */
+export function wakeProvisioner(sql: Sql | TxSql) {
+  return sql`select pg_notify(${PROVISIONING_CHANNEL}, '')`;
+}
 
 /** Services asked for in one ProvisionBatch call. */
 const PROVISION_BATCH = 20;
@@ -47,6 +55,15 @@ export function startProvisioner(
     failing.set(serviceId, { failures, retryAt: Date.now() + delay });
     log.warn("provisioning request failed, will retry", { serviceId, failures, delayMs: delay, err });
   };
+  // Paying an order notifies (wakeProvisioner, delivered when its transaction commits): its
+  // services go to compute at once rather than at the next pass.
+  const idle = wakeablePause();
+  const listener = sql
+    .listen(PROVISIONING_CHANNEL, () => idle.wake())
+    .catch((err: unknown) => {
+      log.warn("provisioning listen failed; polling only", { err });
+      return undefined;
+    });
   const loop = (async () => {
     while (!stopped) {
       try {
@@ -106,13 +123,15 @@ export function startProvisioner(
       } catch (err) {
         log.warn("provisioning pass failed, will retry", { err });
       }
-      await new Promise((r) => setTimeout(r, intervalMs));
+      await idle.pause(intervalMs);
     }
   })();
   return {
     stop: async () => {
       stopped = true;
+      idle.wake();
       await loop;
+      await (await listener)?.unlisten();
     },
   };
 }

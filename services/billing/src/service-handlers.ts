@@ -6,6 +6,7 @@ import { productKind, serviceStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { listPage } from "./list-query.ts";
 import { addCycle, formatMoney, HOURLY, money } from "./money.ts";
+import { wakeProvisioner } from "./provisioning.ts";
 import { type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
 import { cancelDocument } from "./refunds.ts";
@@ -168,6 +169,7 @@ export function createServiceHandlers(sql: Sql, ns: string, accounts: AccountLoo
         values (${id}, ${req.customerId}, ${owner?.person_id ?? null}, ${product.id}, ${kind}, ${req.name || product.name},
                 ${req.hostname || `${kind}-${id.slice(-8)}`}, ${req.provision ? "pending" : status}, ${cycle},
                 ${formatMoney(money(price?.price ?? "0"))}, ${product.currency}, ${addCycle(clock.now(), cycle)}, ${req.osImageId})`;
+      if (req.provision) await wakeProvisioner(sql);
       const [s] = await selectServices(sql, "s.id = $1", [id]);
       return { service: summaryOut(s) };
     },
