@@ -10,6 +10,7 @@ import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { ensureDependencies } from "./deps.ts";
 import { compileCache, stackEnv, startStack } from "./stack.ts";
+import { startSlotServer } from "./stack-slots.ts";
 
 // The page tests drive Debian's Chromium: installed here when missing and we may (root); else they
 // skip, saying why.
@@ -42,14 +43,16 @@ base.pathname = `/hb_test_${suffix}`;
 const ns = `t${suffix}`;
 process.env.HB_NS = ns;
 process.env.LOG_LEVEL ??= "warn";
-// The simulator and the provisioner run fast in tests.
+// The simulator runs fast in tests.
 process.env.SIM_BUILD_MS ??= "300";
 process.env.SIM_ACTION_MS ??= "200";
 process.env.SIM_REINSTALL_MS ??= "300";
 // Tests that need a failed build name it by hostname ("web-fail-1"); off outside tests.
 process.env.SIM_FAILURES ??= "1";
-process.env.PROVISIONER_INTERVAL_MS ??= "100";
-process.env.HOURLY_CHARGE_INTERVAL_MS ??= "200";
+// Billing's background passes, once a second: a paid order wakes the provisioner itself, and a
+// pass costs every stack alive some CPU (at 100 and 200 ms they were most of an idle stack's).
+process.env.PROVISIONER_INTERVAL_MS ??= "1000";
+process.env.HOURLY_CHARGE_INTERVAL_MS ??= "1000";
 // Webhooks: a fast pass and a short deadline. Tests register their receivers' 127.0.0.1:<port>
 // as allowed destinations of the programme settings before they save a URL.
 process.env.WEBHOOK_PASS_INTERVAL_MS ??= "300";
@@ -69,6 +72,12 @@ process.env.DB_POOL_MAX ??= "2";
 // stacks at work, not for every stack alive (peaks of 58 and 61 were measured without it).
 process.env.DB_IDLE_TIMEOUT_S ??= "5";
 const sharedPoolMax = process.env.SHARED_DB_POOL_MAX ?? "4";
+
+// Private stacks alive at once, across every test file (scripts/stack-slots.ts): with the shared
+// stack's 18 connections and 10 per private stack, three keep the run under 60 whatever files
+// happen to run side by side (58 was measured without the cap: replicas, a private stack and the
+// NATS faults' stack at once).
+const slots = await startSlotServer(Number(process.env.HB_STACK_SLOTS ?? 3));
 
 const adminUrl = new URL(server);
 adminUrl.pathname = "/postgres";
@@ -102,6 +111,11 @@ try {
   process.stdout.write(
     `PostgreSQL connections held by this run at its peak: ${peak} (the suite's budget is 60)${heldBy ? `: ${heldBy}` : ""}\n`,
   );
+  const capped = slots.stats();
+  process.stdout.write(
+    `Private stacks: at most ${capped.mostHeld} at once (cap ${process.env.HB_STACK_SLOTS ?? 3}); ${capped.waits} waited for one, the longest ${(capped.longestWaitMs / 1000).toFixed(1)} s\n`,
+  );
+  await slots.close();
   // Everything this run made, the shared stack's and every private stack's, also after a failure.
   await removeRunData(admin, `hb_test_${suffix}`, `T${suffix.toUpperCase()}`).catch((err: unknown) =>
     process.stderr.write(`cleanup failed: ${String(err)}\n`),
@@ -143,6 +157,7 @@ function runTests(env: Record<string, string>, gatewayUrl: string): Promise<numb
           ...process.env,
           ...env,
           GATEWAY_URL: gatewayUrl,
+          HB_STACK_SLOTS_URL: slots.url,
           HB_TEST_NAME_PATTERNS: JSON.stringify(namePatterns),
         },
       },
@@ -164,7 +179,7 @@ function watchConnections(sql: postgres.Sql, prefix: string) {
   const sample = async () => {
     while (!stopped) {
       const rows = await sql<{ datname: string; holder: string; n: number }[]>`
-        select datname, coalesce(nullif(application_name, ''), 'tests') as holder, count(*)::int as n
+        select datname, case when application_name in ('', 'postgres.js') then 'tests' else application_name end as holder, count(*)::int as n
         from pg_stat_activity where left(datname, ${prefix.length}) = ${prefix}
         group by 1, 2`.catch(() => []);
       const total = rows.reduce((sum, r) => sum + r.n, 0);

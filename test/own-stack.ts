@@ -5,6 +5,7 @@
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { type Stack, type StackOptions, stackEnv, startStack } from "../scripts/stack.ts";
+import { acquireSlots } from "../scripts/stack-slots.ts";
 import { contractViolation, onViolation } from "./contract.ts";
 import { stackClient } from "./support/clients.ts";
 import { removeStackData, testDatabaseUrl, testNamespace } from "./support/test-database.ts";
@@ -31,6 +32,8 @@ export async function ownStack(
   /** Start a service again when it exits, as `npm start` does (kill tests). */
   opts: Pick<StackOptions, "supervise" | "onRestart"> = {},
 ): Promise<OwnStack> {
+  // A stack on the run's PostgreSQL counts toward the run's cap (one on a server of its own does not).
+  const release = postgresUrl === process.env.DATABASE_URL ? await acquireSlots(1) : () => {};
   const db = testDatabaseUrl(label);
   const server = new URL(postgresUrl);
   db.host = server.host;
@@ -47,6 +50,7 @@ export async function ownStack(
     onRestart: opts.onRestart,
   }).catch(async (err: unknown) => {
     await removeStackData(db, ns);
+    release();
     throw err;
   });
   const handle = stackClient(env, [AuthService, AuthStaffService], "AUTH_ADDR");
@@ -75,6 +79,7 @@ export async function ownStack(
       handle.close();
       await stack.stop();
       await removeStackData(db, ns);
+      release();
     },
   };
 }

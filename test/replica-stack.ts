@@ -10,6 +10,7 @@ import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { freePort, SERVICES, type Stack, stackEnv, startStack } from "../scripts/stack.ts";
+import { acquireSlots } from "../scripts/stack-slots.ts";
 import { stackClient } from "./support/clients.ts";
 import { removeStackData, testDatabaseUrl, testNamespace } from "./support/test-database.ts";
 
@@ -32,6 +33,8 @@ export async function replicaStack(
   label: string,
   extraEnv: Record<string, string> = {},
 ): Promise<ReplicaStack> {
+  // Two stacks' connections: two of the run's private stack slots (scripts/stack-slots.ts).
+  const release = await acquireSlots(2);
   const db = testDatabaseUrl(label);
   const ns = testNamespace();
   // Ten processes on one PostgreSQL shared with other stacks: small pools.
@@ -47,7 +50,10 @@ export async function replicaStack(
   for (const s of SERVICES) envB[`${s.name.toUpperCase()}_HEALTH_PORT`] = String(await freePort());
 
   const replicas: Stack[] = [];
-  const drop = () => removeStackData(db, ns);
+  const drop = async () => {
+    await removeStackData(db, ns);
+    release();
+  };
   try {
     // One after the other: the second set starts against a migrated database, as replicas of a
     // Deployment start after the migration Job.
