@@ -18,13 +18,26 @@ if ! command -v lxd >/dev/null 2>&1 || ! command -v lxc >/dev/null 2>&1; then
 fi
 
 socket=/var/lib/lxd/unix.socket
+
+# The daemon must run from a directory that stays: started from a checkout that is later removed
+# (a CI clone), its working directory is gone, and every rsync it runs (snapshots on the dir pool)
+# fails with "getcwd(): No such file or directory". So it is started from /, and one found running
+# from a removed directory is started again.
+daemon="$(pgrep -xo lxd || true)"
+if [ -n "$daemon" ] && [[ "$(readlink "/proc/$daemon/cwd" 2>/dev/null)" == *" (deleted)" ]] \
+  && ! { command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; }; then
+  echo "restarting the LXD daemon: the directory it was started from has been removed"
+  lxd shutdown --timeout 60 >/dev/null 2>&1 || kill "$daemon" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.2; done
+fi
+
 if ! lxc query /1.0 >/dev/null 2>&1; then
   if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
     systemctl start lxd
   else
     echo "starting the LXD daemon (no systemd here)"
     mkdir -p /var/log/lxd
-    nohup lxd --group root >>/var/log/lxd/daemon.log 2>&1 &
+    (cd / && nohup lxd --group root >>/var/log/lxd/daemon.log 2>&1 &)
   fi
   lxd waitready --timeout 60
 fi
