@@ -1,7 +1,7 @@
 /**
  * The support desk's customer view and its manual credit adjustment (BillingDeskService, the admin
  * panel's). Reads are one page of each list in one call; the adjustment is an ordinary ledger
- * movement that also names the staff member, in the same transaction.
+ * movement that names the staff member who made it.
  */
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { badRequest, PAGE_SIZE, pageWindow, type Sql } from "@hb/platform";
@@ -9,7 +9,7 @@ import type { AccountLookup } from "./account-lookup.ts";
 import { moneyOut } from "./contract-values.ts";
 import { transactionKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
-import { lockBalance, move } from "./ledger.ts";
+import { lockBalance, moveEntry } from "./ledger.ts";
 import { formatMoney, money, parseMoney } from "./money.ts";
 import { type DocumentRow, type ServiceRow, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
@@ -101,18 +101,15 @@ export function createDesk(sql: Sql, accounts: AccountLookup): BillingHandlers {
         await lockBalance(tx, req.personId, req.customerId, currency);
         // A debit past the balance is refused by move (BAD_REQUEST on amount): staff take back
         // credit, they never put an account in debt.
-        const balance = await move(tx, {
+        const entry = await moveEntry(tx, {
           personId: req.personId,
           customerId: req.customerId,
           amount,
           kind: amount > 0n ? "credit_added" : "credit_removed",
           description: reason,
+          staffId: req.staffId,
         });
-        // The balance row is locked, so the newest entry of this person is the one just written.
-        const [entry] = await tx<{ id: string }[]>`
-          update ledger set staff_id = ${req.staffId}
-          where id = (select max(id) from ledger where person_id = ${req.personId}) returning id::text`;
-        return { balance: moneyOut(formatMoney(balance), currency), transactionId: BigInt(entry.id) };
+        return { balance: moneyOut(formatMoney(entry.balance), currency), transactionId: BigInt(entry.id) };
       });
     },
   };

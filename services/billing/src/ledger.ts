@@ -58,7 +58,7 @@ export interface Movement {
   /** Text, or an expression of the statement (a number the same round trip draws). */
   description: string | ReturnType<TxSql>;
   documentId?: string;
-  /** The staff member who made the movement for the customer (a confirmed bank transfer). */
+  /** The staff member who made the movement for the customer (a confirmed bank transfer, a desk adjustment). */
   staffId?: string;
 }
 
@@ -79,7 +79,7 @@ export function movementCtes(tx: TxSql, m: Movement) {
       select ${m.personId}, ${m.customerId}, ${amount}::numeric, moved.balance, ${m.kind}, ${m.description},
              ${m.documentId ?? null}, moved.currency, ${clock.now()}, ${m.staffId ?? null}
       from moved
-      returning balance_after)`;
+      returning id, balance_after)`;
 }
 
 export const insufficientCredit = () =>
@@ -92,11 +92,16 @@ export const insufficientCredit = () =>
  * after lockBalance: the row is locked, so the check and the move see the same balance.
  */
 export async function move(tx: TxSql, m: Movement): Promise<Units> {
-  const [row] = await tx<{ balance_after: string }[]>`
+  return (await moveEntry(tx, m)).balance;
+}
+
+/** `move`, answering also the ledger entry's id (a transaction id the caller shows). */
+export async function moveEntry(tx: TxSql, m: Movement): Promise<{ id: string; balance: Units }> {
+  const [row] = await tx<{ id: string; balance_after: string }[]>`
     with ${movementCtes(tx, m)}
-    select balance_after::text from entry`;
+    select id::text, balance_after::text from entry`;
   if (!row) throw insufficientCredit();
-  return money(row.balance_after);
+  return { id: row.id, balance: money(row.balance_after) };
 }
 
 export async function balanceOf(tx: TxSql, personId: string): Promise<Units> {
