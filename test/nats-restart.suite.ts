@@ -1,11 +1,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
-import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
-import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { newId } from "@hb/platform";
@@ -16,6 +12,7 @@ import type { OwnStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
 import { natsFaultStack } from "./support/nats-fault-stack.ts";
 import type { PrivateServer } from "./support/private-servers.ts";
+import { publishServiceEvent } from "./support/service-events.ts";
 
 // The stack runs on its own NATS server (started from the machine's binary on a free port, its
 // JetStream store in a temporary directory), so killing it disturbs no other test. It is the stack
@@ -62,16 +59,7 @@ describe("a NATS restart", () => {
       for (let i = 0; i < n; i++) {
         const serviceId = newId();
         ids.push(serviceId);
-        const event = create(EventSchema, {
-          id: newId(),
-          type: "service.unsuspended",
-          occurredAt: timestampNow(),
-          partnerId,
-          payload: { case: "service", value: { serviceId, status: ServiceStatus.ACTIVE, hostname: "h" } },
-        });
-        await js.publish(`${ns}.events.service.unsuspended`, toBinary(EventSchema, event), {
-          msgID: event.id,
-        });
+        await publishServiceEvent(js, ns, partnerId, { type: "service.unsuspended", serviceId });
       }
       await nc.close();
     };

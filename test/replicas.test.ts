@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
@@ -10,7 +8,6 @@ import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
 import { InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
-import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { newId } from "@hb/platform";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -18,6 +15,7 @@ import postgres from "postgres";
 import { eventually, kindOf, newProduct } from "./helpers.ts";
 import { type ReplicaStack, replicaStack } from "./replica-stack.ts";
 import { stackClient } from "./support/clients.ts";
+import { publishServiceEvent } from "./support/service-events.ts";
 
 // Issue 11, part 6: two replicas of every service on one machine behave as one.
 describe("two replicas of every service", () => {
@@ -250,21 +248,7 @@ describe("two replicas of every service", () => {
     // and passes take part.
     for (let i = 0; i < perPartner; i++) {
       await Promise.all(
-        partners.map((partnerId) => {
-          const event = create(EventSchema, {
-            id: newId(),
-            type: "service.suspended",
-            occurredAt: timestampNow(),
-            partnerId,
-            payload: {
-              case: "service",
-              value: { serviceId: newId(), status: ServiceStatus.SUSPENDED, hostname: `h-${i}` },
-            },
-          });
-          return js.publish(`${s.env.HB_NS}.events.service.suspended`, toBinary(EventSchema, event), {
-            msgID: event.id,
-          });
-        }),
+        partners.map((partnerId) => publishServiceEvent(js, s.env.HB_NS, partnerId, { hostname: `h-${i}` })),
       );
     }
     await nc.close();

@@ -3,11 +3,7 @@ import { execFile } from "node:child_process";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
-import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
-import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { newId } from "@hb/platform";
@@ -18,6 +14,7 @@ import type { OwnStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
 import { faultStack } from "./support/fault-stack.ts";
 import { serviceSql } from "./support/service-db.ts";
+import { publishServiceEvent } from "./support/service-events.ts";
 
 // Kills the webhooks service mid-burst: every event still reaches the receiver at least once, and
 // a duplicate always carries the same X-Webhook-Id. Runs on the fault suites' supervised stack
@@ -73,14 +70,7 @@ describe("webhook delivery survives a crash", () => {
       for (let i = 0; i < n; i++) {
         const serviceId = newId();
         ids.push(serviceId);
-        const event = create(EventSchema, {
-          id: newId(),
-          type: "service.suspended",
-          occurredAt: timestampNow(),
-          partnerId,
-          payload: { case: "service", value: { serviceId, status: ServiceStatus.SUSPENDED, hostname: "h" } },
-        });
-        await js.publish(`${ns}.events.service.suspended`, toBinary(EventSchema, event), { msgID: event.id });
+        await publishServiceEvent(js, ns, partnerId, { serviceId });
       }
     };
     await burst(150);
@@ -120,22 +110,7 @@ describe("webhook delivery survives a crash", () => {
       const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
       const js = jetstream(nc);
       const eventIds: string[] = [];
-      for (let i = 0; i < 30; i++) {
-        const event = create(EventSchema, {
-          id: newId(),
-          type: "service.suspended",
-          occurredAt: timestampNow(),
-          partnerId,
-          payload: {
-            case: "service",
-            value: { serviceId: newId(), status: ServiceStatus.SUSPENDED, hostname: "h" },
-          },
-        });
-        eventIds.push(event.id);
-        await js.publish(`${s.stack.env.HB_NS}.events.service.suspended`, toBinary(EventSchema, event), {
-          msgID: event.id,
-        });
-      }
+      for (let i = 0; i < 30; i++) eventIds.push(await publishServiceEvent(js, s.stack.env.HB_NS, partnerId));
       await nc.close();
       // Every delivery recorded, so one put back unrecorded would have been sent again by now.
       await eventually(

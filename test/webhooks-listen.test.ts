@@ -8,13 +8,8 @@ import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, describe, it } from "node:test";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { timestampNow } from "@bufbuild/protobuf/wkt";
-import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
-import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { DeliveryStatus, WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
-import { newId } from "@hb/platform";
 import { signResellerRequest, type VerifiedWebhook, verifyWebhook } from "@hb/webhook-signature";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
@@ -32,6 +27,7 @@ import {
   type Partner,
   signed,
 } from "./helpers.ts";
+import { publishServiceEvent } from "./support/service-events.ts";
 
 const webhooks = grpc([WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR");
 const STREAM = "/api/v1/reseller/webhooks/stream";
@@ -90,24 +86,7 @@ async function openStream(p: Partner) {
 async function raiseServiceEvent(partnerId: string) {
   const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
   try {
-    const event = create(EventSchema, {
-      id: newId(),
-      type: "service.suspended",
-      occurredAt: timestampNow(),
-      partnerId,
-      payload: {
-        case: "service",
-        value: { serviceId: newId(), status: ServiceStatus.SUSPENDED, hostname: "h" },
-      },
-    });
-    await jetstream(nc).publish(
-      `${process.env.HB_NS}.events.service.suspended`,
-      toBinary(EventSchema, event),
-      {
-        msgID: event.id,
-      },
-    );
-    return event.id;
+    return await publishServiceEvent(jetstream(nc), process.env.HB_NS ?? "", partnerId);
   } finally {
     await nc.close();
   }
