@@ -209,6 +209,28 @@ describe("card top-ups through Stripe Checkout", () => {
     );
   });
 
+  it("credits only what a refund reported before the payment left, and links the top-up to its own ledger entry or none", async () => {
+    const entryOf = async (id: string) =>
+      (
+        await sql<{ received: string; amount: string | null }[]>`
+          select t.received::text, l.amount::text from billing.top_ups t
+          left join billing.ledger l on l.id = t.ledger_id where t.id = ${id}`
+      )[0];
+    const part = await cardTopUp("40");
+    const partPaid = stripe.pay(part.session.id).completed;
+    const before = await balance();
+    assert.equal((await deliver(s.stack.gatewayUrl, stripe.refund(part.session.id, 1000))).status, 200);
+    assert.equal((await deliver(s.stack.gatewayUrl, partPaid)).status, 200);
+    assert.equal(await balance(), before + 30);
+    assert.deepEqual(await entryOf(part.id), { received: "40.0000", amount: "30.0000" });
+    const whole = await cardTopUp("25");
+    const wholePaid = stripe.pay(whole.session.id).completed;
+    assert.equal((await deliver(s.stack.gatewayUrl, stripe.refund(whole.session.id, 2500))).status, 200);
+    assert.equal((await deliver(s.stack.gatewayUrl, wholePaid)).status, 200);
+    assert.equal(await balance(), before + 30, "nothing left to credit");
+    assert.deepEqual(await entryOf(whole.id), { received: "25.0000", amount: null }, "no entry of another's");
+  });
+
   it("answers 200 to an event type it does not act on, and records nothing", async () => {
     const e = stripe.event("customer.created", { id: "cus_test_1", object: "customer" });
     const r = await deliver(s.stack.gatewayUrl, e);

@@ -191,7 +191,9 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     payment_intent: s.payment_intent,
     refunded: amountRefunded >= s.amount_total,
     status: "succeeded",
-    metadata: {},
+    // Stripe copies a PaymentIntent's metadata to the charge it makes (its support article "How
+    // metadata works with related objects"); the session's is the intent's here.
+    metadata: s.metadata,
   });
 
   return {

@@ -27,7 +27,16 @@ export interface CheckoutRequest {
 /** What an event means for billing; `ignored` for every type billing does not act on. */
 export type ProviderEvent =
   | { id: string; type: string; kind: "paid"; payment: PaymentFacts }
-  | { id: string; type: string; kind: "refunded"; paymentId: string; refunded: Units; currency: string }
+  | {
+      id: string;
+      type: string;
+      kind: "refunded";
+      paymentId: string;
+      /** Ours, where the charge carries it (Stripe copies the payment's metadata to its charge). */
+      topUpId: string | undefined;
+      refunded: Units;
+      currency: string;
+    }
   | { id: string; type: string; kind: "disputed"; paymentId: string }
   | { id: string; type: string; kind: "ignored" };
 

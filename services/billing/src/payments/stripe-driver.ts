@@ -139,7 +139,10 @@ export function readStripeEvent(event: Stripe.Event): ProviderEvent {
       const paymentId = idOf(o.payment_intent);
       const refunded = minorAmount(o.amount_refunded, o.currency);
       if (!paymentId || refunded === undefined) return { ...base, kind: "ignored" };
-      return { ...base, kind: "refunded", paymentId, refunded, currency: o.currency.toUpperCase() };
+      // A charge made by a PaymentIntent carries the intent's metadata, our top-up's id among it: a
+      // refund reported before the payment event still finds its top-up.
+      const topUpId = o.metadata?.top_up_id;
+      return { ...base, kind: "refunded", paymentId, topUpId, refunded, currency: o.currency.toUpperCase() };
     }
     case "charge.dispute.created": {
       const paymentId = idOf(event.data.object.payment_intent);

@@ -3,7 +3,7 @@ import { TopUpMethod, type TopUpSchema, TopUpStatus } from "@hb/contracts/hb/bil
 import { apiError, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "../clock.ts";
 import { moneyOut, timeOut } from "../contract-values.ts";
-import { lockBalance, move } from "../ledger.ts";
+import { lockBalance, move, moveEntry } from "../ledger.ts";
 import { formatMoney, min, money, type Units } from "../money.ts";
 import { transact } from "../shared.ts";
 import type { PaymentFacts, ProviderEvent } from "./provider.ts";
@@ -90,22 +90,24 @@ export async function creditOnce(tx: TxSql, topUpId: string, a: Arrival): Promis
     on conflict (top_up_id) do nothing returning top_up_id`;
   if (!claimed) return { credited: false, row, why: "already_credited" };
   let balance = await lockBalance(tx, row.person_id, row.customer_id, row.currency);
+  // The credit's own ledger entry, none when a refund reported earlier left nothing to credit.
+  let ledgerId: string | null = null;
   if (amount > 0n) {
-    balance = await move(tx, {
+    ({ id: ledgerId, balance } = await moveEntry(tx, {
       personId: row.person_id,
       customerId: row.customer_id,
       amount,
       kind: "credit_added",
       description: a.description,
       staffId: a.staffId,
-    });
+    }));
   }
   const [updated] = await tx<TopUpRow[]>`
     update top_ups set status = 'credited', received = ${formatMoney(a.amount)}, credited_at = ${clock.now()},
       confirmed_by = ${a.staffId ?? null},
       provider_session = coalesce(provider_session, ${a.payment?.sessionId ?? null}),
       provider_payment = coalesce(provider_payment, ${a.payment?.paymentId ?? null}),
-      ledger_id = (select max(id) from ledger where person_id = ${row.person_id})
+      ledger_id = ${ledgerId}
     where id = ${row.id} returning *`;
   return amount > 0n
     ? { credited: true, row: updated, balance }
@@ -180,7 +182,10 @@ async function act(tx: TxSql, ev: Exclude<ProviderEvent, { kind: "ignored" }>): 
       topUpId: id,
     };
   }
-  const id = await findCardTopUp(tx, { paymentId: ev.paymentId });
+  const id = await findCardTopUp(tx, {
+    paymentId: ev.paymentId,
+    topUpId: ev.kind === "refunded" ? ev.topUpId : undefined,
+  });
   if (!id) return { outcome: "unmatched", detail: `payment ${ev.paymentId} is no top-up's` };
   const [row] = await tx<TopUpRow[]>`select * from top_ups where id = ${id} for update`;
   if (ev.kind === "disputed") {
@@ -199,7 +204,8 @@ async function act(tx: TxSql, ev: Exclude<ProviderEvent, { kind: "ignored" }>): 
   const before = money(row.refunded);
   const delta = ev.refunded - before;
   if (delta <= 0n) return { outcome: "recorded", detail: "no new refund", topUpId: id };
-  await tx`update top_ups set refunded = ${formatMoney(ev.refunded)} where id = ${id}`;
+  await tx`update top_ups set refunded = ${formatMoney(ev.refunded)},
+    provider_payment = coalesce(provider_payment, ${ev.paymentId}) where id = ${id}`;
   // Not credited yet: creditOnce credits only what was not refunded.
   if (row.status !== "credited")
     return { outcome: "recorded", detail: "refunded before it was credited", topUpId: id };
