@@ -5,10 +5,9 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, globSync } from "node:fs";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
 import { ensureDependencies } from "./deps.ts";
+import { removeRunData } from "./run-data.ts";
 import { compileCache, stackEnv, startStack } from "./stack.ts";
 import { startSlotServer } from "./stack-slots.ts";
 
@@ -117,9 +116,11 @@ try {
   );
   await slots.close();
   // Everything this run made, the shared stack's and every private stack's, also after a failure.
-  await removeRunData(admin, `hb_test_${suffix}`, `T${suffix.toUpperCase()}`).catch((err: unknown) =>
-    process.stderr.write(`cleanup failed: ${String(err)}\n`),
-  );
+  await removeRunData(admin, {
+    db: `hb_test_${suffix}`,
+    stream: `T${suffix.toUpperCase()}`,
+    redis: ns,
+  }).catch((err: unknown) => process.stderr.write(`cleanup failed: ${String(err)}\n`));
   await admin.end({ timeout: 5 });
 }
 await deps.stop();
@@ -221,19 +222,4 @@ function describeHolders(rows: { datname: string; holder: string; n: number }[],
           .join(", ")})`,
     )
     .join("; ");
-}
-
-async function removeRunData(sql: postgres.Sql, dbPrefix: string, streamPrefix: string) {
-  const dbs = await sql<{ datname: string }[]>`
-    select datname from pg_database where left(datname, ${dbPrefix.length}) = ${dbPrefix}`;
-  for (const { datname } of dbs) await sql.unsafe(`drop database if exists "${datname}" with (force)`);
-  const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
-  try {
-    const jsm = await jetstreamManager(nc);
-    for await (const s of jsm.streams.list()) {
-      if (s.config.name.startsWith(streamPrefix)) await jsm.streams.delete(s.config.name);
-    }
-  } finally {
-    await nc.close();
-  }
 }
