@@ -23,6 +23,18 @@ import { serviceSql } from "./support/service-db.ts";
 import { ed25519Line, keyBlob, keyLine } from "./support/ssh-key-fixture.ts";
 
 const db = serviceSql("compute");
+
+/**
+ * Waits until compute has applied billing's event for the service's new status. Not by retrying a
+ * power action until it is refused: each one accepted meanwhile counts toward the power cool-down
+ * (10 a minute), so when the event took over a second the eleventh answered 429, never 403.
+ */
+const computeHasStatus = (serviceId: string, status: string) =>
+  eventually(async () => {
+    const [m] = await db<{ service_status: string }[]>`
+      select service_status from compute.machines where service_id = ${serviceId}`;
+    return m?.service_status === status;
+  }, 20_000);
 after(() => db.end({ timeout: 5 }));
 
 /**
@@ -355,11 +367,9 @@ describe("power and machine control", () => {
     const acct = await newAccount();
     const id = await newMachine(acct);
     await billing.adminSetServiceState({ serviceId: id, action: ServiceAction.SUSPEND, reason: "abuse" });
-    await eventually(
-      async () => (await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key })).status === 403,
-    );
+    await computeHasStatus(id, "suspended");
     const r = await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key });
-    assert.equal(r.body.code, "FORBIDDEN");
+    assert.deepEqual([r.status, r.body.code], [403, "FORBIDDEN"]);
   });
 
   it("a burst of status events leaves each service with its last one, and a malformed event stops none of them", async () => {
@@ -679,9 +689,9 @@ describe("snapshots, backups and cancelling a VPS", () => {
     });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.data.status, "terminated");
-    await eventually(
-      async () => (await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key })).status === 403,
-    );
+    await computeHasStatus(id, "terminated");
+    const start = await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key });
+    assert.deepEqual([start.status, start.body.code], [403, "FORBIDDEN"]);
   });
 
   it("DELETE /vps/{id} without immediate schedules the cancellation, shown as in the VPS record", async () => {
