@@ -96,6 +96,16 @@ describe("webhook URL check when saved", () => {
     }
   });
 
+  it("does not wait past its bound for a resolver that never answers: the name counts as not resolving yet", async () => {
+    const silent = () => new Promise<LookupAddress[]>(() => {});
+    const started = performance.now();
+    assert.equal(
+      await checkWebhookUrl("https://hooks.example.com/p", new Set(), silent, 50),
+      "https://hooks.example.com/p",
+    );
+    assert.ok(performance.now() - started < 2_000);
+  });
+
   it("accepts a destination on the allowed list only at its exact host and port", async () => {
     const allowed = ["127.0.0.1:4567", "[::1]:8443", "localhost:9000"];
     for (const url of [

@@ -10,6 +10,13 @@ export type Resolve = (host: string) => Promise<LookupAddress[]>;
 export const resolveAll: Resolve = (host) => lookup(host, { all: true, verbatim: true });
 
 /**
+ * How long saving a URL waits for its name to resolve. Past it the name counts as one that does
+ * not resolve yet (checked again at every delivery): a resolver that does not answer (glibc waits
+ * 5 s per try) must not hold the save past the caller's 5 s deadline.
+ */
+const RESOLVE_WAIT_MS = 2_000;
+
+/**
  * Checks a webhook URL when it is saved (the request's declared rules have already required an
  * explicit http(s) scheme and at most 2000 characters): a host, no credentials, and a
  * public destination: a public address, or a name that is not local by its spelling and resolves
@@ -22,6 +29,7 @@ export async function checkWebhookUrl(
   raw: string,
   allowed: ReadonlySet<string>,
   resolve: Resolve = resolveAll,
+  resolveWaitMs = RESOLVE_WAIT_MS,
 ): Promise<string> {
   const text = raw.trim();
   let url: URL;
@@ -41,7 +49,10 @@ export async function checkWebhookUrl(
     return url.toString();
   }
   if (isLocalName(host)) throw badRequest("url", "url must point to a public host name");
-  const addresses = await resolve(host).catch(() => []);
+  const addresses = await Promise.race([
+    resolve(host).catch(() => []),
+    new Promise<LookupAddress[]>((r) => setTimeout(r, resolveWaitMs, []).unref()),
+  ]);
   if (addresses.some((a) => !isPublicAddress(a.address))) {
     throw badRequest("url", "url resolves to a loopback, private or reserved address");
   }
