@@ -38,7 +38,7 @@ describe("removing a test run's data", () => {
       await redis.set(`t${run}:keys:base`, "snapshot");
       await jsm.streams.add({ name: `T${run.toUpperCase()}_EVENTS`, subjects: [`t${run}.events.>`] });
     }
-    await removeRunData(sql, { db: `hb_test_${id}`, stream: `T${id.toUpperCase()}`, redis: `t${id}` });
+    await removeRunData(sql, { db: `hb_test_${id}`, ns: `t${id}` });
     const dbs = await sql<{ datname: string }[]>`
       select datname from pg_database where datname in (${`hb_test_${id}`}, ${`hb_test_${other}`})`;
     assert.deepEqual(

@@ -9,20 +9,17 @@ import { Redis } from "ioredis";
 import type postgres from "postgres";
 
 /**
- * Removes what the run made, by the prefix every name of it starts with: databases, streams, and
- * Redis keys (the key tables' snapshots have no expiry; limits and cool-downs expire anyway).
+ * Removes what a run or one of its stacks made, by the prefixes all its names start with: the
+ * databases named `db...`, and under the namespace `ns` its streams (`NS...`, platform streams())
+ * and Redis keys (the key tables' snapshots have no expiry; limits and cool-downs expire anyway).
+ * `sql` is a connection to the server's `postgres` database.
  */
-export async function removeRunData(
-  sql: postgres.Sql,
-  prefix: { db: string; stream: string; redis: string },
-) {
-  const dbPrefix = prefix.db;
-  const streamPrefix = prefix.stream;
+export async function removeRunData(sql: postgres.Sql, prefix: { db: string; ns: string }) {
   const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: 1 });
   try {
     let cursor = "0";
     do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix.redis}*`, "COUNT", 1000);
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix.ns}*`, "COUNT", 1000);
       if (keys.length > 0) await redis.unlink(...keys);
       cursor = next;
     } while (cursor !== "0");
@@ -30,8 +27,9 @@ export async function removeRunData(
     redis.disconnect();
   }
   const dbs = await sql<{ datname: string }[]>`
-    select datname from pg_database where left(datname, ${dbPrefix.length}) = ${dbPrefix}`;
+    select datname from pg_database where left(datname, ${prefix.db.length}) = ${prefix.db}`;
   for (const { datname } of dbs) await sql.unsafe(`drop database if exists "${datname}" with (force)`);
+  const streamPrefix = prefix.ns.toUpperCase();
   const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
   try {
     const jsm = await jetstreamManager(nc);

@@ -13,8 +13,8 @@ import type { AddressInfo } from "node:net";
 
 export interface SlotServer {
   url: string;
-  /** The most slots held at once, and how long tests waited for theirs. */
-  stats(): { mostHeld: number; waits: number; longestWaitMs: number };
+  /** The most slots held at once, how long tests waited for theirs, and how many wait now. */
+  stats(): { mostHeld: number; waits: number; longestWaitMs: number; queued: number };
   close(): Promise<void>;
 }
 
@@ -54,7 +54,7 @@ export async function startSlotServer(total: number): Promise<SlotServer> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    stats: () => ({ mostHeld, waits, longestWaitMs }),
+    stats: () => ({ mostHeld, waits, longestWaitMs, queued: queue.length }),
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

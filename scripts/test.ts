@@ -76,7 +76,8 @@ const sharedPoolMax = process.env.SHARED_DB_POOL_MAX ?? "4";
 // stack's 18 connections and 10 per private stack, three keep the run under 60 whatever files
 // happen to run side by side (58 was measured without the cap: replicas, a private stack and the
 // NATS faults' stack at once).
-const slots = await startSlotServer(Number(process.env.HB_STACK_SLOTS ?? 3));
+const stackSlots = Number(process.env.HB_STACK_SLOTS ?? 3);
+const slots = await startSlotServer(stackSlots);
 
 const adminUrl = new URL(server);
 adminUrl.pathname = "/postgres";
@@ -112,15 +113,13 @@ try {
   );
   const capped = slots.stats();
   process.stdout.write(
-    `Private stacks: at most ${capped.mostHeld} at once (cap ${process.env.HB_STACK_SLOTS ?? 3}); ${capped.waits} waited for one, the longest ${(capped.longestWaitMs / 1000).toFixed(1)} s\n`,
+    `Private stacks: at most ${capped.mostHeld} at once (cap ${stackSlots}); ${capped.waits} waited for one, the longest ${(capped.longestWaitMs / 1000).toFixed(1)} s\n`,
   );
   await slots.close();
   // Everything this run made, the shared stack's and every private stack's, also after a failure.
-  await removeRunData(admin, {
-    db: `hb_test_${suffix}`,
-    stream: `T${suffix.toUpperCase()}`,
-    redis: ns,
-  }).catch((err: unknown) => process.stderr.write(`cleanup failed: ${String(err)}\n`));
+  await removeRunData(admin, { db: `hb_test_${suffix}`, ns }).catch((err: unknown) =>
+    process.stderr.write(`cleanup failed: ${String(err)}\n`),
+  );
   await admin.end({ timeout: 5 });
 }
 await deps.stop();

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import http from "node:http";
 import { after, before, describe, it } from "node:test";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
@@ -12,7 +11,7 @@ import type { OwnStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
 import { natsFaultStack } from "./support/nats-fault-stack.ts";
 import type { PrivateServer } from "./support/private-servers.ts";
-import { publishServiceEvent } from "./support/service-events.ts";
+import { publishServiceEvent, serviceEventReceiver } from "./support/service-events.ts";
 
 // The stack runs on its own NATS server (started from the machine's binary on a free port, its
 // JetStream store in a temporary directory), so killing it disturbs no other test. It is the stack
@@ -20,23 +19,14 @@ import { publishServiceEvent } from "./support/service-events.ts";
 describe("a NATS restart", () => {
   let nats: PrivateServer;
   let s: OwnStack;
-  const seen = new Map<string, Set<string>>(); // serviceId → X-Webhook-Ids
-  const receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as { data: { serviceId?: string } };
-      const id = body.data.serviceId ?? "";
-      seen.set(id, (seen.get(id) ?? new Set()).add(req.headers["x-webhook-id"] as string));
-      res.writeHead(200).end();
-    });
-  });
+  const receiver = serviceEventReceiver();
+  const seen = receiver.seen; // serviceId → X-Webhook-Ids
 
   before(async () => {
     ({ nats, s } = await natsFaultStack());
     // The start-up outage suite before this one starts NATS; if it stopped before that, start it here.
     if (!(await nats.isUp())) await nats.start();
-    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    await receiver.listen();
   });
   after(async () => {
     receiver.close();
@@ -46,7 +36,7 @@ describe("a NATS restart", () => {
     const { customer } = await s.auth.createCustomer({ name: "Q", email: "q@example.test", currency: "EUR" });
     const partnerId = customer!.id;
     await s.auth.createPartner({ customerId: partnerId, status: PartnerStatus.ACTIVE });
-    const port = (receiver.address() as { port: number }).port;
+    const port = receiver.port();
     const webhooks = stackClient(s.stack.env, [WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR", 5000);
     await webhooks.client.updateProgrammeSettings({ addAllowedDestinations: [`127.0.0.1:${port}`] });
     await webhooks.client.setWebhookUrl({ partnerId, url: `http://127.0.0.1:${port}/` });

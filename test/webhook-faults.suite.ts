@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import http from "node:http";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
@@ -14,30 +13,19 @@ import type { OwnStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
 import { faultStack } from "./support/fault-stack.ts";
 import { serviceSql } from "./support/service-db.ts";
-import { publishServiceEvent } from "./support/service-events.ts";
+import { publishServiceEvent, serviceEventReceiver } from "./support/service-events.ts";
 
 // Kills the webhooks service mid-burst: every event still reaches the receiver at least once, and
 // a duplicate always carries the same X-Webhook-Id. Runs on the fault suites' supervised stack
 // (test/faults.test.ts), whose launcher leaves a deliberate restart() alone.
 describe("webhook delivery survives a crash", () => {
   let s: OwnStack;
-  const seen = new Map<string, Set<string>>(); // serviceId → X-Webhook-Ids
-  const received: string[] = []; // every X-Webhook-Id, once per arrival
-  const receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as { data: { serviceId?: string } };
-      const id = body.data.serviceId ?? "";
-      seen.set(id, (seen.get(id) ?? new Set()).add(req.headers["x-webhook-id"] as string));
-      received.push(req.headers["x-webhook-id"] as string);
-      res.writeHead(200).end();
-    });
-  });
+  const receiver = serviceEventReceiver();
+  const { seen, received } = receiver; // serviceId → X-Webhook-Ids; every X-Webhook-Id, once per arrival
 
   before(async () => {
     s = await faultStack();
-    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    await receiver.listen();
   });
   after(() => receiver.close());
 
@@ -50,7 +38,7 @@ describe("webhook delivery survives a crash", () => {
     );
     return JSON.parse(stdout) as { settings: { allowedDestinations?: string[] } };
   };
-  const receiverPort = () => (receiver.address() as { port: number }).port;
+  const receiverPort = receiver.port;
 
   it("SIGKILL of the webhooks service in the middle of a burst loses nothing", async () => {
     const { customer } = await s.auth.createCustomer({ name: "P", email: "p@example.test", currency: "EUR" });

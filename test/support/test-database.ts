@@ -4,10 +4,8 @@
  * whatever a test that failed half-way left behind (databases, NATS streams).
  */
 import { randomBytes } from "node:crypto";
-import { streams } from "@hb/platform/nats";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
 import postgres from "postgres";
+import { removeRunData } from "../../scripts/run-data.ts";
 
 const run = () => process.env.HB_TEST_RUN ?? "x";
 
@@ -25,7 +23,7 @@ export function testNamespace(): string {
 }
 
 /**
- * Removes what a private stack made: its database and its NATS streams. Called when the stack
+ * Removes what a private stack made: its database, NATS streams and Redis keys. Called when the stack
  * closes, and when it fails to start, so a failed start leaves nothing behind either.
  */
 export async function removeStackData(db: URL, ns: string): Promise<void> {
@@ -33,18 +31,8 @@ export async function removeStackData(db: URL, ns: string): Promise<void> {
   admin.pathname = "/postgres";
   const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
   try {
-    await sql.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);
+    await removeRunData(sql, { db: db.pathname.slice(1), ns });
   } finally {
     await sql.end({ timeout: 5 });
-  }
-  const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
-  try {
-    const jsm = await jetstreamManager(nc);
-    const { events, requestLog } = streams(ns);
-    for (const name of [events.name, requestLog.name]) {
-      await jsm.streams.delete(name).catch(() => false); // never created: the stack failed first
-    }
-  } finally {
-    await nc.close();
   }
 }

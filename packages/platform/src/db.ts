@@ -74,3 +74,21 @@ export async function migrate(sql: Sql, schema: string, dir: string, log: Logger
     }
   });
 }
+
+/**
+ * Calls `wake` on every NOTIFY on `channel` (delivered when the notifying transaction commits), on
+ * the pool's one listening connection. Where listening fails the loop it wakes still polls, so
+ * that is logged, not thrown. `stop` stops listening.
+ */
+export function wakeOnNotify(
+  sql: Sql,
+  channel: string,
+  wake: () => void,
+  log: Logger,
+): { stop(): Promise<void> } {
+  const listening = sql.listen(channel, wake).catch((err: unknown) => {
+    log.warn(`listening on ${channel} failed; polling only`, { err });
+    return undefined;
+  });
+  return { stop: async () => (await listening)?.unlisten() };
+}

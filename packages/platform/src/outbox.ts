@@ -2,7 +2,7 @@ import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { headers } from "@nats-io/transport-node";
-import type { Sql, TxSql } from "./db.ts";
+import { type Sql, type TxSql, wakeOnNotify } from "./db.ts";
 import { newId } from "./ids.ts";
 import type { Logger } from "./log.ts";
 import { Gauge, Histogram, metricsRegistry } from "./metrics.ts";
@@ -144,12 +144,7 @@ export function startOutboxRelay(sql: Sql, nats: NatsLink, log: Logger, pollMs =
     }
   };
 
-  const listener = sql
-    .listen("outbox", () => idle.wake())
-    .catch((err: unknown) => {
-      log.warn("outbox listen failed; polling only", { err });
-      return undefined;
-    });
+  const listener = wakeOnNotify(sql, "outbox", idle.wake, log);
 
   const loop = (async () => {
     // Published rows are removed by the service's retention (retention.ts), the one purge.
@@ -169,8 +164,7 @@ export function startOutboxRelay(sql: Sql, nats: NatsLink, log: Logger, pollMs =
       stopped = true;
       idle.wake();
       await loop;
-      const l = await listener;
-      await l?.unlisten();
+      await listener.stop();
     },
   };
 }

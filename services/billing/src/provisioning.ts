@@ -14,6 +14,7 @@ import {
   streams,
   type TxSql,
   wakeablePause,
+  wakeOnNotify,
 } from "@hb/platform";
 import { orderEvent, serviceEvent } from "./events.ts";
 import { type OrderRow, selectServices } from "./records.ts";
@@ -58,12 +59,7 @@ export function startProvisioner(
   // Paying an order notifies (wakeProvisioner, delivered when its transaction commits): its
   // services go to compute at once rather than at the next pass.
   const idle = wakeablePause();
-  const listener = sql
-    .listen(PROVISIONING_CHANNEL, () => idle.wake())
-    .catch((err: unknown) => {
-      log.warn("provisioning listen failed; polling only", { err });
-      return undefined;
-    });
+  const listener = wakeOnNotify(sql, PROVISIONING_CHANNEL, idle.wake, log);
   const loop = (async () => {
     while (!stopped) {
       try {
@@ -131,7 +127,7 @@ export function startProvisioner(
       stopped = true;
       idle.wake();
       await loop;
-      await (await listener)?.unlisten();
+      await listener.stop();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { type Logger, newId, prepared, type Sql, type TxSql, writeOutbox } from "@hb/platform";
+import { type Logger, newId, prepared, type Sql, type TxSql, wakeablePause, writeOutbox } from "@hb/platform";
 import { type DriverState, type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
 import { type IpRow, ipsOf, type MachineRow } from "./machines.ts";
 
@@ -218,7 +218,7 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
    */
   function startLoop(log: Logger, tickMs = 100, idleMs = 1000) {
     let stopped = false;
-    let wake = () => {};
+    const idle = wakeablePause();
     const loop = (async () => {
       while (!stopped) {
         let claimed = 0;
@@ -229,19 +229,13 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
         }
         if (claimed > 0) expectJob(RECHECK_MS);
         const wait = Date.now() < busyUntil ? tickMs : idleMs;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, wait);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+        await idle.pause(wait);
       }
     })();
     return {
       stop: async () => {
         stopped = true;
-        wake();
+        idle.wake();
         await loop;
       },
     };

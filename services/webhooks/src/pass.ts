@@ -1,7 +1,15 @@
 import type { Client } from "@connectrpc/connect";
 import type { PartnerLookupService } from "@hb/contracts/hb/auth/v1/partner_lookup_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
-import { beginContext, endContext, type Logger, runInContext, SpanKind, type Sql } from "@hb/platform";
+import {
+  beginContext,
+  endContext,
+  type Logger,
+  runInContext,
+  SpanKind,
+  type Sql,
+  wakeablePause,
+} from "@hb/platform";
 import { type AttemptResult, attemptDelivery } from "./attempt.ts";
 import { backoffSeconds } from "./backoff.ts";
 import { deliveryMessage } from "./delivery-message.ts";
@@ -257,7 +265,7 @@ export function startPassLoop(
 ) {
   let stopped = false;
   // Stopping ends the wait for the next pass at once (the interval is a minute by default).
-  let wake = () => {};
+  const idle = wakeablePause();
   const loop = (async () => {
     const inFlight = new Set<Promise<number>>();
     while (!stopped) {
@@ -274,20 +282,14 @@ export function startPassLoop(
       // Passes start every interval, not an interval after the claim returned: under load the
       // claim's own time otherwise stretched the wait a queued delivery sees (issue 13).
       if (stopped) break;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(0, intervalMs - (Date.now() - started)));
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      await idle.pause(Math.max(0, intervalMs - (Date.now() - started)));
     }
     await Promise.allSettled([...inFlight]);
   })();
   return {
     stop: async () => {
       stopped = true;
-      wake();
+      idle.wake();
       await loop;
     },
   };
