@@ -12,8 +12,18 @@ if [ "$(id -u)" != 0 ]; then
   echo "images must be built as root (the rootfs keeps root ownership)" >&2
   exit 1
 fi
-out=.tmp/images
-mkdir -p "$out"
+# The rootfs is built outside the checkout: mmdebstrap mounts /proc inside it while it works, and any
+# tool walking the checkout at that moment (biome, tsc, the test runner, a copy detector) would read
+# the host's /proc through it. Each build has its own folder, removed when the build ends.
+build_root="${HB_IMAGE_BUILD_DIR:-${TMPDIR:-/var/tmp}}"
+mkdir -p "$build_root"
+out="$(mktemp -d "$build_root/hb-lxd-images.XXXXXX")"
+case "$(realpath "$out")/" in
+  "$(realpath .)"/*) echo "the image build folder $out is inside the checkout; choose one outside it" >&2; exit 1 ;;
+esac
+# --one-file-system: should a build be killed with /proc still mounted below it, the host's /proc is
+# left alone.
+trap 'rm -rf --one-file-system "$out"' EXIT
 wanted=("$@")
 [ ${#wanted[@]} -eq 0 ] && wanted=(busybox debian-12)
 
