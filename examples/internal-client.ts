@@ -16,6 +16,7 @@ import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_p
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { InstanceState } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
+import { PAGE_SIZE } from "@hb/platform/paging";
 
 const transport = (addr: string) => createGrpcTransport({ baseUrl: `http://${addr}` });
 const billing = createClient(BillingService, transport(process.env.BILLING_ADDR ?? "127.0.0.1:50053"));
@@ -34,7 +35,12 @@ try {
   console.log(`credit balance: ${account.balance?.amount} ${account.balance?.currency}`);
 
   // One page of the customer's VPS from billing, then their machines from compute in one call.
-  const page = await billing.listServiceSummaries({ caller, kind: ProductKind.VPS, page: 1, limit: 20 });
+  const page = await billing.listServiceSummaries({
+    caller,
+    kind: ProductKind.VPS,
+    page: 1,
+    limit: PAGE_SIZE.default,
+  });
   const machines = await compute.describeMachines({ caller, serviceIds: page.services.map((s) => s.id) });
   for (const s of page.services) {
     const m = machines.machines.find((x) => x.serviceId === s.id);

@@ -2,10 +2,11 @@
  * The spec's page sizes (Limits, "Page size"), the one home of the numbers: ?page starts at 1;
  * ?limit defaults to 20 for services, invoices, proformas, orders and credit transactions and to
  * 50 for the VPS and dedicated-server lists; a larger ?limit than 200 is silently reduced to 200.
+ * `staff` is the admin panel's own lists (request logs, bank transfers, partners), not in the spec.
  * The gateway reads list queries with them and the backends page with them (the contracts' own
  * `lte: 200` bounds say the same to protovalidate).
  */
-export const PAGE_SIZE = { default: 20, machines: 50, max: 200 } as const;
+export const PAGE_SIZE = { default: 20, machines: 50, max: 200, staff: 50 } as const;
 
 /** The highest ?page accepted (documented in the OpenAPI schema); beyond it is 400, not an overflow. */
 export const MAX_PAGE = 1_000_000;

@@ -1,6 +1,11 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { Module, type VerifyRequest, type VerifyResponseSchema } from "@hb/contracts/hb/auth/v1/auth_pb";
-import { ALL_PERMISSIONS, hashMatches, parseKey, type Sql } from "@hb/platform";
+import {
+  ModuleSchema,
+  type VerifyRequest,
+  type VerifyResponseSchema,
+} from "@hb/contracts/hb/auth/v1/auth_pb";
+import { ALL_PERMISSIONS, enumTable, hashMatches, parseKey, type Sql } from "@hb/platform";
+import { MODULE_WORDS } from "@hb/platform/enum-words.gen";
 import {
   decideKey,
   RESELLER_SCOPE,
@@ -103,10 +108,11 @@ export function createVerify(sql: Sql, redis: Redis, ns: string, pepper: string)
   };
 }
 
+const MODULES = enumTable(ModuleSchema, MODULE_WORDS);
+
 /** The facts of the row, decided by the platform's decideKey (which the gateway's key table asks too). */
 function check(row: KeyRow, req: VerifyRequest, window: WindowCount, permissions: string[]) {
-  const module =
-    req.module === Module.INVENTORY ? "inventory" : req.module === Module.VPS ? "vps" : undefined;
+  const module = MODULES.word(req.module);
   const reseller: ResellerFacts | undefined =
     req.scope === RESELLER_SCOPE
       ? {

@@ -1,4 +1,5 @@
 import type { RequestLogEntry } from "@hb/contracts/hb/auth/v1/api_keys_pb";
+import { PAGE_SIZE } from "@hb/platform/paging";
 import { paginate, when } from "./format.ts";
 import { type Html, html } from "./html.ts";
 
@@ -25,8 +26,6 @@ function matches(e: RequestLogEntry, f: LogFilter): boolean {
   return true;
 }
 
-const PAGE_SIZE = 50;
-
 /** The filter form, the table and the pager of a request log (newest first). */
 export function requestLogView(
   entries: RequestLogEntry[],
@@ -37,7 +36,7 @@ export function requestLogView(
   const p = paginate(
     entries.filter((e) => matches(e, f)),
     f.page,
-    PAGE_SIZE,
+    PAGE_SIZE.staff,
   );
   const link = (n: number) =>
     `${action}?${new URLSearchParams({ method: f.method, status: f.status, endpoint: f.endpoint, page: String(n) })}`;

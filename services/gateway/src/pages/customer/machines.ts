@@ -1,3 +1,4 @@
+import { isUuid } from "@hb/platform";
 import { PAGE_SIZE } from "@hb/platform/paging";
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
@@ -42,9 +43,7 @@ export function machineRoutes(kit: Kit, router: Router): void {
     const state =
       typeof req.query.state === "string" && JOB_STATES.includes(req.query.state) ? req.query.state : "";
     const resource =
-      typeof req.query.resource === "string" && /^[0-9a-f-]{36}$/.test(req.query.resource)
-        ? req.query.resource
-        : "";
+      typeof req.query.resource === "string" && isUuid(req.query.resource) ? req.query.resource : "";
     const r = await api<z.infer<typeof jobList>>(OPS.jobs, {
       query: { page: pageParam(req.query.page), limit: PAGE_SIZE.default, state, resource },
     });
