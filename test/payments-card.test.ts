@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, before, beforeEach, describe, it } from "node:test";
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import type postgres from "postgres";
 import { unique } from "./helpers.ts";
@@ -24,8 +24,25 @@ describe("card top-ups through Stripe Checkout", () => {
   let s: OwnStack;
   let sql: postgres.Sql;
   let portal: ReturnType<typeof stackClient<[typeof PortalService]>>;
-  const owner = { customerId: "", personId: "", email: "", key: "" };
+  let owner: { customerId: string; personId: string; email: string; key: string };
   let browser: Awaited<ReturnType<typeof signInVisitor>>;
+
+  /** A new customer signed in to the portal (each test its own: top-ups have a cool-down per person). */
+  async function newPayer(currency = "EUR") {
+    const email = `${unique("card")}@example.test`;
+    const { customer, owner: person } = await s.auth.createCustomer({
+      name: "Card Customer",
+      email,
+      currency,
+    });
+    const key = (
+      await s.auth.createKey({ personId: person!.id, label: "t", scopes: ["billing"], ipAllowlist: "" })
+    ).secretKey;
+    const { token } = await portal.client.createPasswordLink({ realm: Realm.PORTAL, subjectId: person!.id });
+    await portal.client.setPassword({ token, password: PASSWORD });
+    const visitor = await signInVisitor(s.stack.gatewayUrl, "portal", email);
+    return { customerId: customer!.id, personId: person!.id, email, key, browser: visitor };
+  }
 
   before(async () => {
     stripe = await startStripeStandIn();
@@ -36,20 +53,9 @@ describe("card top-ups through Stripe Checkout", () => {
     });
     sql = serviceSql("billing", s.stack.env.DATABASE_URL);
     portal = stackClient(s.stack.env, [PortalService], "AUTH_ADDR");
-    owner.email = `${unique("card")}@example.test`;
-    const { customer, owner: person } = await s.auth.createCustomer({
-      name: "Card Customer",
-      email: owner.email,
-      currency: "EUR",
-    });
-    owner.customerId = customer!.id;
-    owner.personId = person!.id;
-    owner.key = (
-      await s.auth.createKey({ personId: person!.id, label: "t", scopes: ["billing"], ipAllowlist: "" })
-    ).secretKey;
-    const { token } = await portal.client.createPasswordLink({ realm: Realm.PORTAL, subjectId: person!.id });
-    await portal.client.setPassword({ token, password: PASSWORD });
-    browser = await signInVisitor(s.stack.gatewayUrl, "portal", owner.email);
+  });
+  beforeEach(async () => {
+    ({ browser, ...owner } = await newPayer());
   });
   after(async () => {
     portal?.close();
@@ -241,14 +247,91 @@ describe("card top-ups through Stripe Checkout", () => {
     assert.equal(n, 0);
   });
 
-  it("expires the session and cancels the top-up when the customer leaves the checkout", async () => {
+  it("the checkout's cancel return only shows the state; the page's cancel button (a POST) expires the session", async () => {
     const t = await cardTopUp("12");
+    // Opened in another tab, prefetched or reloaded: a GET cancels nothing.
+    for (let i = 0; i < 2; i++) {
+      const page = await browser.get(`/portal/add-credit/${t.id}/return?result=cancelled`);
+      assert.equal(page.status, 200);
+      assert.match(page.text, /The payment is still open/);
+      assert.ok(
+        page.text.includes(`action="/portal/add-credit/${t.id}/cancel"`),
+        "the page offers the cancel form",
+      );
+    }
+    assert.equal(stripe.sessions.get(t.session.id)?.status, "open");
+    const state = async () =>
+      (await sql<{ status: string }[]>`select status from billing.top_ups where id = ${t.id}`)[0].status;
+    assert.equal(await state(), "pending");
     const page = await browser.get(`/portal/add-credit/${t.id}/return?result=cancelled`);
-    assert.equal(page.status, 200);
-    assert.match(page.text, /cancelled; nothing was charged/);
+    const form = page.text.slice(page.text.indexOf(`action="/portal/add-credit/${t.id}/cancel"`));
+    const r = await browser.post(`/portal/add-credit/${t.id}/cancel`, {
+      _csrf: csrfIn(page.text),
+      _once: /name="_once" value="([^"]+)"/.exec(form)?.[1] ?? "",
+    });
+    assert.equal(r.status, 303, r.text);
+    const after = await browser.get(r.location);
+    assert.match(after.text, /cancelled; nothing was charged/);
     assert.equal(stripe.sessions.get(t.session.id)?.status, "expired");
-    const [row] = await sql<{ status: string }[]>`select status from billing.top_ups where id = ${t.id}`;
-    assert.equal(row.status, "cancelled");
+    assert.equal(await state(), "cancelled");
+  });
+
+  it("applies a cool-down to new top-ups: five in ten minutes, then 429 without a Checkout Session", async () => {
+    for (let i = 0; i < 5; i++) await cardTopUp("5");
+    const sessions = stripe.sessions.size;
+    const form = await browser.get("/portal/add-credit");
+    const once = (kind: string) =>
+      /name="_once" value="([^"]+)"/.exec(
+        form.text.slice(form.text.indexOf(`action="/portal/add-credit/${kind}"`)),
+      )?.[1] ?? "";
+    const card = await browser.post("/portal/add-credit/card", {
+      _csrf: csrfIn(form.text),
+      _once: once("card"),
+      "card-amount": "5",
+    });
+    assert.equal(card.status, 429, card.text);
+    assert.ok(Number(card.headers.get("retry-after")) > 0, "Retry-After says when");
+    assert.match(card.text, /Too many top-ups/);
+    assert.equal(stripe.sessions.size, sessions, "no Checkout Session was opened");
+    // The window is the person's, whatever the method.
+    const bank = await browser.post("/portal/add-credit/bank", {
+      _csrf: csrfIn(form.text),
+      _once: once("bank"),
+      "bank-amount": "50",
+    });
+    assert.equal(bank.status, 429, bank.text);
+    const [{ n }] = await sql<{ n: number }[]>`
+      select count(*)::int as n from billing.top_ups where person_id = ${owner.personId}`;
+    assert.equal(n, 5);
+  });
+
+  it("refuses a fraction of a whole-unit currency (5.50 ISK, 5.5 JPY) beside the amount, before Stripe is asked", async () => {
+    for (const currency of ["ISK", "JPY"]) {
+      ({ browser, ...owner } = await newPayer(currency));
+      const form = await browser.get("/portal/add-credit");
+      assert.match(form.text, /Pay by card/);
+      const asked = stripe.requests.length;
+      const r = await browser.post("/portal/add-credit/card", {
+        _csrf: csrfIn(form.text),
+        _once:
+          /name="_once" value="([^"]+)"/.exec(
+            form.text.slice(form.text.indexOf('action="/portal/add-credit/card"')),
+          )?.[1] ?? "",
+        "card-amount": "5.50",
+      });
+      assert.equal(r.status, 400, `${currency}: ${r.text.slice(0, 300)}`);
+      assert.match(r.text, new RegExp(`whole number of ${currency}`));
+      assert.match(
+        r.text,
+        /id="f-card-amount"[^>]*aria-invalid="true"/,
+        "the refusal names the amount field",
+      );
+      assert.equal(stripe.requests.length, asked, "Stripe was not asked");
+    }
+    // Whole krónur go through, counted in hundredths as Stripe's API counts ISK.
+    ({ browser, ...owner } = await newPayer("ISK"));
+    const t = await cardTopUp("500");
+    assert.deepEqual([t.session.amount_total, t.session.currency], [50000, "isk"]);
   });
 
   it("refuses the page and the form to a team member without Pay Invoices", async () => {

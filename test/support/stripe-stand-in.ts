@@ -97,6 +97,14 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       if (form.get("mode") !== "payment" || !Number.isInteger(amount) || amount < 1 || !currency) {
         return stripeError(400, "Missing required param: line_items[0][price_data].");
       }
+      // Stripe's special case: ISK is counted in hundredths but only whole krónur may be charged.
+      if (currency === "isk" && amount % 100 !== 0) {
+        return stripeError(
+          400,
+          "Invalid amount. Currency ISK has become effectively zero-decimal and charged amounts must be evenly divisible by 100.",
+          "invalid_charge_amount_no_decimal_compatible",
+        );
+      }
       const id = rid("cs");
       const metadata: Record<string, string> = {};
       for (const [k, v] of form) {

@@ -19,6 +19,7 @@ export const BILLING_CURRENCIES = [
   "PLN",
   "CZK",
   "HUF",
+  "ISK",
   "RON",
   "JPY",
   "SGD",

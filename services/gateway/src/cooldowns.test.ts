@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
 import type { CooldownRule } from "@hb/platform/cooldown";
-import { COOLDOWN_TABLE, cooldowns } from "./cooldowns.ts";
+import { COOLDOWN_TABLE, cooldowns, PORTAL_COOLDOWNS } from "./cooldowns.ts";
 import { allRoutes } from "./routes/index.ts";
 
 const specPath = path.resolve(import.meta.dirname, "../../../docs/spec/customer-api-and-webhooks.md");
@@ -59,8 +59,11 @@ describe("the cool-down table", () => {
     }
   });
 
-  it("every action has its own window name, and every route's cool-down is a row of the table", () => {
-    const actions = Object.values(COOLDOWN_TABLE).map((r) => r.rule.action);
+  it("every action (the portal-only ones too) has its own window name, and every route's cool-down is a row of the table", () => {
+    const actions = [
+      ...Object.values(COOLDOWN_TABLE).map((r) => r.rule.action),
+      ...Object.values(PORTAL_COOLDOWNS).map((r) => r.action),
+    ];
     assert.equal(new Set(actions).size, actions.length);
     const rows = new Set<unknown>(Object.values(cooldowns));
     const routes = allRoutes("http://127.0.0.1").filter((r) => r.cooldown);

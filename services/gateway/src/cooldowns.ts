@@ -62,3 +62,13 @@ export const cooldowns = Object.fromEntries(
     },
   ]),
 ) as Cooldowns;
+
+/**
+ * Cool-downs of portal actions the API has no route for (so no row in the spec's table above),
+ * reserved by the page itself with the same mechanism and key space as the API's. Creating a
+ * top-up opens a Checkout Session at the card provider (or draws a transfer reference): without a
+ * window every fresh form would open another. Counted per person, card and transfer together.
+ */
+export const PORTAL_COOLDOWNS = {
+  topUp: { action: "top-up", limit: 5, windowSeconds: 600 },
+} as const satisfies Record<string, CooldownRule>;

@@ -21,7 +21,7 @@ import { moneyOut } from "../contract-values.ts";
 import { listPage } from "../list-query.ts";
 import { formatMoney, money, parseMoney, type Units } from "../money.ts";
 import { callerOf, isUniqueViolation, transact } from "../shared.ts";
-import { toMinor } from "./minor-units.ts";
+import { cardDecimals, toMinor } from "./minor-units.ts";
 import { BadSignature, type CardProvider } from "./provider.ts";
 import { newReference, normaliseReference } from "./reference.ts";
 import { alreadyConfirmed, applyProviderEvent, creditOnce, type TopUpRow, topUpOut } from "./top-ups.ts";
@@ -70,8 +70,15 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
     if (amount === undefined || amount < d.limits.min || amount > d.limits.max) {
       throw badRequest("amount", `amount must be a decimal from ${range(currency)}`);
     }
+    // Checked before the provider is asked: Stripe refuses a fraction of a whole-unit currency
+    // (JPY, and ISK though its API counts hundredths), and the customer should read why here.
     if (card && toMinor(amount, currency) === undefined) {
-      throw badRequest("amount", `amount has more decimals than a card payment in ${currency} allows`);
+      throw badRequest(
+        "amount",
+        cardDecimals(currency) === 0
+          ? `amount must be a whole number of ${currency} for a card payment (no decimals)`
+          : `amount has more decimals than a card payment in ${currency} allows`,
+      );
     }
     return amount;
   }

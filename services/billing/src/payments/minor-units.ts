@@ -24,29 +24,40 @@ const ZERO_DECIMAL = new Set([
   "XPF",
 ]);
 const THREE_DECIMAL = new Set(["BHD", "JOD", "KWD", "OMR", "TND"]);
+/**
+ * Stripe's special cases that are zero-decimal for the card networks but still counted in
+ * hundredths by its API: since April 2023 an ISK amount must be a multiple of 100 (whole krónur),
+ * and Stripe refuses `5.50 ISK` (invalid_charge_amount_no_decimal_compatible).
+ */
+const WHOLE_IN_HUNDREDTHS = new Set(["ISK"]);
+
+/** How a card amount in a currency is written: decimals it may have, and decimals Stripe's integer counts. */
+function cardUnit(currency: string): { charged: number; counted: number } | undefined {
+  const c = currency.toUpperCase();
+  if (THREE_DECIMAL.has(c) || !/^[A-Z]{3}$/.test(c)) return undefined;
+  if (ZERO_DECIMAL.has(c)) return { charged: 0, counted: 0 };
+  if (WHOLE_IN_HUNDREDTHS.has(c)) return { charged: 0, counted: 2 };
+  return { charged: 2, counted: 2 };
+}
 
 /** Decimals a card amount may have in `currency`; undefined for currencies cards are not offered in. */
 export function cardDecimals(currency: string): number | undefined {
-  const c = currency.toUpperCase();
-  if (THREE_DECIMAL.has(c) || !/^[A-Z]{3}$/.test(c)) return undefined;
-  return ZERO_DECIMAL.has(c) ? 0 : 2;
+  return cardUnit(currency)?.charged;
 }
 
-/** Units (ten-thousandths) per smallest unit of the currency. */
-const unitsPerMinor = (decimals: number): bigint => 10n ** BigInt(4 - decimals);
+/** Units (ten-thousandths) per 10^-decimals of the currency. */
+const unitsPer = (decimals: number): bigint => 10n ** BigInt(4 - decimals);
 
-/** The amount in the currency's smallest unit; undefined when it has more decimals than that unit. */
+/** The amount in the provider's integer; undefined when it has more decimals than a card may charge. */
 export function toMinor(amount: Units, currency: string): number | undefined {
-  const d = cardDecimals(currency);
-  if (d === undefined) return undefined;
-  const per = unitsPerMinor(d);
-  if (amount % per !== 0n) return undefined;
-  return Number(amount / per);
+  const u = cardUnit(currency);
+  if (u === undefined || amount % unitsPer(u.charged) !== 0n) return undefined;
+  return Number(amount / unitsPer(u.counted));
 }
 
 /** A provider's smallest-unit integer as exact units. */
 export function fromMinor(minor: number, currency: string): Units | undefined {
-  const d = cardDecimals(currency);
-  if (d === undefined || !Number.isSafeInteger(minor)) return undefined;
-  return BigInt(minor) * unitsPerMinor(d);
+  const u = cardUnit(currency);
+  if (u === undefined || !Number.isSafeInteger(minor)) return undefined;
+  return BigInt(minor) * unitsPer(u.counted);
 }

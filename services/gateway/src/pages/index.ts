@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { errorCodes, type Logger, resolveError } from "@hb/platform";
+import { reserveCooldown } from "@hb/platform/cooldown";
 import type { Redis } from "@hb/platform/redis";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { parserRefusal } from "../body.ts";
@@ -71,6 +72,7 @@ export function pagesRouter(deps: {
     portalRouter(deps.clients, setCookie, deps.publicUrl, {
       call: deps.api,
       once: onceStore(deps.redis, deps.ns),
+      cooldown: (rule, personId, resource) => reserveCooldown(deps.redis, deps.ns, rule, personId, resource),
     }),
   );
   router.use("/admin", forms, safeText, adminRouter(deps.clients, setCookie, deps.publicUrl, deps.log));

@@ -49,7 +49,7 @@ export function portalRouter(
   clients: PageClients,
   setCookie: CookieWriter,
   publicUrl: string,
-  api: Pick<Kit, "call" | "once">,
+  api: Pick<Kit, "call" | "once" | "cooldown">,
 ): Router {
   const router = express.Router();
   signInRoutes(router, PORTAL, clients, setCookie);

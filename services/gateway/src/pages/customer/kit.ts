@@ -1,3 +1,4 @@
+import type { CooldownRule, Reservation } from "@hb/platform/cooldown";
 import type { NextFunction, Request, Response, Router } from "express";
 import type { ApiCall } from "../../in-process.ts";
 import type { Html } from "../html.ts";
@@ -17,6 +18,8 @@ export interface RenderOptions {
 export interface Kit {
   call: ApiCall;
   once: OnceStore;
+  /** Reserves one use of a cool-down for the person (the API's mechanism, for actions without a route). */
+  cooldown: (rule: CooldownRule, personId: string, resource: string) => Promise<Reservation>;
   render: (res: Response, title: string, body: Html, o?: RenderOptions) => void;
 }
 

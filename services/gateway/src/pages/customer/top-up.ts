@@ -6,12 +6,13 @@ import { holdsAny, resolveError } from "@hb/platform";
 import { KEY_REFUSALS } from "@hb/platform/key-decision";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../../clients.ts";
+import { PORTAL_COOLDOWNS } from "../../cooldowns.ts";
 import { type FormState, field } from "../forms.ts";
 import { type Html, html } from "../html.ts";
 import { sessionOf } from "../session.ts";
 import { Refused } from "./api.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page, refusalPage } from "./kit.ts";
-import { facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
+import { buttonForm, facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
 
 const BASE = "/portal/add-credit";
 /** The same, as the portal's router (mounted at /portal) matches it. */
@@ -157,18 +158,35 @@ ${pager(BASE, { page: p, limit: 20, total: list.total })}`;
         if (denied) throw denied;
         const caller = callerOf(sessionOf(res));
         const amount = bodyText(req, `${kind}-amount`).trim();
-        const r =
-          kind === "card"
-            ? await call(() =>
-                billing.startCardTopUp({
-                  caller,
-                  amount,
-                  successUrl: `${publicUrl}${BASE}/{TOP_UP_ID}/return?result=paid`,
-                  cancelUrl: `${publicUrl}${BASE}/{TOP_UP_ID}/return?result=cancelled`,
-                  idempotencyKey: token,
-                }),
-              )
-            : await call(() => billing.requestBankTransfer({ caller, amount, idempotencyKey: token }));
+        // A repeat of the same form never gets here (once.ts answers it), so only a new top-up
+        // consumes the window; one billing refuses gives its reservation back, as the API's do.
+        const held = await kit.cooldown(PORTAL_COOLDOWNS.topUp, caller.personId, "all");
+        if (!held.ok) {
+          res.setHeader("Retry-After", String(held.retryAfterSeconds));
+          throw new Refused(429, {
+            success: false,
+            error: `Too many top-ups in a short time; try again in ${held.retryAfterSeconds} seconds.`,
+            code: "ACTION_RATE_LIMITED",
+          });
+        }
+        let r: Awaited<ReturnType<typeof billing.startCardTopUp | typeof billing.requestBankTransfer>>;
+        try {
+          r =
+            kind === "card"
+              ? await call(() =>
+                  billing.startCardTopUp({
+                    caller,
+                    amount,
+                    successUrl: `${publicUrl}${BASE}/{TOP_UP_ID}/return?result=paid`,
+                    cancelUrl: `${publicUrl}${BASE}/{TOP_UP_ID}/return?result=cancelled`,
+                    idempotencyKey: token,
+                  }),
+                )
+              : await call(() => billing.requestBankTransfer({ caller, amount, idempotencyKey: token }));
+        } catch (err) {
+          await held.release();
+          throw err;
+        }
         const t = r.topUp;
         if (!t) throw new Error("billing answered without the top-up");
         return {
@@ -187,12 +205,7 @@ ${pager(BASE, { page: p, limit: 20, total: list.total })}`;
     if (denied) return refusalPage(kit, res, denied);
     const caller = callerOf(sessionOf(res));
     const id = String(req.params.id);
-    if (!/^[0-9a-f-]{36}$/i.test(id))
-      return refusalPage(
-        kit,
-        res,
-        new Refused(404, { success: false, error: "Top-up not found", code: "NOT_FOUND" }),
-      );
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return refusalPage(kit, res, topUpNotFound());
     const [{ topUp: t }, options] = await Promise.all([
       call(() => billing.getTopUp({ caller, id })),
       call(() => billing.getTopUpOptions({ caller })),
@@ -224,6 +237,12 @@ ${
 <p class="hint">You pay on our card processor's page and come back here afterwards.</p>`
     : ""
 }
+${
+  !bank && t.status === TopUpStatus.PENDING
+    ? html`<p>${buttonForm(`${BASE}/${t.id}/cancel`, "Cancel this card payment", sessionOf(res).csrfToken, { danger: true })}</p>
+<p class="hint">Only if you do not mean to pay: the payment page then stops taking payment. A payment already made is credited all the same.</p>`
+    : ""
+}
 <p><a href="${BASE}">Add more credit</a> · <a href="/portal/balance">Balance and transactions</a></p>`;
     kit.render(res, bank ? `Bank transfer ${t.reference}` : "Card top-up", body, {
       ...(await doneOf(kit, req, res)),
@@ -233,38 +252,59 @@ ${
 
   page(kit, router, `${ROUTE}/:id`, (req, res) => topUpPage(req, res));
 
-  // Stripe sends the browser back here. Credit comes only from Stripe's signed event, never from
-  // this page: it only tells the customer where things stand. Leaving the checkout expires it at
-  // Stripe (CancelCardTopUp), so an abandoned payment page cannot be paid later.
+  // Stripe sends the browser back here (its cancel URL too: a plain link it follows). Credit comes
+  // only from Stripe's signed event, never from this page, and a GET changes nothing: a return
+  // page opened in another tab, a prefetch or a reload must not cancel a payment in progress. The
+  // customer cancels with the page's form (a POST, below).
   page(kit, router, `${ROUTE}/:id/return`, async (req, res) => {
     const denied = refusal(res, false);
     if (denied) return refusalPage(kit, res, denied);
     const caller = callerOf(sessionOf(res));
     const id = String(req.params.id);
-    if (!/^[0-9a-f-]{36}$/i.test(id))
-      return refusalPage(
-        kit,
-        res,
-        new Refused(404, { success: false, error: "Top-up not found", code: "NOT_FOUND" }),
-      );
-    if (req.query.result === "cancelled") {
-      const { topUp } = await call(() => billing.cancelCardTopUp({ caller, id }));
-      return topUpPage(req, res, {
-        notice:
-          topUp?.status === TopUpStatus.CANCELLED
-            ? "The card payment was cancelled; nothing was charged."
-            : "This payment could not be cancelled any more; it is shown below.",
-      });
-    }
+    if (!/^[0-9a-f-]{36}$/i.test(id)) return refusalPage(kit, res, topUpNotFound());
     const { topUp } = await call(() => billing.getTopUp({ caller, id }));
+    const status = topUp?.status;
     return topUpPage(req, res, {
       notice:
-        topUp?.status === TopUpStatus.CREDITED
+        status === TopUpStatus.CREDITED
           ? "Thank you: the payment is confirmed and the credit is on your balance."
-          : "Thank you: the credit appears on your balance as soon as the card processor confirms the payment (usually within a minute).",
+          : status === TopUpStatus.CANCELLED
+            ? "This card payment was cancelled; nothing was charged."
+            : req.query.result === "cancelled"
+              ? "You left the card payment page without paying. The payment is still open: continue to pay, or cancel it below."
+              : "Thank you: the credit appears on your balance as soon as the card processor confirms the payment (usually within a minute).",
     });
   });
+
+  // Cancelling expires the checkout at Stripe (CancelCardTopUp), so an abandoned payment page
+  // cannot be paid later; a session paid meanwhile cannot be expired and is credited as usual.
+  action(
+    kit,
+    router,
+    `${ROUTE}/:id/cancel`,
+    { back: (req) => `${BASE}/${topUpIdOf(req)}` },
+    async (req, res) => {
+      const denied = refusal(res, false);
+      if (denied) throw denied;
+      const id = topUpIdOf(req);
+      if (!id) throw topUpNotFound();
+      const { topUp } = await call(() => billing.cancelCardTopUp({ caller: callerOf(sessionOf(res)), id }));
+      return {
+        location: `${BASE}/${id}`,
+        ...(topUp?.status === TopUpStatus.CANCELLED
+          ? { notice: "The card payment was cancelled; nothing was charged." }
+          : { error: "This payment could not be cancelled any more; it is shown below." }),
+      };
+    },
+  );
 }
+
+const topUpIdOf = (req: Request) => {
+  const id = String(req.params.id);
+  return /^[0-9a-f-]{36}$/i.test(id) ? id : "";
+};
+const topUpNotFound = () =>
+  new Refused(404, { success: false, error: "Top-up not found", code: "NOT_FOUND" });
 
 const when = (t: TopUp["createdAt"]) =>
   t ? `${timestampDate(t).toISOString().slice(0, 16).replace("T", " ")} UTC` : "—";
