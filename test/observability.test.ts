@@ -13,50 +13,11 @@ import { newProduct } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
 import { eventually } from "./support/eventually.ts";
+import { captureLogs, type LogLine, metricsText, sample } from "./support/stack-output.ts";
 
 // The services' own log lines are read, so this file runs a stack of its own at debug level.
 const SERVICES = ["gateway", "auth", "billing", "compute", "webhooks"] as const;
 type Service = (typeof SERVICES)[number];
-
-interface LogLine {
-  service: string;
-  msg: string;
-  request_id?: string;
-  trace_id?: string;
-  raw: string;
-}
-
-/** Every JSON line each service writes from now on. */
-function captureLogs(s: OwnStack): Record<Service, LogLine[]> {
-  const lines = Object.fromEntries(SERVICES.map((n) => [n, [] as LogLine[]])) as Record<Service, LogLine[]>;
-  for (const name of SERVICES) {
-    let partial = "";
-    s.stack.procs.get(name)?.stdout?.on("data", (chunk: Buffer) => {
-      const text = partial + chunk.toString();
-      const parts = text.split("\n");
-      partial = parts.pop() ?? "";
-      for (const raw of parts) {
-        if (!raw.startsWith("{")) continue;
-        lines[name].push({ ...(JSON.parse(raw) as Omit<LogLine, "raw">), raw });
-      }
-    });
-  }
-  return lines;
-}
-
-/** The value of one sample in Prometheus text format whose labels include `labels`. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split("\n")) {
-    if (line.startsWith("#")) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries(
-      [...(m[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1], l[2]]),
-    );
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
-  }
-  return undefined;
-}
 
 describe("observability", () => {
   let s: OwnStack;
@@ -72,17 +33,11 @@ describe("observability", () => {
       res.writeHead(200).end("ok");
     });
   });
-  const scrape = async (service: Service) => {
-    const res = await fetch(
-      `http://127.0.0.1:${s.stack.env[`${service.toUpperCase()}_METRICS_PORT`]}/metrics`,
-    );
-    assert.equal(res.status, 200, `${service} /metrics`);
-    return res.text();
-  };
+  const scrape = (service: Service) => metricsText(s, service);
 
   before(async () => {
     s = await ownStack("obs", { LOG_LEVEL: "debug" });
-    logs = captureLogs(s);
+    logs = captureLogs(s, SERVICES);
     billing = stackClient(s.stack.env, [BillingService, BillingStaffService], "BILLING_ADDR");
     webhooks = stackClient(s.stack.env, [WebhooksService, WebhooksStaffService], "WEBHOOKS_ADDR");
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));

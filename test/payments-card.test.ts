@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
+import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import type postgres from "postgres";
-import { unique } from "./helpers.ts";
+import { eventually, newProduct, unique } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { csrfIn, PASSWORD, signInVisitor } from "./portal-pages.ts";
 import { stackClient } from "./support/clients.ts";
 import { serviceSql } from "./support/service-db.ts";
+import { captureLogs, type LogLine, metricsText, sample } from "./support/stack-output.ts";
 import {
   deliver,
   type StripeStandIn,
@@ -26,6 +28,8 @@ describe("card top-ups through Stripe Checkout", () => {
   let portal: ReturnType<typeof stackClient<[typeof PortalService]>>;
   let owner: { customerId: string; personId: string; email: string; key: string };
   let browser: Awaited<ReturnType<typeof signInVisitor>>;
+  let staffBilling: ReturnType<typeof stackClient<[typeof BillingStaffService]>>;
+  let logs: Record<"billing", LogLine[]>;
 
   /** A new customer signed in to the portal (each test its own: top-ups have a cool-down per person). */
   async function newPayer(currency = "EUR") {
@@ -36,7 +40,12 @@ describe("card top-ups through Stripe Checkout", () => {
       currency,
     });
     const key = (
-      await s.auth.createKey({ personId: person!.id, label: "t", scopes: ["billing"], ipAllowlist: "" })
+      await s.auth.createKey({
+        personId: person!.id,
+        label: "t",
+        scopes: ["billing", "orders"],
+        ipAllowlist: "",
+      })
     ).secretKey;
     const { token } = await portal.client.createPasswordLink({ realm: Realm.PORTAL, subjectId: person!.id });
     await portal.client.setPassword({ token, password: PASSWORD });
@@ -53,12 +62,15 @@ describe("card top-ups through Stripe Checkout", () => {
     });
     sql = serviceSql("billing", s.stack.env.DATABASE_URL);
     portal = stackClient(s.stack.env, [PortalService], "AUTH_ADDR");
+    staffBilling = stackClient(s.stack.env, [BillingStaffService], "BILLING_ADDR");
+    logs = captureLogs(s, ["billing"] as const);
   });
   beforeEach(async () => {
     ({ browser, ...owner } = await newPayer());
   });
   after(async () => {
     portal?.close();
+    staffBilling?.close();
     await sql?.end({ timeout: 5 });
     await s?.close();
     await stripe?.close();
@@ -332,6 +344,160 @@ describe("card top-ups through Stripe Checkout", () => {
     ({ browser, ...owner } = await newPayer("ISK"));
     const t = await cardTopUp("500");
     assert.deepEqual([t.session.amount_total, t.session.currency], [50000, "isk"]);
+  });
+
+  /** Spends `amount` of the payer's credit on an order (a monthly VPS at that price). */
+  async function spend(amount: string) {
+    const product = await newProduct("vps", { monthly: amount }, "EUR", staffBilling.client);
+    const r = await s.call("POST", "/orders", owner.key, { productId: product.id, billingCycle: "monthly" });
+    assert.equal(r.status, 201, r.text);
+  }
+  /** A card top-up paid and credited. */
+  async function paidTopUp(amount: string) {
+    const t = await cardTopUp(amount);
+    assert.equal((await deliver(s.stack.gatewayUrl, stripe.pay(t.session.id).completed)).status, 200);
+    return t;
+  }
+  const outcomes = async (topUpId: string) =>
+    (
+      await sql<{ type: string; outcome: string }[]>`
+        select type, outcome from billing.provider_events where top_up_id = ${topUpId} order by received_at`
+    ).map((e) => `${e.type}:${e.outcome}`);
+  const disputeRow = async (topUpId: string) =>
+    (
+      await sql<{ status: string; funds: string; taken: string; shortfall: string }[]>`
+        select status, funds, taken::text, shortfall::text from billing.card_disputes where top_up_id = ${topUpId}`
+    )[0];
+
+  it("takes a dispute's withdrawn funds back from the balance up to what is left, records the shortfall, and gives back what was taken when the dispute is won, once", async () => {
+    const t = await paidTopUp("50");
+    await spend("30");
+    assert.equal(await balance(), 20);
+    assert.equal((await deliver(s.stack.gatewayUrl, stripe.dispute(t.session.id, "created"))).status, 200);
+    assert.equal(await balance(), 20, "an opened dispute moves no money");
+    const withdrawn = stripe.dispute(t.session.id, "funds_withdrawn");
+    for (const e of [withdrawn, withdrawn]) assert.equal((await deliver(s.stack.gatewayUrl, e)).status, 200);
+    assert.equal(await balance(), 0, "the credit bought with the disputed money is no longer spendable");
+    assert.deepEqual(await disputeRow(t.id), {
+      status: "needs_response",
+      funds: "withdrawn",
+      taken: "20.0000",
+      shortfall: "30.0000",
+    });
+    // Won: Stripe sends funds_reinstated and closed (won); each replayed. What was taken comes back once.
+    const reinstated = stripe.dispute(t.session.id, "funds_reinstated");
+    const won = stripe.dispute(t.session.id, "closed", { status: "won" });
+    for (const e of [reinstated, won, reinstated, won]) {
+      assert.equal((await deliver(s.stack.gatewayUrl, e)).status, 200);
+    }
+    assert.equal(await balance(), 20);
+    assert.deepEqual(await disputeRow(t.id), {
+      status: "won",
+      funds: "reinstated",
+      taken: "20.0000",
+      shortfall: "0.0000",
+    });
+    assert.deepEqual(await outcomes(t.id), [
+      "checkout.session.completed:credited",
+      "charge.dispute.created:recorded",
+      "charge.dispute.funds_withdrawn:dispute_debited",
+      "charge.dispute.funds_reinstated:dispute_reinstated",
+      "charge.dispute.closed:recorded",
+    ]);
+  });
+
+  it("takes the credit back once for a lost dispute, whether or not funds_withdrawn was heard first", async () => {
+    const t = await paidTopUp("40");
+    const lost = stripe.dispute(t.session.id, "closed", { status: "lost" });
+    assert.equal((await deliver(s.stack.gatewayUrl, lost)).status, 200);
+    assert.equal(await balance(), 0);
+    // The withdrawal's own event arriving late takes nothing more.
+    assert.equal(
+      (await deliver(s.stack.gatewayUrl, stripe.dispute(t.session.id, "funds_withdrawn"))).status,
+      200,
+    );
+    assert.equal(await balance(), 0);
+    assert.deepEqual(await disputeRow(t.id), {
+      status: "needs_response",
+      funds: "withdrawn",
+      taken: "40.0000",
+      shortfall: "0.0000",
+    });
+    const [{ n }] = await sql<{ n: number }[]>`
+      select count(*)::int as n from billing.ledger where person_id = ${owner.personId} and description = 'Card payment disputed'`;
+    assert.equal(n, 1);
+  });
+
+  it("flags a paid session in another currency than the top-up's for a person: nothing credited, a warning without secrets, a metric", async () => {
+    const t = await cardTopUp("20");
+    const before = Number(
+      sample(await metricsText(s, "billing"), "billing_card_events_total", { outcome: "flagged" }) ?? 0,
+    );
+    t.session.currency = "usd";
+    const { completed } = stripe.pay(t.session.id);
+    assert.equal((await deliver(s.stack.gatewayUrl, completed)).status, 200);
+    assert.equal(await balance(), 0);
+    assert.deepEqual(await outcomes(t.id), ["checkout.session.completed:flagged"]);
+    const line = await eventually(async () => logs.billing.find((l) => l.raw.includes(completed.id)), 10_000);
+    assert.ok(line, "billing logged the event");
+    assert.equal(line.level, "warn", line.raw);
+    assert.match(line.raw, /USD/);
+    for (const secret of [TEST_SECRET_KEY, TEST_WEBHOOK_SECRET, completed.signature]) {
+      assert.ok(!line.raw.includes(secret), "no secret in the log line");
+    }
+    const after = Number(
+      sample(await metricsText(s, "billing"), "billing_card_events_total", { outcome: "flagged" }) ?? 0,
+    );
+    assert.equal(after, before + 1);
+  });
+
+  it("shows staff the disputed, refunded and short card payments and the flagged and unmatched events (Card payments)", async () => {
+    const email = `${unique("staff")}@example.test`;
+    const { staff } = await s.auth.createStaff({ name: "Card Desk", email, permissions: ["view_clients"] });
+    const { token } = await portal.client.createPasswordLink({ realm: Realm.ADMIN, subjectId: staff!.id });
+    await portal.client.setPassword({ token, password: PASSWORD });
+    const admin = await signInVisitor(s.stack.gatewayUrl, "admin", email);
+
+    const disputed = await paidTopUp("45");
+    await spend("40");
+    await deliver(s.stack.gatewayUrl, stripe.dispute(disputed.session.id, "funds_withdrawn"));
+    const disputeId = (
+      await sql<{ dispute_id: string }[]>`
+      select dispute_id from billing.card_disputes where top_up_id = ${disputed.id}`
+    )[0].dispute_id;
+    const refunded = await paidTopUp("15");
+    await deliver(s.stack.gatewayUrl, stripe.refund(refunded.session.id, 500));
+    const foreign = await cardTopUp("25");
+    foreign.session.currency = "gbp";
+    const flagged = stripe.pay(foreign.session.id).completed;
+    await deliver(s.stack.gatewayUrl, flagged);
+    const stray = stripe.event("payment_intent.succeeded", {
+      id: "pi_test_nobodys",
+      object: "payment_intent",
+      amount_received: 700,
+      currency: "eur",
+      metadata: {},
+      status: "succeeded",
+    });
+    await deliver(s.stack.gatewayUrl, stray);
+
+    const page = await admin.get("/admin/card-payments");
+    assert.equal(page.status, 200, page.text.slice(0, 300));
+    assert.match(
+      page.text,
+      /href="\/admin\/card-payments"[^>]*>Card payments/,
+      "the panel's menu links the page",
+    );
+    assert.ok(page.text.includes(disputeId), "the dispute is listed");
+    // 45 paid, 40 spent: the dispute took back 5 and is 40 short.
+    assert.match(page.text, /taken back 5\.00 EUR/);
+    assert.match(page.text, /<strong>40\.00 EUR<\/strong>/);
+    assert.match(page.text, /5\.00 EUR<\/td>/, "the refunded amount");
+    assert.ok(page.text.includes(flagged.id), "the flagged event is listed");
+    assert.ok(page.text.includes(stray.id), "the unmatched event is listed");
+    const short = await admin.get("/admin/card-payments?show=shortfall");
+    assert.ok(short.text.includes(disputeId));
+    assert.ok(!short.text.includes("15.00 EUR"), "a refund taken back in full is no shortfall");
   });
 
   it("refuses the page and the form to a team member without Pay Invoices", async () => {

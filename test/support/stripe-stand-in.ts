@@ -51,7 +51,17 @@ export interface StripeStandIn {
   pay(sessionId: string): { completed: SignedEvent; succeeded: SignedEvent };
   /** A charge.refunded event with the refunded total so far (in the smallest unit). */
   refund(sessionId: string, amountRefunded: number): SignedEvent;
-  dispute(sessionId: string): SignedEvent;
+  /**
+   * A charge.dispute.* event of the session's payment: `created` (default), `updated`,
+   * `funds_withdrawn`, `funds_reinstated` or `closed` (with `status` won or lost). The events of one
+   * session share one dispute unless `disputeId` names another; `amount` (smallest unit) defaults
+   * to the whole payment.
+   */
+  dispute(
+    sessionId: string,
+    step?: "created" | "updated" | "funds_withdrawn" | "funds_reinstated" | "closed",
+    o?: { status?: string; amount?: number; currency?: string; disputeId?: string },
+  ): SignedEvent;
   /** Any event type, e.g. one billing does not act on. */
   event(type: string, object: Record<string, unknown>): SignedEvent;
   close(): Promise<void>;
@@ -184,6 +194,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     );
     return { id, type, payload, signature: sign(payload) };
   };
+  /** The dispute of each session (its events name one dispute). */
+  const disputes = new Map<string, string>();
   const session = (id: string) => {
     const s = sessions.get(id);
     if (!s) throw new Error(`no session ${id}`);
@@ -228,17 +240,22 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       return { completed, succeeded };
     },
     refund: (id, amountRefunded) => event("charge.refunded", chargeOf(session(id), amountRefunded)),
-    dispute(id) {
+    dispute(id, step = "created", o = {}) {
       const s = session(id);
-      return event("charge.dispute.created", {
-        id: rid("dp"),
+      const disputeId = o.disputeId ?? disputes.get(id) ?? rid("dp");
+      disputes.set(id, disputeId);
+      const status =
+        o.status ??
+        (step === "funds_reinstated" ? "won" : step === "updated" ? "under_review" : "needs_response");
+      return event(`charge.dispute.${step}`, {
+        id: disputeId,
         object: "dispute",
-        amount: s.amount_total,
-        currency: s.currency,
+        amount: o.amount ?? s.amount_total,
+        currency: o.currency ?? s.currency,
         charge: `ch_${s.payment_intent?.slice(3)}`,
         payment_intent: s.payment_intent,
         reason: "fraudulent",
-        status: "needs_response",
+        status,
       });
     },
     event,

@@ -21,6 +21,10 @@ export const ADDON_STATUS_WORDS = ["pending_payment", "active", "cancelled"] as 
 export const BILLING_CYCLE_WORDS = ["hourly", "monthly", "quarterly", "semiannually", "annually", "biennially", "one_time"] as const;
 /** hb.billing.v1.CancellationType */
 export const CANCELLATION_TYPE_WORDS = ["end_of_term"] as const;
+/** hb.billing.v1.CardDisputeFunds */
+export const CARD_DISPUTE_FUNDS_WORDS = ["not_withdrawn", "withdrawn", "reinstated"] as const;
+/** hb.billing.v1.CardPaymentFilter */
+export const CARD_PAYMENT_FILTER_WORDS = ["disputed", "refunded", "shortfall"] as const;
 /** hb.billing.v1.DocumentKind */
 export const DOCUMENT_KIND_WORDS = ["invoice", "proforma"] as const;
 /** hb.billing.v1.DocumentPurpose */
@@ -35,6 +39,8 @@ export const ORDER_PAYMENT_STATUS_WORDS = ["unpaid", "paid"] as const;
 export const ORDER_PROVISIONING_STATUS_WORDS = ["not_started", "in_progress", "completed", "failed"] as const;
 /** hb.billing.v1.OrderStatus */
 export const ORDER_STATUS_WORDS = ["pending", "active", "cancelled"] as const;
+/** hb.billing.v1.PaymentEventOutcome */
+export const PAYMENT_EVENT_OUTCOME_WORDS = ["credited", "refund_debited", "dispute_debited", "dispute_reinstated", "recorded", "unmatched", "flagged"] as const;
 /** hb.billing.v1.ProductKind */
 export const PRODUCT_KIND_WORDS = ["vps", "dedicated", "game"] as const;
 /** hb.billing.v1.ServiceAction */

@@ -21,6 +21,7 @@ import { moneyOut } from "../contract-values.ts";
 import { listPage } from "../list-query.ts";
 import { formatMoney, money, parseMoney, type Units } from "../money.ts";
 import { callerOf, isUniqueViolation, transact } from "../shared.ts";
+import { cardReview, noteOutcome } from "./card-review.ts";
 import { cardDecimals, toMinor } from "./minor-units.ts";
 import { BadSignature, type CardProvider } from "./provider.ts";
 import { newReference, normaliseReference } from "./reference.ts";
@@ -257,6 +258,9 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
       });
     },
 
+    // Staff: card payments to look at --------------------------------------------------------
+    ...cardReview(sql),
+
     // The provider's webhook -------------------------------------------------------------------
     async handleStripeEvent(req) {
       if (!d.card) throw apiError("NOT_FOUND", "Card payments are not configured");
@@ -269,8 +273,9 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
         }
         throw err;
       }
-      const acted = await applyProviderEvent(sql, d.card.name, event);
-      return { acted };
+      const outcome = await applyProviderEvent(sql, d.card.name, event);
+      if (outcome) noteOutcome(d.log, d.card.name, event, outcome);
+      return { acted: outcome !== undefined };
     },
   };
 }

@@ -37,8 +37,21 @@ export type ProviderEvent =
       refunded: Units;
       currency: string;
     }
-  | { id: string; type: string; kind: "disputed"; paymentId: string }
+  | { id: string; type: string; kind: "dispute"; paymentId: string; dispute: DisputeFacts }
   | { id: string; type: string; kind: "ignored" };
+
+/**
+ * One step of a card dispute. `withdrawn`: the provider took the disputed money; `reinstated`: it
+ * gave it back; `closed`: decided (`status` says won or lost); `opened` and `updated` move nothing.
+ */
+export interface DisputeFacts {
+  id: string;
+  step: "opened" | "updated" | "withdrawn" | "reinstated" | "closed";
+  /** The provider's own status word: needs_response, under_review, won, lost, warning_closed, ... */
+  status: string;
+  amount: Units;
+  currency: string;
+}
 
 /** A payment the provider reports as received. */
 export interface PaymentFacts {

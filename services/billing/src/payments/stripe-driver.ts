@@ -1,7 +1,13 @@
 import Stripe from "stripe";
 import type { Units } from "../money.ts";
 import { fromMinor, toMinor } from "./minor-units.ts";
-import { BadSignature, type CardProvider, type CheckoutRequest, type ProviderEvent } from "./provider.ts";
+import {
+  BadSignature,
+  type CardProvider,
+  type CheckoutRequest,
+  type DisputeFacts,
+  type ProviderEvent,
+} from "./provider.ts";
 
 export interface StripeSettings {
   secretKey: string;
@@ -144,14 +150,40 @@ export function readStripeEvent(event: Stripe.Event): ProviderEvent {
       const topUpId = o.metadata?.top_up_id;
       return { ...base, kind: "refunded", paymentId, topUpId, refunded, currency: o.currency.toUpperCase() };
     }
-    case "charge.dispute.created": {
-      const paymentId = idOf(event.data.object.payment_intent);
-      return paymentId ? { ...base, kind: "disputed", paymentId } : { ...base, kind: "ignored" };
+    case "charge.dispute.created":
+    case "charge.dispute.updated":
+    case "charge.dispute.funds_withdrawn":
+    case "charge.dispute.funds_reinstated":
+    case "charge.dispute.closed": {
+      const o = event.data.object;
+      const paymentId = idOf(o.payment_intent);
+      const amount = minorAmount(o.amount, o.currency);
+      if (!paymentId || amount === undefined) return { ...base, kind: "ignored" };
+      return {
+        ...base,
+        kind: "dispute",
+        paymentId,
+        dispute: {
+          id: o.id,
+          step: DISPUTE_STEP[event.type],
+          status: o.status,
+          amount,
+          currency: o.currency.toUpperCase(),
+        },
+      };
     }
     default:
       return { ...base, kind: "ignored" };
   }
 }
+
+const DISPUTE_STEP = {
+  "charge.dispute.created": "opened",
+  "charge.dispute.updated": "updated",
+  "charge.dispute.funds_withdrawn": "withdrawn",
+  "charge.dispute.funds_reinstated": "reinstated",
+  "charge.dispute.closed": "closed",
+} as const satisfies Record<string, DisputeFacts["step"]>;
 
 const minorAmount = (minor: number, currency: string): Units | undefined =>
   fromMinor(minor, currency.toUpperCase());

@@ -3,10 +3,12 @@ import { TopUpMethod, type TopUpSchema, TopUpStatus } from "@hb/contracts/hb/bil
 import { apiError, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "../clock.ts";
 import { moneyOut, timeOut } from "../contract-values.ts";
-import { lockBalance, move, moveEntry } from "../ledger.ts";
-import { formatMoney, min, money, type Units } from "../money.ts";
+import { lockBalance, moveEntry } from "../ledger.ts";
+import { formatMoney, money, type Units } from "../money.ts";
 import { transact } from "../shared.ts";
+import { actOnDispute, withheldByDisputes } from "./disputes.ts";
 import type { PaymentFacts, ProviderEvent } from "./provider.ts";
+import { takeBack } from "./take-back.ts";
 
 /** A top-up as stored. */
 export interface TopUpRow {
@@ -24,6 +26,7 @@ export interface TopUpRow {
   checkout_url: string | null;
   refunded: string;
   disputed: boolean;
+  refund_shortfall: string;
   confirmed_by: string | null;
   created_at: Date;
   credited_at: Date | null;
@@ -83,12 +86,14 @@ export async function creditOnce(tx: TxSql, topUpId: string, a: Arrival): Promis
   if (!row) return undefined;
   if (a.currency !== undefined && a.currency !== row.currency)
     return { credited: false, row, why: "currency" };
-  // A refund the provider reported before the payment (events arrive in any order) is not credited.
-  const amount = a.amount - money(row.refunded);
   const [claimed] = await tx<{ top_up_id: string }[]>`
     insert into top_up_credits (top_up_id, source, amount) values (${row.id}, ${a.source}, ${formatMoney(a.amount)})
     on conflict (top_up_id) do nothing returning top_up_id`;
   if (!claimed) return { credited: false, row, why: "already_credited" };
+  // A refund or a dispute's withdrawal the provider reported before the payment (events arrive
+  // in any order) is not credited.
+  const afterRefunds = a.amount - money(row.refunded);
+  const amount = afterRefunds - (await withheldByDisputes(tx, row.id, afterRefunds));
   let balance = await lockBalance(tx, row.person_id, row.customer_id, row.currency);
   // The credit's own ledger entry, none when a refund reported earlier left nothing to credit.
   let ledgerId: string | null = null;
@@ -122,22 +127,34 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * and moves nothing, and a failure leaves no row (the provider sends it again). Returns false for
  * a replay or an ignored type.
  */
-export async function applyProviderEvent(sql: Sql, provider: string, ev: ProviderEvent): Promise<boolean> {
-  if (ev.kind === "ignored") return false;
+export async function applyProviderEvent(
+  sql: Sql,
+  provider: string,
+  ev: ProviderEvent,
+): Promise<Outcome | undefined> {
+  if (ev.kind === "ignored") return undefined;
   return transact(sql, async (tx) => {
     const [fresh] = await tx`
       insert into provider_events (provider, event_id, type, outcome) values (${provider}, ${ev.id}, ${ev.type}, 'received')
       on conflict do nothing returning event_id`;
-    if (!fresh) return false;
-    const outcome = await act(tx, ev);
+    if (!fresh) return undefined;
+    const outcome = await act(tx, provider, ev);
     await tx`update provider_events set outcome = ${outcome.outcome}, detail = ${outcome.detail},
       top_up_id = ${outcome.topUpId ?? null} where provider = ${provider} and event_id = ${ev.id}`;
-    return true;
+    return outcome;
   });
 }
 
-interface Outcome {
-  outcome: "credited" | "refund_debited" | "recorded" | "unmatched";
+/** What billing did with an event (provider_events.outcome); `flagged` and `unmatched` need a person. */
+export interface Outcome {
+  outcome:
+    | "credited"
+    | "refund_debited"
+    | "dispute_debited"
+    | "dispute_reinstated"
+    | "recorded"
+    | "unmatched"
+    | "flagged";
   detail: string;
   topUpId?: string;
 }
@@ -151,7 +168,11 @@ async function findCardTopUp(tx: TxSql, p: { topUpId?: string; sessionId?: strin
   return row?.id;
 }
 
-async function act(tx: TxSql, ev: Exclude<ProviderEvent, { kind: "ignored" }>): Promise<Outcome> {
+async function act(
+  tx: TxSql,
+  provider: string,
+  ev: Exclude<ProviderEvent, { kind: "ignored" }>,
+): Promise<Outcome> {
   if (ev.kind === "paid") {
     const p = ev.payment;
     const id = await findCardTopUp(tx, p);
@@ -167,9 +188,10 @@ async function act(tx: TxSql, ev: Exclude<ProviderEvent, { kind: "ignored" }>): 
     if (r.credited)
       return { outcome: "credited", detail: `${formatMoney(p.amount)} ${p.currency}`, topUpId: id };
     if (r.why === "currency") {
+      // The customer paid and nothing was credited: a person decides (refund it, or credit by hand).
       return {
-        outcome: "recorded",
-        detail: `paid in ${p.currency}, the top-up is in ${r.row.currency}`,
+        outcome: "flagged",
+        detail: `paid ${formatMoney(p.amount)} ${p.currency}, the top-up is in ${r.row.currency}: nothing credited`,
         topUpId: id,
       };
     }
@@ -188,14 +210,11 @@ async function act(tx: TxSql, ev: Exclude<ProviderEvent, { kind: "ignored" }>): 
   });
   if (!id) return { outcome: "unmatched", detail: `payment ${ev.paymentId} is no top-up's` };
   const [row] = await tx<TopUpRow[]>`select * from top_ups where id = ${id} for update`;
-  if (ev.kind === "disputed") {
-    await tx`update top_ups set disputed = true where id = ${id}`;
-    return { outcome: "recorded", detail: "dispute opened; no money moved", topUpId: id };
-  }
+  if (ev.kind === "dispute") return actOnDispute(tx, provider, row, ev.dispute);
   if (ev.currency !== row.currency) {
     return {
-      outcome: "recorded",
-      detail: `refund in ${ev.currency}, the top-up is in ${row.currency}`,
+      outcome: "flagged",
+      detail: `refund in ${ev.currency}, the top-up is in ${row.currency}: nothing taken back`,
       topUpId: id,
     };
   }
@@ -209,17 +228,9 @@ async function act(tx: TxSql, ev: Exclude<ProviderEvent, { kind: "ignored" }>): 
   // Not credited yet: creditOnce credits only what was not refunded.
   if (row.status !== "credited")
     return { outcome: "recorded", detail: "refunded before it was credited", topUpId: id };
-  const balance = await lockBalance(tx, row.person_id, row.customer_id, row.currency);
-  // The balance never goes below zero: credit already spent is not taken back (staff see the shortfall).
-  const take = min(delta, balance);
-  if (take > 0n) {
-    await move(tx, {
-      personId: row.person_id,
-      customerId: row.customer_id,
-      amount: -take,
-      kind: "credit_removed",
-      description: "Card payment refunded",
-    });
+  const take = await takeBack(tx, row, delta, "Card payment refunded");
+  if (take < delta) {
+    await tx`update top_ups set refund_shortfall = refund_shortfall + ${formatMoney(delta - take)} where id = ${id}`;
   }
   return {
     outcome: "refund_debited",

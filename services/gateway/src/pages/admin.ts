@@ -4,6 +4,7 @@ import { type Logger, resolveError, STAFF_PERMISSIONS } from "@hb/platform";
 import express, { type Request, type Response, type Router } from "express";
 import type { PageClients } from "../clients.ts";
 import { bankTransferRoutes } from "./admin-bank-transfers.ts";
+import { cardPaymentRoutes } from "./admin-card-payments.ts";
 import { customerRoutes } from "./admin-customer.ts";
 import type { AdminNeeds, AdminRender } from "./admin-page.ts";
 import { partnerRoutes } from "./admin-partners.ts";
@@ -35,6 +36,7 @@ const NAV = [
   { href: "/admin/customers", label: "Customers" },
   { href: "/admin/partners", label: "Partners" },
   { href: "/admin/bank-transfers", label: "Bank transfers" },
+  { href: "/admin/card-payments", label: "Card payments" },
   { href: "/admin/staff", label: "Staff" },
   { href: "/admin/settings", label: "Settings" },
 ];
@@ -204,6 +206,7 @@ ${field(f, "currency", "Currency", { hint: "ISO code; empty: EUR" })}
   settingsRoutes(router, clients, render, needs, can, audited);
   partnerRoutes(router, clients, render, needs, can, audited);
   bankTransferRoutes(router, clients, render, needs, can, audited);
+  cardPaymentRoutes(router, clients, render, needs);
   return router;
 }
 

@@ -537,6 +537,241 @@ export declare type HandleStripeEventResponse = Message<"hb.billing.v1.HandleStr
 export declare const HandleStripeEventResponseSchema: GenMessage<HandleStripeEventResponse>;
 
 /**
+ * @generated from message hb.billing.v1.CardDispute
+ */
+export declare type CardDispute = Message<"hb.billing.v1.CardDispute"> & {
+  /**
+   * The provider's dispute id (e.g. "dp_...").
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The provider's own status word: needs_response, under_review, won, lost, warning_closed, ...
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * @generated from field: hb.billing.v1.CardDisputeFunds funds = 3;
+   */
+  funds: CardDisputeFunds;
+
+  /**
+   * @generated from field: hb.platform.v1.Money amount = 4;
+   */
+  amount?: Money | undefined;
+
+  /**
+   * Taken back from the payer's balance for it, and what could not be (the credit was spent).
+   *
+   * @generated from field: hb.platform.v1.Money taken = 5;
+   */
+  taken?: Money | undefined;
+
+  /**
+   * @generated from field: hb.platform.v1.Money shortfall = 6;
+   */
+  shortfall?: Money | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp opened_at = 7;
+   */
+  openedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 8;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message hb.billing.v1.CardDispute.
+ * Use `create(CardDisputeSchema)` to create a new message.
+ */
+export declare const CardDisputeSchema: GenMessage<CardDispute>;
+
+/**
+ * @generated from message hb.billing.v1.CardPayment
+ */
+export declare type CardPayment = Message<"hb.billing.v1.CardPayment"> & {
+  /**
+   * @generated from field: hb.billing.v1.TopUp top_up = 1;
+   */
+  topUp?: TopUp | undefined;
+
+  /**
+   * @generated from field: repeated hb.billing.v1.CardDispute disputes = 2;
+   */
+  disputes: CardDispute[];
+
+  /**
+   * Refunds and withdrawn disputes that could not be taken back from the balance: what the
+   * customer owes for this payment.
+   *
+   * @generated from field: hb.platform.v1.Money shortfall = 3;
+   */
+  shortfall?: Money | undefined;
+};
+
+/**
+ * Describes the message hb.billing.v1.CardPayment.
+ * Use `create(CardPaymentSchema)` to create a new message.
+ */
+export declare const CardPaymentSchema: GenMessage<CardPayment>;
+
+/**
+ * @generated from message hb.billing.v1.ListCardPaymentsRequest
+ */
+export declare type ListCardPaymentsRequest = Message<"hb.billing.v1.ListCardPaymentsRequest"> & {
+  /**
+   * @generated from field: hb.billing.v1.CardPaymentFilter filter = 1;
+   */
+  filter: CardPaymentFilter;
+
+  /**
+   * @generated from field: int32 page = 2;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message hb.billing.v1.ListCardPaymentsRequest.
+ * Use `create(ListCardPaymentsRequestSchema)` to create a new message.
+ */
+export declare const ListCardPaymentsRequestSchema: GenMessage<ListCardPaymentsRequest>;
+
+/**
+ * @generated from message hb.billing.v1.ListCardPaymentsResponse
+ */
+export declare type ListCardPaymentsResponse = Message<"hb.billing.v1.ListCardPaymentsResponse"> & {
+  /**
+   * @generated from field: repeated hb.billing.v1.CardPayment payments = 1;
+   */
+  payments: CardPayment[];
+
+  /**
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+};
+
+/**
+ * Describes the message hb.billing.v1.ListCardPaymentsResponse.
+ * Use `create(ListCardPaymentsResponseSchema)` to create a new message.
+ */
+export declare const ListCardPaymentsResponseSchema: GenMessage<ListCardPaymentsResponse>;
+
+/**
+ * @generated from message hb.billing.v1.PaymentEvent
+ */
+export declare type PaymentEvent = Message<"hb.billing.v1.PaymentEvent"> & {
+  /**
+   * @generated from field: string provider = 1;
+   */
+  provider: string;
+
+  /**
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * @generated from field: hb.billing.v1.PaymentEventOutcome outcome = 4;
+   */
+  outcome: PaymentEventOutcome;
+
+  /**
+   * @generated from field: string detail = 5;
+   */
+  detail: string;
+
+  /**
+   * The top-up it concerns and that top-up's customer, when one was found.
+   *
+   * @generated from field: string top_up_id = 6;
+   */
+  topUpId: string;
+
+  /**
+   * @generated from field: string customer_id = 7;
+   */
+  customerId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp received_at = 8;
+   */
+  receivedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message hb.billing.v1.PaymentEvent.
+ * Use `create(PaymentEventSchema)` to create a new message.
+ */
+export declare const PaymentEventSchema: GenMessage<PaymentEvent>;
+
+/**
+ * @generated from message hb.billing.v1.ListPaymentEventsRequest
+ */
+export declare type ListPaymentEventsRequest = Message<"hb.billing.v1.ListPaymentEventsRequest"> & {
+  /**
+   * Unspecified: the events left for a person (unmatched and flagged).
+   *
+   * @generated from field: hb.billing.v1.PaymentEventOutcome outcome = 1;
+   */
+  outcome: PaymentEventOutcome;
+
+  /**
+   * @generated from field: int32 page = 2;
+   */
+  page: number;
+
+  /**
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message hb.billing.v1.ListPaymentEventsRequest.
+ * Use `create(ListPaymentEventsRequestSchema)` to create a new message.
+ */
+export declare const ListPaymentEventsRequestSchema: GenMessage<ListPaymentEventsRequest>;
+
+/**
+ * @generated from message hb.billing.v1.ListPaymentEventsResponse
+ */
+export declare type ListPaymentEventsResponse = Message<"hb.billing.v1.ListPaymentEventsResponse"> & {
+  /**
+   * @generated from field: repeated hb.billing.v1.PaymentEvent events = 1;
+   */
+  events: PaymentEvent[];
+
+  /**
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+};
+
+/**
+ * Describes the message hb.billing.v1.ListPaymentEventsResponse.
+ * Use `create(ListPaymentEventsResponseSchema)` to create a new message.
+ */
+export declare const ListPaymentEventsResponseSchema: GenMessage<ListPaymentEventsResponse>;
+
+/**
  * How money reaches the account.
  *
  * @generated from enum hb.billing.v1.TopUpMethod
@@ -598,6 +833,140 @@ export enum TopUpStatus {
  * Describes the enum hb.billing.v1.TopUpStatus.
  */
 export declare const TopUpStatusSchema: GenEnum<TopUpStatus>;
+
+/**
+ * Which card top-ups ListCardPayments answers.
+ *
+ * @generated from enum hb.billing.v1.CardPaymentFilter
+ */
+export enum CardPaymentFilter {
+  /**
+   * Every one refunded, disputed or short.
+   *
+   * @generated from enum value: CARD_PAYMENT_FILTER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: CARD_PAYMENT_FILTER_DISPUTED = 1;
+   */
+  DISPUTED = 1,
+
+  /**
+   * @generated from enum value: CARD_PAYMENT_FILTER_REFUNDED = 2;
+   */
+  REFUNDED = 2,
+
+  /**
+   * Money the provider took back was no longer on the balance (the credit had been spent).
+   *
+   * @generated from enum value: CARD_PAYMENT_FILTER_SHORTFALL = 3;
+   */
+  SHORTFALL = 3,
+}
+
+/**
+ * Describes the enum hb.billing.v1.CardPaymentFilter.
+ */
+export declare const CardPaymentFilterSchema: GenEnum<CardPaymentFilter>;
+
+/**
+ * Where a dispute's money is.
+ *
+ * @generated from enum hb.billing.v1.CardDisputeFunds
+ */
+export enum CardDisputeFunds {
+  /**
+   * @generated from enum value: CARD_DISPUTE_FUNDS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The provider has not taken the money (an inquiry, or a dispute just opened): no credit moved.
+   *
+   * @generated from enum value: CARD_DISPUTE_FUNDS_NOT_WITHDRAWN = 1;
+   */
+  NOT_WITHDRAWN = 1,
+
+  /**
+   * The provider took the disputed amount (funds withdrawn, or the dispute was lost): the credit
+   * was taken back, up to the balance; the rest is the shortfall.
+   *
+   * @generated from enum value: CARD_DISPUTE_FUNDS_WITHDRAWN = 2;
+   */
+  WITHDRAWN = 2,
+
+  /**
+   * The dispute was won: the money came back, and so did the credit taken for it.
+   *
+   * @generated from enum value: CARD_DISPUTE_FUNDS_REINSTATED = 3;
+   */
+  REINSTATED = 3,
+}
+
+/**
+ * Describes the enum hb.billing.v1.CardDisputeFunds.
+ */
+export declare const CardDisputeFundsSchema: GenEnum<CardDisputeFunds>;
+
+/**
+ * What billing did with a provider's event.
+ *
+ * @generated from enum hb.billing.v1.PaymentEventOutcome
+ */
+export enum PaymentEventOutcome {
+  /**
+   * @generated from enum value: PAYMENT_EVENT_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: PAYMENT_EVENT_OUTCOME_CREDITED = 1;
+   */
+  CREDITED = 1,
+
+  /**
+   * @generated from enum value: PAYMENT_EVENT_OUTCOME_REFUND_DEBITED = 2;
+   */
+  REFUND_DEBITED = 2,
+
+  /**
+   * @generated from enum value: PAYMENT_EVENT_OUTCOME_DISPUTE_DEBITED = 3;
+   */
+  DISPUTE_DEBITED = 3,
+
+  /**
+   * @generated from enum value: PAYMENT_EVENT_OUTCOME_DISPUTE_REINSTATED = 4;
+   */
+  DISPUTE_REINSTATED = 4,
+
+  /**
+   * Read and kept, nothing to move (a replayed total, a dispute opened, already credited).
+   *
+   * @generated from enum value: PAYMENT_EVENT_OUTCOME_RECORDED = 5;
+   */
+  RECORDED = 5,
+
+  /**
+   * No top-up has this payment.
+   *
+   * @generated from enum value: PAYMENT_EVENT_OUTCOME_UNMATCHED = 6;
+   */
+  UNMATCHED = 6,
+
+  /**
+   * Money arrived or moved that billing cannot apply by itself (paid in another currency than
+   * the top-up's): a person must look. Logged as a warning and counted.
+   *
+   * @generated from enum value: PAYMENT_EVENT_OUTCOME_FLAGGED = 7;
+   */
+  FLAGGED = 7,
+}
+
+/**
+ * Describes the enum hb.billing.v1.PaymentEventOutcome.
+ */
+export declare const PaymentEventOutcomeSchema: GenEnum<PaymentEventOutcome>;
 
 /**
  * The portal's "Add credit" page, acting for the signed-in person. The person needs the
@@ -695,6 +1064,28 @@ export declare const TopUpStaffService: GenService<{
     methodKind: "unary";
     input: typeof ConfirmBankTransferRequestSchema;
     output: typeof ConfirmBankTransferResponseSchema;
+  },
+  /**
+   * Card payments a person should look at: top-ups with a refund, a dispute or a shortfall (money
+   * the provider took back that was no longer on the balance), newest first.
+   *
+   * @generated from rpc hb.billing.v1.TopUpStaffService.ListCardPayments
+   */
+  listCardPayments: {
+    methodKind: "unary";
+    input: typeof ListCardPaymentsRequestSchema;
+    output: typeof ListCardPaymentsResponseSchema;
+  },
+  /**
+   * The provider's events as billing applied them; by default the ones left for a person
+   * (unmatched: no top-up has the payment; flagged: e.g. paid in another currency), newest first.
+   *
+   * @generated from rpc hb.billing.v1.TopUpStaffService.ListPaymentEvents
+   */
+  listPaymentEvents: {
+    methodKind: "unary";
+    input: typeof ListPaymentEventsRequestSchema;
+    output: typeof ListPaymentEventsResponseSchema;
   },
 }>;
 
