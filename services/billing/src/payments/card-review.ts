@@ -1,14 +1,24 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
-  CardDisputeFunds,
+  type CardDisputeFunds,
+  CardDisputeFundsSchema,
   CardPaymentFilter,
   type CardPaymentSchema,
   type ListCardPaymentsRequest,
   type ListPaymentEventsRequest,
-  PaymentEventOutcome,
+  type PaymentEventOutcome,
+  PaymentEventOutcomeSchema,
   type PaymentEventSchema,
 } from "@hb/contracts/hb/billing/v1/payments_pb";
-import { Counter, type Logger, metricsRegistry, PAGE_SIZE, type Sql } from "@hb/platform";
+import {
+  Counter,
+  enumOfWord,
+  enumWord,
+  type Logger,
+  metricsRegistry,
+  PAGE_SIZE,
+  type Sql,
+} from "@hb/platform";
 import { moneyOut, timeOut } from "../contract-values.ts";
 import { listPage } from "../list-query.ts";
 import { money } from "../money.ts";
@@ -49,24 +59,6 @@ export function noteOutcome(
   }
 }
 
-const FUNDS = {
-  not_withdrawn: CardDisputeFunds.NOT_WITHDRAWN,
-  withdrawn: CardDisputeFunds.WITHDRAWN,
-  reinstated: CardDisputeFunds.REINSTATED,
-} as const;
-
-const OUTCOMES: Record<Outcome["outcome"], PaymentEventOutcome> = {
-  credited: PaymentEventOutcome.CREDITED,
-  refund_debited: PaymentEventOutcome.REFUND_DEBITED,
-  dispute_debited: PaymentEventOutcome.DISPUTE_DEBITED,
-  dispute_reinstated: PaymentEventOutcome.DISPUTE_REINSTATED,
-  recorded: PaymentEventOutcome.RECORDED,
-  unmatched: PaymentEventOutcome.UNMATCHED,
-  flagged: PaymentEventOutcome.FLAGGED,
-};
-const outcomeWord = (o: PaymentEventOutcome) =>
-  (Object.entries(OUTCOMES) as [Outcome["outcome"], PaymentEventOutcome][]).find(([, v]) => v === o)?.[0];
-
 /** A dispute as json_build_object gives it: amounts as exact text, times as ISO text. */
 type DisputeJson = Omit<DisputeRow, "provider" | "top_up_id" | "opened_at" | "updated_at"> & {
   opened_at: string;
@@ -79,7 +71,7 @@ export function cardReview(sql: Sql) {
     async listCardPayments(req: ListCardPaymentsRequest) {
       const f = req.filter;
       // The shortfall: refunds not taken back, and withdrawals of disputes the provider still holds.
-      const { rows, total } = await listPage<Review>(sql, req, PAGE_SIZE.machines, {
+      const { rows, total } = await listPage<Review>(sql, req, PAGE_SIZE.staff, {
         select: sql`select t.*, (t.refund_shortfall + coalesce(d.short, 0))::text as shortfall, d.disputes`,
         from: sql`from top_ups t left join lateral (
             select sum(shortfall) filter (where funds = 'withdrawn') as short,
@@ -99,8 +91,8 @@ export function cardReview(sql: Sql) {
     },
 
     async listPaymentEvents(req: ListPaymentEventsRequest) {
-      const word = outcomeWord(req.outcome) ?? null;
-      const { rows, total } = await listPage<EventRow>(sql, req, PAGE_SIZE.machines, {
+      const word = enumWord(PaymentEventOutcomeSchema, req.outcome) || null;
+      const { rows, total } = await listPage<EventRow>(sql, req, PAGE_SIZE.staff, {
         select: sql`select e.*, t.customer_id`,
         from: sql`from provider_events e left join top_ups t on t.id = e.top_up_id
           where (${word}::text is null and e.outcome in ('unmatched', 'flagged')) or e.outcome = ${word}`,
@@ -127,7 +119,7 @@ function eventOut(e: EventRow): MessageInitShape<typeof PaymentEventSchema> {
     provider: e.provider,
     eventId: e.event_id,
     type: e.type,
-    outcome: OUTCOMES[e.outcome] ?? PaymentEventOutcome.UNSPECIFIED,
+    outcome: enumOfWord<PaymentEventOutcome>(PaymentEventOutcomeSchema, e.outcome),
     detail: e.detail,
     topUpId: e.top_up_id ?? "",
     customerId: e.customer_id ?? "",
@@ -142,7 +134,7 @@ function reviewOut(r: Review): MessageInitShape<typeof CardPaymentSchema> {
     disputes: (r.disputes ?? []).map((d) => ({
       id: d.dispute_id,
       status: d.status,
-      funds: FUNDS[d.funds],
+      funds: enumOfWord<CardDisputeFunds>(CardDisputeFundsSchema, d.funds),
       amount: moneyOut(d.amount, d.currency),
       taken: moneyOut(d.taken, d.currency),
       shortfall: moneyOut(d.shortfall, d.currency),

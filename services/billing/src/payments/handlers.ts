@@ -4,11 +4,12 @@ import type {
   TopUpService,
   TopUpStaffService,
 } from "@hb/contracts/hb/billing/v1/payments_pb";
-import { TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
+import { TopUpStatusSchema } from "@hb/contracts/hb/billing/v1/payments_pb";
 import type { Caller } from "@hb/contracts/hb/platform/v1/caller_pb";
 import {
   apiError,
   badRequest,
+  enumWord,
   holdsAny,
   isUuid,
   type Logger,
@@ -216,14 +217,7 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
 
     // Staff: bank transfers --------------------------------------------------------------------
     async listBankTransfers(req) {
-      const status =
-        req.status === TopUpStatus.PENDING
-          ? "pending"
-          : req.status === TopUpStatus.CREDITED
-            ? "credited"
-            : req.status === TopUpStatus.CANCELLED
-              ? "cancelled"
-              : null;
+      const status = enumWord(TopUpStatusSchema, req.status) || null;
       // Pending ones oldest first (the order they are worked through), others newest first.
       const { rows, total } = await listPage<TopUpRow>(sql, req, PAGE_SIZE.machines, {
         select: sql`select *`,

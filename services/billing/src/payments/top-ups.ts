@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { TopUpMethod, type TopUpSchema, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
-import { apiError, type Sql, type TxSql } from "@hb/platform";
+import { apiError, isUuid, type Sql, type TxSql } from "@hb/platform";
 import { clock } from "../clock.ts";
 import { moneyOut, timeOut } from "../contract-values.ts";
 import { lockBalance, moveEntry } from "../ledger.ts";
@@ -119,8 +119,6 @@ export async function creditOnce(tx: TxSql, topUpId: string, a: Arrival): Promis
     : { credited: false, row: updated, why: "nothing_left" };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Applies one verified provider event. The event's id is the first idempotency key: its row in
  * `provider_events` is written in the same transaction as whatever it moves, so a replay finds it
@@ -162,7 +160,7 @@ export interface Outcome {
 async function findCardTopUp(tx: TxSql, p: { topUpId?: string; sessionId?: string; paymentId?: string }) {
   const [row] = await tx<{ id: string }[]>`
     select id from top_ups where method = 'card' and (
-      id = ${p.topUpId && UUID.test(p.topUpId) ? p.topUpId : null}::uuid
+      id = ${p.topUpId && isUuid(p.topUpId) ? p.topUpId : null}::uuid
       or provider_session = ${p.sessionId ?? null} or provider_payment = ${p.paymentId ?? null})
     limit 1`;
   return row?.id;

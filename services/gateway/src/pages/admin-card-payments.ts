@@ -1,19 +1,19 @@
-import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import {
   CardDisputeFunds,
   type CardPayment,
   CardPaymentFilter,
   type PaymentEvent,
-  PaymentEventOutcome,
+  PaymentEventOutcomeSchema,
 } from "@hb/contracts/hb/billing/v1/payments_pb";
+import { enumWord, PAGE_SIZE } from "@hb/platform";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../clients.ts";
 import type { AdminNeeds, AdminRender } from "./admin-page.ts";
 import { money } from "./customer/ui.ts";
+import { when } from "./format.ts";
 import { type Html, html } from "./html.ts";
 
 const CURRENT = "/admin/card-payments";
-const PAGE_SIZE = 50;
 const FILTERS = {
   all: { filter: CardPaymentFilter.UNSPECIFIED, label: "Refunded, disputed or short" },
   disputed: { filter: CardPaymentFilter.DISPUTED, label: "Disputed" },
@@ -28,13 +28,7 @@ const FUNDS: Record<CardDisputeFunds, string> = {
   [CardDisputeFunds.WITHDRAWN]: "funds withdrawn",
   [CardDisputeFunds.REINSTATED]: "funds reinstated",
 };
-const OUTCOME: Partial<Record<PaymentEventOutcome, string>> = {
-  [PaymentEventOutcome.FLAGGED]: "flagged",
-  [PaymentEventOutcome.UNMATCHED]: "unmatched",
-};
 
-const when = (t: Timestamp | undefined) =>
-  t ? `${timestampDate(t).toISOString().slice(0, 16).replace("T", " ")} UTC` : "—";
 const pageOf = (v: unknown) => Math.max(1, Number.parseInt(String(v ?? "1"), 10) || 1);
 const hasAmount = (m: { amount: string } | undefined) => m !== undefined && !/^0(\.0*)?$/.test(m.amount);
 
@@ -58,8 +52,12 @@ export function cardPaymentRoutes(
     const eventsPage = pageOf(req.query.events);
     // Three calls whatever the page's length: the payments, the events, every customer's name.
     const [payments, events, { customers }] = await Promise.all([
-      clients.topUps.listCardPayments({ filter: FILTERS[shown].filter, page: pageNo, limit: PAGE_SIZE }),
-      clients.topUps.listPaymentEvents({ page: eventsPage, limit: PAGE_SIZE }),
+      clients.topUps.listCardPayments({
+        filter: FILTERS[shown].filter,
+        page: pageNo,
+        limit: PAGE_SIZE.staff,
+      }),
+      clients.topUps.listPaymentEvents({ page: eventsPage, limit: PAGE_SIZE.staff }),
       clients.auth.listCustomers({ email: "" }),
     ]);
     const names = new Map(customers.map((c) => [c.id, c.company ? `${c.name} (${c.company})` : c.name]));
@@ -87,10 +85,10 @@ export function cardPaymentRoutes(
 <td>${hasAmount(p.shortfall) ? html`<strong>${money(p.shortfall?.amount, cur)}</strong>` : "—"}</td></tr>`;
     };
     const event = (e: PaymentEvent) =>
-      html`<tr><td>${when(e.receivedAt)}</td><td>${OUTCOME[e.outcome] ?? ""}</td><td class="mono">${e.type}</td>
+      html`<tr><td>${when(e.receivedAt)}</td><td>${enumWord(PaymentEventOutcomeSchema, e.outcome)}</td><td class="mono">${e.type}</td>
 <td>${e.detail}</td><td>${customer(e.customerId)}</td><td class="mono">${e.eventId}</td></tr>`;
     const pager = (total: number, at: number, to: (n: number) => string, label: string): Html => {
-      const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+      const pages = Math.max(1, Math.ceil(total / PAGE_SIZE.staff));
       return pages > 1
         ? html`<nav class="pager" aria-label="${label}">${at > 1 ? html`<a href="${to(at - 1)}" rel="prev">Previous page</a>` : ""}<span>Page ${at} of ${pages}</span>${at < pages ? html`<a href="${to(at + 1)}" rel="next">Next page</a>` : ""}</nav>`
         : html``;

@@ -1,12 +1,17 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import type { Session } from "@hb/contracts/hb/auth/v1/portal_pb";
-import { type TopUp, TopUpMethod, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
-import { holdsAny, resolveError } from "@hb/platform";
+import {
+  type TopUp,
+  TopUpMethod,
+  TopUpStatus,
+  TopUpStatusSchema,
+} from "@hb/contracts/hb/billing/v1/payments_pb";
+import { enumWord, holdsAny, isUuid, PAGE_SIZE, resolveError } from "@hb/platform";
 import { KEY_REFUSALS } from "@hb/platform/key-decision";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../../clients.ts";
 import { PORTAL_COOLDOWNS } from "../../cooldowns.ts";
+import { when } from "../format.ts";
 import { type FormState, field } from "../forms.ts";
 import { type Html, html } from "../html.ts";
 import { sessionOf } from "../session.ts";
@@ -79,7 +84,7 @@ export function topUpRoutes(
     const p = pageParam(req.query.page);
     const [options, list] = await Promise.all([
       call(() => billing.getTopUpOptions({ caller })),
-      call(() => billing.listTopUps({ caller, page: p, limit: 20 })),
+      call(() => billing.listTopUps({ caller, page: p, limit: PAGE_SIZE.default })),
     ]);
     const cur = options.currency;
     const limits = `From ${money(options.minimum?.amount, cur)} to ${money(options.maximum?.amount, cur)}.`;
@@ -126,7 +131,7 @@ ${table(
   ]),
   "No top-ups yet.",
 )}
-${pager(BASE, { page: p, limit: 20, total: list.total })}`;
+${pager(BASE, { page: p, limit: PAGE_SIZE.default, total: list.total })}`;
     kit.render(res, "Add credit", body, {
       ...(await doneOf(kit, req, res)),
       status,
@@ -205,7 +210,7 @@ ${pager(BASE, { page: p, limit: 20, total: list.total })}`;
     if (denied) return refusalPage(kit, res, denied);
     const caller = callerOf(sessionOf(res));
     const id = String(req.params.id);
-    if (!/^[0-9a-f-]{36}$/i.test(id)) return refusalPage(kit, res, topUpNotFound());
+    if (!isUuid(id)) return refusalPage(kit, res, topUpNotFound());
     const [{ topUp: t }, options] = await Promise.all([
       call(() => billing.getTopUp({ caller, id })),
       call(() => billing.getTopUpOptions({ caller })),
@@ -261,7 +266,7 @@ ${
     if (denied) return refusalPage(kit, res, denied);
     const caller = callerOf(sessionOf(res));
     const id = String(req.params.id);
-    if (!/^[0-9a-f-]{36}$/i.test(id)) return refusalPage(kit, res, topUpNotFound());
+    if (!isUuid(id)) return refusalPage(kit, res, topUpNotFound());
     const { topUp } = await call(() => billing.getTopUp({ caller, id }));
     const status = topUp?.status;
     return topUpPage(req, res, {
@@ -301,22 +306,14 @@ ${
 
 const topUpIdOf = (req: Request) => {
   const id = String(req.params.id);
-  return /^[0-9a-f-]{36}$/i.test(id) ? id : "";
+  return isUuid(id) ? id : "";
 };
 const topUpNotFound = () =>
   new Refused(404, { success: false, error: "Top-up not found", code: "NOT_FOUND" });
 
-const when = (t: TopUp["createdAt"]) =>
-  t ? `${timestampDate(t).toISOString().slice(0, 16).replace("T", " ")} UTC` : "—";
-
 const methodWord = (t: TopUp) => (t.method === TopUpMethod.CARD ? "Card" : "Bank transfer");
 
 function statusWord(t: TopUp): Html {
-  const word =
-    t.status === TopUpStatus.CREDITED
-      ? "credited"
-      : t.status === TopUpStatus.CANCELLED
-        ? "cancelled"
-        : "pending";
+  const word = enumWord(TopUpStatusSchema, t.status) || "pending";
   return html`<span class="badge badge-${word}">${word}</span>${t.disputed ? " (disputed)" : ""}`;
 }
