@@ -1,4 +1,5 @@
 import type { TxSql } from "@hb/platform";
+import { displayMoney } from "@hb/platform/money";
 import { clock } from "../clock.ts";
 import { lockBalance, move } from "../ledger.ts";
 import { formatMoney, max, min, money, type Units } from "../money.ts";
@@ -86,7 +87,7 @@ async function withdraw(tx: TxSql, row: TopUpRow, dispute: DisputeRow, d: Disput
     shortfall = ${formatMoney(due - take)} where provider = ${dispute.provider} and dispute_id = ${d.id}`;
   return {
     outcome: "dispute_debited",
-    detail: `dispute ${d.id}: withdrawn ${formatMoney(d.amount)} ${row.currency}, taken back ${formatMoney(take)}, short ${formatMoney(due - take)}`,
+    detail: `dispute ${d.id}: withdrawn ${displayMoney(d.amount, row.currency)}, taken back ${displayMoney(take, row.currency)}, short ${displayMoney(due - take, row.currency)}`,
     topUpId,
   };
 }
@@ -108,7 +109,7 @@ async function reinstate(tx: TxSql, row: TopUpRow, dispute: DisputeRow): Promise
     where provider = ${dispute.provider} and dispute_id = ${dispute.dispute_id}`;
   return {
     outcome: "dispute_reinstated",
-    detail: `dispute ${dispute.dispute_id}: reinstated, given back ${formatMoney(taken)} ${row.currency}`,
+    detail: `dispute ${dispute.dispute_id}: reinstated, given back ${displayMoney(taken, row.currency)}`,
     topUpId: row.id,
   };
 }

@@ -1,6 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { TopUpMethod, type TopUpSchema, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { apiError, isUuid, type Sql, type TxSql } from "@hb/platform";
+import { displayMoney } from "@hb/platform/money";
 import { clock } from "../clock.ts";
 import { moneyOut, timeOut } from "../contract-values.ts";
 import { lockBalance, moveEntry } from "../ledger.ts";
@@ -189,7 +190,7 @@ async function act(
       // The customer paid and nothing was credited: a person decides (refund it, or credit by hand).
       return {
         outcome: "flagged",
-        detail: `paid ${formatMoney(p.amount)} ${p.currency}, the top-up is in ${r.row.currency}: nothing credited`,
+        detail: `paid ${displayMoney(p.amount, p.currency)}, the top-up is in ${r.row.currency}: nothing credited`,
         topUpId: id,
       };
     }
