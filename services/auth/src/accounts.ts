@@ -43,6 +43,15 @@ function emailTaken(err: unknown): never {
   throw err;
 }
 
+/** One person per e-mail address in a team (migration 007): a second invite is a conflict. */
+function memberTaken(err: unknown): never {
+  if (isUniqueViolation(err, "people_team_email")) {
+    const message = "Someone in this team already has this e-mail address";
+    throw apiError("CONFLICT", message, { violations: [{ field: "email", message }] });
+  }
+  throw err;
+}
+
 /** A country as stored: ISO 3166-1 alpha-2 in capitals, or empty for none. */
 const countryOf = (v: string) => (v.trim() ? countryCode("country", v.trim().toUpperCase()) : "");
 
@@ -142,7 +151,7 @@ export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthH
       const id = newId();
       await sql`insert into people (id, customer_id, name, email, permissions)
         values (${id}, ${customer.id}, ${req.name.trim()}, ${requireEmail("email", req.email)},
-                ${checkPermissions(req.permissions)})`;
+                ${checkPermissions(req.permissions)})`.catch(memberTaken);
       return { person: personOut(await getPerson(id)) };
     },
 
