@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { dayStart } from "./format.ts";
+import { formatMoney, parseMoney } from "@hb/platform/money";
+import fc from "fast-check";
+import { dayStart, money } from "./format.ts";
 
 describe("dayStart", () => {
   it("reads a calendar date of the years 0001 to 9999 as 00:00 UTC", () => {
@@ -25,5 +27,31 @@ describe("dayStart", () => {
     ]) {
       assert.equal(dayStart(d), undefined, d);
     }
+  });
+});
+
+describe("money", () => {
+  it("always names the currency and reads back as the exact amount, with at least the currency's decimals", () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: -(10n ** 12n), max: 10n ** 12n }),
+        fc.constantFrom("EUR", "USD", "JPY", "ISK"),
+        (units, currency) => {
+          const shown = money(formatMoney(units), currency);
+          const [amount, cur] = shown.split(" ");
+          assert.equal(cur, currency);
+          assert.equal(parseMoney(amount), units, shown);
+          const decimals = amount.split(".")[1]?.length ?? 0;
+          assert.ok(decimals >= (currency === "JPY" || currency === "ISK" ? 0 : 2), shown);
+        },
+      ),
+    );
+  });
+
+  it("shows cents as cents and sub-cent digits only where the amount has them", () => {
+    assert.equal(money("488.0000", "EUR"), "488.00 EUR");
+    assert.equal(money(12.5, "EUR"), "12.50 EUR");
+    assert.equal(money("488.0007", "EUR"), "488.0007 EUR");
+    assert.equal(money(undefined, "EUR"), "—");
   });
 });

@@ -1,4 +1,22 @@
 import { type Timestamp, timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { displayMoney, parseMoney } from "@hb/platform/money";
+
+/**
+ * Money as pages show it, the one home for it (portal and admin panel): always with its currency,
+ * and the currency's own decimals ("488 EUR" reads "488.00 EUR", "12.5" reads "12.50 EUR").
+ * Digits past the currency's are shown only when the amount really has them: billing keeps four
+ * decimals, and a balance of 488.0007 EUR after hourly charges is shown as 488.0007 EUR, because
+ * rounding it to 488.00 would tell the customer a figure that is not on their ledger (and a partial
+ * payment of "the whole balance" typed from the page would then fall short). An amount in the
+ * API's exact form (a decimal string or a JSON number) is read exactly, never through a float.
+ * Without a currency (an amount the caller could not place) it still gets two decimals.
+ */
+export function money(amount: string | number | undefined | null, currency?: string): string {
+  if (amount === undefined || amount === null) return "—";
+  const units = parseMoney(String(amount));
+  if (units === undefined) return `${amount}${currency ? ` ${currency}` : ""}`;
+  return displayMoney(units, currency);
+}
 
 /** "2026-11-23 15:40 UTC"; a dash when unset. */
 export const when = (t: Timestamp | undefined) =>

@@ -1,4 +1,3 @@
-import { displayMoney, parseMoney } from "@hb/platform/money";
 import { type Html, html } from "../html.ts";
 import { newToken } from "./once.ts";
 
@@ -65,16 +64,8 @@ ${p.page < pages ? html`<a href="${href(p.page + 1)}" rel="next">Next page</a>` 
 </nav>`;
 }
 
-/**
- * "12.5000 EUR" as "12.50 EUR" (platform displayMoney: the currency's own decimals, trailing zeros
- * past them dropped). The API's amounts are decimal strings or exact JSON numbers.
- */
-export function money(amount: string | number | undefined, currency?: string): string {
-  if (amount === undefined || amount === null) return "—";
-  const units = parseMoney(String(amount));
-  if (units === undefined) return `${amount}${currency ? ` ${currency}` : ""}`;
-  return displayMoney(units, currency);
-}
+/** Money on pages has one home (format.ts); re-exported for the pages that take it from here. */
+export { money } from "../format.ts";
 
 /** An ISO time as "2026-11-23 15:40 UTC". */
 export const at = (iso: string | null | undefined) =>
