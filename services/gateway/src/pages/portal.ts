@@ -245,6 +245,13 @@ ${createForm(s, f, atLimit ? `The account has reached its limit of ${list.active
         await api.once.keepSecret(s.subjectId, token, r.secretKey);
         return { location: `/portal/keys?created=${r.key?.id ?? ""}` };
       });
+      if (outcome.expired) {
+        return keysPage(
+          res,
+          { values, errors: {}, general: "This form has expired; send it again." },
+          { status: 400 },
+        ).catch(next);
+      }
       const to = outcome.location || "/portal/keys";
       res.redirect(303, `${to}${to.includes("?") ? "&" : "?"}done=${token}`);
     } catch (err) {

@@ -84,14 +84,14 @@ export function action(
   router.post(path, async (req: Request, res: Response, next: NextFunction) => {
     const token = req.body?._once;
     const subject = sessionOf(res).subjectId;
-    if (!validToken(token)) {
-      return kit.render(
+    const expired = () =>
+      kit.render(
         res,
         "Form expired",
         html`<p role="alert" class="error">This form has expired; go back, reload the page and send it again.</p>`,
         { status: 400 },
       );
-    }
+    if (!validToken(token)) return expired();
     const api = pageApi(kit.call, res);
     try {
       const outcome = await kit.once.run(subject, token, async () => {
@@ -103,6 +103,7 @@ export function action(
           throw err;
         }
       });
+      if (outcome.expired) return expired();
       const to = outcome.location || o.back(req);
       res.redirect(303, `${to}${to.includes("?") ? "&" : "?"}done=${token}`);
     } catch (err) {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Redis } from "@hb/platform/redis";
+import { repeatOrders } from "./repeat-order.ts";
 
 /**
  * Forms that act at most once. Every action form carries a one-time token; the first submission
@@ -8,30 +9,57 @@ import type { Redis } from "@hb/platform/redis";
  * outcome and gets the same redirect instead of acting again. Money-moving operations also send the
  * token as their Idempotency-Key, so billing itself answers a repeat with the first answer.
  *
- * The outcome (where to go and what to say there) stays under the token for an hour: the page it
- * redirects to shows its notice or error from there, so no message text travels in a URL.
+ * The outcome (where to go and what to say there) stays under the token: the page it redirects to
+ * shows its notice or error from there, so no message text travels in a URL. A token says when its
+ * form was shown and is accepted for FORM_LIFETIME_SECONDS; its outcome is kept longer than that,
+ * so a used token always answers its first result (a reload of the POST a day later is "expired",
+ * never a second action).
  */
 export interface Outcome {
   /** Where the browser goes next (a portal path). */
   location: string;
   notice?: string;
   error?: string;
+  /** The token is past its lifetime and was never used: nothing was done. */
+  expired?: boolean;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]{24}$/;
-const KEPT_SECONDS = 3600;
+/** How long a shown form may be sent (a tab left open over lunch still works). */
+export const FORM_LIFETIME_SECONDS = 6 * 3600;
+/** Longer than any token can claim: a token's outcome is there as long as the token is accepted. */
+const KEPT_SECONDS = FORM_LIFETIME_SECONDS + 3600;
 const WAIT_MS = 20_000;
 
-export const newToken = () => randomBytes(18).toString("base64url");
+/** 18 bytes: the second the form was shown (4 bytes, big-endian) and 14 random bytes. */
+export function newToken(now = Date.now()): string {
+  const bytes = randomBytes(18);
+  bytes.writeUInt32BE(Math.floor(now / 1000), 0);
+  return bytes.toString("base64url");
+}
 export const validToken = (t: unknown): t is string => typeof t === "string" && TOKEN.test(t);
+
+/** A token shown within its lifetime (and not in the future, give or take a clock's minute). */
+export function freshToken(token: string, now = Date.now()): boolean {
+  const shown = Buffer.from(token, "base64url").readUInt32BE(0) * 1000;
+  return shown <= now + 60_000 && now - shown <= FORM_LIFETIME_SECONDS * 1000;
+}
 
 export function onceStore(redis: Redis, ns: string) {
   const key = (subject: string, token: string) => `${ns}:portal-form:${subject}:${token}`;
 
   return {
+    /** Orders placed in the last minutes, to ask before an identical one (repeat-order.ts). */
+    recentOrders: repeatOrders(redis, ns),
+
     /** Runs `act` for the first submission of `token`; later ones get the first one's outcome. */
     async run(subject: string, token: string, act: () => Promise<Outcome>): Promise<Outcome> {
       const k = key(subject, token);
+      if (!freshToken(token)) {
+        // Too old to act: a use of it is still answered with what it did.
+        const stored = await redis.get(k);
+        return stored ? (JSON.parse(stored) as Outcome) : { location: "", expired: true };
+      }
       const deadline = Date.now() + WAIT_MS;
       for (;;) {
         if (await redis.set(k, "", "EX", KEPT_SECONDS, "NX")) {
