@@ -20,17 +20,16 @@ import {
   api,
   auth,
   billing,
-  cyclePrices,
   eventually,
   GATEWAY,
   grpc,
-  kindOf,
   newMachine,
   newProduct,
 } from "./helpers.ts";
 import {
   csrfIn,
   fitsWidth,
+  planAndBigger,
   portalMember,
   portalOwner,
   signIn,
@@ -274,7 +273,10 @@ describe("the portal's customer pages", { skip: missing }, () => {
     await page.getByRole("link", { name: /^PRO-/ }).click();
     const proformaId = /\/portal\/proformas\/([0-9a-f-]{36})/.exec(page.url())?.[1];
     assert.ok(proformaId);
+    // With no credit the page leads to Add credit; once credit has arrived it pays in one click.
+    await page.locator("#add-missing-credit").waitFor();
     await addCredit(acct, "20.0000");
+    await page.reload();
     await page.getByRole("button", { name: "Pay from credit" }).dblclick();
     await page.getByRole("status").filter({ hasText: "Paid from credit" }).waitFor();
     await accessible(page);
@@ -289,15 +291,7 @@ describe("the portal's customer pages", { skip: missing }, () => {
 
   it("an add-on bought and given up, and an upgrade requested, in the portal are the API's", async () => {
     await addCredit(acct, "100.0000");
-    const product = await newProduct("vps", { monthly: "10.0000" });
-    const bigger = (
-      await billing.adminCreateProduct({
-        name: `${product.name} XL`,
-        kind: kindOf("vps"),
-        prices: cyclePrices({ monthly: "30.0000" }),
-        currency: "EUR",
-      })
-    ).product!;
+    const { product, bigger } = await planAndBigger();
     await billing.adminAddProductOption({
       productId: product.id,
       name: "Extra IP",

@@ -1,7 +1,7 @@
 /** Set-up for the page tests: customers, people and staff who can sign in, through auth's RPCs. */
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import type { Page } from "playwright-core";
-import { auth, GATEWAY, grpc, unique } from "./helpers.ts";
+import { auth, billing, cyclePrices, GATEWAY, grpc, kindOf, newProduct, unique } from "./helpers.ts";
 
 export const portal = grpc([PortalService], "AUTH_ADDR");
 export const PASSWORD = "a-long-test-password";
@@ -109,4 +109,16 @@ export async function signInVisitor(
   const r = await v.post(`/${area}/sign-in`, { _csrf: csrfIn(form.text), email, password });
   if (r.status !== 303) throw new Error(`sign-in of ${email} answered ${r.status}`);
   return v;
+}
+
+/** A monthly VPS plan at 10.00 EUR and its "XL" at 30.00 EUR, an upgrade path of the plan. */
+export async function planAndBigger() {
+  const product = await newProduct("vps", { monthly: "10.0000" });
+  const { product: bigger } = await billing.adminCreateProduct({
+    name: `${product.name} XL`,
+    kind: kindOf("vps"),
+    prices: cyclePrices({ monthly: "30.0000" }),
+    currency: "EUR",
+  });
+  return { product, bigger: bigger! };
 }

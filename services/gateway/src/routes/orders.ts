@@ -44,7 +44,22 @@ export const orderItemIn = (i: z.infer<typeof orderItem>) => ({
   osImageId: i.configOptions?.os_image_id ?? "",
 });
 
-const orderBody = z.union(
+/** Lines one order may hold. */
+export const MAX_ORDER_ITEMS = 50;
+
+/**
+ * How many of one line an order form asks for (the portal's "How many"), as typed: plain digits
+ * within the items array's own bounds, so the page accepts exactly the orders the API does and
+ * never rounds or clamps ("1e3", "-1", "abc" and 1000 are refused, not read as 1 or 50).
+ */
+const quantityRule = `must be a whole number from 1 to ${MAX_ORDER_ITEMS}`;
+export const orderQuantity = z
+  .string()
+  .regex(/^\d{1,9}$/, { error: quantityRule })
+  .transform(Number)
+  .pipe(z.int().min(1, { error: quantityRule }).max(MAX_ORDER_ITEMS, { error: quantityRule }));
+
+export const orderBody = z.union(
   [
     orderItem.strict(),
     z
@@ -52,7 +67,7 @@ const orderBody = z.union(
         items: z
           .array(orderItem, { error: "must be an array" })
           .min(1, { error: "at least one item" })
-          .max(50, { error: "at most 50 items per order" }),
+          .max(MAX_ORDER_ITEMS, { error: `at most ${MAX_ORDER_ITEMS} items per order` }),
       })
       .strict(),
   ],

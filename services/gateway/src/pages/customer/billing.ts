@@ -1,6 +1,8 @@
+import { formatMoney, parseMoney } from "@hb/platform/money";
 import { PAGE_SIZE } from "@hb/platform/paging";
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
+import { orderQuantity } from "../../routes/orders.ts";
 import type { account, accountBalance, accountUsage } from "../../wire/account.ts";
 import type { invoice } from "../../wire/invoice.ts";
 import type { orderCreation, orderDetail, orderList } from "../../wire/order.ts";
@@ -9,8 +11,9 @@ import type { transactionList } from "../../wire/transaction.ts";
 import { field } from "../forms.ts";
 import { html } from "../html.ts";
 import { sessionOf } from "../session.ts";
-import { operation, type PageApi } from "./api.ts";
+import { operation, type PageApi, Refused } from "./api.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page } from "./kit.ts";
+import { agoInMinutes, type EarlierOrder } from "./repeat-order.ts";
 import { at, badge, buttonForm, facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
 
 type Doc = z.infer<typeof invoice> & { items?: { description: string; amount: string }[] };
@@ -151,7 +154,7 @@ ${
       )
     : ""
 }
-${d.status === "unpaid" ? html`<h2>Pay</h2><p>Pays ${money(d.amount_due, d.currency)} from your credit balance (what the balance covers is applied).</p>${buttonForm(`/portal/${plural}/${d.id}/pay`, "Pay from credit", sessionOf(res).csrfToken)}` : ""}
+${d.status === "unpaid" ? payFromCredit(`/portal/${plural}/${d.id}/pay`, d, await balanceOf(api), sessionOf(res).csrfToken) : ""}
 <p><a href="/portal/${plural}">All ${plural}</a></p>`;
       kit.render(res, `${k.single} ${d.number}`, body, await doneOf(kit, req, res));
     });
@@ -160,17 +163,22 @@ ${d.status === "unpaid" ? html`<h2>Pay</h2><p>Pays ${money(d.amount_due, d.curre
       router,
       `/${plural}/:id/pay`,
       { back: (req) => `/portal/${plural}/${String(req.params.id)}` },
-      async (req, _res, api, token) => {
+      async (req, res, api, token) => {
+        // An amount pays part (the API's rule: up to what is due and what the balance holds); no
+        // amount pays what is due.
+        const amount = bodyText(req, "amount").trim();
         const r = await api<{ creditApplied: number; remainingAmount: number; newBalance: number }>(k.pay, {
           params: { id: String(req.params.id) },
+          body: amount ? { amount } : {},
           token,
         });
+        const cur = sessionOf(res).currency;
         return {
           location: `/portal/${plural}/${String(req.params.id)}`,
           notice:
             r.data.remainingAmount > 0
-              ? `${r.data.creditApplied} applied from credit; ${r.data.remainingAmount} is still due.`
-              : `Paid from credit; your balance is now ${r.data.newBalance}.`,
+              ? `${money(r.data.creditApplied, cur)} paid from credit; ${money(r.data.remainingAmount, cur)} is still due. Your balance is now ${money(r.data.newBalance, cur)}.`
+              : `Paid from credit; your balance is now ${money(r.data.newBalance, cur)}.`,
         };
       },
     );
@@ -201,6 +209,7 @@ ${d.status === "unpaid" ? html`<h2>Pay</h2><p>Pays ${money(d.amount_due, d.curre
     api: PageApi,
     f: { values: Record<string, string>; errors: Record<string, string>; general?: string },
     status?: number,
+    earlier?: EarlierOrder,
   ) {
     const p = (
       await api<z.infer<typeof productDetail>>(OPS.product, { params: { id: String(req.params.productId) } })
@@ -209,7 +218,9 @@ ${d.status === "unpaid" ? html`<h2>Pay</h2><p>Pays ${money(d.amount_due, d.curre
     const cycle = f.values.billingCycle || p.billing_cycles[0]?.cycle || "";
     const body = html`${p.description ? html`<p>${p.description}</p>` : ""}
 ${f.general ? html`<p class="error" role="alert" id="form-error">${f.general}</p>` : ""}
+${earlier ? repeatQuestion(earlier) : ""}
 <form method="post" action="/portal/order/${p.id}" novalidate>${formTokens(sessionOf(res).csrfToken)}
+${earlier ? html`<input type="hidden" name="repeatOf" value="${earlier === "placing" ? earlier : earlier.id}">` : ""}
 <fieldset class="field${f.errors.billingCycle ? " invalid" : ""}"><legend>Billing cycle</legend>
 ${p.billing_cycles.map((c, n) => html`<div><input type="radio" id="cycle-${n}" name="billingCycle" value="${c.cycle}"${c.cycle === cycle ? html` checked` : ""}> <label for="cycle-${n}">${c.cycle}: ${money(c.price, cur)}</label></div>`)}
 ${f.errors.billingCycle ? html`<p class="error" id="f-billingCycle-error">${f.errors.billingCycle}</p>` : ""}
@@ -220,9 +231,9 @@ ${
     ? html`<div class="field${f.errors.osImage ? " invalid" : ""}"><label for="f-osImage">Operating system</label><select id="f-osImage" name="osImage">${p.os_images.map((i) => html`<option value="${i.id}"${i.id === f.values.osImage ? html` selected` : ""}>${i.name}</option>`)}</select>${f.errors.osImage ? html`<p class="error" id="f-osImage-error">${f.errors.osImage}</p>` : ""}</div>`
     : ""
 }
-<div class="field"><label for="f-quantity">How many</label><input id="f-quantity" name="quantity" type="number" min="1" max="50" value="${f.values.quantity || "1"}"></div>
+${field({ ...f, values: { ...f.values, quantity: f.values.quantity ?? "1" } }, "quantity", "How many", { type: "number", attrs: html` min="1" max="50" step="1"` })}
 <p class="hint">The order is paid from your credit when it covers the total; otherwise a proforma is issued to pay.</p>
-<button type="submit">Place the order</button> <a href="/portal/order">Back to the catalogue</a>
+<button type="submit">${earlier ? "Yes, order another" : "Place the order"}</button> <a href="/portal/order">Back to the catalogue</a>
 </form>`;
     kit.render(res, `Order ${p.name}`, body, status ? { status } : {});
   }
@@ -233,7 +244,8 @@ ${
     billingCycle: bodyText(req, "billingCycle"),
     hostname: bodyText(req, "hostname"),
     osImage: bodyText(req, "osImage"),
-    quantity: bodyText(req, "quantity"),
+    // A form without the field (an older page) asks for one; an empty or other field is read as typed.
+    quantity: req.body?.quantity === undefined ? "1" : bodyText(req, "quantity"),
   });
   action(
     kit,
@@ -242,6 +254,10 @@ ${
     {
       back: (req) => `/portal/order/${String(req.params.productId)}`,
       form: async (req, res, err, api) => {
+        if (err instanceof RepeatOrder) {
+          await orderForm(req, res, api, { values: orderValues(req), errors: {} }, 409, err.earlier);
+          return true;
+        }
         // items.0.hostname and the like: the first line's field names are the form's.
         const renamed = {
           ...err,
@@ -260,21 +276,44 @@ ${
         return true;
       },
     },
-    async (req, _res, api, token) => {
+    async (req, res, api, token) => {
       const v = orderValues(req);
-      const n = Math.min(50, Math.max(1, Number.parseInt(v.quantity || "1", 10) || 1));
+      // The API's own bound on the lines of an order, read as typed: never rounded or clamped.
+      const quantity = orderQuantity.safeParse(v.quantity);
+      if (!quantity.success) {
+        throw new Refused(400, {
+          success: false,
+          code: "BAD_REQUEST",
+          error: "The order was not placed",
+          details: quantity.error.issues.map((i) => ({ field: "quantity", message: i.message })),
+        });
+      }
+      const n = quantity.data;
       const item = {
         productId: String(req.params.productId),
         billingCycle: v.billingCycle,
         ...(v.hostname ? { hostname: v.hostname } : {}),
         ...(v.osImage ? { configOptions: { os_image_id: v.osImage } } : {}),
       };
-      const r = (
-        await api<z.infer<typeof orderCreation>>(OPS.order, {
-          body: n === 1 ? item : { items: Array.from({ length: n }, () => item) },
-          token,
-        })
-      ).data;
+      const repeat = await kit.once.recentOrders.claim(
+        sessionOf(res).customerId,
+        { ...item, quantity: n },
+        bodyText(req, "repeatOf"),
+      );
+      if (repeat.earlier) throw new RepeatOrder(repeat.earlier);
+      let r: z.infer<typeof orderCreation>;
+      try {
+        r = (
+          await api<z.infer<typeof orderCreation>>(OPS.order, {
+            body: n === 1 ? item : { items: Array.from({ length: n }, () => item) },
+            token,
+          })
+        ).data;
+      } catch (err) {
+        await repeat.release();
+        throw err;
+      }
+      await repeat.placed({ id: r.order.id, number: r.order.order_number });
       return {
         location: `/portal/orders/${r.order.id}`,
         notice: r.settled
@@ -340,4 +379,66 @@ ${table(
 )}`;
     kit.render(res, `Order ${o.order_number}`, body, await doneOf(kit, req, res));
   });
+}
+
+/** The credit balance, when the person may read it (a member without view_billing pays blind). */
+async function balanceOf(api: PageApi): Promise<{ balance: string; currency: string } | undefined> {
+  try {
+    const b = (await api<z.infer<typeof accountBalance>>(OPS.balance)).data;
+    return { balance: String(b.balance), currency: b.currency };
+  } catch (err) {
+    if (err instanceof Refused) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * How an unpaid document is paid from credit. A balance that covers what is due pays it in one
+ * click. A short one says what is missing, links to Add credit with that amount, and offers to pay
+ * part now, as the API allows (POST …/pay with an amount).
+ */
+function payFromCredit(
+  action: string,
+  d: Doc,
+  bal: { balance: string; currency: string } | undefined,
+  csrf: string,
+) {
+  const due = parseMoney(String(d.amount_due)) ?? 0n;
+  const balance = bal ? parseMoney(bal.balance) : undefined;
+  const full = html`${buttonForm(action, "Pay from credit", csrf)}`;
+  if (balance !== undefined && balance >= due) {
+    return html`<h2>Pay</h2><p>Pays ${money(d.amount_due, d.currency)} from your credit balance of ${money(bal?.balance, d.currency)}.</p>${full}`;
+  }
+  const partForm = (
+    value: string,
+  ) => html`<form method="post" action="${action}" novalidate>${formTokens(csrf)}
+<div class="field"><label for="f-amount">Amount to pay now (${d.currency})</label>
+<p class="hint" id="f-amount-hint">Up to ${money(d.amount_due, d.currency)}; the rest stays due on this document.</p>
+<input id="f-amount" name="amount" inputmode="decimal" aria-describedby="f-amount-hint" value="${value}"></div>
+<button type="submit">Pay part from credit</button></form>`;
+  if (balance === undefined) {
+    return html`<h2>Pay</h2><p>Pays ${money(d.amount_due, d.currency)} from your credit balance.</p>${full}
+<h3>Pay part</h3>${partForm("")}`;
+  }
+  const missing = formatMoney(due - balance);
+  return html`<h2>Pay</h2>
+<p>Your credit balance is ${money(bal?.balance, d.currency)}: <strong>${money(missing, d.currency)} short</strong> of the ${money(d.amount_due, d.currency)} due.</p>
+<p><a href="/portal/add-credit?amount=${money(missing)}" id="add-missing-credit">Add ${money(missing, d.currency)} of credit</a>, then pay in full${balance > 0n ? ", or pay part now:" : "."}</p>
+${balance > 0n ? partForm(money(formatMoney(balance))) : ""}`;
+}
+
+/** An identical order came first (repeat-order.ts): the form asks before placing another. */
+class RepeatOrder extends Refused {
+  readonly earlier: EarlierOrder;
+  constructor(earlier: EarlierOrder) {
+    super(409, { success: false, code: "CONFLICT", error: "The same order was placed a moment ago" });
+    this.earlier = earlier;
+  }
+}
+
+function repeatQuestion(earlier: EarlierOrder) {
+  return earlier === "placing"
+    ? html`<section class="warning" role="alert" id="repeat-order"><p><strong>The same order is being placed right now</strong> (from another tab or window). Look at <a href="/portal/orders">your orders</a> first; order another only if you mean to have two.</p></section>`
+    : html`<section class="warning" role="alert" id="repeat-order"><p><strong>You ordered the same ${agoInMinutes(earlier.placedAt)}</strong>: <a href="/portal/orders/${earlier.id}">${earlier.number}</a>. Order another?</p>
+<p>Nothing is placed until you confirm below; <a href="/portal/orders/${earlier.id}">see ${earlier.number}</a> if one is all you wanted.</p></section>`;
 }

@@ -785,14 +785,14 @@ ${
     router,
     "/services/:id/addons/:optionId/give-up",
     { back: addonsOf },
-    async (req, _res, api, token) => {
+    async (req, res, api, token) => {
       const r = await api<{ credit: number }>(OPS.giveUpAddon, {
         params: { id: String(req.params.id), optionId: String(req.params.optionId) },
         token,
       });
       return {
         location: addonsOf(req),
-        notice: `The add-on is given up; ${r.data.credit} returned to your credit.`,
+        notice: `The add-on is given up; ${money(r.data.credit, sessionOf(res).currency)} returned to your credit.`,
       };
     },
   );
@@ -823,6 +823,7 @@ ${table(
   ]),
   "No other plan is available for this service.",
 )}
+${p?.paths.length ? html`<p class="hint" id="quote-holds">An upgrade you request is invoiced at the amount to pay now, and that price holds until it expires at the end of the current term (${at(p.paths[0].paid_until)}): paid by then, the invoice is charged exactly what it says. Unpaid by then, it expires and you can request the upgrade again at that day's price.</p>` : ""}
 <h2>Change add-ons with the plan's proration</h2>
 ${
   held.value?.options.length
@@ -859,13 +860,14 @@ ${
   page(kit, router, "/upgrades/:id", async (req, res, api) => {
     const u = (await api<z.infer<typeof upgrade>>(OPS.upgrade, { params: { id: String(req.params.id) } }))
       .data;
+    const cur = u.document?.currency ?? sessionOf(res).currency;
     const body = html`${facts([
       ["Status", badge(u.status)],
       ["Type", u.type],
       ["Service", html`<a href="${svcBase(u.service_id)}">${u.service_id}</a>`],
-      ["Amount", String(u.amount)],
-      ["Credit", String(u.credit)],
-      ["Priced until", at(u.priced_until)],
+      ["Amount", money(u.amount, cur)],
+      ["Credit", money(u.credit, cur)],
+      ["Price holds until", at(u.priced_until)],
       [
         "Invoice",
         u.document ? html`<a href="/portal/invoices/${u.document.id}">${u.document.number}</a>` : undefined,
@@ -873,6 +875,11 @@ ${
       ["Requested", at(u.created_at)],
       ["Completed", at(u.completed_at)],
     ])}
+${
+  u.status === "awaiting_payment" && u.priced_until
+    ? html`<p id="quote-holds">This price holds until it expires on ${at(u.priced_until)}: pay ${u.document ? html`the invoice <a href="/portal/invoices/${u.document.id}">${u.document.number}</a>` : "it"} by then and it is charged exactly ${money(u.amount, cur)}. Unpaid by then, the upgrade expires and its invoice is cancelled; you can request it again at that day's price.</p>`
+    : ""
+}
 ${u.status === "awaiting_payment" ? buttonForm(`/portal/upgrades/${u.id}/cancel`, "Cancel the upgrade", sessionOf(res).csrfToken, { danger: true }) : ""}`;
     kit.render(res, "Upgrade", body, await doneOf(kit, req, res));
   });
