@@ -713,15 +713,9 @@ ${field({ values: {}, errors: {} }, "reason", "Reason (optional)", { multiline: 
       api<z.infer<typeof addonList>>(OPS.addons, { params: { id } }),
       attempt(api<z.infer<typeof availableAddonList>>(OPS.addonOffers, { params: { id } })),
     ]);
-    type Offer = {
-      id: string;
-      name: string;
-      billing_type?: string;
-      held?: boolean;
-      prices?: Record<string, number>;
-      one_time_price?: number;
-    };
-    const offerRows = (offers.value?.options ?? []) as unknown as Offer[];
+    const offerRows = offers.value?.options ?? [];
+    const cur = s.billing.currency;
+    const cycle = s.billing.cycle;
     const body = html`${serviceTabs(s, `${svcBase(id)}/addons`)}
 <h2>Add-ons of this service</h2>
 ${table(
@@ -746,20 +740,35 @@ ${
 <div class="field"><label for="f-billing">Billing</label><select id="f-billing" name="billingType"><option value="recurring">Recurring, with the service's cycle</option><option value="one_time">One time</option></select></div>
 <div class="field"><label for="f-qty">Quantity</label><input id="f-qty" name="quantity" type="number" min="1" max="100" value="1"></div>
 <button type="submit">Buy the add-on</button></form>
-<details><summary>Prices</summary><pre>${JSON.stringify(offerRows, null, 2)}</pre></details>`
+${table(
+  "Add-on prices",
+  ["Add-on", `Recurring, per ${cycle} term`, "One time"],
+  offerRows.map((o) => {
+    const recurring = (o.prices.recurring as Record<string, number> | null)?.[cycle];
+    return [
+      `${o.name}${o.held ? " (held)" : ""}`,
+      recurring === undefined ? "—" : money(recurring, cur),
+      o.prices.one_time === null ? "—" : money(o.prices.one_time, cur),
+    ];
+  }),
+  "",
+)}`
     : html`<p class="empty">${offers.refused ?? "No add-on is offered for this service."}</p>`
 }`;
     kit.render(res, `Add-ons of ${s.hostname || s.name}`, body, await doneOf(kit, req, res));
   });
   const addonsOf = (req: Request) => `${svcBase(String(req.params.id))}/addons`;
   action(kit, router, "/services/:id/addons", { back: addonsOf }, async (req, _res, api, token) => {
-    const quantity = Number.parseInt(bodyText(req, "quantity") || "1", 10);
+    // As typed: digits are the number the API reads; anything else goes as it is, for the API to
+    // refuse in its words (parseInt would read "1e3" and "1.5" as 1).
+    const typed = req.body?.quantity === undefined ? "1" : bodyText(req, "quantity").trim();
+    const quantity = /^\d{1,9}$/.test(typed) ? Number(typed) : typed;
     const r = await api<{ settled: boolean; credit_balance: number }>(OPS.buyAddon, {
       params: { id: String(req.params.id) },
       body: {
         optionId: bodyText(req, "optionId"),
         billingType: bodyText(req, "billingType") || "recurring",
-        quantity: Number.isFinite(quantity) ? quantity : 0,
+        quantity,
       },
       token,
     });
