@@ -441,6 +441,47 @@ describe("the portal's customer pages", { skip: missing }, () => {
     await page.getByText("59.90 EUR").first().waitFor();
   });
 
+  it("a short balance's way to pay and the second-order question are usable at 390 px and pass axe-core", async () => {
+    const owner = await portalOwner();
+    const phone = (await browser.newPage(390)).page;
+    await signIn(phone, "portal", owner.email);
+    const product = await newProduct("vps", { monthly: "10.0000" });
+    const order = async () => {
+      await phone.goto(`${GATEWAY}/portal/order/${product.id}`);
+      await phone.getByLabel("Hostname").fill("phone.example.test");
+      await phone.getByRole("button", { name: "Place the order" }).click();
+    };
+    await order();
+    await phone.waitForURL(/\/portal\/orders\/[0-9a-f-]{36}/);
+    await phone.getByRole("link", { name: /^PRO-/ }).click();
+    await addCredit({ customerId: owner.customerId, ownerId: owner.ownerId, key: "", keyId: "" }, "3.0000");
+    await phone.reload();
+    const add = phone.getByRole("link", { name: "Add 7.00 EUR of credit" });
+    assert.equal(await add.getAttribute("href"), "/portal/add-credit?amount=7.00");
+    assert.equal(await phone.getByLabel(/Amount to pay now/).inputValue(), "3.00");
+    assert.equal(await fitsWidth(phone), true);
+    await accessible(phone);
+    await phone.getByRole("button", { name: "Pay part from credit" }).click();
+    await phone.getByRole("status").filter({ hasText: "7.00 EUR is still due" }).waitFor();
+    await accessible(phone);
+
+    // Back to the order form and the same order again: a question, then a second order on Yes.
+    await order();
+    await phone.getByRole("alert").filter({ hasText: "You ordered the same" }).waitFor();
+    assert.equal(await fitsWidth(phone), true);
+    await accessible(phone);
+    await phone.getByRole("button", { name: "Yes, order another" }).click();
+    await phone.waitForURL(/\/portal\/orders\/[0-9a-f-]{36}/);
+    const { secretKey } = await auth.createKey({
+      personId: owner.ownerId,
+      label: "count",
+      scopes: ["orders"],
+      ipAllowlist: "",
+    });
+    const orders = await api("GET", "/api/v1/orders", { key: secretKey });
+    assert.equal(orders.body.data.pagination.total, 2);
+  });
+
   it("every customer page fits 390 px and passes axe-core", async () => {
     const phone = (await browser.newPage(390)).page;
     await signIn(phone, "portal", acct.email);
