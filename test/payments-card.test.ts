@@ -3,6 +3,7 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import type postgres from "postgres";
+import { newToken } from "../services/gateway/src/pages/customer/once.ts";
 import { eventually, newProduct, unique } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { csrfIn, PASSWORD, signInVisitor } from "./portal-pages.ts";
@@ -517,7 +518,7 @@ describe("card top-ups through Stripe Checkout", () => {
     const form = await member.get("/portal/balance");
     const r = await member.post("/portal/add-credit/card", {
       _csrf: csrfIn(form.text),
-      _once: "abcdefghijklmnopqrstuvwx",
+      _once: newToken(),
       "card-amount": "20",
     });
     assert.equal(r.status, 403);
