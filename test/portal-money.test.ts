@@ -267,6 +267,12 @@ describe("money in the portal", () => {
     assert.match(shown.text, /5\.9993 EUR short<\/strong> of the 10\.00 EUR due/);
     assert.match(shown.text, /<a href="\/portal\/add-credit\?amount=5\.9993" id="add-missing-credit">/);
     assert.doesNotMatch(shown.text, /POST \/|\/api\/v1/, "no API call printed on the page");
+    // Following it: the forms start with the missing amount, rounded up to what can be paid, and
+    // never below the smallest top-up.
+    const creditPage = await v.get("/portal/add-credit?amount=5.9993");
+    assert.match(creditPage.text, /id="f-bank-amount"[^>]* value="6\.00"/);
+    const little = await v.get("/portal/add-credit?amount=0.50");
+    assert.match(little.text, /id="f-bank-amount"[^>]* value="5\.00"/);
 
     const part = await payOn(v, proforma, { amount: "4" });
     assert.equal(

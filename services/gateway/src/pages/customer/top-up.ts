@@ -8,6 +8,13 @@ import {
 } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { enumWord, holdsAny, isUuid, PAGE_SIZE, resolveError } from "@hb/platform";
 import { KEY_REFUSALS } from "@hb/platform/key-decision";
+import {
+  currencyDecimals,
+  displayMoney,
+  MONEY_DECIMALS,
+  readMoney,
+  readPositiveMoney,
+} from "@hb/platform/money";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../../clients.ts";
 import { PORTAL_COOLDOWNS } from "../../cooldowns.ts";
@@ -72,6 +79,20 @@ export function topUpRoutes(
     }
   }
 
+  /**
+   * A short balance elsewhere links here with what is missing (?amount=5.9993): the forms start with
+   * it rounded up to what can be paid (the currency's decimals), and at least the smallest top-up.
+   */
+  function startingAmount(asked: unknown, currency: string, minimum: string | undefined) {
+    const read = typeof asked === "string" ? readPositiveMoney(asked) : undefined;
+    if (!read?.ok) return undefined;
+    const step = 10n ** BigInt(MONEY_DECIMALS - currencyDecimals(currency));
+    let units = ((read.units + step - 1n) / step) * step;
+    const least = minimum === undefined ? undefined : readMoney(minimum);
+    if (least?.ok && units < least.units) units = least.units;
+    return displayMoney(units, currency).split(" ")[0];
+  }
+
   async function addCreditPage(
     req: Request,
     res: Response,
@@ -90,7 +111,8 @@ export function topUpRoutes(
     const limits = `From ${money(options.minimum?.amount, cur)} to ${money(options.maximum?.amount, cur)}.`;
     const readOnly = refusal(res, true);
     const form = (kind: "card" | "bank", intro: Html, button: string) => {
-      const f = forms[kind] ?? { values: {}, errors: {} };
+      const start = startingAmount(req.query.amount, cur, options.minimum?.amount);
+      const f: FormState = forms[kind] ?? { values: start ? { [`${kind}-amount`]: start } : {}, errors: {} };
       return html`<section aria-labelledby="${kind}-title"><h2 id="${kind}-title">${kind === "card" ? "Pay by card" : "Bank transfer"}</h2>
 ${intro}
 ${f.general ? html`<p class="error" role="alert" id="form-error">${f.general}</p>` : ""}
