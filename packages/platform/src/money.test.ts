@@ -61,7 +61,7 @@ describe("money", () => {
         .map(([first, rest]) => [`${first}${rest}`, MONEY_REFUSAL.tooLarge] as const),
       fc
         .string()
-        .filter((s) => !/^\s*-?\d+(\.\d+)?\s*$/.test(s) && !/[eE]/.test(s))
+        .filter((s) => !/^-?\d+(\.\d+)?$/.test(s) && !/[eE]/.test(s))
         .map((s) => [s, MONEY_REFUSAL.notDecimal] as const),
     );
     fc.assert(
@@ -85,6 +85,16 @@ describe("money", () => {
       const read = readMoney(text);
       assert.ok(!read.ok && refusals.has(read.refusal), text);
     }
+  });
+
+  it("reads an amount exactly as written: a blank around it is not an amount (issue 28 §3)", () => {
+    for (const text of [" 5", "5 ", "\t5", "5\n", " 1.50 ", "- 5"])
+      assert.deepEqual(
+        readMoney(text),
+        { ok: false, refusal: MONEY_REFUSAL.notDecimal },
+        JSON.stringify(text),
+      );
+    assert.deepEqual(readPositiveMoney(" -5"), { ok: false, refusal: MONEY_REFUSAL.notDecimal });
   });
 
   it("shows each currency with its own decimals", () => {

@@ -33,15 +33,16 @@ const exponentForm = /^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$/;
 
 /**
  * Reads a decimal amount exactly: an optional minus, digits, and an optional fraction whose digits
- * past the fourth are zeros ("1.50000" is 1.5; "1.00001" is refused). Surrounding blanks are ignored.
+ * past the fourth are zeros ("1.50000" is 1.5; "1.00001" is refused). Read exactly as written: a
+ * blank around it (" 5") is not an amount (issue 28 §3); a form that wants blanks forgiven trims
+ * its own field before asking.
  */
 export function readMoney(text: string): MoneyReading {
-  const trimmed = text.trim();
-  const m = decimal.exec(trimmed);
+  const m = decimal.exec(text);
   if (!m) {
     return {
       ok: false,
-      refusal: exponentForm.test(trimmed) ? MONEY_REFUSAL.exponent : MONEY_REFUSAL.notDecimal,
+      refusal: exponentForm.test(text) ? MONEY_REFUSAL.exponent : MONEY_REFUSAL.notDecimal,
     };
   }
   const whole = m[2].replace(/^0+(?=\d)/, "");
@@ -54,7 +55,7 @@ export function readMoney(text: string): MoneyReading {
 
 /** An amount someone asks to pay or charge: more than zero (a minus sign is refused as such first). */
 export function readPositiveMoney(text: string): MoneyReading {
-  if (text.trim().startsWith("-")) return { ok: false, refusal: MONEY_REFUSAL.notPositive };
+  if (text.startsWith("-")) return { ok: false, refusal: MONEY_REFUSAL.notPositive };
   const read = readMoney(text);
   if (read.ok && read.units === 0n) return { ok: false, refusal: MONEY_REFUSAL.notPositive };
   return read;

@@ -23,10 +23,12 @@ import {
   cancelDocument,
   endAddons,
   serviceDocuments,
+  supplierHolds,
 } from "./refunds.ts";
 import { isOverdue, renewalOpen } from "./renewals.ts";
 import { ownService } from "./service-state.ts";
 import { callerOf, transact } from "./shared.ts";
+import { cyclePrice, optionCharges, pricedFrom } from "./upgrade-pricing.ts";
 
 interface OptionRow {
   id: string;
@@ -86,9 +88,6 @@ const upgradeOut = (u: UpgradeRow, currency: string): MessageInitShape<typeof Up
   createdAt: timeOut(u.created_at),
   completedAt: timeOut(u.completed_at),
 });
-
-/** Price of `cycle` for an option priced per month. */
-const cyclePrice = (monthly: Units, cycle: string) => monthly * BigInt(CYCLE_MONTHS[cycle] ?? 1);
 
 function assertChangeable(s: ServiceRow, caller: { currency: string }) {
   if (s.status !== "active")
@@ -174,6 +173,12 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           });
         const unit = billingType === "recurring" ? o.recurring_price : o.one_time_price;
         if (unit === null) throw badRequest("billingType", `This add-on is not offered as ${billingType}`);
+        // A recurring add-on's term would run past the service's scheduled end, and be forfeited.
+        if (billingType === "recurring" && s.cancellation)
+          throw apiError(
+            "CONFLICT",
+            "A cancellation is scheduled for this service; withdraw it before buying a recurring add-on",
+          );
         // A full cycle is charged and the add-on's own cycle starts today.
         const amount =
           (billingType === "recurring" ? cyclePrice(money(unit), cycle) : money(unit)) * BigInt(quantity);
@@ -188,9 +193,10 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           lines,
         });
         const addonId = newId();
-        await tx`insert into service_addons (id, service_id, option_id, billing_type, cycle, quantity, amount, status, document_id, next_due_date)
+        await tx`insert into service_addons (id, service_id, option_id, billing_type, cycle, quantity, amount, status, document_id, next_due_date,
+                                             started_at)
           values (${addonId}, ${s.id}, ${o.id}, ${billingType}, ${cycle}, ${quantity}, ${formatMoney(amount)}, 'pending_payment',
-                  ${invoice.id}, null)`;
+                  ${invoice.id}, null, ${clock.now()})`;
         const balance = await lockBalance(tx, caller.personId, caller.customerId, s.currency);
         let settled = false;
         if (balance >= amount) {
@@ -227,8 +233,11 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           prepared,
         );
         if (rows.length === 0) throw notFound("Active add-on");
-        // The unused share of what was paid for it goes back to whoever paid (nothing for one-time).
-        const credit = await endAddons(tx, rows, clock.now(), { refund: true, why: "add-on cancelled" });
+        // The unused share of what was paid for it goes back to whoever paid (nothing for one-time),
+        // unless the supplier holds the service suspended (the abuse rule: nothing is refunded).
+        const refund = !supplierHolds(s);
+        const worth = await endAddons(tx, rows, clock.now(), { refund, why: "add-on cancelled" });
+        const credit = refund ? worth : 0n;
         return { optionId: req.optionId, cancelled: rows.length, credit: moneyOut(credit, s.currency) };
       });
       return out;
@@ -343,11 +352,9 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           removed = held.filter((h) => req.removeOptions.includes(h.option_id));
           // Each addition is prorated to the service's paid-up date at the service's cycle price;
           // each removal is worth the unused share of what was actually paid for it.
-          charge = req.addOptions.reduce(
-            (sum, o) => sum + prorate(0n, cyclePrice(money(find(o)!.recurring_price!), s.cycle), share),
-            0n,
-          );
-          credit = removed.reduce((sum, a) => sum + addonValue(a, now), 0n);
+          charge = (await optionCharges(tx, req.addOptions, s.cycle, share)).reduce((a, b) => a + b, 0n);
+          credit = 0n;
+          for (const a of removed) credit += await addonValue(tx, a, now);
           description = `Option changes on ${s.name} until ${until}`;
         }
         const amount = charge - credit;
@@ -364,7 +371,14 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           const back = atOnce ? credit - charge : credit;
           if (back > 0n) await refundPayments(tx, funding, back, `${description}: removed options returned`);
           if (atOnce && charge > 0n) {
-            await addOptions(tx, s, req.addOptions, share, now, funding);
+            await addOptions(
+              tx,
+              s,
+              req.addOptions,
+              await optionCharges(tx, req.addOptions, s.cycle, share),
+              now,
+              funding,
+            );
           }
         } else if (atOnce && credit > 0n) {
           // A downgrade returns the unused difference to whoever paid for the service's time.
@@ -377,8 +391,8 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
         }
         if (!atOnce) {
           orderId = newId();
-          await tx`insert into orders (id, order_number, customer_id, person_id, total, currency, payment_mode)
-            values (${orderId}, 'ORD-' || nextval('order_numbers'), ${caller.customerId}, ${caller.personId}, ${formatMoney(charge)}, ${s.currency}, 'credit')`;
+          await tx`insert into orders (id, order_number, customer_id, person_id, total, currency, payment_mode, created_at)
+            values (${orderId}, 'ORD-' || nextval('order_numbers'), ${caller.customerId}, ${caller.personId}, ${formatMoney(charge)}, ${s.currency}, 'credit', ${now})`;
           // Credit is never applied to an upgrade automatically: the invoice waits for a payment.
           const invoice = await createDocument(tx, {
             kind: "invoice",
@@ -393,10 +407,11 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           documentId = invoice.id;
         }
         await tx`insert into upgrades (id, service_id, customer_id, person_id, kind, from_product_id, to_product_id, add_options,
-                                       remove_options, amount, credit, status, document_id, order_id, priced_until)
+                                       remove_options, amount, credit, status, document_id, order_id, priced_until, created_at)
           values (${id}, ${s.id}, ${caller.customerId}, ${caller.personId}, ${byProduct ? "product" : "options"}, ${s.product_id},
                   ${byProduct ? req.toProductId : null}, ${req.addOptions}, ${req.removeOptions}, ${formatMoney(amount)},
-                  ${formatMoney(credit)}, ${atOnce ? "executing" : "awaiting_payment"}, ${documentId}, ${orderId}, ${s.next_due_date})`;
+                  ${formatMoney(credit)}, ${atOnce ? "executing" : "awaiting_payment"}, ${documentId}, ${orderId}, ${s.next_due_date},
+                  ${now})`;
         if (atOnce) {
           const [u] = await tx<UpgradeRow[]>`select * from upgrades where id = ${id}`;
           await applyUpgrade(tx, ns, u, { optionsDone: true });
@@ -500,29 +515,42 @@ async function onAddonOrUpgradePaid(tx: TxSql, ns: string, doc: DocumentRow) {
       UpgradeRow[]
     >`select * from upgrades where document_id = ${doc.id} and status = 'awaiting_payment' for update`;
     if (!u) return;
-    await applyUpgrade(tx, ns, u, { optionsDone: false, fundedBy: doc.id });
+    await applyUpgrade(tx, ns, u, { optionsDone: false, fundedBy: doc });
     if (u.order_id)
       await tx`update orders set payment_status = 'paid', status = 'active' where id = ${u.order_id}`;
   }
 }
 
-/** Adds recurring options to a service, paid up to the service's paid-up date. */
+/**
+ * Adds recurring options to a service, paid up to the service's paid-up date: each holds what was
+ * paid for it (`paid`, in the same order), for the period from `from` (the instant it was priced
+ * from) to that date, so giving it up returns the unused share of exactly that.
+ */
 async function addOptions(
   tx: TxSql,
   s: ServiceRow,
   optionIds: string[],
-  share: bigint,
-  now: Date,
+  paid: Units[],
+  from: Date,
   funding: string[],
 ) {
-  for (const optionId of optionIds) {
+  for (const [i, optionId] of optionIds.entries()) {
     const [o] = await tx<OptionRow[]>`select * from product_options where id = ${optionId}`;
     const price = cyclePrice(money(o.recurring_price ?? "0"), s.cycle);
     await tx`insert into service_addons (id, service_id, option_id, billing_type, cycle, quantity, amount, status, next_due_date,
                                          paid_amount, period_start, started_at, funding_documents)
       values (${newId()}, ${s.id}, ${optionId}, 'recurring', ${s.cycle}, 1, ${formatMoney(price)}, 'active', ${s.next_due_date},
-              ${formatMoney(prorate(0n, price, share))}, ${now}, ${now}, ${funding})`;
+              ${formatMoney(paid[i] ?? 0n)}, ${from}, ${clock.now()}, ${funding})`;
   }
+}
+
+/** `total` split over `weights` in proportion, rounded down, the rest to the last. */
+function splitByWeight(total: Units, weights: Units[]): Units[] {
+  const sum = weights.reduce((a, b) => a + b, 0n);
+  if (sum === 0n) return weights.map((_, i) => (i === weights.length - 1 ? total : 0n));
+  const parts = weights.map((w) => (total * w) / sum);
+  parts[parts.length - 1] += total - parts.reduce((a, b) => a + b, 0n);
+  return parts;
 }
 
 /**
@@ -533,34 +561,52 @@ async function applyUpgrade(
   tx: TxSql,
   ns: string,
   u: UpgradeRow,
-  o: { optionsDone: boolean; fundedBy?: string },
+  o: { optionsDone: boolean; fundedBy?: DocumentRow },
 ) {
   await tx`update upgrades set status = 'executing' where id = ${u.id}`;
   const [s] = await selectServices(tx, "s.id = $1 for update of s", [u.service_id]);
   const now = clock.now();
   if (u.kind === "product" && u.to_product_id) {
-    const [price] = await tx<
-      { price: string }[]
-    >`select price from product_prices where product_id = ${u.to_product_id} and cycle = ${s.cycle}`;
+    const [price] = await tx<{ price: string; name: string }[]>`
+      select pp.price, p.name from product_prices pp join products p on p.id = pp.product_id
+      where pp.product_id = ${u.to_product_id} and pp.cycle = ${s.cycle}`;
     await tx`update services set product_id = ${u.to_product_id}, amount = ${price.price} where id = ${u.service_id}`;
-    await repriceOpenRenewals(tx, ns, s.id, money(price.price));
+    await repriceOpenRenewals(tx, ns, s, { price: money(price.price), plan: price.name });
   } else if (!o.optionsDone) {
-    // Removals already took effect when the upgrade was requested; the additions start now.
-    const share = remainingShare(s.next_due_date, s.cycle, now);
-    // Each is worth its price for the time left from now: never more than the invoice asked.
-    await addOptions(tx, s, u.add_options, share, now, o.fundedBy ? [o.fundedBy] : []);
+    // Removals already took effect when the upgrade was requested. The additions hold what the
+    // invoice charged (held from the request, or re-priced to the time left when paid late:
+    // upgrade-pricing.ts), split by their prices, for the period that price covers.
+    const from = pricedFrom(u.created_at, now);
+    const weights = await optionCharges(tx, u.add_options, s.cycle, 1_000_000n);
+    const paid = o.fundedBy ? splitByWeight(money(o.fundedBy.total), weights) : weights.map(() => 0n);
+    await addOptions(tx, s, u.add_options, paid, from, o.fundedBy ? [o.fundedBy.id] : []);
   }
   await tx`update upgrades set status = 'completed', completed_at = ${now} where id = ${u.id}`;
 }
 
-/** Open renewal invoices of a service follow its current price. */
-async function repriceOpenRenewals(tx: TxSql, ns: string, serviceId: string, price: Units) {
+/**
+ * Open renewal invoices of a service follow its current plan: the price, and the line's text,
+ * which names the plan the term is now on (its dates kept).
+ */
+async function repriceOpenRenewals(
+  tx: TxSql,
+  ns: string,
+  s: ServiceRow,
+  plan: { price: Units; plan: string },
+) {
+  const { price } = plan;
   const open = await tx<DocumentRow[]>`
-    select * from documents where service_id = ${serviceId} and purpose = 'renewal' and status = 'unpaid' for update`;
+    select * from documents where service_id = ${s.id} and purpose = 'renewal' and status = 'unpaid' for update`;
   for (const d of open) {
     const paid = money(d.amount_paid);
     const total = price > paid ? price : paid;
-    await tx`update document_lines set amount = ${formatMoney(price)} where document_id = ${d.id}`;
+    const [line] = await tx<{ description: string }[]>`
+      select description from document_lines where document_id = ${d.id} order by id limit 1`;
+    // "Renewal of <name> (<cycle>) <from> – <to>": the term's dates stay, the plan is the new one.
+    const term = line?.description.match(/\(\w+\) (\S+ – \S+)$/)?.[1];
+    const description = `Renewal of ${s.name} on ${plan.plan} (${s.cycle})${term ? ` ${term}` : ""}`;
+    await tx`update document_lines set amount = ${formatMoney(price)}, description = ${description}
+      where document_id = ${d.id}`;
     await tx`update documents set total = ${formatMoney(total)} where id = ${d.id}`;
     if (paid > price) {
       // Already part-paid beyond the new price: the renewal is settled and the excess goes back.

@@ -2,6 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { CatalogueProductSchema } from "@hb/contracts/hb/billing/v1/products_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { badRequest, billingCurrency, newId, notFound, prepared, type Sql } from "@hb/platform";
+import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import { billingCycle, productKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -97,9 +98,9 @@ export function createCatalogue(sql: Sql): BillingHandlers {
       const minCredit = priceIn(req.minimumCredit, "minimum_credit", currency) ?? 0n;
       const id = newId();
       await transact(sql, async (tx) => {
-        await tx`insert into products (id, name, kind, currency, vcpus, memory_mb, disk_gb, location, os_images, min_credit)
+        await tx`insert into products (id, name, kind, currency, vcpus, memory_mb, disk_gb, location, os_images, min_credit, created_at)
           values (${id}, ${req.name.trim()}, ${kind}, ${currency}, ${req.vcpus}, ${req.memoryMb},
-                  ${req.diskGb}, ${req.location}, ${req.osImages}, ${formatMoney(minCredit)})`;
+                  ${req.diskGb}, ${req.location}, ${req.osImages}, ${formatMoney(minCredit)}, ${clock.now()})`;
         for (const [cycle, price] of prices) {
           await tx`insert into product_prices (product_id, cycle, price) values (${id}, ${cycle}, ${formatMoney(price)})`;
         }

@@ -32,7 +32,7 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
       const kind = kindOf(req.kind);
       const status = documentStatus.in(req.status) ?? null;
       const stats = sql<{ status: string; n: number; total: string; due: string; currency: string }[]>`
-        select status, count(*)::int as n, sum(total)::text as total, sum(total - amount_paid)::text as due,
+        select status, count(*)::int as n, sum(total)::text as total, sum(case when status = 'unpaid' then total - amount_paid else 0 end)::text as due,
                min(currency) as currency
         from documents where customer_id = ${caller.customerId} and kind = ${kind} group by status`.execute();
       // The totals by status hold the list's count: the page's own count would be a third statement.

@@ -41,12 +41,12 @@ export async function createDocument(
   const [row] = await tx<DocumentRow[]>`
     with ${d.with ? tx`${d.with},` : tx``} doc as (
       insert into documents (id, kind, number, customer_id, person_id, total, currency, purpose, order_id, service_id,
-                             status, amount_paid, paid_at, due_date)
+                             status, amount_paid, paid_at, due_date, created_at)
       values (${id}, ${d.kind}, ${`${prefix}-${clock.now().getUTCFullYear()}-`} || nextval('document_numbers'),
               ${d.customerId}, ${d.personId}, ${total}, ${d.currency}, ${d.purpose},
               ${d.orderId ?? null}, ${d.serviceId ?? null},
               ${paid ? "paid" : "unpaid"}, ${paid ? total : "0"}, ${paid?.at ?? null},
-              ${d.dueDate ?? new Date(clock.now().getTime() + WEEK_MS)})
+              ${d.dueDate ?? new Date(clock.now().getTime() + WEEK_MS)}, ${clock.now()})
       returning *),
     lines as (
       insert into document_lines (id, document_id, description, amount, service_id)

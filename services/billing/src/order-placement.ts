@@ -237,10 +237,10 @@ function orderAndServicesCtes(tx: TxSql, ctx: OrderContext, plan: OrderPlan): Ct
   const order = tx`
     order_row as (
       insert into orders (id, order_number, customer_id, person_id, total, currency, partner_id, external_order_id,
-                          external_customer_id, payment_mode)
+                          external_customer_id, payment_mode, created_at)
       values (${orderId}, 'ORD-' || nextval('order_numbers'), ${ctx.customerId}, ${ctx.personId}, ${formatMoney(plan.total)},
               ${currency}, ${ctx.partnerId ?? null}, ${ctx.externalOrderId ?? null}, ${ctx.externalCustomerId ?? null},
-              ${ctx.paymentMode}))`;
+              ${ctx.paymentMode}, ${now}))`;
   // A fragment of its own: postgres.js picks the row builder by the keyword before it.
   const services = tx`service_rows as (insert into services ${tx(
     plan.items.map(({ priced: p, serviceId }) => ({
@@ -259,6 +259,8 @@ function orderAndServicesCtes(tx: TxSql, ctx: OrderContext, plan: OrderPlan): Ct
       next_due_date: addCycle(now, p.cycle),
       os_image_id: p.item.osImageId,
       partner_id: ctx.partnerId ?? null,
+      // Billing's time, never the database's: a moved billing clock dates what it writes (issue 28 §3).
+      created_at: now,
     })),
   )})`;
   return tx`${order}, ${services}`;

@@ -27,7 +27,8 @@ export function documentOut(d: DocumentRow, lines: LineRow[] = []): Document {
     status: documentStatus.out(d.status),
     total: moneyOut(total, d.currency),
     amountPaid: moneyOut(paid, d.currency),
-    amountDue: moneyOut(total - paid, d.currency),
+    // A cancelled document owes nothing (its part-payments went back).
+    amountDue: moneyOut(d.status === "unpaid" ? total - paid : 0n, d.currency),
     purpose: documentPurpose.out(d.purpose),
     orderId: d.order_id ?? undefined,
     serviceId: d.service_id ?? undefined,

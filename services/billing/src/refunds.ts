@@ -1,8 +1,9 @@
 import { newId, prepared, type TxSql } from "@hb/platform";
+import { paidTerms, termsValue } from "./addon-terms.ts";
 import { completeCoveredDocument } from "./documents.ts";
 import { refundPayments } from "./ledger.ts";
 import { formatMoney, money, type Units } from "./money.ts";
-import { remainingShare, unusedValue } from "./proration.ts";
+import { remainingShare } from "./proration.ts";
 import type { ServiceRow } from "./records.ts";
 
 /**
@@ -30,11 +31,20 @@ export interface AddonRow {
 
 export const addonSelect = `select a.*, o.name from service_addons a join product_options o on o.id = a.option_id`;
 
-/** What an add-on is still worth to its payer: nothing when one-time, unpaid or run out. */
-export function addonValue(a: AddonRow, now: Date): Units {
+/**
+ * What an add-on is still worth to its payer: the unused share of its current term plus the terms
+ * paid ahead (addon-terms.ts); nothing when one-time, unpaid or run out.
+ */
+export async function addonValue(tx: TxSql, a: AddonRow, now: Date): Promise<Units> {
   if (a.billing_type !== "recurring" || a.status !== "active" || !a.next_due_date) return 0n;
-  return unusedValue(money(a.paid_amount), a.period_start ?? a.started_at, a.next_due_date, now);
+  return termsValue(await paidTerms(tx, a), now);
 }
+
+/**
+ * One rule for abuse: while the supplier holds a suspension, giving anything up (the service or
+ * an add-on) returns nothing.
+ */
+export const supplierHolds = (s: { suspensions: string[] }) => s.suspensions.includes("supplier");
 
 /** The paid documents that bought the service's time (order, renewals, product upgrades), newest first. */
 export async function serviceDocuments(tx: TxSql, serviceId: string): Promise<string[]> {
@@ -70,6 +80,8 @@ export async function cancelDocument(tx: TxSql, documentId: string, why: string)
       money(d.amount_paid),
       `Refund of part-payment on ${d.number}: ${why}`,
     );
+    // The part-payment went back: the document no longer holds it (the ledger records both).
+    await tx`update documents set amount_paid = 0 where id = ${documentId}`;
   }
 }
 
@@ -96,7 +108,7 @@ export async function endAddons(
       await cancelDocument(tx, a.document_id, opts.why);
       continue;
     }
-    const value = addonValue(a, now);
+    const value = await addonValue(tx, a, now);
     worth += value;
     if (opts.refund && value > 0n) {
       await refundPayments(tx, a.funding_documents, value, `${a.name}: unused share returned (${opts.why})`);
@@ -141,20 +153,21 @@ async function dropFromUnpaidOrder(tx: TxSql, ns: string, s: ServiceRow, why: st
 
 /**
  * What ending a service settles: open documents cancelled (part-payments returned), upgrades
- * awaiting payment cancelled, add-ons ended; with `refund`, the unused share of the service and
- * of its add-ons goes back to whoever paid for them.
+ * awaiting payment cancelled, add-ons ended. With `refund.service` the unused share of the
+ * service's own time goes back to whoever paid for it; with `refund.addons` that of its recurring
+ * add-ons (prepaid add-ons are not forfeited when the service ends, issue 28 §3).
  */
 export async function settleTermination(
   tx: TxSql,
   ns: string,
   s: ServiceRow,
   now: Date,
-  refund: boolean,
+  refund: { service: boolean; addons: boolean },
   why: string,
 ) {
   // What had bought the service's time before this termination: a part-payment that the drop
   // below completes (the order's other items paid for) never paid for this service.
-  const funding = refund ? await serviceDocuments(tx, s.id) : [];
+  const funding = refund.service ? await serviceDocuments(tx, s.id) : [];
   await dropFromUnpaidOrder(tx, ns, s, why);
   const upgrades = await tx<{ id: string; order_id: string | null }[]>`
     update upgrades set status = 'cancelled' where service_id = ${s.id} and status = 'awaiting_payment'
@@ -169,8 +182,8 @@ export async function settleTermination(
     [s.id],
     prepared,
   );
-  await endAddons(tx, addons, now, { refund, why });
-  if (refund) {
+  await endAddons(tx, addons, now, { refund: refund.addons, why });
+  if (refund.service) {
     const value = serviceValue(s, now);
     if (value > 0n) {
       await refundPayments(

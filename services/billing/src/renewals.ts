@@ -18,11 +18,11 @@ import type { DueLock } from "./hourly.ts";
 import { lockedBalance } from "./ledger.ts";
 import { addCycle, CYCLE_MONTHS, formatMoney, HOURLY, money } from "./money.ts";
 import { onDocumentPaid, onDocumentPayable } from "./paid-dispatch.ts";
-import { prorate, remainingShare } from "./proration.ts";
 import { type DocumentRow, type ServiceRow, selectServices } from "./records.ts";
 import { type AddonRow, addonSelect, cancelDocument, endAddons } from "./refunds.ts";
 import { setServiceState } from "./service-state.ts";
 import { transact } from "./shared.ts";
+import { repriceLateUpgrade } from "./upgrade-pricing.ts";
 
 const DAY_MS = 86_400_000;
 const daysAfter = (d: Date, days: number) => new Date(d.getTime() + days * DAY_MS);
@@ -343,56 +343,19 @@ async function renewalPayable(tx: TxSql, doc: DocumentRow) {
 }
 
 /**
- * An upgrade invoice is payable only until the date it was priced up to. Before then, a product
- * upgrade is priced when requested and takes effect when paid: paid later, the days in between were
- * on the old plan, so it charges the difference only for the time left from the payment (revenue
- * follows time; found by the billing property test). Re-priced down only, never below what is
- * already paid on it.
+ * An upgrade invoice is payable only until the date it was priced up to; before then, paid past
+ * its price hold, it is re-priced to the time left (upgrade-pricing.ts).
  */
 async function upgradePayable(tx: TxSql, doc: DocumentRow) {
-  const [u] = await tx<
-    {
-      id: string;
-      order_id: string | null;
-      kind: string;
-      to_product_id: string | null;
-      priced_until: Date | null;
-    }[]
-  >`
-    select id, order_id, kind, to_product_id, priced_until from upgrades
-    where document_id = ${doc.id} and status = 'awaiting_payment'`;
+  const [u] = await tx<{ priced_until: Date | null }[]>`
+    select priced_until from upgrades where document_id = ${doc.id} and status = 'awaiting_payment'`;
   if (!u?.priced_until) return;
   if (u.priced_until.getTime() <= clock.now().getTime())
     throw apiError(
       "CONFLICT",
       `This upgrade was priced up to ${day(u.priced_until)}, which has passed; cancel it and request the upgrade again`,
     );
-  if (u.kind === "product" && u.to_product_id && doc.service_id)
-    await repriceLateUpgrade(tx, doc, { ...u, to_product_id: u.to_product_id, priced_until: u.priced_until });
-}
-
-async function repriceLateUpgrade(
-  tx: TxSql,
-  doc: DocumentRow,
-  u: { id: string; order_id: string | null; to_product_id: string; priced_until: Date },
-) {
-  const [p] = await tx<{ old: string; new: string; cycle: string }[]>`
-    select s.amount::text as old, pp.price::text as new, s.cycle from services s
-    join product_prices pp on pp.product_id = ${u.to_product_id} and pp.cycle = s.cycle
-    where s.id = ${doc.service_id}`;
-  if (!p) return;
-  const fair = prorate(money(p.old), money(p.new), remainingShare(u.priced_until, p.cycle, clock.now()));
-  if (fair <= 0n || fair >= money(doc.total) || fair < money(doc.amount_paid)) return;
-  const total = formatMoney(fair);
-  // Independent statements: sent together in one round trip on the transaction's connection.
-  await Promise.all([
-    tx`update document_lines set amount = ${total} where document_id = ${doc.id}`.execute(),
-    tx`update documents set total = ${total} where id = ${doc.id}`.execute(),
-    tx`update upgrades set amount = ${total} where id = ${u.id}`.execute(),
-    u.order_id ? tx`update orders set total = ${total} where id = ${u.order_id}`.execute() : null,
-  ]);
-  // The payment about to be taken reads the total from this row.
-  doc.total = total;
+  await repriceLateUpgrade(tx, doc);
 }
 
 onDocumentPaid("renewal", renewalPaid);

@@ -9,7 +9,7 @@ import { serviceAction } from "./enums.ts";
 import { serviceEvent } from "./events.ts";
 import { HOURLY } from "./money.ts";
 import { type ServiceRow, selectServices } from "./records.ts";
-import { settleTermination } from "./refunds.ts";
+import { settleTermination, supplierHolds } from "./refunds.ts";
 
 /** The caller's service (locked when asked); another customer's is NOT_FOUND. */
 export async function ownService(
@@ -51,7 +51,15 @@ const HOLDER: Record<Actor, string> = {
  * exactly as a staff termination for abuse refunds nothing.
  */
 export const refundsOnTermination = (s: ServiceRow, by: Actor) =>
-  (by === "customer" || by === "partner") && !s.suspensions.includes("supplier");
+  (by === "customer" || by === "partner") && !supplierHolds(s);
+
+/**
+ * Whether ending the service returns the unused share of its recurring add-ons: whenever it ends
+ * (for non-payment and at the end of its term included), except under the abuse rule (the
+ * supplier ends it, or holds it suspended). Prepaid add-ons are never forfeited otherwise.
+ */
+export const returnsAddonsOnTermination = (s: ServiceRow, by: Actor) =>
+  by !== "supplier" && !supplierHolds(s);
 
 /**
  * Changes a service's state, with its event (service.suspended, .unsuspended, .terminated, only
@@ -69,7 +77,14 @@ export async function setServiceState(
   const now = clock.now();
   let changed = true;
   if (name === "terminate") {
-    await settleTermination(tx, ns, s, now, refundsOnTermination(s, by), reason);
+    await settleTermination(
+      tx,
+      ns,
+      s,
+      now,
+      { service: refundsOnTermination(s, by), addons: returnsAddonsOnTermination(s, by) },
+      reason,
+    );
     // Termination ends any scheduled cancellation and every suspension with it.
     await tx`update services set status = 'terminated', cancellation = null, suspended_by = null, suspensions = '{}'
       where id = ${s.id}`;

@@ -51,7 +51,8 @@ export declare type Document = Message<"hb.billing.v1.Document"> & {
   amountPaid?: Money | undefined;
 
   /**
-   * total - amount_paid.
+   * What is still owed: total - amount_paid while unpaid; 0 once paid or cancelled (a cancelled
+   * document's part-payments have gone back, and amount_paid reads 0 then).
    *
    * @generated from field: hb.platform.v1.Money amount_due = 7;
    */
