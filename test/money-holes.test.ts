@@ -216,22 +216,64 @@ describe("money holes (issue 28)", () => {
     );
   });
 
-  it("§5: an upgrade invoice paid within its hold charges exactly its total, which does not change", async () => {
+  it("§5: an upgrade's quote holds until it expires: the same amount asked again, invoiced, and charged", async () => {
     const c = await customer("100");
     const small = await product({ monthly: "10.0000" });
     const big = await product({ monthly: "100.0000" });
     const serviceId = await activeService(c, small.id);
+    const pathTo = async () =>
+      (await c.call("GET", `/services/${serviceId}/upgrades`)).body.data.paths.find(
+        (x: { product_id: string }) => x.product_id === big.id,
+      );
+    const quoted = await pathTo();
+    const expires = new Date(quoted.quote_expires_at);
+    const quotedAt = await now();
+    assert.ok(
+      expires.getTime() > quotedAt.getTime() + 25 * 60_000 &&
+        expires.getTime() <= quotedAt.getTime() + 30 * 60_000,
+      `expires ${quoted.quote_expires_at}`,
+    );
+    // Minutes pass between reading the page, confirming and paying: the share left shrinks
+    // (90 a month is 0.02 every ten minutes), the amount does not.
+    await billing.client.adminAdvanceClock({ seconds: 600n });
+    assert.deepEqual(await pathTo(), quoted, "asked again, the same quote");
     const requested = await c.call("POST", `/services/${serviceId}/upgrades`, { toProductId: big.id });
     assert.equal(requested.status, 201, requested.text);
     const invoice = requested.body.data.document;
-    // Ten minutes later (inside the half hour the price holds), the share left is smaller.
+    assert.equal(invoice.total, quoted.prorated_amount, "invoiced at the quote");
     await billing.client.adminAdvanceClock({ seconds: 600n });
     const balance = await c.balance();
     const paid = await c.call("POST", `/invoices/${invoice.id}/pay`, {});
     assert.equal(paid.status, 200, paid.text);
     const after_ = await c.call("GET", `/invoices/${invoice.id}`);
-    assert.equal(after_.body.data.total, invoice.total, "the total did not change on payment");
-    assert.equal(Math.round((balance - (await c.balance())) * 10_000) / 10_000, invoice.total);
+    assert.equal(after_.body.data.total, quoted.prorated_amount, "the total did not change on payment");
+    assert.equal(Math.round((balance - (await c.balance())) * 10_000) / 10_000, quoted.prorated_amount);
+  });
+
+  it("§5: an expired quote is priced again, and an invoice paid after the hold is re-priced down to the time left", async () => {
+    const c = await customer("100");
+    const small = await product({ monthly: "10.0000" });
+    const big = await product({ monthly: "100.0000" });
+    const serviceId = await activeService(c, small.id);
+    const pathTo = async () =>
+      (await c.call("GET", `/services/${serviceId}/upgrades`)).body.data.paths.find(
+        (x: { product_id: string }) => x.product_id === big.id,
+      );
+    const first = await pathTo();
+    await billing.client.adminAdvanceClock({ seconds: 31n * 60n });
+    const second = await pathTo();
+    assert.ok(
+      second.prorated_amount < first.prorated_amount,
+      `${first.prorated_amount} → ${second.prorated_amount}`,
+    );
+    assert.ok(new Date(second.quote_expires_at) > new Date(first.quote_expires_at));
+    const requested = await c.call("POST", `/services/${serviceId}/upgrades`, { toProductId: big.id });
+    const invoice = requested.body.data.document;
+    await billing.client.adminAdvanceClock({ seconds: 2n * 86_400n });
+    const paid = await c.call("POST", `/invoices/${invoice.id}/pay`, {});
+    assert.equal(paid.status, 200, paid.text);
+    const total = (await c.call("GET", `/invoices/${invoice.id}`)).body.data.total;
+    assert.ok(total < invoice.total - 5, `re-priced from ${invoice.total} to ${total} for two days fewer`);
   });
 
   it("§3: a cancelled renewal whose part-payment went back reads nothing paid and nothing due", async () => {

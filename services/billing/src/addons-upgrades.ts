@@ -28,7 +28,7 @@ import {
 import { isOverdue, renewalOpen } from "./renewals.ts";
 import { ownService } from "./service-state.ts";
 import { callerOf, transact } from "./shared.ts";
-import { cyclePrice, optionCharges, pricedFrom } from "./upgrade-pricing.ts";
+import { cyclePrice, optionCharges, pricedFrom, quoteUpgrade, upgradePrice } from "./upgrade-pricing.ts";
 
 interface OptionRow {
   id: string;
@@ -53,6 +53,7 @@ interface UpgradeRow {
   credit: string;
   created_at: Date;
   completed_at: Date | null;
+  priced_at: Date | null;
 }
 
 /** An add-on in the contract's terms; its money is in the service's currency. */
@@ -246,13 +247,30 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
     async listUpgradePaths(req) {
       const caller = callerOf(req.caller);
       const s = await ownService(sql, caller.customerId, req.serviceId);
-      const share = remainingShare(s.next_due_date, s.cycle, clock.now());
+      const now = clock.now();
       const targets = await sql<{ id: string; name: string; price: string }[]>`
         select p.id, p.name, pp.price from products p join product_prices pp on pp.product_id = p.id and pp.cycle = ${s.cycle}
         where p.kind = ${s.kind} and p.active and p.id <> ${s.product_id} and p.currency = ${s.currency} order by pp.price`;
       const [pending] = await sql<
         UpgradeRow[]
       >`select * from upgrades where service_id = ${s.id} and status in ('awaiting_payment', 'executing')`;
+      // Each path's price is a quote that holds until it expires (upgrade-pricing.ts).
+      const quotes = await Promise.all(
+        targets.map((t) =>
+          quoteUpgrade(
+            sql,
+            {
+              serviceId: s.id,
+              toProductId: t.id,
+              cycle: s.cycle,
+              serviceAmount: money(s.amount),
+              targetPrice: money(t.price),
+              pricedUntil: s.next_due_date,
+            },
+            now,
+          ),
+        ),
+      );
       return {
         current: {
           productId: s.product_id,
@@ -260,14 +278,15 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           price: moneyOut(s.amount, s.currency),
           cycle: billingCycle.out(s.cycle),
         },
-        paths: targets.map((t) => ({
+        paths: targets.map((t, i) => ({
           productId: t.id,
           name: t.name,
           price: moneyOut(t.price, s.currency),
           cycle: billingCycle.out(s.cycle),
-          // The prorated amount covers the time from now to the date the service is paid up to.
-          proratedAmount: moneyOut(prorate(money(s.amount), money(t.price), share), s.currency),
+          // The prorated amount covers the time from the quote to the date the service is paid up to.
+          proratedAmount: moneyOut(quotes[i].amount, s.currency),
           paidUntil: timeOut(s.next_due_date),
+          quoteExpiresAt: timeOut(quotes[i].expiresAt ?? null),
         })),
         pendingUpgrade: pending ? upgradeOut(pending, s.currency) : undefined,
       };
@@ -311,6 +330,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
         let credit = 0n; // what giving things up is worth now
         let description: string;
         let removed: AddonRow[] = [];
+        let pricedAt = now; // the instant the price covers from
         if (byProduct) {
           const [t] = await tx<
             { id: string; name: string; kind: string; currency: string; price: string | null }[]
@@ -325,7 +345,21 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           if (t.kind !== s.kind || t.id === s.product_id || t.price === null) {
             throw badRequest("toProductId", "this product is not an upgrade path for the service");
           }
-          const diff = prorate(money(s.amount), money(t.price), share);
+          // A live quote's amount, priced from the quote's instant; else priced now.
+          const price = await upgradePrice(
+            tx,
+            {
+              serviceId: s.id,
+              toProductId: t.id,
+              cycle: s.cycle,
+              serviceAmount: money(s.amount),
+              targetPrice: money(t.price),
+              pricedUntil: s.next_due_date,
+            },
+            now,
+          );
+          pricedAt = price.pricedAt;
+          const diff = price.amount;
           charge = diff > 0n ? diff : 0n;
           credit = diff < 0n ? -diff : 0n;
           description = `Upgrade ${s.product_name} → ${t.name} until ${until}`;
@@ -407,11 +441,12 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
           documentId = invoice.id;
         }
         await tx`insert into upgrades (id, service_id, customer_id, person_id, kind, from_product_id, to_product_id, add_options,
-                                       remove_options, amount, credit, status, document_id, order_id, priced_until, created_at)
+                                       remove_options, amount, credit, status, document_id, order_id, priced_until, created_at,
+                                       priced_at)
           values (${id}, ${s.id}, ${caller.customerId}, ${caller.personId}, ${byProduct ? "product" : "options"}, ${s.product_id},
                   ${byProduct ? req.toProductId : null}, ${req.addOptions}, ${req.removeOptions}, ${formatMoney(amount)},
                   ${formatMoney(credit)}, ${atOnce ? "executing" : "awaiting_payment"}, ${documentId}, ${orderId}, ${s.next_due_date},
-                  ${now})`;
+                  ${now}, ${pricedAt})`;
         if (atOnce) {
           const [u] = await tx<UpgradeRow[]>`select * from upgrades where id = ${id}`;
           await applyUpgrade(tx, ns, u, { optionsDone: true });
@@ -576,7 +611,7 @@ async function applyUpgrade(
     // Removals already took effect when the upgrade was requested. The additions hold what the
     // invoice charged (held from the request, or re-priced to the time left when paid late:
     // upgrade-pricing.ts), split by their prices, for the period that price covers.
-    const from = pricedFrom(u.created_at, now);
+    const from = pricedFrom(u.priced_at ?? u.created_at, now);
     const weights = await optionCharges(tx, u.add_options, s.cycle, 1_000_000n);
     const paid = o.fundedBy ? splitByWeight(money(o.fundedBy.total), weights) : weights.map(() => 0n);
     await addOptions(tx, s, u.add_options, paid, from, o.fundedBy ? [o.fundedBy.id] : []);

@@ -17900,7 +17900,8 @@ export interface operations {
                      *             "cycle": "monthly",
                      *             "prorated_amount": 6.25,
                      *             "paid_until": "2026-12-23T10:00:00.000Z",
-                     *             "next_due_date": "2026-12-23T10:00:00.000Z"
+                     *             "next_due_date": "2026-12-23T10:00:00.000Z",
+                     *             "quote_expires_at": "2026-11-23T10:30:00.000Z"
                      *           }
                      *         ],
                      *         "pending_upgrade": null
@@ -17928,11 +17929,14 @@ export interface operations {
                                 price: string;
                                 /** @enum {string} */
                                 cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially";
+                                /** @description the quote: the price difference from now to paid_until (negative: a credit); a charge holds until quote_expires_at */
                                 prorated_amount: number;
                                 /** Format: date-time */
                                 paid_until: string;
                                 /** Format: date-time */
                                 next_due_date: string;
+                                /** @description until when prorated_amount holds: asked again, the same amount; an upgrade requested before then is invoiced at exactly it, and that invoice paid before then charges exactly its total (paid later, it is re-priced down to the time left). null for a credit, priced when requested */
+                                quote_expires_at: string | null;
                             }[];
                             pending_upgrade: {
                                 /** Format: uuid */

@@ -69,6 +69,7 @@ export function upgradePathsJson(
       paid_until: iso(p.paidUntil),
       // The service keeps its due date: an upgrade is paid up to it.
       next_due_date: iso(p.paidUntil),
+      quote_expires_at: isoOrNull(p.quoteExpiresAt),
     })),
     pending_upgrade: r.pendingUpgrade ? upgradeJson(r.pendingUpgrade, pendingDocument) : null,
   };

@@ -152,7 +152,7 @@ export const addonUpgradeRoutes = [
     method: "get",
     path: "/services/:id/upgrades",
     tag: "Add-ons and upgrades",
-    summary: "Upgrade paths with a prorated preview, plus any pending upgrade",
+    summary: "Upgrade paths with a prorated quote (held until quote_expires_at), plus any pending upgrade",
     auth: view,
     params: id,
     response: upgrades.upgradePaths,

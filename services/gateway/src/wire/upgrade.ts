@@ -39,9 +39,16 @@ export const upgradePaths = z.object({
       name: z.string(),
       price: decimal4,
       cycle,
-      prorated_amount: z.number(),
+      prorated_amount: z.number().meta({
+        description:
+          "the quote: the price difference from now to paid_until (negative: a credit); a charge holds until quote_expires_at",
+      }),
       paid_until: z.iso.datetime(),
       next_due_date: z.iso.datetime(),
+      quote_expires_at: z.iso.datetime().nullable().meta({
+        description:
+          "until when prorated_amount holds: asked again, the same amount; an upgrade requested before then is invoiced at exactly it, and that invoice paid before then charges exactly its total (paid later, it is re-priced down to the time left). null for a credit, priced when requested",
+      }),
     }),
   ),
   pending_upgrade: upgrade.nullable(),
@@ -99,6 +106,7 @@ export const upgradePathsExample = {
       prorated_amount: 6.25,
       paid_until: "2026-12-23T10:00:00.000Z",
       next_due_date: "2026-12-23T10:00:00.000Z",
+      quote_expires_at: "2026-11-23T10:30:00.000Z",
     },
   ],
   pending_upgrade: null,

@@ -177,7 +177,7 @@ export declare type UpgradePath = Message<"hb.billing.v1.UpgradePath"> & {
   cycle: BillingCycle;
 
   /**
-   * The prorated difference from now to the end of the paid term (negative: a credit).
+   * The prorated difference from the quote to the end of the paid term (negative: a credit).
    *
    * @generated from field: hb.platform.v1.Money prorated_amount = 5;
    */
@@ -189,6 +189,16 @@ export declare type UpgradePath = Message<"hb.billing.v1.UpgradePath"> & {
    * @generated from field: google.protobuf.Timestamp paid_until = 6;
    */
   paidUntil?: Timestamp | undefined;
+
+  /**
+   * Until when prorated_amount holds (a charge only): asked again, the same amount; an upgrade
+   * requested before then is invoiced at exactly it, and the invoice paid before then charges
+   * exactly its total. Paid later, the invoice is re-priced down to the time then left. Unset for
+   * a credit, which is priced when the upgrade is requested.
+   *
+   * @generated from field: optional google.protobuf.Timestamp quote_expires_at = 7;
+   */
+  quoteExpiresAt?: Timestamp | undefined;
 };
 
 /**
