@@ -12,9 +12,9 @@ import { addonBillingType, addonStatus, billingCycle, upgradeKind, upgradeStatus
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { balanceOf, currencyMismatch, lockBalance, refundPayments } from "./ledger.ts";
-import { addCycle, CYCLE_MONTHS, formatMoney, money, type Units } from "./money.ts";
+import { addCycle, CYCLE_MONTHS, formatMoney, max, money, type Units } from "./money.ts";
 import { dispatchPaid, onDocumentPaid } from "./paid-dispatch.ts";
-import { prorate, remainingShare } from "./proration.ts";
+import { remainingShare } from "./proration.ts";
 import { type DocumentRow, type ServiceRow, selectServices } from "./records.ts";
 import {
   type AddonRow,
@@ -634,7 +634,7 @@ async function repriceOpenRenewals(
     select * from documents where service_id = ${s.id} and purpose = 'renewal' and status = 'unpaid' for update`;
   for (const d of open) {
     const paid = money(d.amount_paid);
-    const total = price > paid ? price : paid;
+    const total = max(price, paid);
     const [line] = await tx<{ description: string }[]>`
       select description from document_lines where document_id = ${d.id} order by id limit 1`;
     // "Renewal of <name> (<cycle>) <from> – <to>": the term's dates stay, the plan is the new one.
