@@ -968,7 +968,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Upgrade paths with a prorated preview, plus any pending upgrade */
+        /** Upgrade paths with a prorated quote (held until quote_expires_at), plus any pending upgrade */
         get: operations["getServicesIdUpgrades"];
         put?: never;
         /** Request an upgrade to another product (prorated; credit is never applied automatically) */
