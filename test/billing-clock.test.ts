@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
@@ -122,6 +123,46 @@ describe("billing on a private stack", () => {
     await advance(3 * 3_600 + 60);
     assert.equal(await balance(), before - 2, "three more hours");
     assert.equal(await documents(), documentsBefore);
+  });
+
+  it("keeps its moved time, and what is due by it, when billing restarts", async () => {
+    await advance(2 * 86_400);
+    // A customer of its own, so the hourly service above does not count in this balance.
+    const { customer, owner } = await s.auth.createCustomer({
+      name: "Restart",
+      email: "restart@example.test",
+      currency: "EUR",
+    });
+    const own = { personId: owner!.id, customerId: customer!.id };
+    const ownKey = (
+      await s.auth.createKey({
+        personId: own.personId,
+        label: "k",
+        scopes: ["orders", "billing"],
+        ipAllowlist: "",
+      })
+    ).secretKey;
+    await billing.client.adminAdjustCredit({ ...own, amount: "20", currency: "EUR" });
+    const ownBalance = async () =>
+      (await s.call("GET", "/account/balance", ownKey)).body.data.balance as number;
+    const order = await s.call("POST", "/orders", ownKey, {
+      productId: await product({ hourly: "0.5000" }, "1"),
+      billingCycle: "hourly",
+    });
+    assert.equal(order.status, 201, order.text);
+    assert.equal(await ownBalance(), 19.5, "the first hour at once");
+    const moved = timestampDate((await advance(0)).now!);
+    assert.ok(moved.getTime() > Date.now() + 86_400_000, "moved at least two days on");
+
+    await s.stack.restart("billing");
+
+    const after = timestampDate((await advance(0)).now!);
+    assert.ok(
+      after >= moved,
+      `billing's time went back from ${moved.toISOString()} to ${after.toISOString()}`,
+    );
+    await advance(3_600 + 60);
+    assert.equal(await ownBalance(), 19, "the next hour charged once, an hour after the first");
   });
 
   it("is not served by a billing started without clock control", async () => {

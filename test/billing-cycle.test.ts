@@ -6,9 +6,9 @@ import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
-import { connectDb } from "@hb/platform";
+import { connectDb, createLogger } from "@hb/platform";
 import postgres from "postgres";
-import { advanceClock, clock, enableClockControl } from "../services/billing/src/clock.ts";
+import { startClock } from "../services/billing/src/clock.ts";
 import { runRenewalCycle } from "../services/billing/src/renewals.ts";
 import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
@@ -409,10 +409,10 @@ describe("the recurring billing cycle", () => {
       assert.equal(order.status, 201, order.text);
       const ids: string[] = order.body.data.services.map((x: { id: string }) => x.id);
       for (const id of ids) await eventually(async () => (await service(c, id))?.status === "active", 20_000);
-      // This process's passes read billing's time, and the lead time makes the first term due now.
+      // This process's passes read billing's time (the offset billing stored), and the lead time
+      // makes the first term due now.
       const billingNow = await now();
-      enableClockControl(true);
-      advanceClock(Math.max(0, billingNow.getTime() - clock.now().getTime()));
+      await startClock(pools[0]!, true, createLogger("billing-cycle-test"));
       const lead = Math.ceil(((await dueOf(c, ids[0])).getTime() - billingNow.getTime()) / DAY) + 1;
       await billing.client.adminUpdateBillingSettings({ renewalLeadDays: lead });
       await Promise.all(

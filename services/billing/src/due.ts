@@ -1,5 +1,5 @@
 import { apiError, type Logger, type Sql } from "@hb/platform";
-import { advanceClock, clock, clockControllable } from "./clock.ts";
+import { advanceClock, clock, clockControllable, syncClock } from "./clock.ts";
 import { timeOut } from "./contract-values.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { chargeDueHours, type DueLock, resumeHourlyServices } from "./hourly.ts";
@@ -37,6 +37,7 @@ export async function endTermsDue(sql: Sql, ns: string, lock: DueLock = "skip"):
 
 /** Everything that falls due with time, run until nothing more is due. */
 async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock) {
+  await syncClock(sql);
   while ((await resumeHourlyServices(sql, ns, lock)) > 0) {}
   while ((await chargeDueHours(sql, ns, lock)) > 0) {}
   while ((await endTermsDue(sql, ns, lock)) > 0) {}
@@ -83,7 +84,7 @@ export function createClockAdmin(sql: Sql, ns: string): BillingHandlers {
           violations: [{ field: "seconds", message: "must be from 0 to 316224000" }],
         });
       }
-      const now = advanceClock(seconds * 1000);
+      const now = await advanceClock(sql, seconds * 1000);
       // Waits for rows held elsewhere: the answer means everything due by the new time is done.
       await runDueWork(sql, ns, "wait");
       return { now: timeOut(now) };

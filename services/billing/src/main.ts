@@ -29,7 +29,7 @@ import { createAccount } from "./account.ts";
 import { accountLookup } from "./account-lookup.ts";
 import { createAddonsUpgrades } from "./addons-upgrades.ts";
 import { createCatalogue } from "./catalogue.ts";
-import { enableClockControl } from "./clock.ts";
+import { startClock } from "./clock.ts";
 import { loadBillingConfig } from "./config.ts";
 import { createDesk } from "./desk.ts";
 import { createDocumentHandlers } from "./document-handlers.ts";
@@ -46,10 +46,10 @@ const log = createLogger("billing");
 
 runMain(log, async () => {
   const cfg = loadBillingConfig();
-  enableClockControl(cfg.BILLING_CLOCK_CONTROL);
   const observability = await startObservability("billing", log);
   const sql = connectDb(cfg.DATABASE_URL, "billing", cfg.DB_POOL_MAX, cfg.DB_IDLE_TIMEOUT_S);
   await migrate(sql, "billing", path.join(import.meta.dirname, "db/migrations"), log);
+  await startClock(sql, cfg.BILLING_CLOCK_CONTROL, log);
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
   const nats = linkNats(cfg.NATS_URL, "billing", cfg.HB_NS, log);
   const tls = loadTlsIdentity(cfg);
