@@ -13,7 +13,8 @@ const env: Record<string, string> = {
   HB_NS: process.env.HB_NS ?? "hb",
   PORT: process.env.PORT ?? "8080",
   // Development only: `npm run admin -- clock advance` may move billing's clock forward (due dates,
-  // end-of-term cancellations, hourly charges). Deployments never set it.
+  // end-of-term cancellations, hourly charges); billing keeps the move in its database, so it
+  // survives a restart. A test switch: with NODE_ENV=production every service refuses it.
   BILLING_CLOCK_CONTROL: process.env.BILLING_CLOCK_CONTROL ?? "true",
 };
 env.PUBLIC_URL = process.env.PUBLIC_URL ?? `http://localhost:${env.PORT}`;

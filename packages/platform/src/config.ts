@@ -1,11 +1,13 @@
 import { z } from "zod";
 import { productionSecretProblems } from "./production-secrets.ts";
 import { tlsConfig } from "./service-identity.ts";
+import { testSwitchProblems } from "./test-switches.ts";
 
 /**
  * Reads configuration from the environment once, at start-up. A bad or missing variable stops
  * the process with a message naming it, instead of failing later on first use. With
- * NODE_ENV=production, a secret left at a placeholder or too short to be random stops it too.
+ * NODE_ENV=production, a secret left at a placeholder or too short to be random stops it too, and
+ * so does any test switch (test-switches.ts) that is on. Messages name settings, never values.
  */
 export function loadConfig<T extends z.ZodRawShape>(shape: T, env: NodeJS.ProcessEnv = process.env) {
   const result = z.object(shape).safeParse(env);
@@ -13,7 +15,7 @@ export function loadConfig<T extends z.ZodRawShape>(shape: T, env: NodeJS.Proces
     throw configError(result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
   }
   if (env.NODE_ENV === "production") {
-    const problems = productionSecretProblems(result.data);
+    const problems = [...productionSecretProblems(result.data), ...testSwitchProblems(env)];
     if (problems.length > 0) throw configError(problems.map((p) => `${p} (NODE_ENV=production)`));
   }
   return result.data;

@@ -23,6 +23,7 @@ export * from "./rpc.ts";
 export * from "./rpc-context.ts";
 export * from "./service-identity.ts";
 export * from "./shutdown.ts";
+export * from "./test-switches.ts";
 export * from "./tracing.ts";
 export * from "./unavailable.ts";
 export * from "./wakeable-pause.ts";

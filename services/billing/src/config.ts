@@ -1,4 +1,4 @@
-import { commonConfig, loadConfig } from "@hb/platform";
+import { commonConfig, loadConfig, testSwitches } from "@hb/platform";
 import { z } from "zod";
 import { paymentsConfig } from "./payments/config.ts";
 
@@ -8,10 +8,10 @@ export const loadBillingConfig = () =>
     PROVISIONER_INTERVAL_MS: z.coerce.number().int().positive().default(300),
     /** How often time-driven work runs: hourly charges, end-of-term cancellations. */
     HOURLY_CHARGE_INTERVAL_MS: z.coerce.number().int().positive().default(60_000),
-    /** Tests only: lets AdminAdvanceClock move billing's clock forward. */
-    BILLING_CLOCK_CONTROL: z
-      .enum(["true", "false"])
-      .default("false")
-      .transform((v) => v === "true"),
+    /**
+     * Tests and `npm start` only (refused in production): lets AdminAdvanceClock move billing's
+     * clock forward. The offset is kept in billing's database, so a restart keeps it (clock.ts).
+     */
+    BILLING_CLOCK_CONTROL: testSwitches.BILLING_CLOCK_CONTROL.schema,
     ...paymentsConfig,
   });

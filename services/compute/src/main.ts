@@ -19,6 +19,7 @@ import {
   startObservability,
   startOutboxRelay,
   startRetention,
+  testSwitches,
 } from "@hb/platform";
 import { z } from "zod";
 import type { Drivers } from "./driver.ts";
@@ -39,10 +40,7 @@ runMain(log, async () => {
     SIM_ACTION_MS: z.coerce.number().int().min(0).default(1500),
     SIM_REINSTALL_MS: z.coerce.number().int().min(0).default(5000),
     /** The simulator's failure injection by hostname: on only where a test stack sets it. */
-    SIM_FAILURES: z
-      .enum(["0", "1", "true", "false", ""])
-      .default("")
-      .transform((v) => v === "1" || v === "true"),
+    SIM_FAILURES: testSwitches.SIM_FAILURES.schema,
     ...lxdConfig,
   });
   const observability = await startObservability("compute", log);

@@ -1,3 +1,4 @@
+import { testSwitches } from "@hb/platform";
 import { z } from "zod";
 
 const optionalText = z
@@ -12,8 +13,8 @@ const optionalText = z
 export const paymentsConfig = {
   STRIPE_SECRET_KEY: optionalText,
   STRIPE_WEBHOOK_SECRET: optionalText,
-  /** Another Stripe API host (a test's stand-in), e.g. http://127.0.0.1:12111. */
-  STRIPE_API_BASE: z.string().url().optional(),
+  /** Another Stripe API host (a test's stand-in), e.g. http://127.0.0.1:12111; refused in production. */
+  STRIPE_API_BASE: testSwitches.STRIPE_API_BASE.schema,
   /** The smallest and largest top-up, as decimal strings. */
   TOP_UP_MIN: z
     .string()
