@@ -13,6 +13,7 @@
  * with the call's code. A transport only adapts its call object to it.
  */
 import http2 from "node:http2";
+import { isIP } from "node:net";
 import type { TLSSocket } from "node:tls";
 import {
   create,
@@ -496,9 +497,24 @@ function connectClient<S extends DescService>(
   return { client: createClient(desc, transport), close: () => {} };
 }
 
+/**
+ * grpc-js names the TLS server (SNI) after the address's host, an IP address too, which RFC 6066
+ * forbids and Node warns about (DEP0123) in every process that calls 127.0.0.1, as `npm start`'s
+ * and the tests' stacks do. A loopback address is reached as `localhost` instead: the name is
+ * sent and the server's certificate checked against it (the development certificates carry it).
+ * Any other address keeps grpc-js's own behaviour (deployments use DNS names).
+ */
+function loopbackServerName(address: string): string | undefined {
+  const host = address.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1");
+  const loopback = (isIP(host) === 4 && host.startsWith("127.")) || host === "::1";
+  return loopback ? "localhost" : undefined;
+}
+
 function grpcJsClient<S extends DescService>(desc: S, address: string, opts: ClientOptions): ClientHandle<S> {
   const credentials = grpc.credentials.createSsl(opts.tls.ca, opts.tls.key, opts.tls.cert);
+  const serverName = loopbackServerName(address);
   const channel = new grpc.Client(address, credentials, {
+    ...(serverName ? { "grpc.ssl_target_name_override": serverName } : {}),
     "grpc.keepalive_time_ms": 30_000,
     // Calls are retried by the callers that may retry them; grpc-js's own retry machinery costs
     // CPU on every call (measured in docs/benchmarks.md).
