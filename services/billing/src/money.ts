@@ -19,7 +19,6 @@ export const CYCLE_MONTHS: Record<string, number> = {
 };
 /** Hourly products are charged from credit each hour, without a document. */
 export const HOURLY = "hourly";
-export const isCycle = (c: string) => c in CYCLE_MONTHS || c === HOURLY;
 
 /** The next due date one cycle after `from`, clamped to the end of a shorter month. */
 export function addCycle(from: Date, cycle: string): Date {

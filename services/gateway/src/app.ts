@@ -1,40 +1,30 @@
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
-import { Module, type Principal, PrincipalSchema, type RateLimit } from "@hb/contracts/hb/auth/v1/auth_pb";
-import type { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import {
-  ALL_PERMISSIONS,
   beginContext,
-  type ErrorCode,
   endContext,
-  errorCodes,
   keyFromAuthorization,
   type Logger,
-  type ParsedKey,
   type RequestContext,
   resolveError,
   runInContext,
   SpanKind,
 } from "@hb/platform";
-import { type Reservation, reserveCooldown } from "@hb/platform/cooldown";
-import { decideKey } from "@hb/platform/key-decision";
-import { countHourly } from "@hb/platform/rate-window";
 import type { Redis } from "@hb/platform/redis";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { AuthThrottle } from "./auth-throttle.ts";
-import { jsonBody, parserRefusal, type RawBodyRequest } from "./body.ts";
+import { jsonBody, parserRefusal } from "./body.ts";
 import type { Clients } from "./clients.ts";
 import type { GatewayConfig } from "./config.ts";
-import { sendError, sendOk } from "./envelope.ts";
+import { sendError } from "./envelope.ts";
 import { inProcessApi, sessionPrincipalOf } from "./in-process.ts";
-import { checkKey, type Refusal, unauthenticated } from "./key-check.ts";
 import type { KeySync } from "./key-sync.ts";
-import { keyChecks, observeHttp, UNMATCHED_ROUTE } from "./metrics.ts";
+import { observeHttp, UNMATCHED_ROUTE } from "./metrics.ts";
 import { pagesRouter } from "./pages/index.ts";
 import { paymentWebhookRouter } from "./payment-webhook.ts";
-import type { RequestLogPublisher } from "./request-log.ts";
-import { type Context, needOf, type RouteDef, type RouteNeed } from "./route.ts";
-import { bodyObject, parseInput } from "./validation.ts";
+import { createRequestAuth } from "./request-auth.ts";
+import { type RequestLogPublisher, trackRequest } from "./request-log.ts";
+import { API_PREFIX, type RouteDef } from "./route.ts";
+import { createRouteHandler } from "./route-handler.ts";
+import { sendResolved as sendResolvedWith } from "./send-resolved.ts";
 
 export interface AppDeps {
   cfg: GatewayConfig;
@@ -51,48 +41,21 @@ export interface AppDeps {
   degraded?: () => string[];
 }
 
-export const API_PREFIX = "/api/v1";
-
-const sourceIpOf = (req: Request) => req.ip ?? req.socket.remoteAddress ?? "";
-
-const modules = { inventory: Module.INVENTORY, vps: Module.VPS } as const;
-
-type Window = Pick<RateLimit, "limit" | "remaining"> & { resetSeconds: number };
-
-function setRateLimitHeaders(res: Response, rl: Window): void {
-  // The window ends on a whole second (the clock hour), so the seconds are the Unix time.
-  const reset = rl.resetSeconds;
-  const secondsLeft = Math.max(0, reset - Math.floor(Date.now() / 1000));
-  res.setHeader("X-RateLimit-Limit", String(rl.limit));
-  res.setHeader("X-RateLimit-Remaining", String(rl.remaining));
-  res.setHeader("X-RateLimit-Reset", String(reset));
-  // IETF draft-ietf-httpapi-ratelimit-headers fields beside the classic ones.
-  res.setHeader("RateLimit-Policy", `"hourly";q=${rl.limit};w=3600`);
-  res.setHeader("RateLimit", `"hourly";r=${rl.remaining};t=${secondsLeft}`);
-}
-
-const isErrorCode = (c: string): c is ErrorCode => c in errorCodes;
-
-/**
- * A backend's message names each field first ("url must be ...", joined with "; " when there are
- * several): the wire name replaces each renamed one.
- */
-function renameFields(message: string, names: Record<string, string>): string {
-  return message
-    .split("; ")
-    .map((part) => {
-      const field = part.slice(0, part.indexOf(" "));
-      return names[field] ? `${names[field]}${part.slice(field.length)}` : part;
-    })
-    .join("; ");
-}
-
 /** The route template a request matched, for metrics and spans (set by the route's handler). */
 const routeOf = (res: Response): string => (res.locals.route as string | undefined) ?? UNMATCHED_ROUTE;
 
-/** Builds the gateway's Express app; main.ts only wires and listens. */
+/**
+ * Builds the gateway's Express app, in the order a request meets it: its context and metrics, the
+ * early refusal of a body without a good key, the payment webhook and the pages, the JSON body,
+ * health, the route table (route-handler.ts, request-auth.ts), unknown paths and errors. main.ts
+ * only wires and listens.
+ */
 export function buildApp(deps: AppDeps): express.Express {
   const { cfg, clients, redis, log, routes, requestLog, keys } = deps;
+  const auth = createRequestAuth({ cfg, clients, redis, keys, authThrottle: deps.authThrottle });
+  const { authenticate, earlyRefusal, sendRefusal } = auth;
+  const handle = createRouteHandler({ cfg, clients, redis, log, auth, requestLog });
+  const sendResolved = (res: Response, err: unknown, where: string) => sendResolvedWith(log, res, err, where);
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
@@ -206,7 +169,7 @@ export function buildApp(deps: AppDeps): express.Express {
   // An unknown path under the prefix is still an API request: the key is checked and counted
   // (rate-limit headers and the request log included) before the 404.
   app.use(API_PREFIX, async (req, res) => {
-    const track = trackRequest(req, res);
+    const track = trackRequest(requestLog, req, res);
     try {
       if (sessionPrincipalOf(req))
         return sendError(res, "NOT_FOUND", `No route ${req.method} ${API_PREFIX}${req.path}`);
@@ -240,327 +203,5 @@ export function buildApp(deps: AppDeps): express.Express {
     sendError(res, "INTERNAL_ERROR", "Internal error. The failure was logged; please try again later.");
   });
 
-  /** `fieldNames` renames a backend's fields (proto names) to the route's wire names. */
-  function sendResolved(
-    res: Response,
-    err: unknown,
-    where: string,
-    fieldNames: Record<string, string> = {},
-  ): void {
-    const r = resolveError(err);
-    if (r.status >= 500) log.error("request failed", { route: where, err });
-    const wireName = (field: string) => fieldNames[field] ?? field;
-    sendError(res, r.code, renameFields(r.message, fieldNames), {
-      details: r.info?.violations.map((v) => ({
-        field: wireName(v.field),
-        message: renameFields(v.message, fieldNames),
-      })),
-      scope: r.info?.scope,
-      retryAfterSeconds: r.info?.retryAfterSeconds || undefined,
-    });
-  }
-
-  /** Publishes the request's log entry once the answer is sent, if a key was identified. */
-  function trackRequest(req: Request, res: Response): { principal?: Principal } {
-    const started = performance.now();
-    const track: { principal?: Principal } = {};
-    res.on("finish", () => {
-      const principal = track.principal;
-      if (principal?.keyId) {
-        requestLog.publish({
-          keyId: principal.keyId,
-          customerId: principal.customerId,
-          method: req.method,
-          endpoint: API_PREFIX + req.path,
-          status: res.statusCode,
-          ip: sourceIpOf(req),
-          at: new Date().toISOString(),
-          durationMs: performance.now() - started,
-        });
-      }
-    });
-    return track;
-  }
-
-  /**
-   * Sends a refusal of the key check; a missing key's UNAUTHORIZED says what was expected. A
-   * presented credential that failed (malformed, unknown, expired or revoked key, bad reseller
-   * signature) counts against the source address and may be held first (auth-throttle.ts); a
-   * missing header guesses nothing.
-   */
-  async function sendRefusal(
-    req: Request,
-    res: Response,
-    key: ParsedKey | undefined,
-    refusal: Refusal,
-  ): Promise<void> {
-    const code = isErrorCode(refusal.code) ? refusal.code : "UNAUTHORIZED";
-    if (code === "UNAUTHORIZED" && req.headers.authorization !== undefined && deps.authThrottle) {
-      const delayMs = await deps.authThrottle.failed(sourceIpOf(req));
-      // A slowed client gets no kept-alive connection to fire its next guess on at once.
-      if (delayMs > 0) res.setHeader("Connection", "close");
-    }
-    const message =
-      !key && code === "UNAUTHORIZED"
-        ? "Missing or malformed Authorization header; expected: Bearer <API key>"
-        : refusal.message;
-    sendError(res, code, message, {
-      scope: refusal.scope || undefined,
-      retryAfterSeconds: refusal.retryAfterSeconds || undefined,
-    });
-  }
-
-  const checked = {
-    table: { accepted: keyChecks.labels("table", "accepted"), refused: keyChecks.labels("table", "refused") },
-    auth: { accepted: keyChecks.labels("auth", "accepted"), refused: keyChecks.labels("auth", "refused") },
-  };
-
-  const unavailable: Refusal = {
-    code: "SERVICE_UNAVAILABLE",
-    message: "API keys cannot be checked for a moment; please try again",
-  };
-
-  /** What the key table alone can refuse, before a body is read: undefined if it cannot. */
-  function earlyRefusal(key: ParsedKey): Refusal | undefined {
-    if (!keys) return undefined;
-    if (!keys.serving() || !keys.table.settings) return unavailable;
-    const entry = keys.table.entry(key.prefix);
-    if (!entry || entry.revoked || keys.table.matches(entry.keyId, key.full) === false) {
-      return unauthenticated(keys.table.settings);
-    }
-    return undefined;
-  }
-
-  /** A route's need; an unmatched path or a body without a key checks the key only (scope ""). */
-  type Need = Omit<RouteNeed, "scope" | "permissions" | "signed"> &
-    Partial<Pick<RouteNeed, "permissions" | "signed">> & { scope: RouteNeed["scope"] | "" };
-
-  /**
-   * The key check. From the key table when this replica has one in step with auth
-   * (docs/architecture.md, "Key table"): the hourly window is then the one Redis script, and auth
-   * is asked only to confirm a key's secret the first time this replica sees the key, and for
-   * signed (reseller) routes, whose secret stays in auth. Sets the rate-limit headers. On a
-   * refusal the answer is sent and undefined returned. `identified` gets the principal whenever
-   * the key was identified, refused or not, so refused requests are logged too.
-   */
-  async function authenticate(
-    req: Request,
-    res: Response,
-    need: Need,
-    identified?: (p: Principal) => void,
-  ): Promise<Principal | undefined> {
-    const key = keyFromAuthorization(req.headers.authorization);
-    if (!keys || need.signed) return remoteAuthenticate(req, res, need, key, identified);
-    const settings = keys.table.settings;
-    if (!keys.serving() || !settings) {
-      await sendRefusal(req, res, key, unavailable);
-      return undefined;
-    }
-    const entry = key && keys.table.entry(key.prefix);
-    const authentic = entry && keys.table.matches(entry.keyId, key.full);
-    if (!key || !entry || authentic === false) {
-      checked.table.refused.inc();
-      await sendRefusal(req, res, key, unauthenticated(settings));
-      return undefined;
-    }
-    if (authentic === undefined) {
-      const principal = await remoteAuthenticate(req, res, need, key, (p) => {
-        if (p.keyId === entry.keyId) keys.table.confirm(entry.keyId, key.full);
-        identified?.(p);
-      });
-      return principal;
-    }
-
-    const window = await countHourly(redis, cfg.HB_NS, entry.keyId, settings.hourlyRequestLimit);
-    setRateLimitHeaders(res, {
-      limit: window.limit,
-      remaining: window.remaining,
-      resetSeconds: window.reset,
-    });
-    const permissions = entry.isOwner ? ALL_PERMISSIONS : entry.permissions;
-    const principal = create(PrincipalSchema, {
-      customerId: entry.customerId,
-      personId: entry.personId,
-      keyId: entry.keyId,
-      keyLabel: entry.label,
-      scopes: entry.scopes,
-      permissions,
-      isOwner: entry.isOwner,
-      accountStatus: entry.accountStatus,
-      personName: entry.personName,
-      personEmail: entry.personEmail,
-      currency: entry.currency,
-    });
-    identified?.(principal);
-    const refusal = checkKey(
-      entry,
-      settings,
-      { scope: need.scope, permissionsAny: need.permissions ?? [], write: need.write, module: need.module },
-      permissions,
-      sourceIpOf(req),
-      window,
-      Date.now(),
-    );
-    if (refusal) {
-      checked.table.refused.inc();
-      await sendRefusal(req, res, key, refusal);
-      return undefined;
-    }
-    checked.table.accepted.inc();
-    return principal;
-  }
-
-  /**
-   * The check of a portal session's in-process call (in-process.ts): the key check's own decision
-   * (decideKey, which auth.Verify and the key table ask too), with the session standing in for a key
-   * that holds the route's scope, no IP allowlist and an empty hourly window, and with the Customer
-   * API switch on: the switch and the hourly limit belong to the API's keys, not to the portal.
-   * Module switches, the person's live permissions (auth re-reads them for the session on every
-   * page) and suspension are decided as for a key, with the same codes and words.
-   */
-  async function sessionCheck(res: Response, need: Need, p: Principal): Promise<Principal | undefined> {
-    const s =
-      keys?.serving() && keys.table.settings
-        ? keys.table.settings
-        : (await clients.pages.auth.getSettings({})).settings;
-    const nowMs = Date.now();
-    const refusal = decideKey(
-      {
-        customerApiEnabled: true,
-        inventoryModule: s?.inventoryModule ?? false,
-        vpsModule: s?.vpsModule ?? false,
-        revoked: false,
-        expired: false,
-        ipAllowlist: [],
-        sourceIp: "",
-        scopes: need.scope ? [need.scope] : [],
-        permissions: p.permissions,
-        accountSuspended: p.accountStatus === CustomerStatus.SUSPENDED,
-        window: { count: 0, limit: 1, reset: 0 },
-        nowMs,
-      },
-      { scope: need.scope, permissionsAny: need.permissions ?? [], write: need.write, module: need.module },
-    );
-    if (!refusal) return p;
-    const code = isErrorCode(refusal.code) ? refusal.code : "FORBIDDEN";
-    sendError(res, code, refusal.message, { scope: refusal.scope || undefined });
-    return undefined;
-  }
-
-  /** One auth.Verify call, which also answers a missing or malformed key (sent as an empty key). */
-  async function remoteAuthenticate(
-    req: Request,
-    res: Response,
-    need: Need,
-    key: ParsedKey | undefined,
-    identified?: (p: Principal) => void,
-  ): Promise<Principal | undefined> {
-    const verdict = await clients.auth.verify({
-      key: key?.full ?? "",
-      sourceIp: sourceIpOf(req),
-      scope: need.scope,
-      permissionsAny: [...(need.permissions ?? [])],
-      isWrite: need.write,
-      module: need.module ? modules[need.module] : Module.UNSPECIFIED,
-      ...(need.signed
-        ? {
-            resellerTimestamp: req.get("x-reseller-timestamp") ?? "",
-            resellerSignature: req.get("x-reseller-signature") ?? "",
-            rawBody: (req as RawBodyRequest).rawBody ?? new Uint8Array(),
-          }
-        : {}),
-    });
-    const rl = verdict.rateLimit;
-    if (rl) setRateLimitHeaders(res, { ...rl, resetSeconds: Number(rl.reset?.seconds ?? 0n) });
-    if (verdict.principal?.keyId) identified?.(verdict.principal);
-    if (verdict.refusal) {
-      checked.auth.refused.inc();
-      await sendRefusal(req, res, key, verdict.refusal);
-      return undefined;
-    }
-    checked.auth.accepted.inc();
-    return verdict.principal;
-  }
-
-  async function handle(def: RouteDef, req: Request, res: Response): Promise<void> {
-    res.locals.route = API_PREFIX + def.path;
-    const track = trackRequest(req, res);
-    let principal: Principal | undefined;
-    let reservation: Reservation | undefined;
-    try {
-      const session = sessionPrincipalOf(req);
-      if (session && def.auth !== "none" && def.auth.signed) {
-        // Signed (reseller) routes take a partner's signature, which a portal session never is.
-        return sendError(res, "UNAUTHORIZED", "This operation takes a signed API request");
-      }
-      if (def.auth !== "none") {
-        const need = needOf({ method: def.method, auth: def.auth });
-        principal = session
-          ? await sessionCheck(res, need, session)
-          : await authenticate(req, res, need, (p) => {
-              track.principal = p;
-            });
-        if (!principal) return;
-      }
-
-      const ctx: Context<unknown, unknown, unknown> = {
-        params: def.params ? parseInput(def.params, req.params, "path") : req.params,
-        query: def.query ? parseInput(def.query, req.query ?? {}, "query") : {},
-        body: def.body ? parseInput(def.body, bodyObject(req.body), "body") : undefined,
-        principal: principal as Principal,
-        caller: callerOf(principal),
-        clients,
-        sourceIp: sourceIpOf(req),
-        req,
-        res,
-      };
-
-      if (def.cooldown && principal) {
-        reservation = await reserveCooldown(
-          redis,
-          cfg.HB_NS,
-          def.cooldown.rule,
-          principal.personId,
-          def.cooldown.resource(ctx),
-        );
-        if (!reservation.ok) {
-          return sendError(
-            res,
-            "ACTION_RATE_LIMITED",
-            "Too many requests for this action; wait before retrying",
-            {
-              retryAfterSeconds: reservation.retryAfterSeconds,
-            },
-          );
-        }
-      }
-
-      let reply: Awaited<ReturnType<RouteDef["handler"]>>;
-      try {
-        reply = await def.handler(ctx);
-      } catch (err) {
-        // Only accepted calls consume a cool-down: a refused call gives its reservation back.
-        if (reservation?.ok) await reservation.release();
-        throw err;
-      }
-      if (!reply) return; // the handler wrote the response itself (documentation routes)
-      sendOk(res, reply.status ?? def.successStatus ?? 200, reply.data, reply.extra);
-    } catch (err) {
-      sendResolved(res, err, `${def.method.toUpperCase()} ${def.path}`, def.fieldNames);
-    }
-  }
-
   return app;
-}
-
-function callerOf(p: Principal | undefined): MessageInitShape<typeof CallerSchema> {
-  if (!p) return {};
-  return {
-    customerId: p.customerId,
-    personId: p.personId,
-    keyId: p.keyId,
-    permissions: p.permissions,
-    isOwner: p.isOwner,
-    currency: p.currency,
-  };
 }

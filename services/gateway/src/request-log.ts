@@ -1,3 +1,4 @@
+import type { Principal } from "@hb/contracts/hb/auth/v1/auth_pb";
 import {
   type JetStreamClient,
   jetstream,
@@ -6,6 +7,9 @@ import {
   type RequestLogRecord,
   streams,
 } from "@hb/platform";
+import type { Request, Response } from "express";
+import { sourceIpOf } from "./request-auth.ts";
+import { API_PREFIX } from "./route.ts";
 
 export interface RequestLogPublisher {
   publish(record: RequestLogRecord): void;
@@ -138,4 +142,30 @@ export function createRequestLogPublisher(
     pending: () => buffer.length,
     dropped: () => droppedCount,
   };
+}
+
+/** Publishes the request's log entry once the answer is sent, if a key was identified. */
+export function trackRequest(
+  requestLog: RequestLogPublisher,
+  req: Request,
+  res: Response,
+): { principal?: Principal } {
+  const started = performance.now();
+  const track: { principal?: Principal } = {};
+  res.on("finish", () => {
+    const principal = track.principal;
+    if (principal?.keyId) {
+      requestLog.publish({
+        keyId: principal.keyId,
+        customerId: principal.customerId,
+        method: req.method,
+        endpoint: API_PREFIX + req.path,
+        status: res.statusCode,
+        ip: sourceIpOf(req),
+        at: new Date().toISOString(),
+        durationMs: performance.now() - started,
+      });
+    }
+  });
+  return track;
 }

@@ -9,6 +9,9 @@ import type { Clients } from "./clients.ts";
 
 export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 
+/** Where the API's routes are mounted; a route's path is relative to it. */
+export const API_PREFIX = "/api/v1";
+
 /** What a keyed route requires, checked by auth in the spec's order. */
 export interface KeyedAuth {
   scope: Scope;
