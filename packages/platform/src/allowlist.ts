@@ -1,6 +1,6 @@
 import ipaddr from "ipaddr.js";
 
-export const MAX_ALLOWLIST_ENTRIES = 50;
+const MAX_ALLOWLIST_ENTRIES = 50;
 
 export type AllowlistResult = { ok: true; entries: string[] } | { ok: false; message: string };
 

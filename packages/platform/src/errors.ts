@@ -44,7 +44,7 @@ const fallbackByRpcCode: Partial<Record<Code, ErrorCode>> = {
 };
 
 /** Deliberately generic: 5xx messages never carry internal detail to the caller. */
-export const genericMessages: Record<number, string> = {
+const genericMessages: Record<number, string> = {
   500: "Internal error. The failure was logged; please try again later.",
   502: "A platform service answered unexpectedly. Please try again later.",
   503: "The service is temporarily unavailable. Please try again later.",

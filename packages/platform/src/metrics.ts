@@ -14,14 +14,14 @@ export const metricsRegistry = new Registry();
 /** Seconds; from a cache hit (1 ms) to a slow database call (5 s). */
 export const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export const rpcServerHandled = new Counter({
+const rpcServerHandled = new Counter({
   name: "rpc_server_handled_total",
   help: "RPCs completed by this service, by method and gRPC status code",
   labelNames: ["method", "code"] as const,
   registers: [metricsRegistry],
 });
 
-export const rpcServerSeconds = new Histogram({
+const rpcServerSeconds = new Histogram({
   name: "rpc_server_handling_seconds",
   help: "Time to handle an RPC, by method and gRPC status code",
   labelNames: ["method", "code"] as const,

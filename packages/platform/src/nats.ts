@@ -22,7 +22,7 @@ export function streams(ns: string) {
   };
 }
 
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+async function connectNats(url: string, name: string): Promise<NatsConnection> {
   return connect({ servers: url.split(","), name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
 }
 
@@ -117,7 +117,7 @@ export function linkNats(
 }
 
 /** Creates the streams when missing. Duplicate window: a re-published outbox row is dropped. */
-export async function ensureStreams(nc: NatsConnection, ns: string): Promise<void> {
+async function ensureStreams(nc: NatsConnection, ns: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
   const s = streams(ns);
   for (const cfg of [s.events, s.requestLog]) {
@@ -141,7 +141,7 @@ export async function ensureStreams(nc: NatsConnection, ns: string): Promise<voi
   }
 }
 
-export async function ensureConsumer(
+async function ensureConsumer(
   nc: NatsConnection,
   stream: string,
   durable: string,

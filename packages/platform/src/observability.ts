@@ -8,7 +8,7 @@ import type { Logger } from "./log.ts";
 import { type MetricsServer, startMetricsServer } from "./metrics.ts";
 import { initTracing } from "./tracing.ts";
 
-export const defaultMetricsPorts: Record<string, number> = {
+const defaultMetricsPorts: Record<string, number> = {
   gateway: 9100,
   auth: 9101,
   compute: 9102,
@@ -16,7 +16,7 @@ export const defaultMetricsPorts: Record<string, number> = {
   webhooks: 9104,
 };
 
-export const metricsPortVariable = (service: string) => `${service.toUpperCase()}_METRICS_PORT`;
+const metricsPortVariable = (service: string) => `${service.toUpperCase()}_METRICS_PORT`;
 
 export interface Observability {
   metrics?: MetricsServer;

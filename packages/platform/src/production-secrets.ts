@@ -9,8 +9,8 @@ const SECRET_NAME = /(PEPPER|SECRET|PASSWORD|TOKEN)$/;
 /** Settings that are URLs and may carry a password (DATABASE_URL, REDIS_URL, NATS_URL). */
 const URL_NAME = /_URL$/;
 
-export const MIN_SECRET_LENGTH = 32;
-export const MIN_URL_PASSWORD_LENGTH = 16;
+const MIN_SECRET_LENGTH = 32;
+const MIN_URL_PASSWORD_LENGTH = 16;
 
 // Words people write where a real value belongs. Four letters or more, so that a random value
 // practically never contains one by chance.

@@ -16,7 +16,7 @@ import { apiError, type FieldViolation } from "./errors.ts";
 const validator = createValidator();
 
 /** Whether a message, or one it contains, declares any rule (decided once per method). */
-export function declaresRules(desc: DescMessage, seen = new Set<DescMessage>()): boolean {
+function declaresRules(desc: DescMessage, seen = new Set<DescMessage>()): boolean {
   if (seen.has(desc)) return false;
   seen.add(desc);
   if (hasOption(desc, messageRules) || desc.oneofs.some((o) => hasOption(o, oneofRules))) return true;
@@ -26,7 +26,7 @@ export function declaresRules(desc: DescMessage, seen = new Set<DescMessage>()):
 }
 
 /** A violation as the error model reports it: the proto field path, and a sentence naming it. */
-export function fieldViolation(v: Violation): FieldViolation {
+function fieldViolation(v: Violation): FieldViolation {
   const field = pathToString(v.field);
   // protovalidate says "value is required"; the field's name stands in for "value".
   return { field, message: `${field} ${v.message.replace(/^value /, "")}` };

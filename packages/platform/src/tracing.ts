@@ -33,7 +33,7 @@ export interface Tracing {
 }
 
 /** Whether the environment asks for traces to be exported (the OTel SDK's own variables). */
-export function otlpConfigured(env: NodeJS.ProcessEnv): boolean {
+function otlpConfigured(env: NodeJS.ProcessEnv): boolean {
   if (env.OTEL_SDK_DISABLED === "true" || env.OTEL_TRACES_EXPORTER === "none") return false;
   return !!(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
 }

@@ -36,7 +36,7 @@ export const authThrottleScripts = {
 } satisfies Record<string, LuaScript>;
 
 /** The delay for the `count`-th failure of a window. */
-export function delayFor(count: number, o: AuthThrottleOptions): number {
+function delayFor(count: number, o: AuthThrottleOptions): number {
   const over = count - o.freeFailures;
   if (over <= 0) return 0;
   // Capped before the power so a long run of failures cannot overflow to Infinity.

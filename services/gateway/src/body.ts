@@ -2,7 +2,7 @@ import { apiError, type ErrorCode } from "@hb/platform";
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 
 /** Deepest nesting of objects and arrays a request body may have. */
-export const MAX_BODY_DEPTH = 32;
+const MAX_BODY_DEPTH = 32;
 
 export type RawBodyRequest = Request & { rawBody?: Buffer };
 

@@ -1,7 +1,7 @@
 import { commonConfig, loadConfig } from "@hb/platform";
 import { z } from "zod";
 
-export const gatewayConfigShape = {
+const gatewayConfigShape = {
   ...commonConfig,
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default("0.0.0.0"),

@@ -2,14 +2,14 @@ import { Counter, Histogram, latencyBuckets, metricsRegistry } from "@hb/platfor
 
 const labelNames = ["method", "route", "status"] as const;
 
-export const httpRequests = new Counter({
+const httpRequests = new Counter({
   name: "http_requests_total",
   help: "Answers sent, by method, route template and HTTP status",
   labelNames,
   registers: [metricsRegistry],
 });
 
-export const httpSeconds = new Histogram({
+const httpSeconds = new Histogram({
   name: "http_request_duration_seconds",
   help: "Time from request to the answer's last byte, by method, route template and HTTP status",
   labelNames,
