@@ -23,7 +23,7 @@ import { moneyOut, timeOut } from "../contract-values.ts";
 import { listPage } from "../list-query.ts";
 import { money } from "../money.ts";
 import type { DisputeRow } from "./disputes.ts";
-import type { Outcome, TopUpRow } from "./top-ups.ts";
+import type { Outcome, TopUpRow } from "./top-up-row.ts";
 import { topUpOut } from "./top-ups.ts";
 
 /**

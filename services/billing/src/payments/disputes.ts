@@ -5,7 +5,7 @@ import { lockBalance, move } from "../ledger.ts";
 import { formatMoney, max, min, money, type Units } from "../money.ts";
 import type { DisputeFacts } from "./provider.ts";
 import { takeBack } from "./take-back.ts";
-import type { Outcome, TopUpRow } from "./top-ups.ts";
+import type { Outcome, TopUpRow } from "./top-up-row.ts";
 
 /** A dispute as stored (card_disputes, migration 015). */
 export interface DisputeRow {

@@ -26,7 +26,8 @@ import { cardReview, noteOutcome } from "./card-review.ts";
 import { cardDecimals, toMinor } from "./minor-units.ts";
 import { BadSignature, type CardProvider } from "./provider.ts";
 import { newReference, normaliseReference } from "./reference.ts";
-import { alreadyConfirmed, applyProviderEvent, creditOnce, type TopUpRow, topUpOut } from "./top-ups.ts";
+import type { TopUpRow } from "./top-up-row.ts";
+import { alreadyConfirmed, applyProviderEvent, creditOnce, topUpOut } from "./top-ups.ts";
 
 export type PaymentHandlers = Partial<
   ServiceImpl<typeof TopUpService> &

@@ -10,28 +10,9 @@ import { transact } from "../shared.ts";
 import { actOnDispute, withheldByDisputes } from "./disputes.ts";
 import type { PaymentFacts, ProviderEvent } from "./provider.ts";
 import { takeBack } from "./take-back.ts";
+import type { Outcome, TopUpRow } from "./top-up-row.ts";
 
 /** A top-up as stored. */
-export interface TopUpRow {
-  id: string;
-  method: "card" | "bank_transfer";
-  status: "pending" | "credited" | "cancelled";
-  customer_id: string;
-  person_id: string;
-  currency: string;
-  requested: string;
-  received: string | null;
-  reference: string | null;
-  provider_session: string | null;
-  provider_payment: string | null;
-  checkout_url: string | null;
-  refunded: string;
-  disputed: boolean;
-  refund_shortfall: string;
-  confirmed_by: string | null;
-  created_at: Date;
-  credited_at: Date | null;
-}
 
 const METHOD = { card: TopUpMethod.CARD, bank_transfer: TopUpMethod.BANK_TRANSFER } as const;
 const STATUS = {
@@ -142,20 +123,6 @@ export async function applyProviderEvent(
       top_up_id = ${outcome.topUpId ?? null} where provider = ${provider} and event_id = ${ev.id}`;
     return outcome;
   });
-}
-
-/** What billing did with an event (provider_events.outcome); `flagged` and `unmatched` need a person. */
-export interface Outcome {
-  outcome:
-    | "credited"
-    | "refund_debited"
-    | "dispute_debited"
-    | "dispute_reinstated"
-    | "recorded"
-    | "unmatched"
-    | "flagged";
-  detail: string;
-  topUpId?: string;
 }
 
 async function findCardTopUp(tx: TxSql, p: { topUpId?: string; sessionId?: string; paymentId?: string }) {
