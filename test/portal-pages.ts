@@ -1,4 +1,5 @@
 /** Set-up for the page tests: customers, people and staff who can sign in, through auth's RPCs. */
+import { randomBytes } from "node:crypto";
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import type { Page } from "playwright-core";
 import { auth, billing, cyclePrices, GATEWAY, grpc, kindOf, newProduct, unique } from "./helpers.ts";
@@ -78,10 +79,14 @@ export function visitor(base = GATEWAY) {
       };
     },
     async post(path: string, form: Record<string, string>) {
+      // An admin write form carries a one-time token (admin-once.ts); a test that posts without
+      // one posts a freshly loaded form, which has its own. Tests of the token pass it themselves.
+      const once: Record<string, string> =
+        ADMIN_WRITE.test(path) && form._once === undefined ? { _once: newFormToken() } : {};
       const res = await fetch(base + path, {
         method: "POST",
         headers: { cookie: cookie(), "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams(form),
+        body: new URLSearchParams({ ...form, ...once }),
         redirect: "manual",
       });
       remember(res);
@@ -93,6 +98,16 @@ export function visitor(base = GATEWAY) {
       };
     },
   };
+}
+
+/** Admin paths whose POST is a write (sign-in and sign-out are not). */
+const ADMIN_WRITE = /^\/admin\/(?!sign-in|sign-out|set-password)/;
+const newFormToken = () => randomBytes(18).toString("base64url");
+
+/** The one-time token of the form posting to `action` on the page (admin-once.ts). */
+export function onceIn(html: string, action: string): string {
+  const at = html.indexOf(`action="${action}"`);
+  return at < 0 ? "" : (/name="_once" value="([^"]+)"/.exec(html.slice(at))?.[1] ?? "");
 }
 
 export const csrfIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";

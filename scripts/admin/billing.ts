@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
@@ -17,8 +18,6 @@ import { type ArgSpec, type CommandGroup, client, command, enumFlag, list, Usage
 const billing = () => client([BillingService, BillingStaffService], "BILLING_ADDR", "127.0.0.1:50053");
 const auth = () => client([AuthService, AuthStaffService], "AUTH_ADDR", "127.0.0.1:50051");
 const topUps = () => client([TopUpStaffService], "BILLING_ADDR", "127.0.0.1:50053");
-/** The staff id the admin command records on a confirmation when no --staff is given. */
-const ADMIN_COMMAND_STAFF = "00000000-0000-0000-0000-000000000000";
 
 /** "monthly=10,annually=100" as the product's prices. */
 function prices(text: string, currency: string) {
@@ -100,18 +99,20 @@ export const billingCommands: CommandGroup = {
           field: "received_amount",
           help: "what arrived (may differ from what was asked)",
         },
-        staff: {
-          type: "string",
-          value: "ID",
-          field: "staff_id",
-          help: "the staff member recorded; default: none (nil id)",
+        "above-requested": {
+          type: "boolean",
+          field: "above_requested",
+          help: "credit more than the customer asked for (an overpayment)",
         },
       },
+      // Billing records the admin command itself as who confirmed (its certificate says so): no
+      // staff member is named from here. A fresh key per run: a run is one confirmation.
       run: ([reference], f) =>
         topUps().confirmBankTransfer({
           reference,
           receivedAmount: f.amount,
-          staffId: f.staff ?? ADMIN_COMMAND_STAFF,
+          aboveRequested: f["above-requested"] === true,
+          idempotencyKey: randomUUID(),
         }),
     }),
     "product create": command({

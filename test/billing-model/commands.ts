@@ -767,6 +767,8 @@ export async function execute(m: RunModel, c: Cmd): Promise<{ violations: Violat
               reference,
               receivedAmount: String(c.received),
               staffId: "00000000-0000-0000-0000-000000000001",
+              // The bank may bring more than was asked; the model confirms it as an overpayment.
+              aboveRequested: true,
             }),
           ),
         ),

@@ -12,7 +12,7 @@ export const PARTNER_STATUS_WORDS = ["pending", "active", "suspended"] as const;
 /** hb.auth.v1.Realm */
 export const REALM_WORDS = ["portal", "admin"] as const;
 /** hb.auth.v1.StaffActionOutcome */
-export const STAFF_ACTION_OUTCOME_WORDS = ["pending", "succeeded", "failed"] as const;
+export const STAFF_ACTION_OUTCOME_WORDS = ["pending", "succeeded", "failed", "unknown"] as const;
 /** hb.billing.v1.AddonBillingType */
 export const ADDON_BILLING_TYPE_WORDS = ["one_time", "recurring"] as const;
 /** hb.billing.v1.AddonStatus */

@@ -27,7 +27,8 @@ export const SCOPE_NEEDS: Record<Scope, Permission[]> = {
   account: ["manage_services"],
 };
 
-export const STAFF_PERMISSIONS = ["view_clients", "edit_clients"] as const;
+/** approve_overpayments: crediting a bank transfer above what the customer asked for (needs edit_clients too). */
+export const STAFF_PERMISSIONS = ["view_clients", "edit_clients", "approve_overpayments"] as const;
 export type StaffPermission = (typeof STAFF_PERMISSIONS)[number];
 
 export const holdsAny = (held: readonly string[], needed: readonly string[]) =>

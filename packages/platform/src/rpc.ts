@@ -295,6 +295,7 @@ async function serveGrpcJs(
       ) => {
         // The deadline is enforced by grpc-js itself; the context carries no timer and is never
         // aborted, because aborting builds a DOMException per call (measured: ~10% of auth's CPU).
+        const caller = callerIdentity(call);
         const ctx = createHandlerContext({
           service: desc,
           method,
@@ -302,11 +303,14 @@ async function serveGrpcJs(
           requestMethod: "POST",
           url: gate.path,
           requestHeader: emptyHeaders,
+          contextValues: createContextValues()
+            .set(callerKey, caller)
+            .set(deadlineKey, grpcDeadlineMs(call.getDeadline())),
         });
         serveUnary(gate, fn, impl, {
           req: call.request,
           ctx,
-          caller: callerIdentity(call),
+          caller,
           header: (k) => metadataText(call.metadata, k),
         }).then(
           (res) => callback(null, create(method.output, res as never)),
@@ -384,6 +388,32 @@ async function serveGrpcJs(
 
 /** The caller's service name, taken from its certificate when the request arrives. */
 const callerKey = createContextKey<string | undefined>(undefined, { description: "caller identity" });
+/** When the caller stops waiting (epoch ms); none when it set no deadline. */
+const deadlineKey = createContextKey<number | undefined>(undefined, { description: "call deadline" });
+
+/**
+ * The identity (certificate name) of the service that made this call. Handlers that record who
+ * acted (a staff write) take it from here, never from a field the caller fills in.
+ */
+export const callerOfCall = (ctx: HandlerContext | undefined): string | undefined =>
+  ctx?.values.get(callerKey);
+
+/**
+ * Milliseconds left before the caller gives up on this call, or undefined when it set no
+ * deadline. A handler whose work must not outlive its caller (a staff money write) bounds its
+ * transaction by it.
+ */
+export function msLeftOfCall(ctx: HandlerContext | undefined): number | undefined {
+  const deadline = ctx?.values.get(deadlineKey) ?? (ctx ? epochDeadline(ctx.timeoutMs()) : undefined);
+  return deadline === undefined ? undefined : deadline - Date.now();
+}
+const epochDeadline = (ms: number | undefined) => (ms === undefined ? undefined : Date.now() + ms);
+
+/** A grpc-js deadline as epoch ms; Infinity (none) as undefined. */
+function grpcDeadlineMs(d: grpc.Deadline): number | undefined {
+  const ms = d instanceof Date ? d.getTime() : d;
+  return Number.isFinite(ms) ? ms : undefined;
+}
 
 async function serveConnect(
   port: number,

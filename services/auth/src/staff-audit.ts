@@ -1,7 +1,9 @@
 /**
  * The audit log of staff writes (staff_audit.proto). The admin panel records each write before
  * making it and its outcome after, so a write that happened always has its row; one whose outcome
- * never arrived (the panel stopped mid-way) stays pending, which is itself worth seeing.
+ * never arrived (the panel stopped mid-way) stays pending, which is itself worth seeing. One whose
+ * answer was lost (the write's deadline passed) reads unknown until the panel settles it with the
+ * data's owner.
  */
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { StaffActionOutcome } from "@hb/contracts/hb/auth/v1/staff_audit_pb";
@@ -12,6 +14,7 @@ const OUTCOME: Record<string, StaffActionOutcome> = {
   pending: StaffActionOutcome.PENDING,
   succeeded: StaffActionOutcome.SUCCEEDED,
   failed: StaffActionOutcome.FAILED,
+  unknown: StaffActionOutcome.UNKNOWN,
 };
 
 interface AuditRow {
@@ -69,14 +72,21 @@ export function createStaffAudit(sql: Sql): AuthHandlers {
     },
 
     async finishStaffAction(req) {
-      const outcome = req.outcome === StaffActionOutcome.SUCCEEDED ? "succeeded" : "failed";
+      const outcome =
+        req.outcome === StaffActionOutcome.SUCCEEDED
+          ? "succeeded"
+          : req.outcome === StaffActionOutcome.UNKNOWN
+            ? "unknown"
+            : "failed";
       const after = jsonObject("after", req.after);
-      // Only a pending row is finished: an outcome is written once.
+      // An outcome is written once: a pending row takes any; an unknown row (the answer was lost)
+      // only the outcome its owner reported later, succeeded or failed.
+      const from = outcome === "unknown" ? ["pending"] : ["pending", "unknown"];
       const rows = await sql`update staff_audit
         set outcome = ${outcome}, error = ${req.error}, finished_at = clock_timestamp(),
             after = coalesce(${after}::text::jsonb, after),
             customer_id = coalesce(customer_id, ${req.customerId || null}::uuid)
-        where id = ${req.auditId} and outcome = 'pending' returning id`;
+        where id = ${req.auditId} and outcome = any(${from}) returning id`;
       if (rows.length === 0) {
         const [exists] = await sql`select 1 from staff_audit where id = ${req.auditId}`;
         if (!exists) throw notFound("Audit entry");

@@ -1,7 +1,8 @@
 /**
  * The support desk's customer view and its manual credit adjustment (BillingDeskService, the admin
  * panel's). Reads are one page of each list in one call; the adjustment is an ordinary ledger
- * movement that names the staff member who made it.
+ * movement that names the staff member who made it, made once per idempotency key
+ * (staff-writes.ts).
  */
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { badRequest, PAGE_SIZE, pageWindow, type Sql } from "@hb/platform";
@@ -10,10 +11,10 @@ import { moneyOut } from "./contract-values.ts";
 import { transactionKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { lockBalance, moveEntry } from "./ledger.ts";
-import { formatMoney, money, parseMoney } from "./money.ts";
+import { formatMoney, money, parseMoney, type Units } from "./money.ts";
 import { type DocumentRow, type ServiceRow, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
-import { transact } from "./shared.ts";
+import { keyedStaffWrite, sameWrite, settleStaffWrite, staffActor } from "./staff-writes.ts";
 
 interface LedgerRow {
   id: string;
@@ -89,28 +90,54 @@ export function createDesk(sql: Sql, accounts: AccountLookup): BillingHandlers {
       };
     },
 
-    async deskAdjustCredit(req) {
+    async deskAdjustCredit(req, ctx) {
       const amount = parseMoney(req.amount);
       if (amount === undefined || amount === 0n)
         throw badRequest("amount", "must be a non-zero amount with at most 4 decimals, e.g. 25 or -5.50");
+      const actor = staffActor(ctx, req.staffId);
       const account = await accounts(req.customerId, req.personId);
       if (!account.personBelongs) throw badRequest("person_id", "must name a person of this customer");
       const currency = account.currency;
       const reason = req.reason.trim();
-      return transact(sql, async (tx) => {
-        await lockBalance(tx, req.personId, req.customerId, currency);
-        // A debit past the balance is refused by move (BAD_REQUEST on amount): staff take back
-        // credit, they never put an account in debt.
-        const entry = await moveEntry(tx, {
-          personId: req.personId,
-          customerId: req.customerId,
-          amount,
-          kind: amount > 0n ? "credit_added" : "credit_removed",
-          description: reason,
-          staffId: req.staffId,
-        });
-        return { balance: moneyOut(formatMoney(entry.balance), currency), transactionId: BigInt(entry.id) };
+      const answer = (balance: Units, id: string) => ({
+        balance: moneyOut(formatMoney(balance), currency),
+        transactionId: BigInt(id),
       });
+      return keyedStaffWrite(
+        sql,
+        ctx,
+        req.idempotencyKey,
+        async (tx) => {
+          await lockBalance(tx, req.personId, req.customerId, currency);
+          // A debit past the balance is refused by move (BAD_REQUEST on amount): staff take back
+          // credit, they never put an account in debt.
+          const entry = await moveEntry(tx, {
+            personId: req.personId,
+            customerId: req.customerId,
+            amount,
+            kind: amount > 0n ? "credit_added" : "credit_removed",
+            description: reason,
+            staffId: actor.staffId ?? undefined,
+            operator: actor.operator,
+          });
+          return { ledgerId: entry.id, result: answer(entry.balance, entry.id) };
+        },
+        async (_tx, first) => {
+          sameWrite(first, req.personId, amount);
+          return answer(first.balanceAfter, first.ledgerId);
+        },
+      );
+    },
+
+    async deskSettleWrite(req, ctx) {
+      const s = await settleStaffWrite(sql, ctx, req.idempotencyKey);
+      if (!s.committed) return { committed: false };
+      return {
+        committed: true,
+        transactionId: BigInt(s.ledgerId),
+        balanceAfter: moneyOut(formatMoney(s.balanceAfter), s.currency),
+        customerId: s.customerId,
+      };
     },
   };
 }

@@ -60,6 +60,8 @@ export interface Movement {
   documentId?: string;
   /** The staff member who made the movement for the customer (a confirmed bank transfer, a desk adjustment). */
   staffId?: string;
+  /** The identity that made it by hand ('admin-panel', 'admin'), from the caller's certificate. */
+  operator?: string;
 }
 
 /**
@@ -75,9 +77,9 @@ export function movementCtes(tx: TxSql, m: Movement) {
       where person_id = ${m.personId} and balance + ${amount}::numeric >= 0
       returning balance, currency),
     entry as (
-      insert into ledger (person_id, customer_id, amount, balance_after, kind, description, document_id, currency, created_at, staff_id)
+      insert into ledger (person_id, customer_id, amount, balance_after, kind, description, document_id, currency, created_at, staff_id, operator)
       select ${m.personId}, ${m.customerId}, ${amount}::numeric, moved.balance, ${m.kind}, ${m.description},
-             ${m.documentId ?? null}, moved.currency, ${clock.now()}, ${m.staffId ?? null}
+             ${m.documentId ?? null}, moved.currency, ${clock.now()}, ${m.staffId ?? null}, ${m.operator ?? null}
       from moved
       returning id, balance_after)`;
 }

@@ -11,7 +11,6 @@ import {
   badRequest,
   enumWord,
   holdsAny,
-  isUuid,
   type Logger,
   notFound,
   PAGE_SIZE,
@@ -21,13 +20,14 @@ import { displayMoney } from "@hb/platform/money";
 import { moneyOut } from "../contract-values.ts";
 import { listPage } from "../list-query.ts";
 import { formatMoney, money, parseMoney, type Units } from "../money.ts";
-import { callerOf, isUniqueViolation, transact } from "../shared.ts";
+import { callerOf, isUniqueViolation } from "../shared.ts";
 import { cardReview, noteOutcome } from "./card-review.ts";
 import { cardDecimals, toMinor } from "./minor-units.ts";
 import { BadSignature, type CardProvider } from "./provider.ts";
-import { newReference, normaliseReference } from "./reference.ts";
+import { newReference } from "./reference.ts";
 import type { TopUpRow } from "./top-up-row.ts";
-import { alreadyConfirmed, applyProviderEvent, creditOnce, topUpOut } from "./top-ups.ts";
+import { applyProviderEvent, topUpOut } from "./top-ups.ts";
+import { confirmBankTransfer } from "./transfer-confirmation.ts";
 
 export type PaymentHandlers = Partial<
   ServiceImpl<typeof TopUpService> &
@@ -229,29 +229,7 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
       return { transfers: rows.map(topUpOut), total };
     },
 
-    async confirmBankTransfer(req) {
-      const reference = normaliseReference(req.reference);
-      if (!reference) throw badRequest("reference", "reference must look like HB-XXXX-XXXX");
-      if (!isUuid(req.staffId)) throw badRequest("staff_id", "staff_id must be a UUID");
-      const received = parseMoney(req.receivedAmount);
-      if (received === undefined || received <= 0n) {
-        throw badRequest("received_amount", "received_amount must be a positive decimal, e.g. 100 or 99.50");
-      }
-      return transact(sql, async (tx) => {
-        const [found] = await tx<{ id: string }[]>`
-          select id from top_ups where reference = ${reference} and method = 'bank_transfer'`;
-        if (!found) throw notFound("Bank transfer");
-        const r = await creditOnce(tx, found.id, {
-          source: `staff:${req.staffId}`,
-          amount: received,
-          description: `Bank transfer ${reference}`,
-          staffId: req.staffId,
-        });
-        if (!r) throw notFound("Bank transfer");
-        if (!r.credited) throw alreadyConfirmed(r.row);
-        return { topUp: topUpOut(r.row), balance: formatMoney(r.balance) };
-      });
-    },
+    confirmBankTransfer: (req, ctx) => confirmBankTransfer(sql, d.limits, req, ctx),
 
     // Staff: card payments to look at --------------------------------------------------------
     ...cardReview(sql),

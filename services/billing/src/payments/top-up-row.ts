@@ -23,6 +23,8 @@ export interface TopUpRow {
   confirmed_by: string | null;
   created_at: Date;
   credited_at: Date | null;
+  /** The credit's ledger entry, once credited. */
+  ledger_id: string | null;
 }
 
 /** What billing did with an event (provider_events.outcome); `flagged` and `unmatched` need a person. */

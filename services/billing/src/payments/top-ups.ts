@@ -50,6 +50,8 @@ export interface Arrival {
   currency?: string;
   description: string;
   staffId?: string;
+  /** The identity that confirmed it by hand (a staff confirmation), from the caller's certificate. */
+  operator?: string;
   payment?: PaymentFacts;
 }
 
@@ -87,6 +89,7 @@ export async function creditOnce(tx: TxSql, topUpId: string, a: Arrival): Promis
       kind: "credit_added",
       description: a.description,
       staffId: a.staffId,
+      operator: a.operator,
     }));
   }
   const [updated] = await tx<TopUpRow[]>`

@@ -1,14 +1,14 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { type TopUp, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
-import { resolveError } from "@hb/platform";
+import { apiError, resolveError } from "@hb/platform";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../clients.ts";
 import type { AdminNeeds, AdminRender } from "./admin-page.ts";
 import { money } from "./customer/ui.ts";
-import { csrfField } from "./forms.ts";
+import { formFields } from "./forms.ts";
 import { html } from "./html.ts";
 import { sessionOf } from "./session.ts";
-import type { Audited } from "./staff-audit.ts";
+import { type Audited, OutcomeUnknown, settleMoneyWrite } from "./staff-audit.ts";
 
 const CURRENT = "/admin/bank-transfers";
 const PAGE_SIZE = 50;
@@ -19,7 +19,12 @@ const STATUSES = {
 };
 type Shown = keyof typeof STATUSES;
 const REFERENCE = /^HB-[0-9A-Z]{4}-[0-9A-Z]{4}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A refusal of the form itself, shown beside the amount (nothing was sent to billing). */
+const formRefusal = (message: string, status = 400) =>
+  apiError(status === 403 ? "FORBIDDEN" : "BAD_REQUEST", message, {
+    violations: [{ field: "received_amount", message }],
+  });
 
 const when = (t: TopUp["createdAt"]) =>
   t ? `${timestampDate(t).toISOString().slice(0, 16).replace("T", " ")} UTC` : "—";
@@ -28,14 +33,15 @@ const when = (t: TopUp["createdAt"]) =>
  * Bank transfers in the admin panel: the customers' requested transfers with their references
  * (pending first, oldest first, the order a bank statement is worked through), and for staff who
  * may edit clients a form per pending transfer to confirm the amount that arrived. Billing credits
- * it once (a second or concurrent confirmation is refused 409) and records the staff member.
+ * it once (a second or concurrent confirmation is refused 409) and records the staff member. More
+ * than was asked is credited only when staff holding Approve overpayments tick the override.
  */
 export function bankTransferRoutes(
   router: Router,
   clients: PageClients,
   render: AdminRender,
   needs: AdminNeeds,
-  can: (res: Response, p: "edit_clients") => boolean,
+  can: (res: Response, p: "edit_clients" | "approve_overpayments") => boolean,
   audited: Audited,
 ) {
   async function listPage(
@@ -60,14 +66,19 @@ export function bankTransferRoutes(
     const csrf = sessionOf(res).csrfToken;
     const pages = Math.max(1, Math.ceil(list.total / PAGE_SIZE));
     const link = (n: number) => `${CURRENT}?${new URLSearchParams({ status: shown, page: String(n) })}`;
+    const overpay = can(res, "approve_overpayments");
+    // The amount is typed from the bank statement, never filled in with what was asked: a default
+    // confirms the asked amount whatever arrived.
     const confirmForm = (t: TopUp) => {
       const id = `received-${t.id}`;
       const err = o.error?.reference === t.reference ? o.error : undefined;
-      return html`<form method="post" action="${CURRENT}/confirm" class="inline-form" novalidate>${csrfField(csrf)}
-<input type="hidden" name="reference" value="${t.reference}"><input type="hidden" name="customer" value="${t.customerId}">
+      return html`<form method="post" action="${CURRENT}/confirm" class="inline-form" novalidate>${formFields(csrf)}
+<input type="hidden" name="reference" value="${t.reference}">
 <div class="field${err ? " invalid" : ""}"><label for="${id}">Amount received for ${t.reference} (${t.requested?.currency ?? ""})</label>
-<input id="${id}" name="received" inputmode="decimal" value="${err ? err.value : money(t.requested?.amount)}"${err ? html` aria-invalid="true" aria-describedby="${id}-error"` : ""}>
+<input id="${id}" name="received" inputmode="decimal" required value="${err ? err.value : ""}" aria-describedby="${id}-hint${err ? ` ${id}-error` : ""}"${err ? html` aria-invalid="true"` : ""}>
+<p class="hint" id="${id}-hint">As the bank statement shows it; ${money(t.requested?.amount, t.requested?.currency)} was asked.</p>
 ${err ? html`<p class="error" id="${id}-error">${err.message}</p>` : ""}</div>
+${overpay ? html`<div class="field"><label><input type="checkbox" name="above_requested" value="1"> More than asked arrived: credit it all</label></div>` : ""}
 <button type="submit">Confirm received</button></form>`;
     };
     const body = html`<p>Customers ask for a transfer in the portal and quote its reference. When the money is on the bank statement, confirm the amount that arrived: it is credited once to the person who asked, and your name is recorded on the ledger entry.</p>
@@ -116,23 +127,33 @@ ${pages > 1 ? html`<nav class="pager" aria-label="Pages">${pageNo > 1 ? html`<a 
     needs("edit_clients", CURRENT, async (req, res) => {
       const reference = String(req.body.reference ?? "").slice(0, 40);
       const received = String(req.body.received ?? "").trim();
+      const aboveRequested = req.body.above_requested === "1";
       try {
-        // The customer named by the form only files the audit entry; billing credits whoever asked.
-        const customer = String(req.body.customer ?? "");
+        if (!received) throw formRefusal("Enter the amount the bank statement shows");
+        // Crediting more than was asked needs the stronger permission, checked before anything is written.
+        if (aboveRequested && !can(res, "approve_overpayments"))
+          throw formRefusal(
+            "Crediting more than was asked needs the staff permission Approve overpayments",
+            403,
+          );
+        // The audit row is filed under the transfer's customer, which billing answers (or the
+        // settled entry names): never under a customer the form names.
         const r = await audited(
           res,
           {
             action: "billing.bank_transfer_confirm",
-            customerId: UUID.test(customer) ? customer : undefined,
             target: reference,
             before: { status: "pending" },
-            after: { received },
+            after: { received, ...(aboveRequested ? { above_requested: true } : {}) },
+            settle: settleMoneyWrite(clients),
           },
-          () =>
+          (auditId) =>
             clients.topUps.confirmBankTransfer({
               reference,
               receivedAmount: received,
               staffId: sessionOf(res).subjectId,
+              aboveRequested,
+              idempotencyKey: auditId,
             }),
           (r) => ({
             after: { received: r.topUp?.received?.amount, balance: r.balance },
@@ -141,6 +162,9 @@ ${pages > 1 ? html`<nav class="pager" aria-label="Pages">${pageNo > 1 ? html`<a 
         );
         res.redirect(303, `${CURRENT}?${new URLSearchParams({ confirmed: r.topUp?.reference ?? "" })}`);
       } catch (err) {
+        if (err instanceof OutcomeUnknown) {
+          return listPage(req, res, { error: { reference, message: err.message, value: "" }, status: 503 });
+        }
         const e = resolveError(err);
         if (e.status >= 500) throw err;
         const message = e.info?.violations.find((v) => v.field === "received_amount")?.message ?? e.message;

@@ -31,18 +31,18 @@ import { money } from "./customer/ui.ts";
 import { day, when } from "./format.ts";
 import {
   checkedPermissions,
-  csrfField,
   emptyForm,
   type FormState,
   field,
   formErrors,
+  formFields,
   generalError,
   personFormValues,
 } from "./forms.ts";
 import { type Html, html } from "./html.ts";
 import { logFilterOf, requestLogView } from "./request-log.ts";
 import { sessionOf } from "./session.ts";
-import type { Audited } from "./staff-audit.ts";
+import { type Audited, OutcomeUnknown, settleMoneyWrite } from "./staff-audit.ts";
 
 export interface CustomerPageDeps {
   clients: PageClients;
@@ -176,7 +176,7 @@ ${
   can(res, "edit_clients")
     ? html`<h2>Edit the profile</h2>
 <form method="post" action="/admin/customers/${c.id}/profile" novalidate>
-${csrfField(csrf)}
+${formFields(csrf)}
 ${generalError(p)}
 ${field(p, "name", "Name", { required: true })}
 ${field(p, "email", "E-mail address", { type: "email", required: true })}
@@ -187,7 +187,7 @@ ${field(p, "country", "Country (two letters)", { hint: "ISO 3166-1, e.g. DE; emp
 <h2>${suspended ? "Lift the suspension" : "Suspend the customer"}</h2>
 <p>${suspended ? "The account becomes writable again." : "While suspended the account is read-only: the API and the portal refuse every change."}</p>
 <form method="post" action="/admin/customers/${c.id}/${suspended ? "unsuspend" : "suspend"}" novalidate>
-${csrfField(csrf)}
+${formFields(csrf)}
 ${generalError(st)}
 ${field(st, "reason", "Reason", { required: true, multiline: true, hint: "Kept with the status and in the audit log." })}
 <button type="submit"${suspended ? "" : html` class="danger"`}>${suspended ? "Unsuspend" : "Suspend"} ${c.name}</button>
@@ -294,7 +294,7 @@ ${table(
           ? p.hasPassword
             ? // Only the person sets a password they already have (no takeover by staff).
               html`<td>Password set</td>`
-            : html`<td><form method="post" action="/admin/customers/${c.id}/people/${p.id}/link">${csrfField(csrf)}<button type="submit">Set-password link<span class="sr"> for ${p.name}</span></button></form></td>`
+            : html`<td><form method="post" action="/admin/customers/${c.id}/people/${p.id}/link">${formFields(csrf)}<button type="submit">Set-password link<span class="sr"> for ${p.name}</span></button></form></td>`
           : ""
       }</tr>`,
   ),
@@ -306,13 +306,13 @@ ${
         .map(
           (
             p,
-          ) => html`<form method="post" action="/admin/customers/${c.id}/people/${p.id}/permissions" class="card">${csrfField(csrf)}
+          ) => html`<form method="post" action="/admin/customers/${c.id}/people/${p.id}/permissions" class="card">${formFields(csrf)}
 <fieldset><legend>Permissions of ${p.name}</legend>${boxes(`pp-${p.id}`, p.permissions)}</fieldset>
 <button type="submit">Save permissions<span class="sr"> of ${p.name}</span></button></form>`,
         )}
 <h2>Add a person</h2>
 <form method="post" action="/admin/customers/${c.id}/people" novalidate>
-${csrfField(csrf)}
+${formFields(csrf)}
 ${generalError(f)}
 ${field(f, "name", "Name", { required: true })}
 ${field(f, "email", "E-mail address", { type: "email", required: true })}
@@ -431,7 +431,7 @@ ${
             edit
               ? html`<td>${
                   actions.length
-                    ? html`<form method="post" action="/admin/customers/${c.id}/services/${s.id}/power" class="inline">${csrfField(csrf)}
+                    ? html`<form method="post" action="/admin/customers/${c.id}/services/${s.id}/power" class="inline">${formFields(csrf)}
 <label for="pa-${s.id}" class="sr">Power action for ${s.name}</label><select id="pa-${s.id}" name="action">${actions.map(
                         (a) =>
                           html`<option value="${enumWord(PowerActionSchema, a)}">${enumWord(PowerActionSchema, a)}</option>`,
@@ -558,7 +558,7 @@ ${
     ? html`<h2>Adjust credit</h2>
 <p>A positive amount adds credit, a negative one takes it back; a debit never takes a balance below zero. The reason is the transaction's description, which the customer sees, and your name is kept with it.</p>
 <form method="post" action="/admin/customers/${c.id}/credit" novalidate>
-${csrfField(csrf)}
+${formFields(csrf)}
 ${generalError(f)}
 <div class="field${f.errors.person ? " invalid" : ""}"><label for="f-person">Whose balance</label>
 <select id="f-person" name="person"${f.errors.person ? html` aria-invalid="true" aria-describedby="f-person-error"` : ""}>${r.people.map(
@@ -617,14 +617,17 @@ ${pager(`/admin/customers/${c.id}/balance`, "transactions_page", page, b.transac
             target: values.person,
             after: { amount: values.amount },
             reason: values.reason.trim(),
+            settle: settleMoneyWrite(clients),
           },
-          () =>
+          (auditId) =>
             clients.billing.deskAdjustCredit({
               customerId,
               personId: values.person,
               staffId: sessionOf(res).subjectId,
               amount: values.amount,
               reason: values.reason,
+              // The audit entry's id: billing credits once per key, and settles a lost answer by it.
+              idempotencyKey: auditId,
             }),
           (r) => ({
             after: {
@@ -636,6 +639,10 @@ ${pager(`/admin/customers/${c.id}/balance`, "transactions_page", page, b.transac
         );
         back(res, customerId, "balance", "credit");
       } catch (err) {
+        if (err instanceof OutcomeUnknown) {
+          // Kept on the page (not in the form, which comes back empty): sending it again is a new write.
+          return balanceTab(req, res, { f: { values: {}, errors: {}, general: err.message }, code: 503 });
+        }
         await balanceTab(req, res, {
           f: formErrors(err, values, { person_id: "person" }),
           code: resolveError(err).status,
@@ -761,7 +768,7 @@ function keyTable(customerId: string, keys: ApiKey[], edit: boolean, csrf: strin
           ? html`<td>${
               k.status === ApiKeyStatus.REVOKED
                 ? ""
-                : html`<form method="post" action="/admin/customers/${customerId}/keys/${k.id}/revoke">${csrfField(csrf)}<button type="submit" class="danger">Revoke<span class="sr"> ${k.label}</span></button></form>`
+                : html`<form method="post" action="/admin/customers/${customerId}/keys/${k.id}/revoke">${formFields(csrf)}<button type="submit" class="danger">Revoke<span class="sr"> ${k.label}</span></button></form>`
             }</td>`
           : ""
       }</tr>`,

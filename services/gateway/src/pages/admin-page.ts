@@ -2,7 +2,7 @@
 import type { Request, Response } from "express";
 import type { Html } from "./html.ts";
 
-export type StaffPermission = "view_clients" | "edit_clients";
+export type StaffPermission = "view_clients" | "edit_clients" | "approve_overpayments";
 
 /** Draws a page of the panel in its layout; `current` marks the nav entry, `error` the form's. */
 export type AdminRender = (

@@ -6,7 +6,7 @@ import type { Request, Response, Router } from "express";
 import type { PageClients } from "../clients.ts";
 import type { AdminNeeds, AdminRender } from "./admin-page.ts";
 import { paginate, when } from "./format.ts";
-import { csrfField, emptyForm, type FormState, field, formErrors, generalError } from "./forms.ts";
+import { emptyForm, type FormState, field, formErrors, formFields, generalError } from "./forms.ts";
 import { type Html, html } from "./html.ts";
 import { logFilterOf, requestLogView } from "./request-log.ts";
 import { deliveryTable } from "./reseller.ts";
@@ -116,7 +116,7 @@ ${pager("/admin/partners", { status }, p.page, p.pages)}`;
     const id = p.customerId;
     const edit = can(res, "edit_clients");
     const action = (to: PartnerStatus, label: string, danger = false) =>
-      html`<form method="post" action="/admin/partners/${id}/${to === PartnerStatus.ACTIVE ? "approve" : "suspend"}" class="inline">${csrfField(s.csrfToken)}<button type="submit"${danger ? html` class="danger"` : ""}>${label}</button></form>`;
+      html`<form method="post" action="/admin/partners/${id}/${to === PartnerStatus.ACTIVE ? "approve" : "suspend"}" class="inline">${formFields(s.csrfToken)}<button type="submit"${danger ? html` class="danger"` : ""}>${label}</button></form>`;
     const tabLink = (t: typeof tab, href: string, label: string) =>
       html`<a href="${href}"${t === tab ? html` aria-current="page"` : ""}>${label}</a>`;
     const body = html`${
@@ -155,7 +155,7 @@ ${content}`;
     const content = can(res, "edit_clients")
       ? html`<h2>Webhook URL</h2>
 <form method="post" action="/admin/partners/${id}/webhook" novalidate>
-${csrfField(s.csrfToken)}
+${formFields(s.csrfToken)}
 ${generalError(f)}
 ${field(f, "url", "Webhook URL", { type: "url", hint: "An absolute http or https URL on a public host. Empty clears it." })}
 <button type="submit">Save webhook URL</button>
@@ -223,7 +223,7 @@ ${field(f, "url", "Webhook URL", { type: "url", hint: "An absolute http or https
           "settings",
           html`<h2>Rotate the signing secret</h2>
 <p class="warning"><strong>The current secret stops working the moment you confirm.</strong> The partner's reseller requests signed with it are refused from then on, with no overlap, and webhooks are signed with the new one. The new secret is shown once.</p>
-<form method="post" action="/admin/partners/${id}/rotate">${csrfField(sessionOf(res).csrfToken)}
+<form method="post" action="/admin/partners/${id}/rotate">${formFields(sessionOf(res).csrfToken)}
 <button type="submit" class="danger">Rotate the secret now</button> <a href="/admin/partners/${id}">Cancel</a></form>`,
         );
       }),

@@ -6,16 +6,18 @@ import type { PageClients } from "../clients.ts";
 import { bankTransferRoutes } from "./admin-bank-transfers.ts";
 import { cardPaymentRoutes } from "./admin-card-payments.ts";
 import { customerRoutes } from "./admin-customer.ts";
+import { onceForm } from "./admin-once.ts";
 import type { AdminNeeds, AdminRender } from "./admin-page.ts";
 import { partnerRoutes } from "./admin-partners.ts";
+import type { OnceStore } from "./customer/once.ts";
 import { paginate, when } from "./format.ts";
 import {
   checkedPermissions,
-  csrfField,
   emptyForm,
   type FormState,
   field,
   formErrors,
+  formFields,
   generalError,
   personFormValues,
 } from "./forms.ts";
@@ -30,6 +32,7 @@ type StaffPermission = (typeof STAFF_PERMISSIONS)[number];
 const STAFF_LABELS: Record<StaffPermission, string> = {
   view_clients: "View clients",
   edit_clients: "Edit clients",
+  approve_overpayments: "Approve overpayments",
 };
 
 const NAV = [
@@ -50,6 +53,7 @@ export function adminRouter(
   clients: PageClients,
   setCookie: CookieWriter,
   publicUrl: string,
+  once: OnceStore,
   log?: Logger,
 ): Router {
   const router = express.Router();
@@ -80,6 +84,9 @@ export function adminRouter(
     );
   }
   const can = (res: Response, p: StaffPermission) => sessionOf(res).permissions.includes(p);
+  const onceWrite = onceForm(once, (res, title, body, status) =>
+    render(res, title, body, { status, current: "/admin/customers" }),
+  );
   /** A handler that needs a staff permission; without it the page says which one. */
   const needs =
     (p: StaffPermission, current: string, fn: (req: Request, res: Response) => Promise<void>) =>
@@ -95,7 +102,12 @@ export function adminRouter(
           },
         );
       }
-      fn(req, res).catch(next);
+      const route = () => {
+        fn(req, res).catch(next);
+      };
+      // Every write acts once per form (admin-once.ts).
+      if (req.method === "POST") onceWrite(req, res, route).catch(next);
+      else route();
     };
   const linkFor = async (realm: Realm, subjectId: string) => {
     const r = await clients.portal.createPasswordLink({ realm, subjectId });
@@ -153,7 +165,7 @@ ${
   can(res, "edit_clients")
     ? html`<h2>Create a customer</h2>
 <form method="post" action="/admin/customers" novalidate>
-${csrfField(s.csrfToken)}
+${formFields(s.csrfToken)}
 ${generalError(f)}
 ${field(f, "name", "Owner's name", { required: true })}
 ${field(f, "email", "E-mail address", { type: "email", required: true })}
@@ -238,15 +250,15 @@ ${staff.map(
   (
     m,
   ) => html`<section class="card" aria-labelledby="s-${m.id}"><h2 id="s-${m.id}">${m.name} <span class="hint">${m.email}</span></h2>
-<form method="post" action="/admin/staff/${m.id}/permissions">${csrfField(s.csrfToken)}
+<form method="post" action="/admin/staff/${m.id}/permissions">${formFields(s.csrfToken)}
 <fieldset><legend>Permissions of ${m.name}</legend>${staffBoxes(`sp-${m.id}`, m.permissions)}</fieldset>
 <button type="submit">Save permissions<span class="sr"> of ${m.name}</span></button></form>
-<form method="post" action="/admin/staff/${m.id}/link" class="inline">${csrfField(s.csrfToken)}<button type="submit">Set-password link<span class="sr"> for ${m.name}</span></button></form>
+<form method="post" action="/admin/staff/${m.id}/link" class="inline">${formFields(s.csrfToken)}<button type="submit">Set-password link<span class="sr"> for ${m.name}</span></button></form>
 </section>`,
 )}
 <h2>Add a staff member</h2>
 <form method="post" action="/admin/staff" novalidate>
-${csrfField(s.csrfToken)}
+${formFields(s.csrfToken)}
 ${generalError(f)}
 ${field(f, "name", "Name", { required: true })}
 ${field(f, "email", "E-mail address", { type: "email", required: true })}
@@ -343,7 +355,7 @@ function settingsRoutes(
     const ro = edit ? undefined : html` readonly`;
     const body = html`<h2>Customer API</h2>
 <form method="post" action="/admin/settings" novalidate>
-${csrfField(s.csrfToken)}
+${formFields(s.csrfToken)}
 ${generalError(api)}
 ${box(api, "api", "Customer API switched on (off: the API Keys page disappears and every API request is refused)")}
 ${field(api, "hourly", "Hourly request limit per key", { type: "number", required: true, hint: "1 to 1,000,000", attrs: ro })}
@@ -356,7 +368,7 @@ ${edit ? html`<button type="submit">Save Customer API settings</button>` : ""}
 </form>
 <h2>Reseller Program: Webhook Settings</h2>
 <form method="post" action="/admin/settings/webhooks" novalidate>
-${csrfField(s.csrfToken)}
+${formFields(s.csrfToken)}
 ${generalError(hooks)}
 ${field(hooks, "max_attempts", "Max Retry Attempts", { type: "number", required: true, hint: "1 to 10", attrs: ro })}
 ${field(hooks, "base_delay", "Base Retry Delay (seconds)", { type: "number", required: true, hint: "10 to 3600", attrs: ro })}

@@ -1,4 +1,5 @@
 import { resolveError } from "@hb/platform";
+import { newToken } from "./customer/once.ts";
 import { type Html, html } from "./html.ts";
 
 /** What was typed, and an error per field, so a refused form comes back as it was sent. */
@@ -32,6 +33,13 @@ export function formErrors(
 }
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
+
+/**
+ * The hidden fields of an admin write form: the CSRF token and a one-time form token (once.ts), so
+ * a double click, a reload of the POST or a resubmission acts once (admin-once.ts).
+ */
+export const formFields = (csrf: string) =>
+  html`${csrfField(csrf)}<input type="hidden" name="_once" value="${newToken()}">`;
 
 export function generalError(f: FormState): Html | string {
   return f.general ? html`<p class="error" role="alert" id="form-error">${f.general}</p>` : "";

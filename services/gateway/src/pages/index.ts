@@ -65,17 +65,18 @@ export function pagesRouter(deps: {
     res.type("text/javascript").set("Cache-Control", "public, max-age=300").send(js);
   });
   const forms = express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 200 });
+  const once = onceStore(deps.redis, deps.ns);
   router.use(
     "/portal",
     forms,
     safeText,
     portalRouter(deps.clients, setCookie, deps.publicUrl, {
       call: deps.api,
-      once: onceStore(deps.redis, deps.ns),
+      once,
       cooldown: (rule, personId, resource) => reserveCooldown(deps.redis, deps.ns, rule, personId, resource),
     }),
   );
-  router.use("/admin", forms, safeText, adminRouter(deps.clients, setCookie, deps.publicUrl, deps.log));
+  router.use("/admin", forms, safeText, adminRouter(deps.clients, setCookie, deps.publicUrl, once, deps.log));
   // What the API answers 400, 413, 415 or 503 a page answers alike, as a page; only a failure of
   // the gateway itself is a 500 (and logged).
   router.use(["/portal", "/admin"], (err: unknown, req: Request, res: Response, _next: NextFunction) => {

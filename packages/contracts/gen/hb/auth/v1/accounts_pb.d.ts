@@ -151,7 +151,7 @@ export declare type Staff = Message<"hb.auth.v1.Staff"> & {
   email: string;
 
   /**
-   * view_clients, edit_clients.
+   * view_clients, edit_clients, approve_overpayments.
    *
    * @generated from field: repeated string permissions = 4;
    */

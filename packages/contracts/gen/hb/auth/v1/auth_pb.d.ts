@@ -878,7 +878,7 @@ export declare type CreateStaffRequest = Message<"hb.auth.v1.CreateStaffRequest"
   email: string;
 
   /**
-   * view_clients, edit_clients.
+   * view_clients, edit_clients, approve_overpayments.
    *
    * @generated from field: repeated string permissions = 3;
    */

@@ -207,7 +207,7 @@ export declare type Session = Message<"hb.auth.v1.Session"> & {
   isOwner: boolean;
 
   /**
-   * Portal: account permissions; admin: view_clients, edit_clients.
+   * Portal: account permissions; admin: view_clients, edit_clients, approve_overpayments.
    *
    * @generated from field: repeated string permissions = 8;
    */
@@ -347,7 +347,7 @@ export declare type SetStaffPermissionsRequest = Message<"hb.auth.v1.SetStaffPer
   staffId: string;
 
   /**
-   * view_clients, edit_clients.
+   * view_clients, edit_clients, approve_overpayments.
    *
    * @generated from field: repeated string permissions = 2;
    */

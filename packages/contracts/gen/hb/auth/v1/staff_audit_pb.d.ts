@@ -84,6 +84,9 @@ export declare type BeginStaffActionResponse = Message<"hb.auth.v1.BeginStaffAct
 export declare const BeginStaffActionResponseSchema: GenMessage<BeginStaffActionResponse>;
 
 /**
+ * Pending or unknown rows are finished; unknown only from pending, and an unknown row is finished
+ * later with the outcome its owner reports.
+ *
  * @generated from message hb.auth.v1.FinishStaffActionRequest
  */
 export declare type FinishStaffActionRequest = Message<"hb.auth.v1.FinishStaffActionRequest"> & {
@@ -296,6 +299,14 @@ export enum StaffActionOutcome {
    * @generated from enum value: STAFF_ACTION_OUTCOME_FAILED = 3;
    */
   FAILED = 3,
+
+  /**
+   * The write's answer was lost (deadline, unavailable): it may or may not have happened. The
+   * panel settles it with the service that owns the data and finishes the row with the outcome.
+   *
+   * @generated from enum value: STAFF_ACTION_OUTCOME_UNKNOWN = 4;
+   */
+  UNKNOWN = 4,
 }
 
 /**

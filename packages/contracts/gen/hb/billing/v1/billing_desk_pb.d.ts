@@ -180,6 +180,10 @@ export declare type DeskAdjustCreditRequest = Message<"hb.billing.v1.DeskAdjustC
   personId: string;
 
   /**
+   * The staff member acting, as the admin panel's signed-in session names them. Billing records
+   * it only for the admin panel's identity; a call from the admin command is recorded as the
+   * admin command (ledger operator `admin`, no staff member), whatever this says.
+   *
    * @generated from field: string staff_id = 3;
    */
   staffId: string;
@@ -197,6 +201,14 @@ export declare type DeskAdjustCreditRequest = Message<"hb.billing.v1.DeskAdjustC
    * @generated from field: string reason = 5;
    */
   reason: string;
+
+  /**
+   * Names this write (the admin panel sends its audit entry's id): stored unique with the ledger
+   * entry, so the same key twice credits once.
+   *
+   * @generated from field: string idempotency_key = 6;
+   */
+  idempotencyKey: string;
 };
 
 /**
@@ -227,6 +239,58 @@ export declare type DeskAdjustCreditResponse = Message<"hb.billing.v1.DeskAdjust
 export declare const DeskAdjustCreditResponseSchema: GenMessage<DeskAdjustCreditResponse>;
 
 /**
+ * @generated from message hb.billing.v1.DeskSettleWriteRequest
+ */
+export declare type DeskSettleWriteRequest = Message<"hb.billing.v1.DeskSettleWriteRequest"> & {
+  /**
+   * @generated from field: string idempotency_key = 1;
+   */
+  idempotencyKey: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskSettleWriteRequest.
+ * Use `create(DeskSettleWriteRequestSchema)` to create a new message.
+ */
+export declare const DeskSettleWriteRequestSchema: GenMessage<DeskSettleWriteRequest>;
+
+/**
+ * @generated from message hb.billing.v1.DeskSettleWriteResponse
+ */
+export declare type DeskSettleWriteResponse = Message<"hb.billing.v1.DeskSettleWriteResponse"> & {
+  /**
+   * True: the write committed (its ledger entry and the balance right after it). False: it did
+   * not, and now never will.
+   *
+   * @generated from field: bool committed = 1;
+   */
+  committed: boolean;
+
+  /**
+   * @generated from field: int64 transaction_id = 2;
+   */
+  transactionId: bigint;
+
+  /**
+   * @generated from field: hb.platform.v1.Money balance_after = 3;
+   */
+  balanceAfter?: Money | undefined;
+
+  /**
+   * The account the entry is in.
+   *
+   * @generated from field: string customer_id = 4;
+   */
+  customerId: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskSettleWriteResponse.
+ * Use `create(DeskSettleWriteResponseSchema)` to create a new message.
+ */
+export declare const DeskSettleWriteResponseSchema: GenMessage<DeskSettleWriteResponse>;
+
+/**
  * The support desk's view of one customer's billing and its one money write, for the admin panel
  * (identity admin-panel) and the admin command. A definition of its own so that the panel is
  * allowed exactly these, never BillingStaffService's AdminAdjustCredit (which names no staff
@@ -248,6 +312,8 @@ export declare const BillingDeskService: GenService<{
   /**
    * A manual credit adjustment by a staff member, with a reason; both are kept on the ledger entry.
    * A debit never takes the balance below zero (BAD_REQUEST on amount, as every movement).
+   * The same idempotency_key again (a double click, a retry after a lost answer) moves nothing
+   * and answers the first write's result.
    *
    * @generated from rpc hb.billing.v1.BillingDeskService.DeskAdjustCredit
    */
@@ -255,6 +321,19 @@ export declare const BillingDeskService: GenService<{
     methodKind: "unary";
     input: typeof DeskAdjustCreditRequestSchema;
     output: typeof DeskAdjustCreditResponseSchema;
+  },
+  /**
+   * Settles a staff money write whose caller lost the answer (its deadline passed, billing was
+   * unreachable): if the write with this key committed, its result; if not, the key is fenced so
+   * that write can never commit afterwards, and the answer is that it did not happen. Covers
+   * DeskAdjustCredit and TopUpStaffService.ConfirmBankTransfer (one key space).
+   *
+   * @generated from rpc hb.billing.v1.BillingDeskService.DeskSettleWrite
+   */
+  deskSettleWrite: {
+    methodKind: "unary";
+    input: typeof DeskSettleWriteRequestSchema;
+    output: typeof DeskSettleWriteResponseSchema;
   },
 }>;
 

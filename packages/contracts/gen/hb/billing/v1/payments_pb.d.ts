@@ -461,11 +461,29 @@ export declare type ConfirmBankTransferRequest = Message<"hb.billing.v1.ConfirmB
   receivedAmount: string;
 
   /**
-   * The staff member confirming (recorded on the top-up and its ledger entry).
+   * The staff member confirming (recorded on the top-up and its ledger entry) when the admin panel
+   * calls; a call from the admin command is recorded as the admin command whatever this says.
    *
    * @generated from field: string staff_id = 3;
    */
   staffId: string;
+
+  /**
+   * Names this confirmation (the admin panel's audit entry id): the same key again answers the
+   * first confirmation's result instead of CONFLICT. Empty: no key (the transfer is still
+   * credited once).
+   *
+   * @generated from field: string idempotency_key = 4;
+   */
+  idempotencyKey: string;
+
+  /**
+   * More than the customer asked for is credited only with this set (the caller checks the
+   * stronger staff permission, approve_overpayments); without it BAD_REQUEST on received_amount.
+   *
+   * @generated from field: bool above_requested = 5;
+   */
+  aboveRequested: boolean;
 };
 
 /**
@@ -1055,8 +1073,10 @@ export declare const TopUpStaffService: GenService<{
     output: typeof ListBankTransfersResponseSchema;
   },
   /**
-   * The money for `reference` arrived: credits `received_amount` (which may differ from what was
-   * asked) once. A second confirmation, also a concurrent one, is refused 409 and moves nothing.
+   * The money for `reference` arrived: credits `received_amount` once. It must be positive, have
+   * no more decimals than the currency has, stay within the top-up maximum, and exceed what was
+   * asked only with `above_requested`. A second confirmation, also a concurrent one, is refused
+   * 409 and moves nothing, unless it carries the first one's idempotency_key (then its answer).
    *
    * @generated from rpc hb.billing.v1.TopUpStaffService.ConfirmBankTransfer
    */

@@ -1,0 +1,117 @@
+/**
+ * Staff confirm that a bank transfer's money arrived (TopUpStaffService.ConfirmBankTransfer). The
+ * amount is what the bank statement shows, so it is bounded as a top-up is: positive, within the
+ * top-up maximum, no more decimals than the currency has; and more than the customer asked for
+ * only with an explicit override (the admin panel asks for the stronger approve_overpayments
+ * permission before sending it). The credit is made once per transfer (top_up_credits) and once
+ * per idempotency key (staff-writes.ts), by the staff member the caller's identity vouches for.
+ */
+
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type {
+  ConfirmBankTransferRequest,
+  ConfirmBankTransferResponseSchema,
+} from "@hb/contracts/hb/billing/v1/payments_pb";
+import { badRequest, notFound, type Sql, type TxSql } from "@hb/platform";
+import { displayMoney } from "@hb/platform/money";
+import { formatMoney, money, parseMoney, type Units } from "../money.ts";
+import { keyedStaffWrite, sameWrite, staffActor } from "../staff-writes.ts";
+import { normaliseReference } from "./reference.ts";
+import type { TopUpRow } from "./top-up-row.ts";
+import { alreadyConfirmed, creditOnce, topUpOut } from "./top-ups.ts";
+
+type Answer = MessageInitShape<typeof ConfirmBankTransferResponseSchema>;
+
+/** ISO 4217 minor-unit digits of the currencies that do not have two. */
+const DECIMALS: Record<string, number> = {
+  BIF: 0,
+  CLP: 0,
+  DJF: 0,
+  GNF: 0,
+  ISK: 0,
+  JPY: 0,
+  KMF: 0,
+  KRW: 0,
+  PYG: 0,
+  RWF: 0,
+  UGX: 0,
+  UYI: 0,
+  VND: 0,
+  VUV: 0,
+  XAF: 0,
+  XOF: 0,
+  XPF: 0,
+  BHD: 3,
+  IQD: 3,
+  JOD: 3,
+  KWD: 3,
+  LYD: 3,
+  OMR: 3,
+  TND: 3,
+};
+/** Decimals an amount of money may have in `currency` (a bank moves no fraction of its minor unit). */
+export const currencyDecimals = (currency: string): number => DECIMALS[currency.toUpperCase()] ?? 2;
+
+const withinDecimals = (amount: Units, decimals: number) =>
+  amount % 10n ** BigInt(4 - Math.min(4, decimals)) === 0n;
+
+const refuse = (message: string) => badRequest("received_amount", message);
+
+export async function confirmBankTransfer(
+  sql: Sql,
+  limits: { max: Units },
+  req: ConfirmBankTransferRequest,
+  ctx: HandlerContext | undefined,
+): Promise<Answer> {
+  const reference = normaliseReference(req.reference);
+  if (!reference) throw badRequest("reference", "reference must look like HB-XXXX-XXXX");
+  const actor = staffActor(ctx, req.staffId);
+  const received = parseMoney(req.receivedAmount);
+  if (received === undefined || received <= 0n) {
+    throw refuse("received_amount must be a positive decimal, e.g. 100 or 99.50");
+  }
+  const [t] = await sql<Pick<TopUpRow, "id" | "currency" | "requested">[]>`
+    select id, currency, requested::text from top_ups where reference = ${reference} and method = 'bank_transfer'`;
+  if (!t) throw notFound("Bank transfer");
+  const decimals = currencyDecimals(t.currency);
+  if (!withinDecimals(received, decimals))
+    throw refuse(
+      `${t.currency} amounts have ${decimals === 0 ? "no decimals" : `at most ${decimals} decimals`}`,
+    );
+  if (received > limits.max)
+    throw refuse(`received_amount is above the top-up maximum of ${displayMoney(limits.max, t.currency)}`);
+  if (received > money(t.requested) && !req.aboveRequested)
+    throw refuse(
+      `${displayMoney(received, t.currency)} is more than the ${displayMoney(money(t.requested), t.currency)} asked for; confirm it as an overpayment to credit it`,
+    );
+  const rowNow = async (tx: TxSql) => {
+    const [row] = await tx<TopUpRow[]>`select * from top_ups where id = ${t.id}`;
+    return row;
+  };
+  return keyedStaffWrite<Answer>(
+    sql,
+    ctx,
+    req.idempotencyKey || undefined,
+    async (tx) => {
+      const r = await creditOnce(tx, t.id, {
+        source: `staff:${actor.staffId ?? actor.operator}`,
+        amount: received,
+        description: `Bank transfer ${reference}`,
+        staffId: actor.staffId ?? undefined,
+        operator: actor.operator,
+      });
+      if (!r) throw notFound("Bank transfer");
+      if (!r.credited || !r.row.ledger_id) throw alreadyConfirmed(r.row);
+      return {
+        ledgerId: r.row.ledger_id,
+        result: { topUp: topUpOut(r.row), balance: formatMoney(r.balance) },
+      };
+    },
+    async (tx, first) => {
+      const row = await rowNow(tx);
+      sameWrite(first, row.person_id, received - money(row.refunded));
+      return { topUp: topUpOut(row), balance: formatMoney(first.balanceAfter) };
+    },
+  );
+}
