@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
+import { StaffActionOutcome } from "@hb/contracts/hb/auth/v1/staff_audit_pb";
 import { TopUpStaffService, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { resolveError } from "@hb/platform";
 import { api, auth, GATEWAY, grpc } from "./helpers.ts";
@@ -161,6 +162,113 @@ describe("bank transfer top-ups", () => {
       "credited",
     ]);
     assert.equal(await balance(), before + 30);
+  });
+
+  it("files a confirmed transfer's audit row under the transfer's customer, never the one the form names", async () => {
+    const t = await requestTransfer("40");
+    const other = await portalOwner();
+    const list = await admin.get("/admin/bank-transfers");
+    const r = await admin.post("/admin/bank-transfers/confirm", {
+      _csrf: csrfIn(list.text),
+      reference: t.reference,
+      received: "40",
+      customer: other.customerId,
+    });
+    assert.equal(r.status, 303, r.text);
+    const filed = async (customerId: string) =>
+      (await auth.listStaffActions({ customerId, limit: 200 })).actions
+        .filter((a) => a.action === "billing.bank_transfer_confirm" && a.target === t.reference)
+        .map((a) => a.outcome);
+    assert.deepEqual(await filed(owner.customerId), [StaffActionOutcome.SUCCEEDED]);
+    assert.deepEqual(await filed(other.customerId), []);
+  });
+
+  it("bounds a confirmation by the currency's decimals and the top-up maximum, and credits more than asked only as an approved overpayment", async () => {
+    const t = await requestTransfer("50");
+    const list = await admin.get("/admin/bank-transfers");
+    const form = list.text.slice(list.text.indexOf(`value="${t.reference}"`));
+    assert.match(form, /name="received"[^>]*value=""/, "the amount received is asked for, not filled in");
+    assert.doesNotMatch(
+      form.slice(0, form.indexOf("</form>")),
+      /above_requested/,
+      "no override without the permission",
+    );
+    const before = await balance();
+    const refused = async (v: typeof admin, received: string, extra: Record<string, string> = {}) => {
+      const page = await v.get("/admin/bank-transfers");
+      const r = await v.post("/admin/bank-transfers/confirm", {
+        _csrf: csrfIn(page.text),
+        reference: t.reference,
+        received,
+        ...extra,
+      });
+      return { status: r.status, error: /class="error"[^>]*>([^<]+)</.exec(r.text)?.[1] ?? "" };
+    };
+    assert.deepEqual(await refused(admin, ""), {
+      status: 400,
+      error: "Enter the amount the bank statement shows",
+    });
+    assert.match((await refused(admin, "49.999")).error, /EUR amounts have at most 2 decimals/);
+    assert.match((await refused(admin, "1000000")).error, /above the top-up maximum of 10,?000\.00 EUR/);
+    assert.match((await refused(admin, "60")).error, /more than the 50\.00 EUR asked for/);
+    const noRight = await refused(admin, "60", { above_requested: "1" });
+    assert.equal(noRight.status, 403);
+    assert.match(noRight.error, /Approve overpayments/);
+    // Past the maximum even with the override, as the admin command would send it.
+    assert.equal(
+      await staffBilling
+        .confirmBankTransfer({ reference: t.reference, receivedAmount: "10000.01", aboveRequested: true })
+        .then(
+          () => "credited",
+          (err: unknown) => resolveError(err).code,
+        ),
+      "BAD_REQUEST",
+    );
+    assert.equal(await balance(), before, "nothing credited by a refused confirmation");
+
+    const approver = await staffMember(["view_clients", "edit_clients", "approve_overpayments"]);
+    const a = await signInVisitor(GATEWAY, "admin", approver.email);
+    const page = await a.get("/admin/bank-transfers");
+    assert.match(page.text, /name="above_requested"/, "the override is offered to an approver");
+    const ok = await a.post("/admin/bank-transfers/confirm", {
+      _csrf: csrfIn(page.text),
+      reference: t.reference,
+      received: "60",
+      above_requested: "1",
+    });
+    assert.equal(ok.status, 303, ok.text);
+    assert.equal(await balance(), before + 60);
+  });
+
+  it("answers a confirmation sent again with its key with the first result, and records the admin command as itself", async () => {
+    const t = await requestTransfer("25");
+    const before = await balance();
+    const colleague = await staffMember(["view_clients", "edit_clients"]);
+    const req = {
+      reference: t.reference,
+      receivedAmount: "25",
+      staffId: colleague.staffId,
+      idempotencyKey: crypto.randomUUID(),
+    };
+    const [a, b] = await Promise.all([
+      staffBilling.confirmBankTransfer(req),
+      staffBilling.confirmBankTransfer(req),
+    ]);
+    assert.equal(a.balance, b.balance);
+    assert.equal(await balance(), before + 25);
+    const again = await staffBilling
+      .confirmBankTransfer({ ...req, idempotencyKey: crypto.randomUUID() })
+      .then(
+        () => "credited",
+        (err: unknown) => resolveError(err).code,
+      );
+    assert.equal(again, "CONFLICT", "another confirmation is still refused");
+    const [row] = await sql<
+      { confirmed_by: string | null; staff_id: string | null; operator: string | null }[]
+    >`
+      select t.confirmed_by::text, l.staff_id::text, l.operator
+      from billing.top_ups t join billing.ledger l on l.id = t.ledger_id where t.reference = ${t.reference}`;
+    assert.deepEqual({ ...row }, { confirmed_by: null, staff_id: null, operator: "admin" });
   });
 
   it("shows view-only staff no confirm button and refuses their post", async () => {
