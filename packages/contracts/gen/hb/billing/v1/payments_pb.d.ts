@@ -1057,7 +1057,8 @@ export declare const TopUpService: GenService<{
 
 /**
  * Bank transfers for staff (the admin panel, the admin command). The caller checks the staff
- * member's permission (edit clients) before confirming; billing records who confirmed.
+ * member's permission (edit clients; approve_overpayments for above_requested) before confirming;
+ * billing records who confirmed, from the caller's identity (the admin command as itself).
  *
  * @generated from service hb.billing.v1.TopUpStaffService
  */
