@@ -103,10 +103,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const healthPort = env[`${name.toUpperCase()}_HEALTH_PORT`];
     if (healthPort) own.HEALTH_PORT = healthPort;
     if (name === "gateway") {
-      // The pages' own identity (services/gateway/src/clients.ts).
+      // The pages' own identities, the admin panel's and the portal's (services/gateway/src/clients.ts).
       const panel = certFiles(env.HB_CERTS_DIR, "admin-panel");
       own.ADMIN_PANEL_TLS_CERT = panel.TLS_CERT;
       own.ADMIN_PANEL_TLS_KEY = panel.TLS_KEY;
+      const portal = certFiles(env.HB_CERTS_DIR, "portal");
+      own.PORTAL_TLS_CERT = portal.TLS_CERT;
+      own.PORTAL_TLS_KEY = portal.TLS_KEY;
     }
     if (dbUrls[name]) own.DATABASE_URL = dbUrls[name];
     else delete own.DATABASE_URL; // the gateway has no database

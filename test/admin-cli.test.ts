@@ -9,7 +9,7 @@ import { resolveError } from "@hb/platform";
 import { auth, grpc, unique } from "./helpers.ts";
 
 // The portal's calls to billing, made as the pages' identity.
-const topUps = grpc([TopUpService], "BILLING_ADDR", "admin-panel");
+const topUps = grpc([TopUpService], "BILLING_ADDR", "portal");
 
 const ADMIN = path.join(import.meta.dirname, "../scripts/admin.ts");
 

@@ -111,13 +111,8 @@ describe("internal calls between services", () => {
       permissions: ["pay_invoices"],
       currency: "EUR",
     };
-    const asPanel = stackClient(
-      env,
-      [TopUpService, PaymentEventService],
-      "BILLING_ADDR",
-      10_000,
-      "admin-panel",
-    );
+    // The portal's pages ask for top-ups, under the portal's own certificate.
+    const asPanel = stackClient(env, [TopUpService, PaymentEventService], "BILLING_ADDR", 10_000, "portal");
     const asked = await asPanel.client.requestBankTransfer({
       caller,
       amount: "50",
@@ -259,6 +254,65 @@ describe("internal calls between services", () => {
     // Allowed through: the machine does not exist.
     assert.equal(await codeOf(computeAsPanel.client.deskRunPowerAction(power)), "not_found");
     computeAsPanel.close();
+  });
+
+  it("refuse the portal's certificate every staff write of billing and compute: a customer page is not a staff page", async () => {
+    const acct = await newAccount();
+    const caller = {
+      customerId: acct.customerId,
+      personId: acct.ownerId,
+      permissions: ["pay_invoices"],
+      currency: "EUR",
+    };
+    const portal = stackClient(
+      env,
+      [BillingDeskService, TopUpStaffService, TopUpService],
+      "BILLING_ADDR",
+      10_000,
+      "portal",
+    );
+    const asked = await portal.client.requestBankTransfer({
+      caller,
+      amount: "50",
+      idempotencyKey: "trust-test-portal",
+    });
+    const before = await billing.getAccount({ caller });
+    const refused = [
+      await codeOf(
+        portal.client.deskAdjustCredit({
+          customerId: acct.customerId,
+          personId: acct.ownerId,
+          staffId: crypto.randomUUID(),
+          amount: "1000",
+          reason: "free money",
+          idempotencyKey: crypto.randomUUID(),
+        }),
+      ),
+      await codeOf(portal.client.deskGetCustomerBilling({ customerId: acct.customerId })),
+      await codeOf(portal.client.deskSettleWrite({ idempotencyKey: crypto.randomUUID() })),
+      await codeOf(
+        portal.client.confirmBankTransfer({
+          reference: asked.topUp?.reference ?? "",
+          receivedAmount: "50",
+          staffId: crypto.randomUUID(),
+        }),
+      ),
+      await codeOf(portal.client.listBankTransfers({})),
+    ];
+    portal.close();
+    const compute = stackClient(env, [ComputeDeskService], "COMPUTE_ADDR", 10_000, "portal");
+    refused.push(
+      await codeOf(
+        compute.client.deskRunPowerAction({
+          customerId: acct.customerId,
+          serviceId: crypto.randomUUID(),
+          action: PowerAction.STOP,
+        }),
+      ),
+    );
+    compute.close();
+    assert.deepEqual(refused, Array(6).fill("permission_denied"));
+    assert.deepEqual(await billing.getAccount({ caller }), before, "no money moved");
   });
 
   it("refuse compute's provisioning to anyone but billing", async () => {

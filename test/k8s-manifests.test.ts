@@ -251,7 +251,7 @@ describe("Kubernetes manifests, rendered", { skip: noKubectl }, () => {
     for (const target of ["overlays/development", "overlays/production"]) {
       const objects = get(target);
       const certs = ofKind(objects, "Certificate");
-      const identities = [...SERVICES, "admin-panel", "admin"];
+      const identities = [...SERVICES, "admin-panel", "portal", "admin"];
       for (const name of identities) {
         const cert = certs.find((c) => c.spec.commonName === name);
         assert.ok(cert, `${target}: no Certificate for ${name}`);
@@ -267,7 +267,7 @@ describe("Kubernetes manifests, rendered", { skip: noKubectl }, () => {
         // compute also mounts the lxd driver's client certificate (an optional Secret).
         const expected =
           own === "gateway"
-            ? ["admin-panel-tls", "gateway-tls"]
+            ? ["admin-panel-tls", "gateway-tls", "portal-tls"]
             : own === "migrate"
               ? []
               : own === "compute"

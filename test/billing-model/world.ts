@@ -102,7 +102,7 @@ export async function openWorld(
   stripe?: StripeStandIn,
 ): Promise<World> {
   const authH = stackClient(env, [AuthService, AuthStaffService], "AUTH_ADDR", 20_000);
-  const topUpsH = stackClient(env, [TopUpService], "BILLING_ADDR", 20_000, "admin-panel");
+  const topUpsH = stackClient(env, [TopUpService], "BILLING_ADDR", 20_000, "portal");
   const topUpStaffH = stackClient(env, [TopUpStaffService], "BILLING_ADDR", 20_000);
   const billingH = stackClient(env, [BillingService, BillingStaffService], "BILLING_ADDR", 20_000);
   // Moving the clock runs the work that falls due (every hour of every hourly service): slow.

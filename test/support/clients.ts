@@ -28,14 +28,17 @@ export function identity(env: Record<string, string | undefined>, as: string) {
 
 /**
  * The environment a hand-started gateway replica needs for its certificates, as the launcher
- * gives them: its own (`gateway`) and the one its pages call with (`admin-panel`).
+ * gives them: its own (`gateway`) and the ones its pages call with (`admin-panel`, `portal`).
  */
 export function gatewayCertEnv(dir = process.env.HB_CERTS_DIR): Record<string, string> {
   if (!dir) throw new Error("HB_CERTS_DIR is not set: run the tests through npm test");
   const panel = certFiles(dir, "admin-panel");
+  const portal = certFiles(dir, "portal");
   return {
     ...certFiles(dir, "gateway"),
     ADMIN_PANEL_TLS_CERT: panel.TLS_CERT,
     ADMIN_PANEL_TLS_KEY: panel.TLS_KEY,
+    PORTAL_TLS_CERT: portal.TLS_CERT,
+    PORTAL_TLS_KEY: portal.TLS_KEY,
   };
 }

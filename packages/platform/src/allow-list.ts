@@ -18,10 +18,11 @@ export const ALLOWED_CALLERS: Readonly<Record<string, readonly (ServiceIdentity 
   // The admin command also reads what customers see (a person, products, an account).
   "hb.auth.v1.AuthService": ["gateway", "admin"],
   // Customers, people, keys, partners and settings: the admin command and the gateway's pages
-  // (the portal's key and team pages act for a signed-in person, the admin panel for staff).
-  "hb.auth.v1.AuthStaffService": ["admin", "admin-panel"],
+  // (the portal's key and team pages act for a signed-in person, the admin panel for staff; auth
+  // checks the staff member itself on every staff write).
+  "hb.auth.v1.AuthStaffService": ["admin", "admin-panel", "portal"],
   // Sign-in, sessions and set-password links of the pages; the admin command issues links.
-  "hb.auth.v1.PortalService": ["admin-panel", "admin"],
+  "hb.auth.v1.PortalService": ["admin-panel", "portal", "admin"],
   "hb.auth.v1.PartnerLookupService": ["webhooks"],
   // An account's currency and people, for billing's staff operations (no secrets).
   "hb.auth.v1.AccountLookupService": ["billing"],
@@ -32,10 +33,11 @@ export const ALLOWED_CALLERS: Readonly<Record<string, readonly (ServiceIdentity 
   // Credit top-ups: the portal's Add credit page acts for the signed-in person; bank transfers are
   // confirmed by staff (admin panel, admin command); the payment provider's webhook comes through
   // the gateway's public endpoint.
-  "hb.billing.v1.TopUpService": ["admin-panel"],
+  "hb.billing.v1.TopUpService": ["portal"],
   "hb.billing.v1.TopUpStaffService": ["admin-panel", "admin"],
   "hb.billing.v1.PaymentEventService": ["gateway"],
-  // The support desk's customer view and its credit adjustment, which names the staff member.
+  // The support desk's customer view and its credit adjustment, which names the staff member:
+  // staff identities only (never the portal's, whose pages act for customers).
   "hb.billing.v1.BillingDeskService": ["admin-panel", "admin"],
   "hb.compute.v1.ComputeService": ["gateway"],
   "hb.compute.v1.ComputeProvisioningService": ["billing"],
@@ -43,8 +45,10 @@ export const ALLOWED_CALLERS: Readonly<Record<string, readonly (ServiceIdentity 
   // The support desk's power actions on a customer's machine.
   "hb.compute.v1.ComputeDeskService": ["admin-panel", "admin"],
   // A partner's URL: the API, the portal's Reseller page, the admin panel and the admin command.
-  "hb.webhooks.v1.WebhooksService": ["gateway", "admin-panel", "admin"],
-  "hb.webhooks.v1.WebhooksStaffService": ["admin", "admin-panel"],
+  "hb.webhooks.v1.WebhooksService": ["gateway", "admin-panel", "portal", "admin"],
+  // Deliveries (the portal's Reseller page lists the signed-in partner's own) and the programme's
+  // settings (staff).
+  "hb.webhooks.v1.WebhooksStaffService": ["admin", "admin-panel", "portal"],
 };
 
 /** Decides each call to one service definition: undefined to go ahead, else the refusal. */

@@ -9,11 +9,14 @@ import { z } from "zod";
 
 /**
  * Every identity the platform issues a certificate to. `admin` is the admin command; `admin-panel`
- * is the gateway's portal and admin pages, which hold a certificate apart from the customer API's.
+ * is the gateway's admin pages (staff) and `portal` its client portal pages (customers): each holds
+ * a certificate apart from the customer API's, and apart from each other, so a service can tell a
+ * staff page's call from a customer page's.
  */
 export const SERVICE_IDENTITIES = [
   "gateway",
   "admin-panel",
+  "portal",
   "auth",
   "billing",
   "compute",

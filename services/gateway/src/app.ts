@@ -129,6 +129,7 @@ export function buildApp(deps: AppDeps): express.Express {
   app.use(
     pagesRouter({
       clients: clients.pages,
+      portalClients: clients.portalPages,
       publicUrl: cfg.PUBLIC_URL,
       log,
       redis,

@@ -17,43 +17,54 @@ import { backendClient, loadTlsIdentity, rpcClient } from "@hb/platform";
 import type { GatewayConfig } from "./config.ts";
 
 /**
- * The gateway's upstream clients under two identities. The customer API calls the customer-facing
- * definitions as `gateway`; the portal and admin pages call sign-in, staff and partner definitions
- * as `admin-panel`, a certificate of their own (ADMIN_PANEL_TLS_*), so the allow-list can keep the
- * API's identity away from staff RPCs and the pages' away from billing's and compute's customer and
- * staff definitions: the admin panel reaches those two only through their desk definitions, and
- * billing's top-up definitions (which have no API route).
+ * The gateway's upstream clients under three identities. The customer API calls the
+ * customer-facing definitions as `gateway`; the admin pages call sign-in, staff and desk
+ * definitions as `admin-panel` (ADMIN_PANEL_TLS_*); the client portal's pages call sign-in, the
+ * definitions acting for a signed-in person and top-ups as `portal` (PORTAL_TLS_*). So the
+ * allow-list keeps the API's identity away from staff RPCs, and billing and compute tell a staff
+ * page from a customer page: their desk and staff definitions refuse the portal's certificate.
  */
 export function createClients(cfg: GatewayConfig) {
   const api = { timeoutMs: cfg.RPC_TIMEOUT_MS, tls: loadTlsIdentity(cfg) };
-  const panel = {
+  const identity = (cert: string, key: string) => ({
     timeoutMs: cfg.RPC_TIMEOUT_MS,
-    tls: loadTlsIdentity({
-      TLS_CA: cfg.TLS_CA,
-      TLS_CERT: cfg.ADMIN_PANEL_TLS_CERT,
-      TLS_KEY: cfg.ADMIN_PANEL_TLS_KEY,
-    }),
-  };
+    tls: loadTlsIdentity({ TLS_CA: cfg.TLS_CA, TLS_CERT: cert, TLS_KEY: key }),
+  });
+  const panel = identity(cfg.ADMIN_PANEL_TLS_CERT, cfg.ADMIN_PANEL_TLS_KEY);
+  const portal = identity(cfg.PORTAL_TLS_CERT, cfg.PORTAL_TLS_KEY);
   const t = cfg.RPC_TRANSPORT;
+  /** The clients one area's pages call with, under that area's identity. */
+  const pageHandles = (as: typeof panel) => ({
+    auth: rpcClient(t, AuthStaffService, cfg.AUTH_ADDR, as),
+    // Sign-in and sessions of the pages (auth's PortalService).
+    portal: rpcClient(t, PortalService, cfg.AUTH_ADDR, as),
+    webhooks: backendClient(t, [WebhooksService, WebhooksStaffService], cfg.WEBHOOKS_ADDR, as),
+    // The admin panel's customer view, credit adjustment and power actions (refused to the portal).
+    billing: rpcClient(t, BillingDeskService, cfg.BILLING_ADDR, as),
+    compute: rpcClient(t, ComputeDeskService, cfg.COMPUTE_ADDR, as),
+    // Top-ups: the portal's Add credit page and the admin panel's bank transfers.
+    topUps: backendClient(t, [TopUpService, TopUpStaffService], cfg.BILLING_ADDR, as),
+  });
+  const adminPages = pageHandles(panel);
+  const portalPages = pageHandles(portal);
   const handles = {
     auth: rpcClient(t, AuthService, cfg.AUTH_ADDR, api),
     billing: rpcClient(t, BillingService, cfg.BILLING_ADDR, api),
     compute: rpcClient(t, ComputeService, cfg.COMPUTE_ADDR, api),
     webhooks: rpcClient(t, WebhooksService, cfg.WEBHOOKS_ADDR, api),
-    pageAuth: rpcClient(t, AuthStaffService, cfg.AUTH_ADDR, panel),
-    // Sign-in and sessions of the portal and admin pages (auth's PortalService).
-    portal: rpcClient(t, PortalService, cfg.AUTH_ADDR, panel),
-    pageWebhooks: backendClient(t, [WebhooksService, WebhooksStaffService], cfg.WEBHOOKS_ADDR, panel),
-    // The admin panel's customer view, credit adjustment and power actions.
-    deskBilling: rpcClient(t, BillingDeskService, cfg.BILLING_ADDR, panel),
-    deskCompute: rpcClient(t, ComputeDeskService, cfg.COMPUTE_ADDR, panel),
-    // Top-ups: the portal's Add credit page and the admin panel's bank transfers.
-    pageTopUps: backendClient(t, [TopUpService, TopUpStaffService], cfg.BILLING_ADDR, panel),
     // The payment provider's webhook, forwarded by the public endpoint (payment-webhook.ts).
     paymentEvents: rpcClient(t, PaymentEventService, cfg.BILLING_ADDR, api),
     // The key table's stream and acknowledgements (key-sync.ts), as the customer API's identity.
     keys: rpcClient(t, KeyDistributionService, cfg.AUTH_ADDR, api),
   };
+  const clientsOf = (h: typeof adminPages) => ({
+    auth: h.auth.client,
+    portal: h.portal.client,
+    webhooks: h.webhooks.client,
+    billing: h.billing.client,
+    compute: h.compute.client,
+    topUps: h.topUps.client,
+  });
   return {
     auth: handles.auth.client,
     keys: handles.keys.client,
@@ -61,17 +72,17 @@ export function createClients(cfg: GatewayConfig) {
     compute: handles.compute.client,
     webhooks: handles.webhooks.client,
     paymentEvents: handles.paymentEvents.client,
-    /** The pages' clients, presenting the admin-panel certificate. */
-    pages: {
-      auth: handles.pageAuth.client,
-      portal: handles.portal.client,
-      webhooks: handles.pageWebhooks.client,
-      billing: handles.deskBilling.client,
-      compute: handles.deskCompute.client,
-      topUps: handles.pageTopUps.client,
-    },
+    /** The admin pages' clients, presenting the admin-panel certificate. */
+    pages: clientsOf(adminPages),
+    /** The client portal's clients, presenting the portal certificate. */
+    portalPages: clientsOf(portalPages),
     close: () => {
-      for (const h of Object.values(handles)) h.close();
+      for (const h of [
+        ...Object.values(handles),
+        ...Object.values(adminPages),
+        ...Object.values(portalPages),
+      ])
+        h.close();
     },
   };
 }

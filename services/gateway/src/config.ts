@@ -35,11 +35,17 @@ const gatewayConfigShape = {
    */
   KEY_SNAPSHOT_CHUNK: z.coerce.number().int().min(1).max(20_000).default(5000),
   /**
-   * The portal and admin pages' certificate and key (identity `admin-panel`, same CA as TLS_CA):
+   * The admin pages' certificate and key (identity `admin-panel`, same CA as TLS_CA):
    * the pages call staff and sign-in RPCs the customer API's identity may not.
    */
   ADMIN_PANEL_TLS_CERT: z.string().min(1, "the admin panel's certificate's path is required"),
   ADMIN_PANEL_TLS_KEY: z.string().min(1, "the admin panel's private key's path is required"),
+  /**
+   * The client portal pages' certificate and key (identity `portal`, same CA as TLS_CA): apart
+   * from the admin panel's, so staff definitions refuse a customer page's call.
+   */
+  PORTAL_TLS_CERT: z.string().min(1, "the portal's certificate's path is required"),
+  PORTAL_TLS_KEY: z.string().min(1, "the portal's private key's path is required"),
   /** Heartbeat comments on the webhook event stream, so proxies keep an idle stream open. */
   STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   /**

@@ -41,7 +41,10 @@ function safeText(req: Request, _res: Response, next: NextFunction) {
  * before the API's JSON body parser: forms are read as urlencoded here.
  */
 export function pagesRouter(deps: {
+  /** The admin panel's clients (identity admin-panel). */
   clients: PageClients;
+  /** The client portal's clients (identity portal): a customer page never calls as staff. */
+  portalClients: PageClients;
   publicUrl: string;
   log: Logger;
   redis: Redis;
@@ -70,7 +73,7 @@ export function pagesRouter(deps: {
     "/portal",
     forms,
     safeText,
-    portalRouter(deps.clients, setCookie, deps.publicUrl, {
+    portalRouter(deps.portalClients, setCookie, deps.publicUrl, {
       call: deps.api,
       once,
       cooldown: (rule, personId, resource) => reserveCooldown(deps.redis, deps.ns, rule, personId, resource),
