@@ -208,4 +208,24 @@ describe("staff money writes", () => {
       { amount: "2.0000", staff_id: editor.staffId, operator: "admin-panel" },
     ]);
   });
+
+  it("checks the staff member the panel names in billing itself: no such staff member, or one without edit clients, moves nothing", async () => {
+    const acct = await portalOwner();
+    const viewer = await staffMember(["view_clients"]);
+    const write = (staffId: string) =>
+      codeOf(
+        asPanel.deskAdjustCredit({
+          customerId: acct.customerId,
+          personId: acct.ownerId,
+          staffId,
+          amount: "500",
+          reason: "not staff",
+          idempotencyKey: randomUUID(),
+        }),
+      );
+    // A customer's person is not a staff member, whatever the caller's certificate.
+    assert.equal(await write(acct.ownerId), "UNAUTHORIZED");
+    assert.equal(await write(viewer.staffId), "FORBIDDEN");
+    assert.equal((await entries(acct.ownerId, "not staff")).length, 0);
+  });
 });

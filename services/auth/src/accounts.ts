@@ -143,7 +143,15 @@ export function createAccounts(sql: Sql, keys: KeyChanges = noKeyChanges): AuthH
         ? await sql<PersonRow[]>`select * from people
             where id = ${req.personId} and customer_id = ${customer.id} and removed_at is null`
         : [];
-      return { customer: customerOut(customer), person: person ? personOut(person) : undefined };
+      const [staff] = req.staffId
+        ? await sql<{ permissions: string[] }[]>`select permissions from staff where id = ${req.staffId}`
+        : [];
+      return {
+        customer: customerOut(customer),
+        person: person ? personOut(person) : undefined,
+        staffFound: staff !== undefined,
+        staffPermissions: staff?.permissions ?? [],
+      };
     },
 
     async createPerson(req) {

@@ -14,7 +14,7 @@ import { lockBalance, moveEntry } from "./ledger.ts";
 import { formatMoney, money, parseMoney, type Units } from "./money.ts";
 import { type DocumentRow, type ServiceRow, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
-import { keyedStaffWrite, sameWrite, settleStaffWrite, staffActor } from "./staff-writes.ts";
+import { keyedStaffWrite, sameWrite, settleStaffWrite, staffActor, staffMayWrite } from "./staff-writes.ts";
 
 interface LedgerRow {
   id: string;
@@ -95,7 +95,8 @@ export function createDesk(sql: Sql, accounts: AccountLookup): BillingHandlers {
       if (amount === undefined || amount === 0n)
         throw badRequest("amount", "must be a non-zero amount with at most 4 decimals, e.g. 25 or -5.50");
       const actor = staffActor(ctx, req.staffId);
-      const account = await accounts(req.customerId, req.personId);
+      const account = await accounts(req.customerId, req.personId, actor.staffId ?? undefined);
+      if (actor.staffId !== null) staffMayWrite(account.staffPermissions, ["edit_clients"]);
       if (!account.personBelongs) throw badRequest("person_id", "must name a person of this customer");
       const currency = account.currency;
       const reason = req.reason.trim();

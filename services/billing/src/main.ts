@@ -78,7 +78,7 @@ runMain(log, async () => {
     ...createSettingsHandlers(sql),
     ...createDesk(sql, accounts),
   };
-  const payments = createPayments(sql, cfg, log);
+  const payments = createPayments(sql, cfg, log, accounts);
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.BILLING_ADDR),

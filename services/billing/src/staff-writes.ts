@@ -34,6 +34,18 @@ export function staffActor(ctx: HandlerContext | undefined, staffId: string): St
   return { staffId, operator: caller ?? "unverified" };
 }
 
+/**
+ * The staff principal, checked by billing itself (as auth checks its own staff writes): the staff
+ * member the admin panel names must exist in auth (`permissions` as auth's AccountLookup answers
+ * them, undefined for no such staff member) and hold `needed`. Callers skip it for the admin
+ * command, the operator, which names no staff member.
+ */
+export function staffMayWrite(permissions: string[] | undefined, needed: readonly string[]): void {
+  if (!permissions) throw apiError("UNAUTHORIZED", "Unknown staff member");
+  const missing = needed.find((p) => !permissions.includes(p));
+  if (missing) throw apiError("FORBIDDEN", `Staff permission ${missing} is required`);
+}
+
 /** The first ledger entry a key made, as the write's answer is rebuilt from it. */
 export interface KeyedEntry {
   ledgerId: string;

@@ -17,6 +17,7 @@ import {
   type Sql,
 } from "@hb/platform";
 import { displayMoney } from "@hb/platform/money";
+import type { AccountLookup } from "../account-lookup.ts";
 import { moneyOut } from "../contract-values.ts";
 import { listPage } from "../list-query.ts";
 import { formatMoney, money, parseMoney, type Units } from "../money.ts";
@@ -42,6 +43,7 @@ export interface PaymentsDeps {
   card: CardProvider | undefined;
   limits: { min: Units; max: Units };
   bankDetails: string;
+  accounts: AccountLookup;
 }
 
 /** Adding credit is paying: the person needs pay_invoices, as paying an invoice from credit does. */
@@ -229,7 +231,7 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
       return { transfers: rows.map(topUpOut), total };
     },
 
-    confirmBankTransfer: (req, ctx) => confirmBankTransfer(sql, d.limits, req, ctx),
+    confirmBankTransfer: (req, ctx) => confirmBankTransfer(sql, d, req, ctx),
 
     // Staff: card payments to look at --------------------------------------------------------
     ...cardReview(sql),

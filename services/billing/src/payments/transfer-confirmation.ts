@@ -15,8 +15,9 @@ import type {
 } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { badRequest, notFound, type Sql, type TxSql } from "@hb/platform";
 import { displayMoney } from "@hb/platform/money";
+import type { AccountLookup } from "../account-lookup.ts";
 import { formatMoney, money, parseMoney, type Units } from "../money.ts";
-import { keyedStaffWrite, sameWrite, staffActor } from "../staff-writes.ts";
+import { keyedStaffWrite, sameWrite, staffActor, staffMayWrite } from "../staff-writes.ts";
 import { normaliseReference } from "./reference.ts";
 import type { TopUpRow } from "./top-up-row.ts";
 import { alreadyConfirmed, creditOnce, topUpOut } from "./top-ups.ts";
@@ -60,7 +61,7 @@ const refuse = (message: string) => badRequest("received_amount", message);
 
 export async function confirmBankTransfer(
   sql: Sql,
-  limits: { max: Units },
+  d: { limits: { max: Units }; accounts: AccountLookup },
   req: ConfirmBankTransferRequest,
   ctx: HandlerContext | undefined,
 ): Promise<Answer> {
@@ -71,16 +72,24 @@ export async function confirmBankTransfer(
   if (received === undefined || received <= 0n) {
     throw refuse("received_amount must be a positive decimal, e.g. 100 or 99.50");
   }
-  const [t] = await sql<Pick<TopUpRow, "id" | "currency" | "requested">[]>`
-    select id, currency, requested::text from top_ups where reference = ${reference} and method = 'bank_transfer'`;
+  const [t] = await sql<Pick<TopUpRow, "id" | "customer_id" | "currency" | "requested">[]>`
+    select id, customer_id, currency, requested::text from top_ups
+    where reference = ${reference} and method = 'bank_transfer'`;
   if (!t) throw notFound("Bank transfer");
+  if (actor.staffId !== null) {
+    const { staffPermissions } = await d.accounts(t.customer_id, "", actor.staffId);
+    staffMayWrite(
+      staffPermissions,
+      req.aboveRequested ? ["edit_clients", "approve_overpayments"] : ["edit_clients"],
+    );
+  }
   const decimals = currencyDecimals(t.currency);
   if (!withinDecimals(received, decimals))
     throw refuse(
       `${t.currency} amounts have ${decimals === 0 ? "no decimals" : `at most ${decimals} decimals`}`,
     );
-  if (received > limits.max)
-    throw refuse(`received_amount is above the top-up maximum of ${displayMoney(limits.max, t.currency)}`);
+  if (received > d.limits.max)
+    throw refuse(`received_amount is above the top-up maximum of ${displayMoney(d.limits.max, t.currency)}`);
   if (received > money(t.requested) && !req.aboveRequested)
     throw refuse(
       `${displayMoney(received, t.currency)} is more than the ${displayMoney(money(t.requested), t.currency)} asked for; confirm it as an overpayment to credit it`,

@@ -1,4 +1,5 @@
 import type { Logger, Sql } from "@hb/platform";
+import type { AccountLookup } from "../account-lookup.ts";
 import { money } from "../money.ts";
 import { createPaymentHandlers, type PaymentHandlers } from "./handlers.ts";
 import { stripeProvider } from "./stripe-driver.ts";
@@ -14,7 +15,13 @@ interface PaymentsSettings {
 }
 
 /** The top-up handlers with the card provider the configuration names (Stripe, or none). */
-export function createPayments(sql: Sql, cfg: PaymentsSettings, log: Logger): PaymentHandlers {
+export function createPayments(
+  sql: Sql,
+  cfg: PaymentsSettings,
+  log: Logger,
+  /** Auth's account facts: the staff member confirming a transfer is checked there. */
+  accounts: AccountLookup,
+): PaymentHandlers {
   const stripe =
     cfg.STRIPE_SECRET_KEY && cfg.STRIPE_WEBHOOK_SECRET
       ? stripeProvider({
@@ -33,5 +40,6 @@ export function createPayments(sql: Sql, cfg: PaymentsSettings, log: Logger): Pa
     card: stripe,
     limits: { min: money(cfg.TOP_UP_MIN), max: money(cfg.TOP_UP_MAX) },
     bankDetails: cfg.BANK_TRANSFER_DETAILS,
+    accounts,
   });
 }

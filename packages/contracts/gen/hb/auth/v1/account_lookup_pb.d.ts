@@ -26,6 +26,14 @@ export declare type LookupAccountRequest = Message<"hb.auth.v1.LookupAccountRequ
    * @generated from field: string person_id = 2;
    */
   personId: string;
+
+  /**
+   * Optional: a staff member acting on the account (a staff write), whose permissions billing
+   * checks itself rather than trusting the caller that names them.
+   *
+   * @generated from field: string staff_id = 3;
+   */
+  staffId: string;
 };
 
 /**
@@ -51,6 +59,18 @@ export declare type LookupAccountResponse = Message<"hb.auth.v1.LookupAccountRes
    * @generated from field: hb.auth.v1.Person person = 2;
    */
   person?: Person | undefined;
+
+  /**
+   * Set when staff_id names a staff member: true, with their staff permissions.
+   *
+   * @generated from field: bool staff_found = 3;
+   */
+  staffFound: boolean;
+
+  /**
+   * @generated from field: repeated string staff_permissions = 4;
+   */
+  staffPermissions: string[];
 };
 
 /**
