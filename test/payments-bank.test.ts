@@ -34,8 +34,8 @@ describe("bank transfer top-ups", () => {
     await sql.end({ timeout: 5 });
   });
 
-  const balance = async () => {
-    const r = await api("GET", "/api/v1/account/balance", { key });
+  const balance = async (k = key) => {
+    const r = await api("GET", "/api/v1/account/balance", { key: k });
     assert.equal(r.status, 200, r.text);
     return r.body.data.balance as number;
   };
@@ -46,14 +46,27 @@ describe("bank transfer top-ups", () => {
     return { _csrf: csrfIn(html), _once: /name="_once" value="([^"]+)"/.exec(html.slice(at))?.[1] ?? "" };
   };
 
+  /**
+   * A customer of its own, signed in, with a key to read the balance: a test asking for more
+   * transfers stays within the Add credit cool-down of the shared owner.
+   */
+  async function ownCustomer() {
+    const o = await portalOwner();
+    const k = (
+      await auth.createKey({ personId: o.ownerId, label: "t", scopes: ["billing"], ipAllowlist: "" })
+    ).secretKey;
+    const v = await signInVisitor(GATEWAY, "portal", o.email);
+    return { ...o, v, balance: () => balance(k) };
+  }
+
   /** Asks for a transfer in the portal; returns its reference and the page's form fields. */
-  async function requestTransfer(amount: string) {
-    const page = await customer.get("/portal/add-credit");
+  async function requestTransfer(amount: string, v = customer) {
+    const page = await v.get("/portal/add-credit");
     assert.equal(page.status, 200);
     const fields = formOf(page.text, "/portal/add-credit/bank");
-    const r = await customer.post("/portal/add-credit/bank", { ...fields, "bank-amount": amount });
+    const r = await v.post("/portal/add-credit/bank", { ...fields, "bank-amount": amount });
     assert.equal(r.status, 303, r.text);
-    const shown = await customer.get(r.location);
+    const shown = await v.get(r.location);
     assert.equal(shown.status, 200);
     const reference = /HB-[0-9A-Z]{4}-[0-9A-Z]{4}/.exec(shown.text)?.[0];
     assert.ok(reference, "the page shows the reference");
@@ -165,7 +178,8 @@ describe("bank transfer top-ups", () => {
   });
 
   it("files a confirmed transfer's audit row under the transfer's customer, never the one the form names", async () => {
-    const t = await requestTransfer("40");
+    const own = await ownCustomer();
+    const t = await requestTransfer("40", own.v);
     const other = await portalOwner();
     const list = await admin.get("/admin/bank-transfers");
     const r = await admin.post("/admin/bank-transfers/confirm", {
@@ -179,12 +193,13 @@ describe("bank transfer top-ups", () => {
       (await auth.listStaffActions({ customerId, limit: 200 })).actions
         .filter((a) => a.action === "billing.bank_transfer_confirm" && a.target === t.reference)
         .map((a) => a.outcome);
-    assert.deepEqual(await filed(owner.customerId), [StaffActionOutcome.SUCCEEDED]);
+    assert.deepEqual(await filed(own.customerId), [StaffActionOutcome.SUCCEEDED]);
     assert.deepEqual(await filed(other.customerId), []);
   });
 
   it("bounds a confirmation by the currency's decimals and the top-up maximum, and credits more than asked only as an approved overpayment", async () => {
-    const t = await requestTransfer("50");
+    const own = await ownCustomer();
+    const t = await requestTransfer("50", own.v);
     const list = await admin.get("/admin/bank-transfers");
     const form = list.text.slice(list.text.indexOf(`value="${t.reference}"`));
     assert.match(form, /name="received"[^>]*value=""/, "the amount received is asked for, not filled in");
@@ -193,7 +208,7 @@ describe("bank transfer top-ups", () => {
       /above_requested/,
       "no override without the permission",
     );
-    const before = await balance();
+    const before = await own.balance();
     const refused = async (v: typeof admin, received: string, extra: Record<string, string> = {}) => {
       const page = await v.get("/admin/bank-transfers");
       const r = await v.post("/admin/bank-transfers/confirm", {
@@ -224,7 +239,7 @@ describe("bank transfer top-ups", () => {
         ),
       "BAD_REQUEST",
     );
-    assert.equal(await balance(), before, "nothing credited by a refused confirmation");
+    assert.equal(await own.balance(), before, "nothing credited by a refused confirmation");
 
     const approver = await staffMember(["view_clients", "edit_clients", "approve_overpayments"]);
     const a = await signInVisitor(GATEWAY, "admin", approver.email);
@@ -237,12 +252,13 @@ describe("bank transfer top-ups", () => {
       above_requested: "1",
     });
     assert.equal(ok.status, 303, ok.text);
-    assert.equal(await balance(), before + 60);
+    assert.equal(await own.balance(), before + 60);
   });
 
   it("answers a confirmation sent again with its key with the first result, and records the admin command as itself", async () => {
-    const t = await requestTransfer("25");
-    const before = await balance();
+    const own = await ownCustomer();
+    const t = await requestTransfer("25", own.v);
+    const before = await own.balance();
     const colleague = await staffMember(["view_clients", "edit_clients"]);
     const req = {
       reference: t.reference,
@@ -255,7 +271,7 @@ describe("bank transfer top-ups", () => {
       staffBilling.confirmBankTransfer(req),
     ]);
     assert.equal(a.balance, b.balance);
-    assert.equal(await balance(), before + 25);
+    assert.equal(await own.balance(), before + 25);
     const again = await staffBilling
       .confirmBankTransfer({ ...req, idempotencyKey: crypto.randomUUID() })
       .then(

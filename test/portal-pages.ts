@@ -1,7 +1,7 @@
 /** Set-up for the page tests: customers, people and staff who can sign in, through auth's RPCs. */
-import { randomBytes } from "node:crypto";
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import type { Page } from "playwright-core";
+import { newToken } from "../services/gateway/src/pages/customer/once.ts";
 import { auth, billing, cyclePrices, GATEWAY, grpc, kindOf, newProduct, unique } from "./helpers.ts";
 
 export const portal = grpc([PortalService], "AUTH_ADDR");
@@ -82,7 +82,7 @@ export function visitor(base = GATEWAY) {
       // An admin write form carries a one-time token (admin-once.ts); a test that posts without
       // one posts a freshly loaded form, which has its own. Tests of the token pass it themselves.
       const once: Record<string, string> =
-        ADMIN_WRITE.test(path) && form._once === undefined ? { _once: newFormToken() } : {};
+        ADMIN_WRITE.test(path) && form._once === undefined ? { _once: newToken() } : {};
       const res = await fetch(base + path, {
         method: "POST",
         headers: { cookie: cookie(), "content-type": "application/x-www-form-urlencoded" },
@@ -102,7 +102,6 @@ export function visitor(base = GATEWAY) {
 
 /** Admin paths whose POST is a write (sign-in and sign-out are not). */
 const ADMIN_WRITE = /^\/admin\/(?!sign-in|sign-out|set-password)/;
-const newFormToken = () => randomBytes(18).toString("base64url");
 
 /** The one-time token of the form posting to `action` on the page (admin-once.ts). */
 export function onceIn(html: string, action: string): string {

@@ -10,6 +10,7 @@
  * - a refusal (4xx, nothing written): the token is given back, so the form sent again acts;
  * - a page (2xx: a result shown once, such as a set-password link) or a failure (5xx: it may or
  *   may not have been done): repeats are told so and sent nowhere, never acting again.
+ * A token past its lifetime that was never used is "Form expired" (400), as in the portal.
  */
 import type { Request, Response } from "express";
 import { type OnceStore, type Outcome, validToken } from "./customer/once.ts";
@@ -23,20 +24,15 @@ const SHOWN_ONCE = "This form was already sent and done; its result was shown th
 const NOT_KNOWN =
   "This form was already sent and did not finish cleanly: it may or may not have been done. Check the audit log before sending a new one.";
 
+const EXPIRED = html`<p role="alert" class="error">This form has expired; go back, reload the page and send it again.</p>`;
+
 type Show = (res: Response, title: string, body: Html, status: number) => void;
 
 /** Runs `route` for the first submission of the form's token; see above for repeats. */
 export function onceForm(once: OnceStore, show: Show) {
   return async (req: Request, res: Response, route: () => void): Promise<void> => {
     const token: unknown = req.body?._once;
-    if (!validToken(token)) {
-      return show(
-        res,
-        "Form expired",
-        html`<p role="alert" class="error">This form has expired; go back, reload the page and send it again.</p>`,
-        400,
-      );
-    }
+    if (!validToken(token)) return show(res, "Form expired", EXPIRED, 400);
     let first = false;
     let outcome: Outcome;
     try {
@@ -59,6 +55,7 @@ export function onceForm(once: OnceStore, show: Show) {
       throw err;
     }
     if (first) return;
+    if (outcome.expired) return show(res, "Form expired", EXPIRED, 400);
     if (outcome.location) return res.redirect(303, outcome.location);
     const message = outcome.error ?? outcome.notice ?? SHOWN_ONCE;
     show(
