@@ -6,16 +6,9 @@
  * data's owner.
  */
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { StaffActionOutcome } from "@hb/contracts/hb/auth/v1/staff_audit_pb";
-import { apiError, badRequest, newId, notFound, type Sql } from "@hb/platform";
+import { type StaffActionOutcome, StaffActionOutcomeSchema } from "@hb/contracts/hb/auth/v1/staff_audit_pb";
+import { apiError, badRequest, enumOfWord, enumWord, newId, notFound, type Sql } from "@hb/platform";
 import type { AuthHandlers } from "./handlers.ts";
-
-const OUTCOME: Record<string, StaffActionOutcome> = {
-  pending: StaffActionOutcome.PENDING,
-  succeeded: StaffActionOutcome.SUCCEEDED,
-  failed: StaffActionOutcome.FAILED,
-  unknown: StaffActionOutcome.UNKNOWN,
-};
 
 interface AuditRow {
   id: string;
@@ -72,12 +65,8 @@ export function createStaffAudit(sql: Sql): AuthHandlers {
     },
 
     async finishStaffAction(req) {
-      const outcome =
-        req.outcome === StaffActionOutcome.SUCCEEDED
-          ? "succeeded"
-          : req.outcome === StaffActionOutcome.UNKNOWN
-            ? "unknown"
-            : "failed";
+      // The row stores the outcome's word (pending, unknown, succeeded, failed).
+      const outcome = enumWord(StaffActionOutcomeSchema, req.outcome);
       const after = jsonObject("after", req.after);
       // An outcome is written once: a pending row takes any; an unknown row (the answer was lost)
       // only the outcome its owner reported later, succeeded or failed.
@@ -117,7 +106,7 @@ export function createStaffAudit(sql: Sql): AuthHandlers {
           before: text(r.before),
           after: text(r.after),
           reason: r.reason,
-          outcome: OUTCOME[r.outcome] ?? StaffActionOutcome.UNSPECIFIED,
+          outcome: enumOfWord<StaffActionOutcome>(StaffActionOutcomeSchema, r.outcome),
           error: r.error,
           createdAt: timestampFromDate(r.created_at),
           finishedAt: r.finished_at ? timestampFromDate(r.finished_at) : undefined,
