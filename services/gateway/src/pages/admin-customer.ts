@@ -780,6 +780,7 @@ const OUTCOME: Record<number, string> = {
   [StaffActionOutcome.PENDING]: "Pending (outcome not recorded)",
   [StaffActionOutcome.SUCCEEDED]: "Done",
   [StaffActionOutcome.FAILED]: "Refused",
+  [StaffActionOutcome.UNKNOWN]: "Unknown (answer lost; being settled)",
 };
 
 /** A JSON object of the log as "key: value" lines. */

@@ -3,8 +3,9 @@ import { describe, it } from "node:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { StaffActionOutcome } from "@hb/contracts/hb/auth/v1/staff_audit_pb";
 import type { Response } from "express";
+import { eventually } from "../../../../test/support/eventually.ts";
 import type { PageClients } from "../clients.ts";
-import { auditor } from "./staff-audit.ts";
+import { auditor, OutcomeUnknown } from "./staff-audit.ts";
 
 /** An auth client that records the audit calls; `down` makes the named call fail as unreachable. */
 function fakeAuth(down: { begin?: boolean; finish?: boolean } = {}) {
@@ -85,5 +86,29 @@ describe("audited", () => {
     const { clients } = fakeAuth({ finish: true });
     const r = await auditor(clients)(res, { action: "key.revoke" }, async () => "revoked");
     assert.equal(r, "revoked");
+  });
+
+  it("records a write whose answer was lost as unknown, never failed, hands the write its audit id, and finishes the row with what the owner reports", async () => {
+    const { clients, calls } = fakeAuth();
+    let key = "";
+    await assert.rejects(
+      auditor(clients)(
+        res,
+        {
+          action: "credit.adjust",
+          settle: async (auditId) => ({ committed: auditId === key, customerId: "c9" }),
+        },
+        async (auditId) => {
+          key = auditId;
+          throw new ConnectError("deadline exceeded", Code.DeadlineExceeded);
+        },
+      ),
+      (err) => err instanceof OutcomeUnknown && err.auditId === "a1",
+    );
+    assert.equal(key, "a1", "the write is keyed by its audit id");
+    assert.equal(calls[1].req.outcome, StaffActionOutcome.UNKNOWN);
+    // Settled in the background: the owner says it committed.
+    await eventually(async () => calls.length === 3);
+    assert.deepEqual([calls[2].req.outcome, calls[2].req.customerId], [StaffActionOutcome.SUCCEEDED, "c9"]);
   });
 });
