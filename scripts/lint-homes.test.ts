@@ -84,5 +84,8 @@ describe("one home per rule (scripts/lint-homes.ts)", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+    // The whole tree, as npm run lint runs it.
+    const tree = spawnSync(process.execPath, ["scripts/lint-homes.ts"], { cwd: root, encoding: "utf8" });
+    assert.equal(tree.status, 0, tree.stderr);
   });
 });

@@ -2,7 +2,7 @@ import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { PortalService, Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
-import { ALL_PERMISSIONS, SCOPES, STAFF_PERMISSIONS } from "@hb/platform";
+import { ALL_PERMISSIONS, PAGE_SIZE, SCOPES, STAFF_PERMISSIONS } from "@hb/platform";
 import { type ArgSpec, type CommandGroup, client, command, dayStart, list } from "./common.ts";
 
 const auth = () => client([AuthService, AuthStaffService], "AUTH_ADDR", "127.0.0.1:50051");
@@ -110,7 +110,8 @@ export const authCommands: CommandGroup = {
         customer: { type: "string", value: "ID", help: "only this customer's (default: all)" },
         page: { type: "int", value: "N", help: "page, from 1" },
       },
-      run: (_a, f) => auth().listStaffActions({ customerId: f.customer ?? "", page: f.page ?? 0, limit: 50 }),
+      run: (_a, f) =>
+        auth().listStaffActions({ customerId: f.customer ?? "", page: f.page ?? 0, limit: PAGE_SIZE.staff }),
     }),
     "person create": command({
       summary: "Adds a team member to a customer",

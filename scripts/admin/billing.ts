@@ -13,6 +13,7 @@ import {
 import { DocumentKindSchema } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { TopUpStaffService, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ServiceActionSchema } from "@hb/contracts/hb/billing/v1/services_pb";
+import { PAGE_SIZE } from "@hb/platform/paging";
 import { type ArgSpec, type CommandGroup, client, command, enumFlag, list, UsageError } from "./common.ts";
 
 const billing = () => client([BillingService, BillingStaffService], "BILLING_ADDR", "127.0.0.1:50053");
@@ -84,7 +85,7 @@ export const billingCommands: CommandGroup = {
           await topUps().listBankTransfers({
             status: f.all ? TopUpStatus.UNSPECIFIED : TopUpStatus.PENDING,
             page: 1,
-            limit: 200,
+            limit: PAGE_SIZE.max,
           })
         ).transfers,
     }),

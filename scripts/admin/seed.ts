@@ -313,7 +313,7 @@ async function seedMachines(
   demo: { customerId: string; ownerPersonId: string },
 ) {
   const caller = { customerId: demo.customerId, personId: demo.ownerPersonId };
-  if ((await billing.listServiceSummaries({ caller, page: 1, limit: 1 })).total > 0) return;
+  if ((await billing.listServiceSummaries({ caller })).total > 0) return;
   const compute = client([ComputeStaffService], "COMPUTE_ADDR", "127.0.0.1:50052");
   const machines = [
     {

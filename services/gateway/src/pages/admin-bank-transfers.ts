@@ -1,17 +1,16 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { type TopUp, TopUpStatus } from "@hb/contracts/hb/billing/v1/payments_pb";
-import { apiError, resolveError } from "@hb/platform";
+import { type TopUp, TopUpStatus, TopUpStatusSchema } from "@hb/contracts/hb/billing/v1/payments_pb";
+import { apiError, enumWord, PAGE_SIZE, resolveError } from "@hb/platform";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../clients.ts";
 import type { AdminNeeds, AdminRender } from "./admin-page.ts";
 import { money } from "./customer/ui.ts";
+import { when } from "./format.ts";
 import { formFields } from "./forms.ts";
 import { html } from "./html.ts";
 import { sessionOf } from "./session.ts";
 import { type Audited, OutcomeUnknown, settleMoneyWrite } from "./staff-audit.ts";
 
 const CURRENT = "/admin/bank-transfers";
-const PAGE_SIZE = 50;
 const STATUSES = {
   pending: TopUpStatus.PENDING,
   credited: TopUpStatus.CREDITED,
@@ -25,9 +24,6 @@ const formRefusal = (message: string, status = 400) =>
   apiError(status === 403 ? "FORBIDDEN" : "BAD_REQUEST", message, {
     violations: [{ field: "received_amount", message }],
   });
-
-const when = (t: TopUp["createdAt"]) =>
-  t ? `${timestampDate(t).toISOString().slice(0, 16).replace("T", " ")} UTC` : "—";
 
 /**
  * Bank transfers in the admin panel: the customers' requested transfers with their references
@@ -58,13 +54,13 @@ export function bankTransferRoutes(
     const pageNo = Math.max(1, Number.parseInt(String(req.query.page ?? "1"), 10) || 1);
     // Two calls whatever the page's length: the transfers, and every customer's name at once.
     const [list, { customers }] = await Promise.all([
-      clients.topUps.listBankTransfers({ status: STATUSES[shown], page: pageNo, limit: PAGE_SIZE }),
+      clients.topUps.listBankTransfers({ status: STATUSES[shown], page: pageNo, limit: PAGE_SIZE.staff }),
       clients.auth.listCustomers({ email: "" }),
     ]);
     const names = new Map(customers.map((c) => [c.id, c.company ? `${c.name} (${c.company})` : c.name]));
     const edit = can(res, "edit_clients");
     const csrf = sessionOf(res).csrfToken;
-    const pages = Math.max(1, Math.ceil(list.total / PAGE_SIZE));
+    const pages = Math.max(1, Math.ceil(list.total / PAGE_SIZE.staff));
     const link = (n: number) => `${CURRENT}?${new URLSearchParams({ status: shown, page: String(n) })}`;
     const overpay = can(res, "approve_overpayments");
     // The amount is typed from the bank statement, never filled in with what was asked: a default
@@ -101,7 +97,7 @@ ${
         (t) => html`<tr><td class="mono">${t.reference}</td>
 <td><a href="/admin/customers/${t.customerId}">${names.get(t.customerId) ?? t.customerId}</a></td>
 <td>${money(t.requested?.amount, t.requested?.currency)}</td><td>${when(t.createdAt)}</td>
-<td>${t.status === TopUpStatus.CREDITED ? "credited" : t.status === TopUpStatus.CANCELLED ? "cancelled" : "waiting"}</td>
+<td>${t.status === TopUpStatus.PENDING ? "waiting" : enumWord(TopUpStatusSchema, t.status)}</td>
 <td>${t.received ? html`${money(t.received.amount, t.received.currency)}<br><span class="hint">${when(t.creditedAt)}</span>` : "—"}</td>
 ${edit ? html`<td>${t.status === TopUpStatus.PENDING ? confirmForm(t) : ""}</td>` : ""}</tr>`,
       )}</tbody></table></div>`

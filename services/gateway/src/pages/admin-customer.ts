@@ -6,7 +6,7 @@
  * without it is refused by `needs` (403).
  */
 import { type Customer, CustomerStatus, type Person } from "@hb/contracts/hb/auth/v1/accounts_pb";
-import { type ApiKey, ApiKeyStatus } from "@hb/contracts/hb/auth/v1/api_keys_pb";
+import { type ApiKey, ApiKeyStatus, ApiKeyStatusSchema } from "@hb/contracts/hb/auth/v1/api_keys_pb";
 import { PartnerStatusSchema } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { type StaffAction, StaffActionOutcome } from "@hb/contracts/hb/auth/v1/staff_audit_pb";
@@ -24,6 +24,7 @@ import {
   type Permission,
   resolveError,
 } from "@hb/platform";
+import { readMoney } from "@hb/platform/money";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../clients.ts";
 import type { AdminNeeds, AdminRender, StaffPermission } from "./admin-page.ts";
@@ -604,7 +605,8 @@ ${pager(`/admin/customers/${c.id}/balance`, "transactions_page", page, b.transac
         reason: String(req.body.reason ?? ""),
       };
       const errors: Record<string, string> = {};
-      if (!/^-?\d{1,12}(\.\d{1,4})?$/.test(values.amount) || /^-?0+(\.0+)?$/.test(values.amount))
+      const read = readMoney(values.amount);
+      if (!read.ok || read.units === 0n)
         errors.amount = "Enter a non-zero amount with at most 4 decimals, e.g. 25 or -5.50";
       if (!values.reason.trim()) errors.reason = "Say why the balance changes";
       if (Object.keys(errors).length) return balanceTab(req, res, { f: { values, errors }, code: 400 });
@@ -742,8 +744,7 @@ ${pager(`/admin/customers/${c.id}/audit`, "audit_page", page, a.total)}`;
   );
 }
 
-const keyStatus = (k: ApiKey) =>
-  k.status === ApiKeyStatus.REVOKED ? "revoked" : k.status === ApiKeyStatus.EXPIRED ? "expired" : "active";
+const keyStatus = (k: ApiKey) => enumWord(ApiKeyStatusSchema, k.status) || "active";
 
 function keyTable(customerId: string, keys: ApiKey[], edit: boolean, csrf: string): Html {
   if (!keys.length) return html`<p class="empty">No keys.</p>`;

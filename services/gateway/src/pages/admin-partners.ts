@@ -1,7 +1,7 @@
 import { PartnerStatus, PartnerStatusSchema } from "@hb/contracts/hb/auth/v1/partners_pb";
 import type { ListedPartner } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { DeliveryStatus, DeliveryStatusSchema } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
-import { enumOfWord, enumWord, resolveError } from "@hb/platform";
+import { enumOfWord, enumWord, isUuid, PAGE_SIZE, resolveError } from "@hb/platform";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../clients.ts";
 import type { AdminNeeds, AdminRender } from "./admin-page.ts";
@@ -14,7 +14,6 @@ import { sessionOf } from "./session.ts";
 import type { Audited } from "./staff-audit.ts";
 
 const CURRENT = "/admin/partners";
-const PAGE_SIZE = 50;
 const word = (s: PartnerStatus) => enumWord(PartnerStatusSchema, s);
 const PARTNER_STATUSES = [PartnerStatus.PENDING, PartnerStatus.ACTIVE, PartnerStatus.SUSPENDED];
 const DELIVERY_STATUSES = [
@@ -65,7 +64,7 @@ export function partnerRoutes(
         customerId: "",
         status: enumOfWord<PartnerStatus>(PartnerStatusSchema, status) ?? PartnerStatus.UNSPECIFIED,
       });
-      const p = paginate(partners, req.query.page, PAGE_SIZE);
+      const p = paginate(partners, req.query.page, PAGE_SIZE.staff);
       const body = html`<form method="get" action="/admin/partners" class="filters" aria-label="Filter the partners">
 ${wordSelect("partner-status", "status", "Status", PARTNER_STATUSES.map(word), status)}
 <button type="submit">Filter</button>
@@ -89,7 +88,7 @@ ${pager("/admin/partners", { status }, p.page, p.pages)}`;
   );
 
   const find = async (id: string): Promise<ListedPartner | undefined> => {
-    if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+    if (!isUuid(id)) return undefined;
     return (await clients.portal.listPartners({ customerId: id })).partners[0];
   };
   const notFound = (res: Response) =>
@@ -300,7 +299,7 @@ ${field(f, "url", "Webhook URL", { type: "url", hint: "An absolute http or https
             (!event || d.event.includes(event)) &&
             (!dstatus || enumWord(DeliveryStatusSchema, d.status) === dstatus),
         );
-        const p = paginate(shown, req.query.delivery_page, PAGE_SIZE);
+        const p = paginate(shown, req.query.delivery_page, PAGE_SIZE.staff);
         const base = `/admin/partners/${id}/activity`;
         const content = html`<h2>Deliveries</h2>
 <form method="get" action="${base}" class="filters" aria-label="Filter the deliveries">
