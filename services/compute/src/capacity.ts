@@ -33,13 +33,12 @@ export async function hostCapacities(
 }
 
 /**
- * The capacity rule: which of these machines their provider cannot take, with the reason (one
- * already recorded is not weighed again).
- * Counted against what the provider's machines already hold (every machine with an instance or
- * being built: a failed or terminated one holds nothing): at most `maxMachines` machines (0: no
- * maximum), and the plans' memory and disk within what the hosts can hold. Requests are weighed
- * in order, each one taken counting against the next. Serialised across callers (replicas
- * included) by a transaction-scoped lock, so two batches cannot both take the last place.
+ * The capacity rule: which of these machines their provider cannot take, with the reason. Counted
+ * against what the provider's machines already hold (every machine with an instance or being
+ * built: a failed or terminated one holds nothing): at most `maxMachines` machines (0: no
+ * maximum), and the plans' memory and disk within what the hosts can hold (`weigh`). A machine
+ * already recorded is not weighed again. Serialised across callers (replicas included) by a
+ * transaction-scoped lock, so two batches cannot both take the last place.
  */
 export async function capacityRefusals(
   tx: TxSql,
@@ -47,9 +46,8 @@ export async function capacityRefusals(
   hosts: Map<string, HostCapacity>,
   maxMachines: number,
 ): Promise<Map<string, string>> {
-  const refused = new Map<string, string>();
   const providers = [...new Set(reqs.map((r) => r.provider))].filter((p) => maxMachines > 0 || hosts.has(p));
-  if (providers.length === 0) return refused;
+  if (providers.length === 0) return new Map();
   await tx`select pg_advisory_xact_lock(hashtext('compute-capacity'))`;
   // Only machines not recorded yet are weighed (a repeated call for a service changes nothing).
   const known = new Set(
@@ -63,30 +61,56 @@ export async function capacityRefusals(
            coalesce(sum(disk_gb), 0)::int as disk_gb
     from machines where provider = any(${providers}::text[]) and (has_instance or state = 'creating')
     group by provider`;
-  const use = new Map(held.map((h) => [h.provider, { ...h }]));
+  return weigh(
+    new Map(
+      held.map((h) => [h.provider, { machines: h.machines, memoryMb: h.memory_mb, diskGb: h.disk_gb }]),
+    ),
+    reqs.filter((r) => providers.includes(r.provider) && !known.has(r.serviceId)),
+    hosts,
+    maxMachines,
+  );
+}
+
+/** What a provider's machines hold: how many, and their plans' memory and disk. */
+export interface Held {
+  machines: number;
+  memoryMb: number;
+  diskGb: number;
+}
+
+/**
+ * The rule itself, on figures: requests weighed in order against what is held, each one taken
+ * counting against the next; answers the refused ones with the reason.
+ */
+export function weigh(
+  held: Map<string, Held>,
+  reqs: PlacementRequest[],
+  hosts: Map<string, HostCapacity>,
+  maxMachines: number,
+): Map<string, string> {
+  const refused = new Map<string, string>();
+  const use = new Map([...held].map(([p, h]) => [p, { ...h }]));
   for (const r of reqs) {
-    if (!providers.includes(r.provider) || known.has(r.serviceId)) continue;
-    const u = use.get(r.provider) ?? { provider: r.provider, machines: 0, memory_mb: 0, disk_gb: 0 };
+    const u = use.get(r.provider) ?? { machines: 0, memoryMb: 0, diskGb: 0 };
     const host = hosts.get(r.provider);
     const reason =
       maxMachines > 0 && u.machines + 1 > maxMachines
         ? `it holds ${u.machines} of at most ${maxMachines} machines`
         : host?.full
           ? host.full
-          : host && u.memory_mb + r.memoryMb > host.memoryMb
-            ? `${r.memoryMb} MB of memory is asked and ${Math.max(0, host.memoryMb - u.memory_mb)} MB of ${host.memoryMb} MB is free`
-            : host && u.disk_gb + r.diskGb > host.diskGb
-              ? `${r.diskGb} GB of disk is asked and ${Math.max(0, host.diskGb - u.disk_gb)} GB of ${host.diskGb} GB is free`
+          : host && u.memoryMb + r.memoryMb > host.memoryMb
+            ? `${r.memoryMb} MB of memory is asked and ${Math.max(0, host.memoryMb - u.memoryMb)} MB of ${host.memoryMb} MB is free`
+            : host && u.diskGb + r.diskGb > host.diskGb
+              ? `${r.diskGb} GB of disk is asked and ${Math.max(0, host.diskGb - u.diskGb)} GB of ${host.diskGb} GB is free`
               : undefined;
     if (reason) {
       refused.set(r.serviceId, `No capacity for the machine on ${r.provider} now: ${reason}`);
       continue;
     }
     use.set(r.provider, {
-      ...u,
       machines: u.machines + 1,
-      memory_mb: u.memory_mb + r.memoryMb,
-      disk_gb: u.disk_gb + r.diskGb,
+      memoryMb: u.memoryMb + r.memoryMb,
+      diskGb: u.diskGb + r.diskGb,
     });
   }
   return refused;
