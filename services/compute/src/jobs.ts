@@ -100,9 +100,13 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
       await apply(tx, job, m, outcome);
       // A job that ended during a suspension (a build, or a stop an unsuspension overtook) leaves
       // the machine for the suspension rule; a failed suspend or unsuspend is not tried again at
-      // once (its failure is the job's record).
+      // once (its failure is the job's record). A machine the rule has no business with costs no
+      // statement (a build's outcome stays 5 round trips).
       const suspensionJob = job.action === "suspend" || job.action === "unsuspend";
-      return suspensionJob && !outcome.ok ? [] : settleSuspensions(tx, accept, [m.service_id]);
+      const concerned = m.service_status === "suspended" || m.state_before_suspension != null;
+      return !concerned || (suspensionJob && !outcome.ok)
+        ? []
+        : settleSuspensions(tx, accept, [m.service_id]);
     });
     await launchAll(followUps);
   }
