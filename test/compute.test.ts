@@ -19,6 +19,7 @@ import {
   newMember,
   newProduct,
 } from "./helpers.ts";
+import { heldBuild } from "./support/held-build.ts";
 import { serviceSql } from "./support/service-db.ts";
 import { ed25519Line, keyBlob, keyLine } from "./support/ssh-key-fixture.ts";
 
@@ -36,27 +37,6 @@ const computeHasStatus = (serviceId: string, status: string) =>
     return m?.service_status === status;
   }, 20_000);
 after(() => db.end({ timeout: 5 }));
-
-/**
- * A VPS whose build is still running, held there (its job pushed an hour out) until `release`.
- * The simulated build takes a few hundred milliseconds, so a machine the hold misses is replaced.
- */
-async function buildingVps(acct: Awaited<ReturnType<typeof newAccount>>) {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const id = await newMachine(acct, { state: "creating" });
-    const held = await db`update compute.jobs set due_at = now() + interval '1 hour'
-      where service_id = ${id} and action = 'build' and status = 'running'
-        and (lease_until is null or lease_until < clock_timestamp()) returning id`;
-    if (held.length) {
-      return {
-        id,
-        release: () =>
-          db`update compute.jobs set due_at = now() where service_id = ${id} and action = 'build'`,
-      };
-    }
-  }
-  throw new Error("no build could be held: the simulated builds finish before the hold");
-}
 
 const VPS_FIELDS = [
   "id",
@@ -195,7 +175,7 @@ describe("power and machine control", () => {
 
   it("answers 409 while the machine is still being built, without consuming a cool-down", async () => {
     const acct = await newAccount();
-    const { id, release } = await buildingVps(acct);
+    const { id, release } = await heldBuild(db, acct);
     for (let i = 0; i < 12; i++) {
       const r = await api("POST", `/api/v1/vps/${id}/reboot`, { key: acct.key });
       assert.equal(r.status, 409, `reboot ${i + 1}: ${r.text}`);
@@ -215,7 +195,7 @@ describe("power and machine control", () => {
 
   it("shows a VPS being built with instance.state creating in the list, the detail and the service", async () => {
     const acct = await newAccount();
-    const { id, release } = await buildingVps(acct);
+    const { id, release } = await heldBuild(db, acct);
     const list = await api("GET", "/api/v1/vps", { key: acct.key });
     const listed = list.body.data.find((v: { id: string }) => v.id === id);
     assert.equal(listed?.instance?.state, "creating", JSON.stringify(listed));

@@ -11,17 +11,27 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
+import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { lxdUnavailable } from "../services/compute/src/lxd/lxd-available.ts";
 import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
+import { serviceSql } from "./support/service-db.ts";
 
-const unavailable = await lxdUnavailable(["debian-12"]);
+const unavailable = await lxdUnavailable(["debian-12", "busybox"]);
 if (unavailable) process.stderr.write(`LXD end-to-end test skipped: ${unavailable}\n`);
 
 // Output is captured, not printed: a probe that fails while waiting is expected.
 const quiet: ExecFileSyncOptionsWithStringEncoding = { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] };
 const lxc = (...args: string[]) => execFileSync("lxc", args, quiet).trim();
+/** A container's LXD status, or "gone". */
+const lxdStatus = (name: string) => {
+  try {
+    return JSON.parse(lxc("query", `/1.0/instances/${name}`)).status as string;
+  } catch {
+    return "gone";
+  }
+};
 
 describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
   let s: OwnStack;
@@ -86,11 +96,12 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
       currency: "EUR",
     });
   });
+  const made: string[] = [];
   after(async () => {
     billing?.close();
-    if (id) {
+    for (const service of [id, ...made].filter(Boolean)) {
       try {
-        lxc("delete", "--force", `hb-${id}`);
+        lxc("delete", "--force", `hb-${service}`);
       } catch {
         // removed by the test
       }
@@ -169,5 +180,78 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
         return true;
       }
     }, 60_000);
+  });
+
+  it("a suspended service's container is stopped, started again only if it was running, and removed at termination", async () => {
+    const computeDb = serviceSql("compute", s.stack.env.DATABASE_URL);
+    try {
+      const product = (
+        await billing.client.adminCreateProduct({
+          name: `lxd busybox ${Date.now()}`,
+          kind: kindOf("vps"),
+          prices: cyclePrices({ monthly: "1.0000" }),
+          currency: "EUR",
+          osImages: ["busybox"],
+          memoryMb: 256,
+          diskGb: 1,
+          minimumCredit: amountOf("0"),
+        })
+      ).product!.id;
+      const order = await call("POST", "/orders", {
+        productId: product,
+        billingCycle: "monthly",
+        hostname: "lxd-suspend",
+        configOptions: { os_image_id: "busybox" },
+      });
+      assert.equal(order.status, 201, order.text);
+      const sid: string = order.body.data.services[0].id;
+      made.push(sid);
+      const name = `hb-${sid}`;
+      const reads = (state: string, status: string) =>
+        eventually(async () => {
+          const v = (await call("GET", `/vps/${sid}`)).body.data;
+          return v?.status === status && v.instance?.state === state ? v : undefined;
+        }, 90_000);
+      const containerIs = (status: string) => eventually(async () => lxdStatus(name) === status, 60_000);
+      /** Compute has taken up the service's status and no job of the machine runs. */
+      const settled = (status: string) =>
+        eventually(async () => {
+          const [m] = await computeDb<{ service_status: string; busy: boolean }[]>`
+            select service_status,
+                   exists (select 1 from compute.jobs j where j.service_id = m.service_id and j.status = 'running') as busy
+            from compute.machines m where service_id = ${sid}`;
+          return m?.service_status === status && !m.busy;
+        }, 60_000);
+      const setState = (action: ServiceAction) =>
+        billing.client.adminSetServiceState({ serviceId: sid, action, reason: "issue 30 §2" });
+
+      await reads("running", "active");
+      assert.equal(lxdStatus(name), "Running");
+
+      await setState(ServiceAction.SUSPEND);
+      await containerIs("Stopped");
+      await reads("stopped", "suspended");
+      await setState(ServiceAction.UNSUSPEND);
+      await containerIs("Running");
+      await reads("running", "active");
+
+      // Stopped by its customer before the suspension: it stays stopped after it.
+      const stop = await call("POST", `/vps/${sid}/stop`);
+      assert.equal(stop.status, 200, stop.text);
+      await containerIs("Stopped");
+      await reads("stopped", "active");
+      await setState(ServiceAction.SUSPEND);
+      await settled("suspended");
+      await setState(ServiceAction.UNSUSPEND);
+      await settled("active");
+      assert.equal(lxdStatus(name), "Stopped");
+      await reads("stopped", "active");
+
+      const cancel = await call("DELETE", `/vps/${sid}`, { immediate: true });
+      assert.equal(cancel.status, 200, cancel.text);
+      await containerIs("gone");
+    } finally {
+      await computeDb.end({ timeout: 5 });
+    }
   });
 });

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One-time LXD set-up for the `lxd` compute driver (run as root; safe to run again).
-# Installs Debian's lxd, starts the daemon without systemd when it is not running, and initialises it
-# with a preseed: a `dir` storage pool, the root disk in the default profile and no managed network.
+# Installs Debian's lxd and lxcfs, raises the kernel limits LXD's production set-up guide names,
+# sizes root's subordinate id ranges for one isolated range per container, starts lxcfs and the
+# daemon without systemd when they are not running, and initialises LXD with a preseed: a `dir`
+# storage pool, the root disk in the default profile and no managed network.
 # `lxd init --auto` would try to create a bridge on a free private subnet; machines here have none, and
 # tests reach containers through proxy devices on 127.0.0.1 instead, so no bridge is made.
 set -euo pipefail
@@ -17,7 +19,94 @@ if ! command -v lxd >/dev/null 2>&1 || ! command -v lxc >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lxd lxd-client >/dev/null
 fi
 
+# lxcfs gives each container its own /proc/meminfo, /proc/cpuinfo, /proc/uptime, ... (free, top and
+# uptime inside show the machine's limits, not the host's).
+if ! command -v lxcfs >/dev/null 2>&1; then
+  echo "installing lxcfs from Debian"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lxcfs >/dev/null
+fi
+
 socket=/var/lib/lxd/unix.socket
+# Set when the running daemon must start again to see a change (new id ranges, lxcfs).
+restart_daemon=""
+
+# Kernel limits from LXD's production set-up guide ("Server settings for a LXD production setup"):
+# with the defaults a host stops at about 20 containers (128 inotify instances per user, 200 keys).
+# Written to /etc/sysctl.d (kept across reboots) and applied now; a value already higher is kept.
+sysctl_file=/etc/sysctl.d/60-hb-lxd.conf
+: >"$sysctl_file.new"
+while read -r key value; do
+  [ -n "$key" ] || continue
+  current="$(sysctl -n "$key" 2>/dev/null || true)"
+  if [ -z "$current" ]; then
+    echo "sysctl $key is not available on this kernel; skipped"
+    continue
+  fi
+  # kernel.dmesg_restrict is a switch (containers may not read the host's kernel log), not a limit.
+  if [ "$key" != kernel.dmesg_restrict ] && [ "$current" -ge "$value" ] 2>/dev/null; then value="$current"; fi
+  echo "$key = $value" >>"$sysctl_file.new"
+  if [ "$current" != "$value" ] && ! sysctl -q -w "$key=$value" >/dev/null 2>&1; then
+    echo "could not set $key to $value (kept $current)" >&2
+  fi
+done <<'SYSCTLS'
+fs.aio-max-nr 524288
+fs.inotify.max_queued_events 1048576
+fs.inotify.max_user_instances 1048576
+fs.inotify.max_user_watches 1048576
+kernel.dmesg_restrict 1
+kernel.keys.maxbytes 2000000
+kernel.keys.maxkeys 2000
+net.ipv4.neigh.default.gc_thresh3 8192
+net.ipv6.neigh.default.gc_thresh3 8192
+vm.max_map_count 262144
+SYSCTLS
+mv "$sysctl_file.new" "$sysctl_file"
+# Open files, for sessions (the daemon started below raises its own).
+printf '%s\n' '* soft nofile 1048576' '* hard nofile 1048576' 'root soft nofile 1048576' \
+  'root hard nofile 1048576' >/etc/security/limits.d/60-hb-lxd.conf
+
+# Each container has a host id range of its own (the driver sets security.idmap.isolated): LXD
+# takes 65536 ids per container from root's range in /etc/subuid and /etc/subgid, so the range must
+# hold one per container the host may run. Its start is kept (containers made before keep their
+# maps); a range too small is widened to HB_LXD_IDMAP_SIZE ids (default 1000000000, LXD's own
+# default where the files are missing: over 15000 containers).
+idmap_size="${HB_LXD_IDMAP_SIZE:-1000000000}"
+for file in /etc/subuid /etc/subgid; do
+  touch "$file"
+  for user in root _lxd; do
+    [ "$user" = root ] || getent passwd "$user" >/dev/null || continue
+    entry="$(grep -m1 "^$user:" "$file" || true)"
+    if [ -z "$entry" ]; then
+      echo "$user:1000000:$idmap_size" >>"$file"
+    elif [ "$(echo "$entry" | cut -d: -f3)" -lt "$idmap_size" ]; then
+      sed -i "s/^$user:\([0-9]*\):[0-9]*\$/$user:\1:$idmap_size/" "$file"
+    else
+      continue
+    fi
+    echo "$file: $user's id range now holds $idmap_size ids ($((idmap_size / 65536)) containers)"
+    restart_daemon=1
+  done
+done
+
+# lxcfs must be mounted before the daemon starts: LXD looks for it at start-up only.
+if ! grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts; then
+  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    systemctl start lxcfs
+  else
+    echo "starting lxcfs (log /var/log/lxcfs.log)"
+    mkdir -p /var/lib/lxcfs
+    # Detached (its own session, every stream redirected and no shell left waiting on it), so
+    # `npm run lxd:setup | tail` returns and stopping the caller's shell leaves lxcfs running.
+    (cd / && exec setsid lxcfs /var/lib/lxcfs) </dev/null >>/var/log/lxcfs.log 2>&1 &
+  fi
+  for _ in $(seq 1 50); do grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts && break; sleep 0.1; done
+  if grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts; then
+    restart_daemon=1
+  else
+    echo "lxcfs did not mount /var/lib/lxcfs (see /var/log/lxcfs.log): containers will see the host's /proc/meminfo" >&2
+  fi
+fi
 
 # The daemon must run from a directory that stays: started from a checkout that is later removed
 # (a CI clone), its working directory is gone, and every rsync it runs (snapshots on the dir pool)
@@ -31,13 +120,29 @@ if [ -n "$daemon" ] && [[ "$(readlink "/proc/$daemon/cwd" 2>/dev/null)" == *" (d
   for _ in $(seq 1 100); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.2; done
 fi
 
+# A daemon that must see new id ranges or lxcfs starts again; SIGTERM leaves its containers running
+# (`lxd shutdown` would stop them), and they take the change at their next start.
+daemon="$(pgrep -xo lxd || true)"
+if [ -n "$restart_daemon" ] && [ -n "$daemon" ]; then
+  echo "restarting the LXD daemon to take up the id ranges and lxcfs (its containers keep running)"
+  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    systemctl restart lxd
+  else
+    kill -TERM "$daemon" 2>/dev/null || true
+    for _ in $(seq 1 150); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.2; done
+  fi
+fi
+
 if ! lxc query /1.0 >/dev/null 2>&1; then
   if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
     systemctl start lxd
   else
-    echo "starting the LXD daemon (no systemd here)"
+    echo "starting the LXD daemon (no systemd here; log /var/log/lxd/daemon.log)"
     mkdir -p /var/log/lxd
-    (cd / && nohup lxd --group root >>/var/log/lxd/daemon.log 2>&1 &)
+    # Detached as lxcfs is, so stopping the caller's shell or job does not stop LXD, with the
+    # open-files limit the production guide asks for.
+    (cd / && { ulimit -n 1048576 2>/dev/null || true; } && exec setsid lxd --group root) \
+      </dev/null >>/var/log/lxd/daemon.log 2>&1 &
   fi
   lxd waitready --timeout 60
 fi

@@ -26,6 +26,8 @@ export interface ComputeDeps {
   defaultProvider: string;
   /** The provider new VPSes are created on, when not the default one (COMPUTE_DRIVER=lxd). */
   vpsProvider?: string;
+  /** The most machines a provider may hold (COMPUTE_MAX_MACHINES; 0: no maximum). */
+  maxMachines?: number;
 }
 
 /** The customer a call is made for; a call without one is refused. */

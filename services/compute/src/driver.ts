@@ -58,6 +58,16 @@ export interface GameDetail {
   players: { online: number; max: number };
 }
 
+/** What a provider's hosts can hold for machines, for the capacity rule (capacity.ts). */
+export interface HostCapacity {
+  /** the memory machines' plans may add up to, MB */
+  memoryMb: number;
+  /** the root disks machines' plans may add up to, GB (Infinity: no bound known) */
+  diskGb: number;
+  /** why no machine can be placed now at all (no host answers, every disk short of space) */
+  full?: string;
+}
+
 /** The driver's own per-machine state (machines.driver_state); compute stores it and never reads it. */
 export type DriverState = Record<string, unknown>;
 
@@ -92,6 +102,11 @@ export interface ProviderDriver {
   run(job: JobRow, m: MachineRow): Promise<JobOutcome | undefined>;
   stats(m: MachineRow): Promise<MachineStats>;
   game(m: MachineRow): Promise<GameDetail>;
+  /**
+   * What its hosts can hold (memory, disk), read outside any transaction; a driver without it
+   * sets no bound beyond compute's configured maximum of machines.
+   */
+  capacity?(): Promise<HostCapacity>;
   /** Removes a deleted snapshot or backup from the provider, where it keeps one (best effort). */
   forgetCopy?(m: MachineRow, collection: string, copyId: string): Promise<void>;
 }

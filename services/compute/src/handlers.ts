@@ -4,6 +4,7 @@ import type { ProvisionRequest } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { type SshKey, SshKeySchema } from "@hb/contracts/hb/compute/v1/ssh_keys_pb";
 import { apiError, badRequest, newId, notFound, type Sql } from "@hb/platform";
 import { createActions } from "./actions.ts";
+import { capacityRefusals, hostCapacities, noCapacity } from "./capacity.ts";
 import { type ComputeDeps, callerId, driverOf, type Handlers } from "./context.ts";
 import { createCopies } from "./copies.ts";
 import type { NewMachineRequest } from "./driver.ts";
@@ -47,7 +48,10 @@ export function createHandlers(sql: Sql, deps: ComputeDeps): Handlers {
 }
 
 /** Machines for billing and the admin, SSH keys and job records. */
-function createCore(sql: Sql, { jobs, drivers, defaultProvider, vpsProvider }: ComputeDeps): Handlers {
+function createCore(
+  sql: Sql,
+  { jobs, drivers, defaultProvider, vpsProvider, maxMachines = 0 }: ComputeDeps,
+): Handlers {
   const jobRecords = createJobRecords(sql);
 
   /**
@@ -78,10 +82,24 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider, vpsProvider }: C
   async function provisionMany(
     reqs: ProvisionRequest[],
   ): Promise<{ serviceId: string; jobId: string; error?: unknown }[]> {
-    const unique = [...new Map(reqs.map((r) => [r.serviceId, r])).values()];
-    const providers = new Map(unique.map((r) => [r.serviceId, providerFor(newKind(r.kind))]));
+    const all = [...new Map(reqs.map((r) => [r.serviceId, r])).values()];
+    const providers = new Map(all.map((r) => [r.serviceId, providerFor(newKind(r.kind))]));
     const provider = (r: ProvisionRequest) => providers.get(r.serviceId) ?? defaultProvider;
-    const { accepted, existing } = await sql.begin(async (tx) => {
+    // Read before the transaction: a driver is never called inside one.
+    const hosts = await hostCapacities(drivers, [...providers.values()]);
+    const { accepted, existing, refused } = await sql.begin(async (tx) => {
+      const refused = await capacityRefusals(
+        tx,
+        all.map((r) => ({
+          serviceId: r.serviceId,
+          provider: provider(r),
+          memoryMb: r.memoryMb || 1024,
+          diskGb: r.diskGb || 20,
+        })),
+        hosts,
+        maxMachines,
+      );
+      const unique = all.filter((r) => !refused.has(r.serviceId));
       const inserted = await tx<{ service_id: string }[]>`
         insert into machines (service_id, customer_id, kind, provider, hostname, location, state, has_instance, vcpus,
                               memory_mb, disk_gb, os, driver_state)
@@ -117,10 +135,12 @@ function createCore(sql: Sql, { jobs, drivers, defaultProvider, vpsProvider }: C
               select distinct on (service_id) service_id, id from jobs
               where service_id = any(${others}::uuid[]) and action = 'build' order by service_id, started_at`,
       ]);
-      return { accepted, existing };
+      return { accepted, existing, refused };
     });
     const jobIds = new Map(existing.map((j) => [j.service_id, j.id]));
-    const errors = new Map<string, unknown>();
+    // A machine the hosts cannot take is not built: its service stays pending in billing, which
+    // asks again (with back-off) until a place is free (docs/providers.md, "Capacity").
+    const errors = new Map<string, unknown>([...refused].map(([id, reason]) => [id, noCapacity(reason)]));
     if (accepted.length > 0) {
       const machines = await sql<MachineRow[]>`
         select * from machines where service_id = any(${accepted.map((j) => j.service_id)}::uuid[])`;

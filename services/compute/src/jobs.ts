@@ -1,6 +1,7 @@
 import { type Logger, newId, prepared, type Sql, type TxSql, wakeablePause, writeOutbox } from "@hb/platform";
 import { type DriverState, type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
 import { type IpRow, ipsOf, type MachineRow } from "./machines.ts";
+import { settleSuspensions } from "./suspension.ts";
 
 /** How long a claimed job is left to its worker before another may take it over (a crash). */
 const LEASE_SECONDS = 30;
@@ -82,22 +83,40 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
         where id = ${job.id} and claim = ${job.claim} and status = 'running'`;
       return;
     }
-    await sql.begin(async (tx) => {
+    const followUps = await sql.begin(async (tx): Promise<JobRow[]> => {
       // Job, then machine, as before; the machine's lock is taken even when the job turns out to
       // be no longer ours, and ends with this transaction.
       const [[held], [m]] = await Promise.all([
         tx`select id from jobs where id = ${job.id} and claim = ${job.claim} and status = 'running' for update`.execute(),
         tx<MachineRow[]>`select * from machines where service_id = ${job.service_id} for update`.execute(),
       ]);
-      if (!held) return;
+      if (!held) return [];
       if (!m) {
         await tx`update jobs set status = 'failed', progress = 100, finished_at = clock_timestamp(), claim = null,
           lease_until = null, error_code = 'NOT_FOUND', error_message = 'The machine no longer exists'
           where id = ${job.id}`;
-        return;
+        return [];
       }
       await apply(tx, job, m, outcome);
+      // A job that ended during a suspension (a build, or a stop an unsuspension overtook) leaves
+      // the machine for the suspension rule; a failed suspend or unsuspend is not tried again at
+      // once (its failure is the job's record). A machine the rule has no business with costs no
+      // statement (a build's outcome stays 5 round trips).
+      const suspensionJob = job.action === "suspend" || job.action === "unsuspend";
+      const concerned = m.service_status === "suspended" || m.state_before_suspension != null;
+      return !concerned || (suspensionJob && !outcome.ok)
+        ? []
+        : settleSuspensions(tx, accept, [m.service_id]);
     });
+    await launchAll(followUps);
+  }
+
+  /** Hands jobs accepted in a transaction that has committed to their drivers. */
+  async function launchAll(accepted: JobRow[]) {
+    for (const job of accepted) {
+      const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${job.service_id}`;
+      if (m) await launch(job, m);
+    }
   }
 
   async function apply(tx: TxSql, job: JobRow, m: MachineRow, outcome: JobOutcome) {
@@ -241,7 +260,15 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
     };
   }
 
-  return { accept, launch, tick, startLoop };
+  return {
+    accept,
+    launch,
+    launchAll,
+    tick,
+    startLoop,
+    /** The suspension rule (suspension.ts) with this loop's `accept`; launch its jobs after commit. */
+    settleSuspensions: (tx: TxSql, serviceIds: string[]) => settleSuspensions(tx, accept, serviceIds),
+  };
 }
 
 export type Jobs = ReturnType<typeof createJobs>;

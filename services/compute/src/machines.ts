@@ -34,6 +34,8 @@ export interface MachineRow {
   /** The provider driver's own state; compute stores it and never reads it. */
   driver_state: Record<string, unknown>;
   service_status: string;
+  /** What it was doing when its service was suspended (running or stopped); null otherwise. */
+  state_before_suspension?: string | null;
   created_at: Date;
 }
 

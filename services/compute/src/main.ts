@@ -41,6 +41,8 @@ runMain(log, async () => {
     SIM_REINSTALL_MS: z.coerce.number().int().min(0).default(5000),
     /** The simulator's failure injection by hostname: on only where a test stack sets it. */
     SIM_FAILURES: testSwitches.SIM_FAILURES.schema,
+    /** The most machines each provider may hold (with an instance or being built); 0: no maximum. */
+    COMPUTE_MAX_MACHINES: z.coerce.number().int().min(0).default(0),
     ...lxdConfig,
   });
   const observability = await startObservability("compute", log);
@@ -61,7 +63,13 @@ runMain(log, async () => {
   const clients = cfg.COMPUTE_DRIVER === "lxd" ? await lxdClients(cfg) : [];
   if (cfg.COMPUTE_DRIVER === "lxd") drivers.lxd = lxdDriverFromEnv(sql, cfg, clients);
   const jobs = createJobs(sql, cfg.HB_NS, drivers);
-  const deps = { jobs, drivers, defaultProvider: "simulator", vpsProvider: cfg.COMPUTE_DRIVER };
+  const deps = {
+    jobs,
+    drivers,
+    defaultProvider: "simulator",
+    vpsProvider: cfg.COMPUTE_DRIVER,
+    maxMachines: cfg.COMPUTE_MAX_MACHINES,
+  };
   const handlers = createHandlers(sql, deps);
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,

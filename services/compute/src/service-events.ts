@@ -19,13 +19,17 @@ const STATUS: Record<string, string> = {
   "service.terminated": "terminated",
 };
 
-/** Keeps compute's copy of each service's billing status, so control of a suspended service is refused without a call. */
+/**
+ * Keeps compute's copy of each service's billing status, so control of a suspended service is
+ * refused without a call; a suspension stops the machine and its end starts it again if it was
+ * running (suspension.ts); a termination removes a real provider's machine.
+ */
 export function startServiceEventConsumer(
   sql: Sql,
   nats: NatsLink,
   ns: string,
   log: Logger,
-  jobs?: Pick<Jobs, "accept" | "launch">,
+  jobs?: Pick<Jobs, "accept" | "launchAll" | "settleSuspensions">,
 ): BatchConsumer {
   const s = streams(ns);
   const durable = "compute-service-events";
@@ -49,7 +53,7 @@ export function startServiceEventConsumer(
         events.push({ id: event.id, serviceId: event.payload.value.serviceId, status });
       }
       if (events.length === 0) return;
-      const removals = await sql.begin(async (tx) => {
+      const toLaunch = await sql.begin(async (tx) => {
         const fresh = new Set(
           (
             await tx<{ event_id: string }[]>`insert into processed_events (event_id)
@@ -87,13 +91,12 @@ export function startServiceEventConsumer(
           const job = await jobs?.accept(tx, m, "terminate", "stopped");
           if (job) accepted.push(job);
         }
+        const changed = ids.filter((id) => !last.get(id)?.terminated);
+        if (jobs) accepted.push(...(await jobs.settleSuspensions(tx, changed)));
         return accepted;
       });
       // Handed to the driver once committed, as every accepted job is; the loop carries them on.
-      for (const job of removals) {
-        const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${job.service_id}`;
-        if (m) await jobs?.launch(job, m);
-      }
+      await jobs?.launchAll(toLaunch);
     },
   );
 }

@@ -5,6 +5,7 @@ import type { JobRow } from "../driver.ts";
 import { rememberJobProgress } from "../jobs.ts";
 import { createLxdClient, httpsEndpoint, type LxdClient } from "./client.ts";
 import { createLxdDriver } from "./driver.ts";
+import { DEFAULT_HOST_LIMITS } from "./hosts.ts";
 
 /** Compute's environment for the lxd driver (docs/providers.md). */
 export const lxdConfig = {
@@ -30,6 +31,14 @@ export const lxdConfig = {
   LXD_UNREACHABLE_FAIL_MS: z.coerce.number().int().min(0).default(120_000),
   /** How often instance states are compared with LXD's (a machine stopped from outside). */
   LXD_RECONCILE_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Capacity (docs/providers.md): memory kept for the host, MB, and how far plans may overcommit. */
+  LXD_HOST_RESERVE_MB: z.coerce.number().int().min(0).default(DEFAULT_HOST_LIMITS.reserveMb),
+  LXD_MEMORY_OVERCOMMIT: z.coerce.number().positive().default(DEFAULT_HOST_LIMITS.memoryOvercommit),
+  LXD_DISK_OVERCOMMIT: z.coerce.number().positive().default(DEFAULT_HOST_LIMITS.diskOvercommit),
+  /** A host whose storage pool has less free space than this (GB) takes no new machine. */
+  LXD_DISK_RESERVE_GB: z.coerce.number().min(0).default(DEFAULT_HOST_LIMITS.diskReserveGb),
+  /** limits.processes per GiB of the plan's memory (at least MIN_PROCESSES). */
+  LXD_PROCESSES_PER_GIB: z.coerce.number().int().min(1).default(512),
 };
 
 export type LxdEnv = z.infer<z.ZodObject<typeof lxdConfig>>;
@@ -73,6 +82,13 @@ export function lxdDriverFromEnv(sql: Sql, cfg: LxdEnv, clients: LxdClient[]) {
     profiles: cfg.LXD_PROFILES.split(",").filter(Boolean),
     backupDir: cfg.LXD_BACKUP_DIR,
     unreachableFailMs: cfg.LXD_UNREACHABLE_FAIL_MS,
+    hostLimits: {
+      reserveMb: cfg.LXD_HOST_RESERVE_MB,
+      memoryOvercommit: cfg.LXD_MEMORY_OVERCOMMIT,
+      diskOvercommit: cfg.LXD_DISK_OVERCOMMIT,
+      diskReserveGb: cfg.LXD_DISK_RESERVE_GB,
+    },
+    processesPerGib: cfg.LXD_PROCESSES_PER_GIB,
     async sshKeysOf(customerId) {
       const rows = await sql<{ public_key: string }[]>`
         select public_key from ssh_keys where customer_id = ${customerId} order by created_at`;

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { readlink } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
@@ -15,7 +15,7 @@ import { eventually } from "../../../../test/support/eventually.ts";
 import type { DriverState, JobOutcome, JobRow, ProviderDriver } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
 import { createLxdClient, type LxdClient, LxdError } from "./client.ts";
-import { createLxdDriver, instanceName } from "./driver.ts";
+import { createLxdDriver, instanceName, MIN_PROCESSES, processLimit } from "./driver.ts";
 import { LXD_SOCKET, lxdUnavailable } from "./lxd-available.ts";
 
 const unavailable = await lxdUnavailable(["busybox"]);
@@ -28,7 +28,11 @@ let nextPort = 23000 + Math.floor(Math.random() * 900);
 const made: string[] = [];
 
 function driverFor(clients: LxdClient[], unreachableFailMs = 60_000, ports?: number[]) {
-  return createLxdDriver({
+  return createLxdDriver(driverConfig(clients, unreachableFailMs, ports));
+}
+
+function driverConfig(clients: LxdClient[], unreachableFailMs = 60_000, ports?: number[]) {
+  return {
     clients,
     images: { "busybox-os": "busybox" },
     proxyAddress: "127.0.0.1",
@@ -41,7 +45,7 @@ function driverFor(clients: LxdClient[], unreachableFailMs = 60_000, ports?: num
     remember: async (job: JobRow, progress: DriverState) => {
       job.driver_state = progress;
     },
-  });
+  };
 }
 
 function machine(over: Partial<MachineRow> = {}): MachineRow {
@@ -140,6 +144,8 @@ describe("lxd driver", { skip: unavailable }, () => {
     assert.equal(i.status, "Running");
     assert.equal(i.config["limits.cpu"], "1");
     assert.equal(i.config["limits.memory"], "256MiB");
+    assert.equal(i.config["limits.processes"], String(processLimit(256)));
+    assert.equal(i.config["security.idmap.isolated"], "true");
     assert.equal(i.devices.root.size, "1GiB");
     const port = (m.driver_state as { ssh_port: number }).ssh_port;
     assert.equal(m.ssh_port, port, "the port is recorded for the VPS record");
@@ -149,6 +155,74 @@ describe("lxd driver", { skip: unavailable }, () => {
     assert.equal(inside(m, "hostname"), "web-1.example.com");
     assert.equal(inside(m, "cat", "/root/.ssh/authorized_keys"), KEY);
     assert.equal(inside(m, "stat", "-c", "%a", "/root/.ssh/authorized_keys"), "600");
+  });
+
+  it("gives each container a host id range of its own", async () => {
+    const [a, b] = await Promise.all([built(d), built(d)]);
+    const base = (m: MachineRow) =>
+      Number(lxc("config", "get", instanceName(m.service_id), "volatile.idmap.base"));
+    // Root inside runs as a different host uid in each, neither of them the shared default range.
+    assert.ok(base(a) > 0 && base(b) > 0);
+    assert.ok(Math.abs(base(a) - base(b)) >= 65536, `ranges overlap: ${base(a)} and ${base(b)}`);
+  });
+
+  it("refuses processes beyond the plan's limit (limits.processes)", async () => {
+    const m = await built(d);
+    const limit = processLimit(m.memory_mb);
+    assert.equal(limit, MIN_PROCESSES);
+    // Twice the limit asked for: the shell stops at the first fork the kernel refuses.
+    assert.throws(
+      () => inside(m, "sh", "-c", `for i in $(seq ${2 * limit}); do sleep 60 >/dev/null 2>&1 & done`),
+      "a fork past the limit fails",
+    );
+    const { processes } = await real.get<{ processes: number }>(
+      `/1.0/instances/${instanceName(m.service_id)}/state`,
+    );
+    assert.ok(processes <= limit && processes > limit / 2, `${processes} processes, the limit is ${limit}`);
+  });
+
+  it("shows the plan's memory and its own uptime inside (lxcfs), where the host runs lxcfs", async (t) => {
+    if (!readFileSync("/proc/mounts", "utf8").includes(" fuse.lxcfs ")) {
+      t.skip("lxcfs is not mounted on this host (npm run lxd:setup installs and starts it)");
+      return;
+    }
+    const m = await built(d);
+    assert.match(
+      inside(m, "grep", "^MemTotal:", "/proc/meminfo"),
+      new RegExp(`^MemTotal:\\s+${256 * 1024} kB$`),
+    );
+    const uptime = Number(inside(m, "cat", "/proc/uptime").split(" ")[0]);
+    const hostUptime = Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+    assert.ok(uptime < 120 && uptime < hostUptime, `uptime ${uptime} s inside, ${hostUptime} s on the host`);
+  });
+
+  it("suspends: a clean stop of a running machine; unsuspends: starts it again", async () => {
+    const m = await built(d);
+    assert.deepEqual(await settle(d, job(m, "suspend", { target_state: "stopped" }), m), {
+      ok: true,
+      state: "stopped",
+    });
+    assert.equal(await status(m), "Stopped");
+    assert.deepEqual(await settle(d, job(m, "unsuspend"), m), { ok: true, state: "running" });
+    assert.equal(await status(m), "Running");
+  });
+
+  it("reports what the host can hold: its memory less the reserve, the pool's size, and none with the pool full", async () => {
+    const { memory } = await real.get<{ memory: { total: number } }>("/1.0/resources");
+    const pool = await real.get<{ space: { total: number } }>("/1.0/storage-pools/default/resources");
+    const c = await d.capacity();
+    assert.equal(c.memoryMb, Math.floor(memory.total / 2 ** 20 - 1024));
+    assert.equal(c.diskGb, Math.floor(pool.space.total / 2 ** 30));
+    assert.equal(c.full, undefined);
+    const tight = createLxdDriver({
+      ...driverConfig([real]),
+      hostLimits: { reserveMb: 0, memoryOvercommit: 2, diskOvercommit: 1, diskReserveGb: 1e9 },
+    });
+    const none = await tight.capacity();
+    assert.match(none.full ?? "", /less than 1000000000 GB free/);
+    const m = machine();
+    const refused = await settle(tight, job(m, "build"), m);
+    assert.equal(!refused.ok && refused.code, "BUILD_FAILED", "a host with no room takes no machine");
   });
 
   it("answers the loopback proxy address as the machine's address where LXD reports none", async () => {

@@ -1,15 +1,17 @@
 import { mkdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { apiError } from "@hb/platform";
-import type { DriverState, JobOutcome, JobRow, MachineStats, ProviderDriver } from "../driver.ts";
+import type {
+  DriverState,
+  HostCapacity,
+  JobOutcome,
+  JobRow,
+  MachineStats,
+  ProviderDriver,
+} from "../driver.ts";
 import type { IpRow, MachineRow } from "../machines.ts";
-import {
-  type LxdClient,
-  LxdError,
-  type LxdInstance,
-  type LxdInstanceState,
-  type LxdResources,
-} from "./client.ts";
+import { type LxdClient, LxdError, type LxdInstance, type LxdInstanceState } from "./client.ts";
+import { capacityOf, DEFAULT_HOST_LIMITS, type HostLimits, hasFreeDisk, surveyHosts } from "./hosts.ts";
 
 export interface LxdDriverConfig {
   /** The daemons (or clusters) machines may be placed on; the first is used when one is not recorded. */
@@ -30,7 +32,20 @@ export interface LxdDriverConfig {
   allocatePort(job: JobRow): Promise<number>;
   /** Keeps a job's progress (the LXD operation it waits on) in the job row, for a restart. */
   remember(job: JobRow, progress: DriverState): Promise<void>;
+  /** How much of each host machines may take (defaults: DEFAULT_HOST_LIMITS). */
+  hostLimits?: HostLimits;
+  /** A machine's process limit per GiB of its plan's memory (limits.processes; default 512). */
+  processesPerGib?: number;
 }
+
+/** The fewest processes a machine may run, however small its plan (systemd, sshd, a shell). */
+export const MIN_PROCESSES = 128;
+/** How long a capacity reading is reused: a burst of orders asks LXD once. */
+const CAPACITY_TTL_MS = 5000;
+
+/** limits.processes for a plan's memory: `perGib` per GiB, at least MIN_PROCESSES. */
+export const processLimit = (memoryMb: number, perGib = 512) =>
+  Math.max(MIN_PROCESSES, Math.round((memoryMb / 1024) * perGib));
 
 /** What the driver keeps in machines.driver_state once a machine is built. */
 export type LxdMachineState = {
@@ -52,6 +67,8 @@ type Progress = {
   unreachable_since?: number;
   /** SSH ports found taken on the host and replaced */
   port_retries?: number;
+  /** a suspension's clean stop ran out of time: the stop is forced */
+  forced?: boolean;
 };
 
 /** One step of a job: does its part (answering an operation id to wait on, or nothing). */
@@ -108,39 +125,29 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
 
   const machineState = (m: MachineRow) => m.driver_state as LxdMachineState;
 
-  /** The member with the most free memory, across every configured endpoint (and cluster member). */
+  const hostLimits = cfg.hostLimits ?? DEFAULT_HOST_LIMITS;
+
+  /**
+   * The member with the most free memory, across every configured endpoint (and cluster member),
+   * among those whose storage pool has room.
+   */
   async function place(): Promise<{ endpoint: string; member?: string }> {
-    const candidates: { endpoint: string; member?: string; free: number }[] = [];
-    await Promise.all(
-      cfg.clients.map(async (c) => {
-        try {
-          const server = await c.get<{ environment: { server_clustered: boolean } }>("/1.0");
-          if (server.environment.server_clustered) {
-            const members = await c.get<{ server_name: string; status: string }[]>(
-              "/1.0/cluster/members?recursion=1",
-            );
-            for (const member of members.filter((x) => x.status === "Online")) {
-              const r = await c.get<LxdResources>(
-                `/1.0/resources?target=${encodeURIComponent(member.server_name)}`,
-              );
-              candidates.push({
-                endpoint: c.endpoint.name,
-                member: member.server_name,
-                free: r.memory.total - r.memory.used,
-              });
-            }
-          } else {
-            const r = await c.get<LxdResources>("/1.0/resources");
-            candidates.push({ endpoint: c.endpoint.name, free: r.memory.total - r.memory.used });
-          }
-        } catch {
-          // An endpoint that does not answer takes no new machines; the others may.
-        }
-      }),
-    );
-    candidates.sort((a, b) => b.free - a.free);
-    if (!candidates[0]) throw new JobFailure("No LXD host is reachable to place the machine on");
-    return { endpoint: candidates[0].endpoint, member: candidates[0].member };
+    const hosts = (await surveyHosts(cfg.clients, cfg.storagePool)).filter((h) => hasFreeDisk(h, hostLimits));
+    hosts.sort((a, b) => b.memoryTotal - b.memoryUsed - (a.memoryTotal - a.memoryUsed));
+    if (!hosts[0]) throw new JobFailure("No LXD host is reachable with room to place the machine on");
+    return { endpoint: hosts[0].endpoint, member: hosts[0].member };
+  }
+
+  let capacityRead: { at: number; value: Promise<ReturnType<typeof capacityOf>> } | undefined;
+  /** What the hosts can hold (hosts.ts), read again at most every CAPACITY_TTL_MS. */
+  function capacity() {
+    if (!capacityRead || Date.now() - capacityRead.at > CAPACITY_TTL_MS) {
+      capacityRead = {
+        at: Date.now(),
+        value: surveyHosts(cfg.clients, cfg.storagePool).then((hosts) => capacityOf(hosts, hostLimits)),
+      };
+    }
+    return capacityRead.value;
   }
 
   async function instance(c: LxdClient, name: string): Promise<LxdInstance | undefined> {
@@ -214,7 +221,14 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
           type: "container",
           source: { type: "image", alias: imageOf(m.os) },
           profiles: cfg.profiles,
-          config: { "limits.cpu": String(m.vcpus), "limits.memory": `${m.memory_mb}MiB` },
+          config: {
+            "limits.cpu": String(m.vcpus),
+            "limits.memory": `${m.memory_mb}MiB`,
+            "limits.processes": String(processLimit(m.memory_mb, cfg.processesPerGib)),
+            // Each container gets a host id range of its own (sized in /etc/subuid by
+            // lxd:setup): a process escaping one owns no file of another.
+            "security.idmap.isolated": "true",
+          },
           devices: {
             root: { type: "disk", path: "/", pool: cfg.storagePool, size: `${m.disk_gb}GiB` },
             ...(p.ssh_port ? { ssh: proxyDevice(p.ssh_port) } : {}),
@@ -366,6 +380,27 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
           },
           start,
         ];
+      case "suspend":
+        // A clean shutdown first; if the system does not stop within the grace window, a forced
+        // stop: a suspended customer must not keep a running machine.
+        return [
+          {
+            name: "suspend",
+            async act() {
+              const s = await status();
+              if (!s) throw new JobFailure(`The machine's container ${name} no longer exists`);
+              return s === "Stopped" ? undefined : state("stop", Boolean(p.forced), POWER_TIMEOUT_S);
+            },
+            done: async () => (await status()) === "Stopped",
+            async retry() {
+              if (p.forced) return false;
+              p.forced = true;
+              return true;
+            },
+          },
+        ];
+      case "unsuspend":
+        return [powerStep("start", name, status, state)];
       default:
         return [powerStep(job.action, name, status, state)];
     }
@@ -618,10 +653,12 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
   const driver: ProviderDriver & {
     /** Removes a deleted snapshot from LXD, or a deleted backup from the backup store. */
     forgetCopy(m: MachineRow, collection: string, copyId: string): Promise<void>;
+    capacity(): Promise<HostCapacity>;
   } = {
     name: "lxd",
     initialState: () => ({}),
     firstCheckMs: () => 500,
+    capacity,
     start(job, m) {
       if (job.secret) secrets.set(job.id, job.secret);
       return run(job, m);
