@@ -52,6 +52,8 @@ process.env.SIM_FAILURES ??= "1";
 // pass costs every stack alive some CPU (at 100 and 200 ms they were most of an idle stack's).
 process.env.PROVISIONER_INTERVAL_MS ??= "1000";
 process.env.HOURLY_CHARGE_INTERVAL_MS ??= "1000";
+// Compute's usage sampling pass: every 2 s rather than every minute, so a test sees readings.
+process.env.USAGE_SAMPLE_MS ??= "2000";
 // Webhooks: a fast pass and a short deadline. Tests register their receivers' 127.0.0.1:<port>
 // as allowed destinations of the programme settings before they save a URL.
 process.env.WEBHOOK_PASS_INTERVAL_MS ??= "300";

@@ -9,7 +9,7 @@ after(() => db.end({ timeout: 5 }));
 interface WireJob {
   id: string;
   action: string;
-  resource: { type: string; id: string };
+  resource: { type: string; id: string; hostname: string };
   status: string;
   progress: number;
   started_at: string;
@@ -83,10 +83,13 @@ describe("GET /jobs", () => {
       [reboot, start, stop],
     );
     assert.deepEqual(all.pagination, { page: 1, limit: 20, total: 3, pages: 1 });
+    // The job names its service by the machine's hostname, so a list needs no second look-up.
+    const [machine] = await db<{ hostname: string }[]>`
+      select hostname from compute.machines where service_id = ${vps}`;
     assert.deepEqual(all.jobs[0], {
       id: reboot,
       action: "reboot",
-      resource: { type: "service", id: vps },
+      resource: { type: "service", id: vps, hostname: machine?.hostname },
       status: "succeeded",
       progress: 100,
       started_at: all.jobs[0].started_at,

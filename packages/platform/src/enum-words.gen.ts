@@ -73,5 +73,7 @@ export const MACHINE_KIND_WORDS = ["vps", "dedicated", "game"] as const;
 export const POWER_ACTION_WORDS = ["start", "stop", "shutdown", "reboot", "restart", "poweroff", "on", "off", "kill"] as const;
 /** hb.compute.v1.PowerState */
 export const POWER_STATE_WORDS = ["on", "off"] as const;
+/** hb.compute.v1.UsageRange */
+export const USAGE_RANGE_WORDS = ["hour", "day", "week", "month"] as const;
 /** hb.webhooks.v1.DeliveryStatus */
 export const DELIVERY_STATUS_WORDS = ["pending", "delivered", "failed", "cancelled"] as const;

@@ -23,7 +23,8 @@ export const PROGRESS_SQL = `case when status <> 'running' then 100
          / nullif(extract(epoch from expected_at - started_at), 0))))::int, 99) end`;
 
 const RECORD_COLUMNS = `id, service_id, action, status, error_code, error_message, started_at, finished_at,
-  ${PROGRESS_SQL} as progress`;
+  ${PROGRESS_SQL} as progress,
+  (select m.hostname from machines m where m.service_id = jobs.service_id) as hostname`;
 
 interface JobRecordRow {
   id: string;
@@ -35,6 +36,7 @@ interface JobRecordRow {
   error_message: string | null;
   started_at: Date;
   finished_at: Date | null;
+  hostname: string | null;
 }
 
 function toJob(r: JobRecordRow): Job {
@@ -47,6 +49,7 @@ function toJob(r: JobRecordRow): Job {
     startedAt: timestampFromDate(r.started_at),
     finishedAt: r.finished_at ? timestampFromDate(r.finished_at) : undefined,
     error: r.error_code ? { code: r.error_code, message: r.error_message ?? "" } : undefined,
+    hostname: r.hostname ?? "",
   });
 }
 

@@ -15,6 +15,7 @@ import {
   ownMachine,
 } from "./machines.ts";
 import { actionNames } from "./power.ts";
+import { usageHistory } from "./usage-history.ts";
 
 /** The port players connect to on a game server. */
 const GAME_PORT = 25565;
@@ -48,7 +49,12 @@ export function createMachineInfo(sql: Sql, { drivers }: ComputeDeps): Handlers 
     },
 
     async getMachineStats(req) {
-      return { stats: await statsOf(drivers, await machineOf(req)) };
+      const m = await machineOf(req);
+      const [stats, history] = await Promise.all([
+        statsOf(drivers, m),
+        req.range ? usageHistory(sql, m.service_id, req.range) : undefined,
+      ]);
+      return { stats, history };
     },
 
     async listOsImages(req) {

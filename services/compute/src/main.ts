@@ -29,6 +29,7 @@ import { lxdClients, lxdConfig, lxdDriverFromEnv } from "./lxd/config.ts";
 import { createReconciler } from "./lxd/reconcile.ts";
 import { startServiceEventConsumer } from "./service-events.ts";
 import { createSimulatorDriver } from "./simulator.ts";
+import { startUsageSampler } from "./usage-sampler.ts";
 
 const log = createLogger("compute");
 
@@ -43,6 +44,8 @@ runMain(log, async () => {
     SIM_FAILURES: testSwitches.SIM_FAILURES.schema,
     /** The most machines each provider may hold (with an instance or being built); 0: no maximum. */
     COMPUTE_MAX_MACHINES: z.coerce.number().int().min(0).default(0),
+    /** How often each machine's usage is read into its history (docs/architecture.md, "Usage history"). */
+    USAGE_SAMPLE_MS: z.coerce.number().int().min(100).default(60_000),
     ...lxdConfig,
   });
   const observability = await startObservability("compute", log);
@@ -86,6 +89,7 @@ runMain(log, async () => {
   );
   const relay = startOutboxRelay(sql, nats, log);
   const jobLoop = jobs.startLoop(log);
+  const usage = startUsageSampler(sql, drivers, log, cfg.USAGE_SAMPLE_MS);
   const events = startServiceEventConsumer(sql, nats, cfg.HB_NS, log, jobs);
   const reconcile =
     clients.length > 0 ? createReconciler(sql, clients, log).start(cfg.LXD_RECONCILE_MS) : undefined;
@@ -109,6 +113,7 @@ runMain(log, async () => {
     ["rpc", () => server.close()],
     ["job-loop", () => jobLoop.stop()],
     ["reconcile", async () => reconcile?.stop()],
+    ["usage-sampler", () => usage.stop()],
     ["retention", () => retention.stop()],
     ["service-events", () => events.stop()],
     ["outbox", () => relay.stop()],

@@ -23,6 +23,8 @@ type SimulatorState = {
   controller_fails?: boolean;
 };
 
+const sinceCreatedS = (m: MachineRow) => Math.max(0, (Date.now() - m.created_at.getTime()) / 1000);
+
 /** With failure injection on, a hostname with "fail" as one of its words (web-fail-1, fail-over-1) fails its build. */
 const FAIL_HOSTNAME = /(^|[.-])fail([.-]|$)/;
 
@@ -79,6 +81,7 @@ export function createSimulatorDriver(cfg: SimulatorConfig): ProviderDriver {
       return { ok: true, state: job.target_state };
     },
     async stats(m) {
+      const id = createHash("sha256").update(m.service_id).digest();
       const h = createHash("sha256")
         .update(m.service_id + new Date().toISOString().slice(0, 16))
         .digest();
@@ -89,7 +92,12 @@ export function createSimulatorDriver(cfg: SimulatorConfig): ProviderDriver {
           used_mb: m.state === "running" ? Math.floor((m.memory_mb * h[1]) / 255) : 0,
         },
         disk: { total_gb: m.disk_gb, used_gb: Math.floor((m.disk_gb * h[2]) / 510) },
-        network: { rx_bytes: h.readUInt32BE(4), tx_bytes: h.readUInt32BE(8) },
+        // Counters only grow, as an interface's do: a steady rate of its own per machine since it
+        // was created, so the usage history's rates (the difference of two readings) mean something.
+        network: {
+          rx_bytes: Math.floor(sinceCreatedS(m) * (20_000 + id[0] * 2_000)),
+          tx_bytes: Math.floor(sinceCreatedS(m) * (5_000 + id[1] * 500)),
+        },
       };
     },
     async game() {

@@ -229,7 +229,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Usage statistics */
+        /** Usage statistics; ?range=1h|24h|7d|30d adds the usage history (1-minute, 5-minute, 30-minute or 2-hour averages) */
         get: operations["getServicesIdStats"];
         put?: never;
         post?: never;
@@ -417,7 +417,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Processor, memory, disk and network figures */
+        /** Processor, memory, disk and network figures; ?range=1h|24h|7d|30d adds the usage history (1-minute, 5-minute, 30-minute or 2-hour averages) */
         get: operations["getVpsIdStats"];
         put?: never;
         post?: never;
@@ -770,23 +770,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/dedicated/{id}/stats": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Hardware specification and live power state */
-        get: operations["getDedicatedIdStats"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/dedicated/{id}/traffic": {
         parameters: {
             query?: never;
@@ -830,6 +813,23 @@ export interface paths {
         };
         /** Images this server may be reinstalled onto */
         get: operations["getDedicatedIdOsImages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dedicated/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Hardware specification and live power state; ?range=1h|24h|7d|30d adds the usage history (1-minute, 5-minute, 30-minute or 2-hour averages) */
+        get: operations["getDedicatedIdStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4577,7 +4577,9 @@ export interface operations {
     };
     getServicesIdStats: {
         parameters: {
-            query?: never;
+            query?: {
+                range?: "1h" | "24h" | "7d" | "30d";
+            };
             header?: never;
             path: {
                 id: string;
@@ -4650,6 +4652,35 @@ export interface operations {
                             };
                             /** @enum {string} */
                             state: "creating" | "running" | "stopped" | "paused" | "error";
+                            /** @description Only when ?range= is given */
+                            history?: {
+                                /** @enum {string} */
+                                range: "1h" | "24h" | "7d" | "30d";
+                                /** @description 1h: 60, 24h: 300, 7d: 1800, 30d: 7200 */
+                                step_seconds: number;
+                                /** Format: date-time */
+                                from: string;
+                                /** Format: date-time */
+                                to: string;
+                                /** @description Oldest first; at most the range in steps plus one. A step without readings has no point. */
+                                points: {
+                                    /**
+                                     * Format: date-time
+                                     * @description The step's start
+                                     */
+                                    at: string;
+                                    /** @description How many readings the averages are of */
+                                    samples: number;
+                                    cpu_percent: number;
+                                    memory_used_mb: number;
+                                    memory_total_mb: number;
+                                    disk_used_gb: number;
+                                    disk_total_gb: number;
+                                    /** @description null when the step had no two successive counter readings */
+                                    network_rx_bytes_per_second: number | null;
+                                    network_tx_bytes_per_second: number | null;
+                                }[];
+                            };
                         };
                     };
                 };
@@ -5466,6 +5497,35 @@ export interface operations {
                             };
                             /** @enum {string} */
                             state: "creating" | "running" | "stopped" | "paused" | "error";
+                            /** @description Only when ?range= is given */
+                            history?: {
+                                /** @enum {string} */
+                                range: "1h" | "24h" | "7d" | "30d";
+                                /** @description 1h: 60, 24h: 300, 7d: 1800, 30d: 7200 */
+                                step_seconds: number;
+                                /** Format: date-time */
+                                from: string;
+                                /** Format: date-time */
+                                to: string;
+                                /** @description Oldest first; at most the range in steps plus one. A step without readings has no point. */
+                                points: {
+                                    /**
+                                     * Format: date-time
+                                     * @description The step's start
+                                     */
+                                    at: string;
+                                    /** @description How many readings the averages are of */
+                                    samples: number;
+                                    cpu_percent: number;
+                                    memory_used_mb: number;
+                                    memory_total_mb: number;
+                                    disk_used_gb: number;
+                                    disk_total_gb: number;
+                                    /** @description null when the step had no two successive counter readings */
+                                    network_rx_bytes_per_second: number | null;
+                                    network_tx_bytes_per_second: number | null;
+                                }[];
+                            };
                         };
                     };
                 };
@@ -8220,7 +8280,9 @@ export interface operations {
     };
     getVpsIdStats: {
         parameters: {
-            query?: never;
+            query?: {
+                range?: "1h" | "24h" | "7d" | "30d";
+            };
             header?: never;
             path: {
                 id: string;
@@ -8267,7 +8329,37 @@ export interface operations {
                      *           "rx_bytes": 1843200412,
                      *           "tx_bytes": 392011876
                      *         },
-                     *         "state": "running"
+                     *         "state": "running",
+                     *         "history": {
+                     *           "range": "1h",
+                     *           "step_seconds": 60,
+                     *           "from": "2026-11-23T09:00:30.000Z",
+                     *           "to": "2026-11-23T10:00:30.000Z",
+                     *           "points": [
+                     *             {
+                     *               "at": "2026-11-23T09:59:00.000Z",
+                     *               "samples": 1,
+                     *               "cpu_percent": 35,
+                     *               "memory_used_mb": 1822,
+                     *               "memory_total_mb": 4096,
+                     *               "disk_used_gb": 21,
+                     *               "disk_total_gb": 80,
+                     *               "network_rx_bytes_per_second": 125000,
+                     *               "network_tx_bytes_per_second": 31250
+                     *             },
+                     *             {
+                     *               "at": "2026-11-23T10:00:00.000Z",
+                     *               "samples": 1,
+                     *               "cpu_percent": 37,
+                     *               "memory_used_mb": 1830,
+                     *               "memory_total_mb": 4096,
+                     *               "disk_used_gb": 21,
+                     *               "disk_total_gb": 80,
+                     *               "network_rx_bytes_per_second": 131072,
+                     *               "network_tx_bytes_per_second": 30000
+                     *             }
+                     *           ]
+                     *         }
                      *       }
                      *     }
                      */
@@ -8293,6 +8385,35 @@ export interface operations {
                             };
                             /** @enum {string} */
                             state: "creating" | "running" | "stopped" | "paused" | "error";
+                            /** @description Only when ?range= is given */
+                            history?: {
+                                /** @enum {string} */
+                                range: "1h" | "24h" | "7d" | "30d";
+                                /** @description 1h: 60, 24h: 300, 7d: 1800, 30d: 7200 */
+                                step_seconds: number;
+                                /** Format: date-time */
+                                from: string;
+                                /** Format: date-time */
+                                to: string;
+                                /** @description Oldest first; at most the range in steps plus one. A step without readings has no point. */
+                                points: {
+                                    /**
+                                     * Format: date-time
+                                     * @description The step's start
+                                     */
+                                    at: string;
+                                    /** @description How many readings the averages are of */
+                                    samples: number;
+                                    cpu_percent: number;
+                                    memory_used_mb: number;
+                                    memory_total_mb: number;
+                                    disk_used_gb: number;
+                                    disk_total_gb: number;
+                                    /** @description null when the step had no two successive counter readings */
+                                    network_rx_bytes_per_second: number | null;
+                                    network_tx_bytes_per_second: number | null;
+                                }[];
+                            };
                         };
                     };
                 };
@@ -14433,273 +14554,6 @@ export interface operations {
             };
         };
     };
-    getDedicatedIdStats: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per key in the hourly window */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window restarts */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "success": true,
-                     *       "data": {
-                     *         "cpu": {
-                     *           "vcpus": 2,
-                     *           "usage_percent": 37
-                     *         },
-                     *         "memory": {
-                     *           "total_mb": 4096,
-                     *           "used_mb": 1830
-                     *         },
-                     *         "disk": {
-                     *           "total_gb": 80,
-                     *           "used_gb": 21
-                     *         },
-                     *         "network": {
-                     *           "rx_bytes": 1843200412,
-                     *           "tx_bytes": 392011876
-                     *         },
-                     *         "state": "running"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @constant */
-                        success: true;
-                        data: {
-                            cpu: {
-                                vcpus: number;
-                                usage_percent: number;
-                            };
-                            memory: {
-                                total_mb: number;
-                                used_mb: number;
-                            };
-                            disk: {
-                                total_gb: number;
-                                used_gb: number;
-                            };
-                            network: {
-                                rx_bytes: number;
-                                tx_bytes: number;
-                            };
-                            /** @enum {string} */
-                            state: "creating" | "running" | "stopped" | "paused" | "error";
-                        };
-                    };
-                };
-            };
-            /** @description `BAD_REQUEST`: invalid input, or the action does not apply to this resource; `details` names the fields */
-            400: {
-                headers: {
-                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per key in the hourly window */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window restarts */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "BAD_REQUEST";
-                    };
-                };
-            };
-            /** @description `UNAUTHORIZED`: missing, malformed, unknown, expired or revoked key */
-            401: {
-                headers: {
-                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
-                    "X-Request-Id"?: string;
-                    /** @description Bearer realm="api", error="invalid_token" */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "UNAUTHORIZED";
-                    };
-                };
-            };
-            /** @description `FEATURE_DISABLED`: the Customer API or the route's module is switched off; `FORBIDDEN`: an account permission, the IP allowlist, the account type or the resource's state refused the call; `SCOPE_REQUIRED`: the key lacks the route's scope (named in `scope`) */
-            403: {
-                headers: {
-                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per key in the hourly window */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window restarts */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "FEATURE_DISABLED" | "FORBIDDEN" | "SCOPE_REQUIRED";
-                    };
-                };
-            };
-            /** @description `NOT_FOUND`: no such resource, or not this customer's */
-            404: {
-                headers: {
-                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per key in the hourly window */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window restarts */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "NOT_FOUND";
-                    };
-                };
-            };
-            /** @description `RATE_LIMITED`: the key's hourly request limit is spent; see Retry-After */
-            429: {
-                headers: {
-                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per key in the hourly window */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window restarts */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
-                    "RateLimit-Policy"?: string;
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "RATE_LIMITED";
-                    };
-                };
-            };
-            /** @description `INTERNAL_ERROR`: platform-side failure (generic message) */
-            500: {
-                headers: {
-                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per key in the hourly window */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window restarts */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "INTERNAL_ERROR";
-                    };
-                };
-            };
-            /** @description `BAD_GATEWAY`: a platform service answered unexpectedly (generic message) */
-            502: {
-                headers: {
-                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per key in the hourly window */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window restarts */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "BAD_GATEWAY";
-                    };
-                };
-            };
-            /** @description `SERVICE_UNAVAILABLE`: a platform dependency is unavailable (generic message); retry later */
-            503: {
-                headers: {
-                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
-                    "X-Request-Id"?: string;
-                    /** @description Requests allowed per key in the hourly window */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window restarts */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
-                    RateLimit?: string;
-                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
-                    "RateLimit-Policy"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "SERVICE_UNAVAILABLE";
-                    };
-                };
-            };
-        };
-    };
     getDedicatedIdTraffic: {
         parameters: {
             query?: never;
@@ -15242,6 +15096,304 @@ export interface operations {
                                 id: string;
                                 name: string;
                             }[];
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: invalid input, or the action does not apply to this resource; `details` names the fields */
+            400: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: missing, malformed, unknown, expired or revoked key */
+            401: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer realm="api", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description `FEATURE_DISABLED`: the Customer API or the route's module is switched off; `FORBIDDEN`: an account permission, the IP allowlist, the account type or the resource's state refused the call; `SCOPE_REQUIRED`: the key lacks the route's scope (named in `scope`) */
+            403: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "FEATURE_DISABLED" | "FORBIDDEN" | "SCOPE_REQUIRED";
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: no such resource, or not this customer's */
+            404: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: the key's hourly request limit is spent; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: platform-side failure (generic message) */
+            500: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description `BAD_GATEWAY`: a platform service answered unexpectedly (generic message) */
+            502: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_GATEWAY";
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: a platform dependency is unavailable (generic message); retry later */
+            503: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    getDedicatedIdStats: {
+        parameters: {
+            query?: {
+                range?: "1h" | "24h" | "7d" | "30d";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "cpu": {
+                     *           "vcpus": 2,
+                     *           "usage_percent": 37
+                     *         },
+                     *         "memory": {
+                     *           "total_mb": 4096,
+                     *           "used_mb": 1830
+                     *         },
+                     *         "disk": {
+                     *           "total_gb": 80,
+                     *           "used_gb": 21
+                     *         },
+                     *         "network": {
+                     *           "rx_bytes": 1843200412,
+                     *           "tx_bytes": 392011876
+                     *         },
+                     *         "state": "running"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            cpu: {
+                                vcpus: number;
+                                usage_percent: number;
+                            };
+                            memory: {
+                                total_mb: number;
+                                used_mb: number;
+                            };
+                            disk: {
+                                total_gb: number;
+                                used_gb: number;
+                            };
+                            network: {
+                                rx_bytes: number;
+                                tx_bytes: number;
+                            };
+                            /** @enum {string} */
+                            state: "creating" | "running" | "stopped" | "paused" | "error";
+                            /** @description Only when ?range= is given */
+                            history?: {
+                                /** @enum {string} */
+                                range: "1h" | "24h" | "7d" | "30d";
+                                /** @description 1h: 60, 24h: 300, 7d: 1800, 30d: 7200 */
+                                step_seconds: number;
+                                /** Format: date-time */
+                                from: string;
+                                /** Format: date-time */
+                                to: string;
+                                /** @description Oldest first; at most the range in steps plus one. A step without readings has no point. */
+                                points: {
+                                    /**
+                                     * Format: date-time
+                                     * @description The step's start
+                                     */
+                                    at: string;
+                                    /** @description How many readings the averages are of */
+                                    samples: number;
+                                    cpu_percent: number;
+                                    memory_used_mb: number;
+                                    memory_total_mb: number;
+                                    disk_used_gb: number;
+                                    disk_total_gb: number;
+                                    /** @description null when the step had no two successive counter readings */
+                                    network_rx_bytes_per_second: number | null;
+                                    network_tx_bytes_per_second: number | null;
+                                }[];
+                            };
                         };
                     };
                 };
@@ -20371,7 +20523,8 @@ export interface operations {
                      *             "action": "reinstall",
                      *             "resource": {
                      *               "type": "service",
-                     *               "id": "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d"
+                     *               "id": "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d",
+                     *               "hostname": "web-1.example.com"
                      *             },
                      *             "status": "running",
                      *             "progress": 40,
@@ -20384,7 +20537,8 @@ export interface operations {
                      *             "action": "poweroff",
                      *             "resource": {
                      *               "type": "service",
-                     *               "id": "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d"
+                     *               "id": "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d",
+                     *               "hostname": "web-1.example.com"
                      *             },
                      *             "status": "failed",
                      *             "progress": 100,
@@ -20400,7 +20554,8 @@ export interface operations {
                      *             "action": "reboot",
                      *             "resource": {
                      *               "type": "service",
-                     *               "id": "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d"
+                     *               "id": "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d",
+                     *               "hostname": "web-1.example.com"
                      *             },
                      *             "status": "succeeded",
                      *             "progress": 100,
@@ -20432,6 +20587,8 @@ export interface operations {
                                     type: "service";
                                     /** Format: uuid */
                                     id: string;
+                                    /** @description The service's machine's hostname, so a list can name it */
+                                    hostname: string;
                                 };
                                 /** @enum {string} */
                                 status: "running" | "succeeded" | "failed";
@@ -20657,7 +20814,8 @@ export interface operations {
                      *         "action": "reboot",
                      *         "resource": {
                      *           "type": "service",
-                     *           "id": "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d"
+                     *           "id": "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d",
+                     *           "hostname": "web-1.example.com"
                      *         },
                      *         "status": "succeeded",
                      *         "progress": 100,
@@ -20680,6 +20838,8 @@ export interface operations {
                                 type: "service";
                                 /** Format: uuid */
                                 id: string;
+                                /** @description The service's machine's hostname, so a list can name it */
+                                hostname: string;
                             };
                             /** @enum {string} */
                             status: "running" | "succeeded" | "failed";

@@ -59,6 +59,30 @@ export const queryChoices = {
       "cancelled"
     ]
   },
+  "/services/{id}/stats": {
+    "range": [
+      "1h",
+      "24h",
+      "7d",
+      "30d"
+    ]
+  },
+  "/vps/{id}/stats": {
+    "range": [
+      "1h",
+      "24h",
+      "7d",
+      "30d"
+    ]
+  },
+  "/dedicated/{id}/stats": {
+    "range": [
+      "1h",
+      "24h",
+      "7d",
+      "30d"
+    ]
+  },
   "/jobs": {
     "state": [
       "running",

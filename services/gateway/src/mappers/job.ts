@@ -9,7 +9,7 @@ export function jobJson(j: Job): z.infer<typeof job> {
   return {
     id: j.id,
     action: j.action,
-    resource: { type: "service", id: j.serviceId },
+    resource: { type: "service", id: j.serviceId, hostname: j.hostname },
     status: jobStatuses.name(j.status),
     progress: j.progress,
     started_at: isoTime(j.startedAt, "job started_at"),

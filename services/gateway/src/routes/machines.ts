@@ -28,7 +28,7 @@ import {
   powerResultJson,
   reinstallResultJson,
 } from "../mappers/machine-action.ts";
-import { machineStatsJson, trafficJson } from "../mappers/machine-stats.ts";
+import { machineStatsJson, trafficJson, usageRange } from "../mappers/machine-stats.ts";
 import { powerStatusJson, provisionStatusJson } from "../mappers/machine-status.ts";
 import { osImageListJson } from "../mappers/os-image.ts";
 import { serviceSummaryJson } from "../mappers/service.ts";
@@ -55,6 +55,7 @@ import {
   powerStatus,
   provisionStatus,
   traffic,
+  usageRangeQuery,
   vpsCancelled,
   vpsCancelledExample,
   vpsDetail,
@@ -146,12 +147,19 @@ const addresses = (kind: MachineKind) =>
     (c, ref) => c.listIpAddresses(ref),
     (r) => addressListJson(r.ipAddresses),
   );
-const stats = (kind: MachineKind) =>
-  read(
-    kind,
-    (c, ref) => c.getMachineStats(ref),
-    (r) => machineStatsJson(required(r.stats, "stats")),
-  );
+/** The live figures, and the usage history over ?range= when one is given. */
+const stats =
+  (kind: MachineKind) => async (ctx: Context<{ id: string }, z.infer<typeof usageRangeQuery>, unknown>) => {
+    const r = await ctx.clients.compute.getMachineStats({
+      caller: ctx.caller,
+      serviceId: ctx.params.id,
+      kind,
+      range: usageRange(ctx.query.range),
+    });
+    return { data: machineStatsJson(required(r.stats, "stats"), r.history) };
+  };
+const STATS_RANGE =
+  "; ?range=1h|24h|7d|30d adds the usage history (1-minute, 5-minute, 30-minute or 2-hour averages)";
 const images = (kind: MachineKind) =>
   read(
     kind,
@@ -249,11 +257,12 @@ export const vpsRoutes = [
     method: "get",
     path: "/vps/:id/stats",
     tag: "VPS",
-    summary: "Processor, memory, disk and network figures",
+    summary: `Processor, memory, disk and network figures${STATS_RANGE}`,
     auth: { scope: "read", permissions: [...viewServices] },
     params: id,
+    query: usageRangeQuery,
     response: machineStats,
-    example: machineEx.stats,
+    example: machineEx.statsHistory,
     handler: stats(MachineKind.VPS),
   }),
   route({
@@ -379,13 +388,6 @@ export const dedicatedRoutes = [
         ),
       ],
       [
-        "stats",
-        "Hardware specification and live power state",
-        machineStats,
-        machineEx.stats,
-        stats(DEDICATED),
-      ],
-      [
         "traffic",
         "Bandwidth usage",
         traffic,
@@ -424,6 +426,18 @@ export const dedicatedRoutes = [
       handler,
     }),
   ),
+  route({
+    method: "get",
+    path: "/dedicated/:id/stats",
+    tag: "Dedicated servers",
+    summary: `Hardware specification and live power state${STATS_RANGE}`,
+    auth: inventory,
+    params: id,
+    query: usageRangeQuery,
+    response: machineStats,
+    example: machineEx.stats,
+    handler: stats(DEDICATED),
+  }),
   route({
     method: "post",
     path: "/dedicated/:id/power",
@@ -518,9 +532,10 @@ export const controlRoutes = [
     method: "get",
     path: "/services/:id/stats",
     tag: "Service control",
-    summary: "Usage statistics",
+    summary: `Usage statistics${STATS_RANGE}`,
     auth: { scope: "read", permissions: [...viewServices] },
     params: id,
+    query: usageRangeQuery,
     response: machineStats,
     example: machineEx.stats,
     handler: stats(ANY),

@@ -10,7 +10,11 @@ export const job = z.object({
   action: z
     .string()
     .describe("build, reinstall, password, a power action, snapshot_create, backup_restore, ..."),
-  resource: z.object({ type: z.literal("service"), id: z.uuid() }),
+  resource: z.object({
+    type: z.literal("service"),
+    id: z.uuid(),
+    hostname: z.string().describe("The service's machine's hostname, so a list can name it"),
+  }),
   status: z.enum(JOB_STATUSES),
   progress: z.int().min(0).max(100),
   started_at: z.iso.datetime(),
@@ -21,7 +25,11 @@ export const job = z.object({
 export const jobExample = {
   id: "0193a5d4-2f6e-7b1a-8c3d-4e5f6a7b8c9d",
   action: "reboot",
-  resource: { type: "service" as const, id: "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d" },
+  resource: {
+    type: "service" as const,
+    id: "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d",
+    hostname: "web-1.example.com",
+  },
   status: "succeeded" as const,
   progress: 100,
   started_at: "2026-11-23T10:00:00.000Z",

@@ -71,12 +71,51 @@ export const dedicatedDetail = dedicatedRecord.extend({ capabilities });
 export const addressList = z.object({ primary_ip: z.string(), ip_addresses: z.array(ipAddress) });
 
 /** Figures of GET /vps/{id}/stats, /dedicated/{id}/stats and /services/{id}/stats. */
+/** The spans of usage history ?range= takes; compute keeps a tier of buckets for each. */
+export const USAGE_RANGES = ["1h", "24h", "7d", "30d"] as const;
+
+/** ?range on the stats routes: absent answers the live figures alone, as before. */
+export const usageRangeQuery = z.object({
+  range: z.enum(USAGE_RANGES, { error: `must be one of ${USAGE_RANGES.join(", ")}` }).optional(),
+});
+
+/** The averages of the readings compute took in one step. */
+export const usagePoint = z.object({
+  at: z.iso.datetime().describe("The step's start"),
+  samples: z.int().min(1).describe("How many readings the averages are of"),
+  cpu_percent: z.number().min(0).max(100),
+  memory_used_mb: z.number().min(0),
+  memory_total_mb: z.int(),
+  disk_used_gb: z.number().min(0),
+  disk_total_gb: z.int(),
+  network_rx_bytes_per_second: z
+    .number()
+    .min(0)
+    .nullable()
+    .describe("null when the step had no two successive counter readings"),
+  network_tx_bytes_per_second: z.number().min(0).nullable(),
+});
+
+export const usageHistory = z
+  .object({
+    range: z.enum(USAGE_RANGES),
+    step_seconds: z.int().describe("1h: 60, 24h: 300, 7d: 1800, 30d: 7200"),
+    from: z.iso.datetime(),
+    to: z.iso.datetime(),
+    points: z
+      .array(usagePoint)
+      .max(361)
+      .describe("Oldest first; at most the range in steps plus one. A step without readings has no point."),
+  })
+  .describe("Usage history over ?range=, from buckets compute downsamples and keeps bounded");
+
 export const machineStats = z.object({
   cpu: z.object({ vcpus: z.int(), usage_percent: z.number().min(0).max(100) }),
   memory: z.object({ total_mb: z.int(), used_mb: z.int() }),
   disk: z.object({ total_gb: z.int(), used_gb: z.int() }),
   network: z.object({ rx_bytes: z.int(), tx_bytes: z.int() }),
   state: z.enum(INSTANCE_STATES),
+  history: usageHistory.optional().describe("Only when ?range= is given"),
 });
 
 export const osImages = z.object({
@@ -168,6 +207,43 @@ export const examples = {
     disk: { total_gb: 80, used_gb: 21 },
     network: { rx_bytes: 1843200412, tx_bytes: 392011876 },
     state: "running" as const,
+  },
+  statsHistory: {
+    cpu: { vcpus: 2, usage_percent: 37 },
+    memory: { total_mb: 4096, used_mb: 1830 },
+    disk: { total_gb: 80, used_gb: 21 },
+    network: { rx_bytes: 1843200412, tx_bytes: 392011876 },
+    state: "running" as const,
+    history: {
+      range: "1h" as const,
+      step_seconds: 60,
+      from: "2026-11-23T09:00:30.000Z",
+      to: "2026-11-23T10:00:30.000Z",
+      points: [
+        {
+          at: "2026-11-23T09:59:00.000Z",
+          samples: 1,
+          cpu_percent: 35,
+          memory_used_mb: 1822,
+          memory_total_mb: 4096,
+          disk_used_gb: 21,
+          disk_total_gb: 80,
+          network_rx_bytes_per_second: 125000,
+          network_tx_bytes_per_second: 31250,
+        },
+        {
+          at: "2026-11-23T10:00:00.000Z",
+          samples: 1,
+          cpu_percent: 37,
+          memory_used_mb: 1830,
+          memory_total_mb: 4096,
+          disk_used_gb: 21,
+          disk_total_gb: 80,
+          network_rx_bytes_per_second: 131072,
+          network_tx_bytes_per_second: 30000,
+        },
+      ],
+    },
   },
   osImages: {
     images: [

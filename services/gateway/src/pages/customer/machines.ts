@@ -3,6 +3,7 @@ import { PAGE_SIZE } from "@hb/platform/paging";
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { job, jobList } from "../../wire/job.ts";
+import type { serviceList } from "../../wire/service.ts";
 import type { sshKey, sshKeyList } from "../../wire/ssh-key.ts";
 import { field } from "../forms.ts";
 import { html } from "../html.ts";
@@ -15,6 +16,7 @@ type Job = z.infer<typeof job>;
 
 const OPS = {
   jobs: operation("GET", "/jobs", "/portal/jobs"),
+  services: operation("GET", "/services", "/portal/jobs (the service filter)"),
   job: operation("GET", "/jobs/:id", "/portal/jobs/:id"),
   sshKeys: operation("GET", "/ssh-keys", "/portal/ssh-keys"),
   addSshKey: operation("POST", "/ssh-keys", "/portal/ssh-keys"),
@@ -22,6 +24,36 @@ const OPS = {
 };
 
 const JOB_STATES = ["running", "succeeded", "failed"];
+/** The actions a job may be for, as the API's ?action= filter takes them; provider actions are an open set. */
+const JOB_ACTIONS = [
+  "build",
+  "reinstall",
+  "password",
+  "start",
+  "stop",
+  "shutdown",
+  "reboot",
+  "restart",
+  "poweroff",
+  "on",
+  "off",
+  "snapshot_create",
+  "snapshot_revert",
+  "backup_create",
+  "backup_restore",
+];
+/** The service a job acts on, by its hostname, linked to the service's page. */
+const serviceLink = (j: Job, name?: string) =>
+  html`<a href="/portal/services/${j.resource.id}">${name || j.resource.hostname || j.resource.id}</a>`;
+const select = (
+  id: string,
+  name: string,
+  label: string,
+  any: string,
+  options: [string, string][],
+  chosen: string,
+) =>
+  html`<div class="field"><label for="${id}">${label}</label><select id="${id}" name="${name}"><option value="">${any}</option>${options.map(([v, text]) => html`<option value="${v}"${v === chosen ? html` selected` : ""}>${text}</option>`)}</select></div>`;
 
 /** The facts of a job; the live view (pages.js) replaces them while it runs. */
 const jobFacts = (j: Job) =>
@@ -32,7 +64,7 @@ const jobFacts = (j: Job) =>
       "Progress",
       html`<progress max="100" value="${j.progress}" aria-label="Progress">${j.progress}%</progress> ${j.progress}%`,
     ],
-    ["Service", html`<a href="/portal/services/${j.resource.id}">${j.resource.id}</a>`],
+    ["Service", serviceLink(j)],
     ["Started", at(j.started_at)],
     ["Finished", at(j.finished_at)],
     ["Error", j.error ? `${j.error.code}: ${j.error.message}` : undefined],
@@ -44,28 +76,62 @@ export function machineRoutes(kit: Kit, router: Router): void {
       typeof req.query.state === "string" && JOB_STATES.includes(req.query.state) ? req.query.state : "";
     const resource =
       typeof req.query.resource === "string" && isUuid(req.query.resource) ? req.query.resource : "";
-    const r = await api<z.infer<typeof jobList>>(OPS.jobs, {
-      query: { page: pageParam(req.query.page), limit: PAGE_SIZE.default, state, resource },
-    });
+    const action =
+      typeof req.query.action === "string" && JOB_ACTIONS.includes(req.query.action) ? req.query.action : "";
+    const [r, services] = await Promise.all([
+      api<z.infer<typeof jobList>>(OPS.jobs, {
+        query: { page: pageParam(req.query.page), limit: PAGE_SIZE.default, state, resource, action },
+      }),
+      // The service filter's choices: the customer's services by hostname (the first 200).
+      api<z.infer<typeof serviceList>>(OPS.services, { query: { limit: PAGE_SIZE.max } }),
+    ]);
+    const filters = {
+      ...(state ? { state } : {}),
+      ...(resource ? { resource } : {}),
+      ...(action ? { action } : {}),
+    };
+    const choices: [string, string][] = services.data.services.map((x) => [
+      x.id,
+      x.hostname || x.name || x.id,
+    ]);
+    if (resource && !choices.some(([v]) => v === resource)) choices.push([resource, resource]);
+    // The list names a service as its filter does (billing's hostname), the job's own where it is not listed.
+    const names = new Map(choices);
     const body = html`<form method="get" action="/portal/jobs" class="filters">
-<div class="field"><label for="f-state">Status</label><select id="f-state" name="state"><option value="">Any status</option>${JOB_STATES.map((s) => html`<option value="${s}"${s === state ? html` selected` : ""}>${s}</option>`)}</select></div>
-${resource ? html`<input type="hidden" name="resource" value="${resource}">` : ""}
+${select(
+  "f-state",
+  "state",
+  "Status",
+  "Any status",
+  JOB_STATES.map((x) => [x, x]),
+  state,
+)}
+${select("f-resource", "resource", "Service", "Any service", choices, resource)}
+${select(
+  "f-action",
+  "action",
+  "Action",
+  "Any action",
+  JOB_ACTIONS.map((x) => [x, x.replace("_", " ")]),
+  action,
+)}
 <button type="submit">Filter</button></form>
 ${table(
   "Jobs",
-  ["Action", "Status", "Progress", "Started", "Finished"],
+  ["Action", "Service", "Status", "Progress", "Started", "Finished"],
   r.data.jobs.map((j) => [
     html`<a href="/portal/jobs/${j.id}">${j.action}</a>`,
+    serviceLink(j, names.get(j.resource.id)),
     badge(j.status),
     `${j.progress}%`,
     at(j.started_at),
     at(j.finished_at),
   ]),
-  state || resource
+  state || resource || action
     ? "No job matches these filters."
     : "No jobs yet: power actions, reinstalls and password resets appear here.",
 )}
-${pager("/portal/jobs", r.data.pagination, { ...(state ? { state } : {}), ...(resource ? { resource } : {}) })}`;
+${pager("/portal/jobs", r.data.pagination, filters)}`;
     kit.render(res, "Jobs", body, await doneOf(kit, req, res));
   });
 

@@ -3,7 +3,7 @@ import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { addonList, availableAddonList } from "../../wire/addon.ts";
 import type { backupList, snapshotList } from "../../wire/copy.ts";
-import type { addressList, machineStats, osImages } from "../../wire/machine.ts";
+import type { addressList, machineStats, osImages, provisionStatus } from "../../wire/machine.ts";
 import type { serviceDetail, serviceList } from "../../wire/service.ts";
 import type { gameDetail, serviceActions } from "../../wire/service-control.ts";
 import type { upgrade, upgradePaths } from "../../wire/upgrade.ts";
@@ -12,7 +12,9 @@ import { type Html, html } from "../html.ts";
 import { sessionOf } from "../session.ts";
 import { operation, type PageApi, Refused } from "./api.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page } from "./kit.ts";
+import { provisionWords } from "./machine-words.ts";
 import { at, badge, buttonForm, facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
+import { usageSection } from "./usage-chart.ts";
 
 type ServiceDetail = z.infer<typeof serviceDetail>;
 type Kind = "vps" | "dedicated" | "other";
@@ -233,7 +235,7 @@ ${pager("/portal/services", pagination, { ...(kind ? { kind } : {}), ...(status 
                 params: { id },
               }),
             ),
-            attempt(api<Record<string, unknown>>(OPS.dedicatedProvision, { params: { id } })),
+            attempt(api<z.infer<typeof provisionStatus>>(OPS.dedicatedProvision, { params: { id } })),
           ])
         : Promise.resolve(undefined),
     ]);
@@ -307,6 +309,7 @@ ${
       ])
     : html`<p class="empty">${stats.refused ?? "No figures yet."}</p>`
 }
+${st ? await usageSection(api, kind === "vps" ? OPS.vpsStats : kind === "dedicated" ? OPS.dedicatedStats : OPS.stats, id, req.query.range) : ""}
 ${
   ips.value
     ? html`<h2>Addresses</h2>${table(
@@ -327,7 +330,7 @@ ${
             ? `${extra[1].value.rx_bytes} bytes in, ${extra[1].value.tx_bytes} bytes out (${extra[1].value.period})`
             : extra[1].refused,
         ],
-        ["Provisioning", extra[2].value ? JSON.stringify(extra[2].value) : extra[2].refused],
+        ["Provisioning", extra[2].value ? provisionWords(extra[2].value) : extra[2].refused],
       ])}`
     : ""
 }

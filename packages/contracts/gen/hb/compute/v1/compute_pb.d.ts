@@ -5,7 +5,7 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Caller } from "../../platform/v1/caller_pb.js";
-import type { Control, GameServer, InstanceState, IpAddresses, MachineActions, MachineKind, MachineStats, MachineSummary, OsImage, PowerStatus, Traffic } from "./machines_pb.js";
+import type { Control, GameServer, InstanceState, IpAddresses, MachineActions, MachineKind, MachineStats, MachineSummary, OsImage, PowerStatus, Traffic, UsageHistory, UsageRange } from "./machines_pb.js";
 import type { PowerAction, PowerActionResult } from "./actions_pb.js";
 import type { Job, JobStatus } from "./jobs_pb.js";
 import type { Backup, Snapshot } from "./copies_pb.js";
@@ -301,6 +301,13 @@ export declare type GetMachineStatsRequest = Message<"hb.compute.v1.GetMachineSt
    * @generated from field: hb.compute.v1.MachineKind kind = 3;
    */
   kind: MachineKind;
+
+  /**
+   * Also answer the usage history over this range; UNSPECIFIED answers the live figures only.
+   *
+   * @generated from field: hb.compute.v1.UsageRange range = 4;
+   */
+  range: UsageRange;
 };
 
 /**
@@ -317,6 +324,13 @@ export declare type GetMachineStatsResponse = Message<"hb.compute.v1.GetMachineS
    * @generated from field: hb.compute.v1.MachineStats stats = 1;
    */
   stats?: MachineStats | undefined;
+
+  /**
+   * Set when a range was asked for.
+   *
+   * @generated from field: hb.compute.v1.UsageHistory history = 2;
+   */
+  history?: UsageHistory | undefined;
 };
 
 /**

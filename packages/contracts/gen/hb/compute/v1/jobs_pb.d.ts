@@ -69,6 +69,13 @@ export declare type Job = Message<"hb.compute.v1.Job"> & {
    * @generated from field: hb.compute.v1.JobError error = 8;
    */
   error?: JobError | undefined;
+
+  /**
+   * The machine's hostname, so a list can name the service instead of showing its id.
+   *
+   * @generated from field: string hostname = 9;
+   */
+  hostname: string;
 };
 
 /**

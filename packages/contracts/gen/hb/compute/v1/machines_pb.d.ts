@@ -307,6 +307,109 @@ export declare type MachineStats = Message<"hb.compute.v1.MachineStats"> & {
 export declare const MachineStatsSchema: GenMessage<MachineStats>;
 
 /**
+ * A machine's usage over a range, oldest point first. Steps with no reading (the machine had no
+ * instance, or compute was not sampling) have no point: a gap is a gap, never a zero.
+ *
+ * @generated from message hb.compute.v1.UsageHistory
+ */
+export declare type UsageHistory = Message<"hb.compute.v1.UsageHistory"> & {
+  /**
+   * @generated from field: hb.compute.v1.UsageRange range = 1;
+   */
+  range: UsageRange;
+
+  /**
+   * @generated from field: int32 step_seconds = 2;
+   */
+  stepSeconds: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp from = 3;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp to = 4;
+   */
+  to?: Timestamp | undefined;
+
+  /**
+   * @generated from field: repeated hb.compute.v1.UsagePoint points = 5;
+   */
+  points: UsagePoint[];
+};
+
+/**
+ * Describes the message hb.compute.v1.UsageHistory.
+ * Use `create(UsageHistorySchema)` to create a new message.
+ */
+export declare const UsageHistorySchema: GenMessage<UsageHistory>;
+
+/**
+ * The averages of the readings taken in one step.
+ *
+ * @generated from message hb.compute.v1.UsagePoint
+ */
+export declare type UsagePoint = Message<"hb.compute.v1.UsagePoint"> & {
+  /**
+   * The step's start.
+   *
+   * @generated from field: google.protobuf.Timestamp at = 1;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * How many readings the averages are of.
+   *
+   * @generated from field: int32 samples = 2;
+   */
+  samples: number;
+
+  /**
+   * @generated from field: double cpu_percent = 3;
+   */
+  cpuPercent: number;
+
+  /**
+   * @generated from field: double memory_used_mb = 4;
+   */
+  memoryUsedMb: number;
+
+  /**
+   * @generated from field: int32 memory_total_mb = 5;
+   */
+  memoryTotalMb: number;
+
+  /**
+   * @generated from field: double disk_used_gb = 6;
+   */
+  diskUsedGb: number;
+
+  /**
+   * @generated from field: int32 disk_total_gb = 7;
+   */
+  diskTotalGb: number;
+
+  /**
+   * Bytes a second; unset when the step had no two successive counter readings.
+   *
+   * @generated from field: optional double rx_bytes_per_second = 8;
+   */
+  rxBytesPerSecond?: number | undefined;
+
+  /**
+   * @generated from field: optional double tx_bytes_per_second = 9;
+   */
+  txBytesPerSecond?: number | undefined;
+};
+
+/**
+ * Describes the message hb.compute.v1.UsagePoint.
+ * Use `create(UsagePointSchema)` to create a new message.
+ */
+export declare const UsagePointSchema: GenMessage<UsagePoint>;
+
+/**
  * Bytes received and sent.
  *
  * @generated from message hb.compute.v1.NetworkCounters
@@ -640,4 +743,43 @@ export enum PowerState {
  * Describes the enum hb.compute.v1.PowerState.
  */
 export declare const PowerStateSchema: GenEnum<PowerState>;
+
+/**
+ * A span of usage history; the API writes them 1h, 24h, 7d and 30d (GET /vps/{id}/stats?range=).
+ * Each is answered from its own tier of
+ * downsampled buckets (1h: 1-minute points, 24h: 5-minute, 7d: 30-minute, 30d: 2-hour).
+ *
+ * @generated from enum hb.compute.v1.UsageRange
+ */
+export enum UsageRange {
+  /**
+   * @generated from enum value: USAGE_RANGE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: USAGE_RANGE_HOUR = 1;
+   */
+  HOUR = 1,
+
+  /**
+   * @generated from enum value: USAGE_RANGE_DAY = 2;
+   */
+  DAY = 2,
+
+  /**
+   * @generated from enum value: USAGE_RANGE_WEEK = 3;
+   */
+  WEEK = 3,
+
+  /**
+   * @generated from enum value: USAGE_RANGE_MONTH = 4;
+   */
+  MONTH = 4,
+}
+
+/**
+ * Describes the enum hb.compute.v1.UsageRange.
+ */
+export declare const UsageRangeSchema: GenEnum<UsageRange>;
 
