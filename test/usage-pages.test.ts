@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { api, auth, GATEWAY, newMachine } from "./helpers.ts";
-import { portalOwner, signInVisitor } from "./portal-pages.ts";
+import { fitsWidth, portalOwner, signIn, signInVisitor } from "./portal-pages.ts";
+import { browserMissing, launchBrowser, seriousViolations } from "./support/browser.ts";
 import { serviceSql } from "./support/service-db.ts";
 
 const db = serviceSql("compute");
@@ -39,7 +40,11 @@ describe("usage history on the service page", () => {
     assert.equal(page.status, 200);
     const section = /<section id="usage-history"[\s\S]*?<\/section>/.exec(page.text)?.[0] ?? "";
     assert.ok(section, "the usage history section is on the page");
-    const svgs = [...section.matchAll(/<svg role="img" aria-labelledby="([^"]+) ([^"]+)"[\s\S]*?<\/svg>/g)];
+    const svgs = [
+      ...section.matchAll(
+        /<svg role="img" aria-labelledby="([^"]+)" aria-describedby="([^"]+)"[\s\S]*?<\/svg>/g,
+      ),
+    ];
     assert.equal(svgs.length, 4, "processor, memory, disk and network");
     for (const [svg, titleId, descId] of svgs) {
       assert.match(svg, new RegExp(`<title id="${titleId}">[^<]+, last 24 hours</title>`));
@@ -65,6 +70,31 @@ describe("usage history on the service page", () => {
     assert.doesNotMatch(hour.text, /peak 40.0%/);
     // An unknown range shows the default (a day), never a refusal.
     assert.match((await v.get(`/portal/services/${id}?range=2y`)).text, /peak 40.0%/);
+  });
+});
+
+describe("usage charts in a browser", { skip: browserMissing() }, () => {
+  it("are images named by their titles, pass axe-core and fit 1280 and 390 px", async () => {
+    const { owner, id } = await ownerWithMachine("vps", "stopped");
+    await dayBucket(id);
+    const browser = await launchBrowser();
+    try {
+      for (const width of [1280, 390]) {
+        const { page } = await browser.newPage(width);
+        await signIn(page, "portal", owner.email);
+        await page.goto(`${GATEWAY}/portal/services/${id}?range=7d`);
+        await page.getByRole("img", { name: "Network (Mbit/s), last 7 days" }).waitFor();
+        assert.equal(await page.getByRole("img", { name: /, last 7 days$/ }).count(), 4);
+        assert.equal(await fitsWidth(page), true, `fits ${width} px`);
+        const violations = await seriousViolations(page);
+        assert.deepEqual(
+          violations.map((v) => `${v.id}: ${v.help}`),
+          [],
+        );
+      }
+    } finally {
+      await browser.close();
+    }
   });
 });
 

@@ -165,7 +165,7 @@ function chart(h: History, c: Chart): Html {
         )
       : "";
   return html`<figure class="usage-chart">
-<svg role="img" aria-labelledby="${tid} ${did}" viewBox="0 0 ${W} ${H}" width="100%" preserveAspectRatio="xMidYMid meet" xmlns="http://www.w3.org/2000/svg">
+<svg role="img" aria-labelledby="${tid}" aria-describedby="${did}" viewBox="0 0 ${W} ${H}" width="100%" preserveAspectRatio="xMidYMid meet" xmlns="http://www.w3.org/2000/svg">
 <title id="${tid}">${title}</title>
 <desc id="${did}">${summary(h.points, c, range)}</desc>
 ${grid}
