@@ -93,14 +93,19 @@ const stamp = (iso: string, range: Range) =>
 
 const W = 600;
 const H = 160;
-const PAD = { left: 56, right: 12, top: 12, bottom: 28 };
+const PAD = { left: 84, right: 12, top: 12, bottom: 28 };
+/** A scale's label: no trailing zeros (0%, 0.5 GB, 200 Mbit/s), so it fits beside the chart. */
+const axisFigure = (v: number, unit: string) => `${+v.toFixed(2)}${unit === "%" ? "%" : ` ${unit}`}`;
 
 /** The line of one series, broken where a step had no reading (a gap is not drawn as a slope). */
 function paths(points: Point[], s: Series, h: History, max: number): string[] {
   const from = Date.parse(h.from);
   const span = Math.max(1, Date.parse(h.to) - from);
+  // A step's point sits at its middle, kept inside the chart (the current step's middle may be ahead of now).
   const x = (p: Point) =>
-    PAD.left + ((Date.parse(p.at) + (h.step_seconds * 1000) / 2 - from) / span) * (W - PAD.left - PAD.right);
+    PAD.left +
+    Math.min(1, Math.max(0, (Date.parse(p.at) + (h.step_seconds * 1000) / 2 - from) / span)) *
+      (W - PAD.left - PAD.right);
   const y = (v: number) => PAD.top + (1 - Math.min(v, max) / max) * (H - PAD.top - PAD.bottom);
   const lines: string[] = [];
   let current: string[] = [];
@@ -145,14 +150,17 @@ function chart(h: History, c: Chart): Html {
   const did = `usage-${c.id}-desc`;
   const grid = [0, 0.5, 1].map((f) => {
     const y = PAD.top + (1 - f) * (H - PAD.top - PAD.bottom);
-    return html`<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y}" y2="${y}" stroke="currentColor" stroke-opacity="0.2"/><text x="${PAD.left - 6}" y="${y + 4}" text-anchor="end" font-size="11" fill="currentColor">${figure(max * f, c.unit)}</text>`;
+    return html`<line x1="${PAD.left}" x2="${W - PAD.right}" y1="${y}" y2="${y}" stroke="currentColor" stroke-opacity="0.2"/><text x="${PAD.left - 6}" y="${y + 4}" text-anchor="end" font-size="11" fill="currentColor">${axisFigure(max * f, c.unit)}</text>`;
   });
   const lines = c.series.map((s) =>
     paths(h.points, s, h, max).map((pts) => {
       // A reading with none beside it is a dot: a line of one point draws nothing.
       if (!pts.includes(" ")) {
         const [cx, cy] = pts.split(",");
-        return html`<circle cx="${cx}" cy="${cy}" r="3" fill="currentColor"/>`;
+        // A dashed series' dots are hollow, so two series differ by more than colour here too.
+        return s.dash
+          ? html`<circle cx="${cx}" cy="${cy}" r="3" fill="none" stroke="currentColor" stroke-width="1.5"/>`
+          : html`<circle cx="${cx}" cy="${cy}" r="3" fill="currentColor"/>`;
       }
       return html`<polyline points="${pts}" fill="none" stroke="currentColor" stroke-width="2"${s.dash ? html` stroke-dasharray="${s.dash}"` : ""}/>`;
     }),
