@@ -433,4 +433,79 @@ describe("the recurring billing cycle", () => {
       await Promise.all(pools.map((pool) => pool.end({ timeout: 5 })));
     }
   });
+
+  // Issue 28 §1: the outcome never depends on how often the due pass ran. Each term is issued and
+  // paid from credit before the next is judged overdue.
+  describe("however time passes", () => {
+    const advance = (days: number) => billing.client.adminAdvanceClock({ seconds: BigInt(days * 86_400) });
+    const outcome = async (c: Customer, id: string) => ({
+      status: (await service(c, id)).status,
+      balance: await balance(c),
+      renewals: (await renewals(id)).map((d) => `${d.status} ${d.total}`),
+      events: await events(id),
+    });
+
+    it("400 days in one step end where 40 steps of 10 days do: 13 renewals paid, active, no events", async () => {
+      const productId = await product({ monthly: "10.0000" });
+      const once = await customer("1000");
+      const onceId = await activeService(once, productId);
+      await advance(400);
+      const oneStep = await outcome(once, onceId);
+      const inSteps = await customer("1000");
+      const stepsId = await activeService(inSteps, productId);
+      for (let i = 0; i < 40; i++) await advance(10);
+      const expected = {
+        status: "active",
+        balance: 1000 - 10 - 13 * 10,
+        renewals: Array.from({ length: 13 }, () => "paid 10.0000"),
+        events: ["service.provisioned"],
+      };
+      assert.deepEqual(oneStep, expected, "one step");
+      assert.deepEqual(await outcome(inSteps, stepsId), expected, "ten-day steps");
+    });
+
+    it("65 days in one step: a paid-up service is never suspended, so no suspended/unsuspended pair", async () => {
+      const c = await customer("1000");
+      const id = await activeService(c, await product({ monthly: "10.0000" }));
+      await advance(65);
+      assert.deepEqual(await outcome(c, id), {
+        status: "active",
+        balance: 1000 - 10 - 2 * 10,
+        renewals: ["paid 10.0000", "paid 10.0000"],
+        events: ["service.provisioned"],
+      });
+    });
+
+    it("an annual service moved 375 days in one step is renewed", async () => {
+      const c = await customer("1000");
+      const id = await activeService(c, await product({ annually: "100.0000" }), "annually");
+      const due = await dueOf(c, id);
+      await advance(375);
+      const after = await service(c, id);
+      assert.equal(after.status, "active");
+      assert.deepEqual(
+        (await renewals(id)).map((d) => `${d.status} ${d.total}`),
+        ["paid 100.0000"],
+      );
+      const next = new Date(after.billing.next_due_date);
+      assert.equal(next.getUTCFullYear(), due.getUTCFullYear() + 1, "one year on");
+      assert.deepEqual(await events(id), ["service.provisioned"]);
+    });
+
+    it("a service whose credit runs dry is suspended and terminated for its first unpaid term", async () => {
+      // 25 credit: the order (10) and one renewal (10); the second renewal is left open.
+      const c = await customer("25");
+      const id = await activeService(c, await product({ monthly: "10.0000" }));
+      await advance(120);
+      const [, unpaid] = await renewals(id);
+      assert.equal(unpaid?.status, "cancelled", "the unpaid term's renewal is cancelled at termination");
+      assert.equal((await service(c, id)).status, "terminated");
+      assert.equal(await balance(c), 5);
+      assert.deepEqual(await events(id), [
+        "service.provisioned",
+        "service.suspended:overdue",
+        "service.terminated:overdue",
+      ]);
+    });
+  });
 });

@@ -1,4 +1,5 @@
 import { apiError, type Logger, type Sql } from "@hb/platform";
+import { nextDueInstant } from "./catch-up.ts";
 import { advanceClock, clock, clockControllable, syncClock } from "./clock.ts";
 import { timeOut } from "./contract-values.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -35,13 +36,39 @@ export async function endTermsDue(sql: Sql, ns: string, lock: DueLock = "skip"):
   });
 }
 
-/** Everything that falls due with time, run until nothing more is due. */
-async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock) {
-  await syncClock(sql);
+/** Everything due by billing's "now", run until nothing more is due. */
+async function runDueStep(sql: Sql, ns: string, lock: DueLock) {
   while ((await resumeHourlyServices(sql, ns, lock)) > 0) {}
   while ((await chargeDueHours(sql, ns, lock)) > 0) {}
   while ((await endTermsDue(sql, ns, lock)) > 0) {}
   while ((await runRenewalCycle(sql, ns, lock)) > 0) {}
+}
+
+/**
+ * How many instants one pass walks at most (catch-up.ts). A pass that stops there has done
+ * everything due up to the last one, in order; the next pass starts again from the first instant
+ * still due, so a long catch-up is spread over passes and survives a restart.
+ */
+export const CATCH_UP_STEPS = 500;
+
+/**
+ * Walks every instant at which something fell due since the last pass, in time order, each with
+ * billing's clock standing at it, then does what is due now. Returns false when it stopped at
+ * CATCH_UP_STEPS with instants still due (the next pass resumes).
+ */
+async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock): Promise<boolean> {
+  await syncClock(sql);
+  const now = clock.now();
+  let after = new Date(0);
+  for (let step = 0; ; step++) {
+    const at = await nextDueInstant(sql, after, now);
+    if (!at) break;
+    if (step === CATCH_UP_STEPS) return false;
+    await clock.at(at, () => runDueStep(sql, ns, lock));
+    after = at;
+  }
+  await runDueStep(sql, ns, lock);
+  return true;
 }
 
 // One pass at a time in this process. A pass that started before the clock moved reads the old
@@ -49,7 +76,7 @@ async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock) {
 // with work still due; queued behind it, the second pass sees the rows again with the new time.
 let tail: Promise<unknown> = Promise.resolve();
 
-export function runDueWork(sql: Sql, ns: string, lock: DueLock = "skip"): Promise<void> {
+export function runDueWork(sql: Sql, ns: string, lock: DueLock = "skip"): Promise<boolean> {
   const run = tail.then(() => runDueWorkNow(sql, ns, lock));
   tail = run.catch(() => {});
   return run;
@@ -86,7 +113,7 @@ export function createClockAdmin(sql: Sql, ns: string): BillingHandlers {
       }
       const now = await advanceClock(sql, seconds * 1000);
       // Waits for rows held elsewhere: the answer means everything due by the new time is done.
-      await runDueWork(sql, ns, "wait");
+      while (!(await runDueWork(sql, ns, "wait"))) {}
       return { now: timeOut(now) };
     },
   };

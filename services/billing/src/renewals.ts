@@ -45,7 +45,7 @@ export async function issueServiceRenewal(
     insert into renewal_terms (item_id, term_start, service_id, document_id)
     values (${s.id}, ${s.next_due_date}, ${s.id}, ${id}) on conflict do nothing returning item_id`;
   if (!claim) return undefined;
-  const until = addCycle(s.next_due_date, s.cycle);
+  const until = addCycle(s.next_due_date, s.cycle, s.anchor_day ?? undefined);
   const doc = await createDocument(tx, {
     id,
     kind: "invoice",
@@ -119,7 +119,7 @@ async function issueAddonRenewals(sql: Sql, lock: DueLock): Promise<number> {
         monthly === undefined
           ? money(a.amount)
           : monthly * BigInt(CYCLE_MONTHS[a.cycle] ?? 1) * BigInt(a.quantity);
-      const until = addCycle(a.next_due_date, a.cycle);
+      const until = addCycle(a.next_due_date, a.cycle, a.started_at.getUTCDate());
       await createDocument(tx, {
         id,
         kind: "invoice",
@@ -298,17 +298,17 @@ async function renewalPaid(tx: TxSql, ns: string, doc: DocumentRow) {
   if (terms.length === 0 && doc.purpose === "renewal" && doc.service_id) {
     // Issued before terms were recorded: one cycle on from where the service stands.
     const [s] = await selectServices(tx, "s.id = $1 for update of s", [doc.service_id]);
-    await tx`update services set next_due_date = ${addCycle(s.next_due_date, s.cycle)} where id = ${s.id}`;
+    await tx`update services set next_due_date = ${addCycle(s.next_due_date, s.cycle, s.anchor_day ?? undefined)} where id = ${s.id}`;
     await liftIfPaidUp(tx, ns, s.id);
     return;
   }
   for (const t of terms) {
     if (t.addon_id) {
-      const [a] = await tx<{ cycle: string }[]>`
-        select cycle from service_addons where id = ${t.addon_id} and status = 'active' for update`;
+      const [a] = await tx<{ cycle: string; started_at: Date }[]>`
+        select cycle, started_at from service_addons where id = ${t.addon_id} and status = 'active' for update`;
       if (!a) continue;
       // What was paid joins what the add-on can give back, over its whole paid period.
-      await tx`update service_addons set next_due_date = ${addCycle(t.term_start, a.cycle)},
+      await tx`update service_addons set next_due_date = ${addCycle(t.term_start, a.cycle, a.started_at.getUTCDate())},
           paid_amount = paid_amount + ${formatMoney(money(doc.total))}::numeric,
           funding_documents = array_append(funding_documents, ${doc.id}::uuid)
         where id = ${t.addon_id} and next_due_date = ${t.term_start}`;
@@ -316,7 +316,7 @@ async function renewalPaid(tx: TxSql, ns: string, doc: DocumentRow) {
     }
     const [s] = await selectServices(tx, "s.id = $1 for update of s", [t.service_id]);
     if (!s || s.next_due_date.getTime() !== t.term_start.getTime()) continue;
-    await tx`update services set next_due_date = ${addCycle(t.term_start, s.cycle)} where id = ${s.id}`;
+    await tx`update services set next_due_date = ${addCycle(t.term_start, s.cycle, s.anchor_day ?? undefined)} where id = ${s.id}`;
     await liftIfPaidUp(tx, ns, s.id);
   }
 }
