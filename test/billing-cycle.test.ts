@@ -303,6 +303,54 @@ describe("the recurring billing cycle", () => {
     assert.equal(await balance(c), 200 - 100 - 3 - 3);
   });
 
+  it("keeps a service and its add-on on their anchor day: ordered on a 31st, due on the 31st again after a shorter month", async () => {
+    // Issue 28 §2: each due date is the anchor + n cycles, never the previous clamped date + 1.
+    const t = await now();
+    const next31st = Array.from(
+      { length: 14 },
+      (_, m) => new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + m, 31, 12)),
+    ).find(
+      (d) =>
+        d.getUTCDate() === 31 &&
+        d > t &&
+        new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 2, 0)).getUTCDate() < 31,
+    );
+    assert.ok(next31st);
+    await advanceTo(next31st);
+    const c = await customer("1000");
+    const productId = await product({ monthly: "10.0000" });
+    const id = await activeService(c, productId);
+    const option = (
+      await billing.client.adminAddProductOption({
+        productId,
+        name: "Backups",
+        recurringMonthlyPrice: amountOf("3"),
+      })
+    ).option!.id;
+    const bought = await c.call("POST", `/services/${id}/options`, {
+      optionId: option,
+      billingType: "recurring",
+      billingCycle: "monthly",
+    });
+    assert.equal(bought.status, 201, bought.text);
+    await billing.client.adminAdvanceClock({ seconds: BigInt(70 * 86_400) });
+    const shortMonthEnd = new Date(
+      Date.UTC(next31st.getUTCFullYear(), next31st.getUTCMonth() + 2, 0),
+    ).getUTCDate();
+    const days = (purpose: string) => async () =>
+      (await renewals(id))
+        .filter((d) => d.purpose === purpose)
+        .map((d) => [d.status, d.due_date.getUTCDate()]);
+    assert.deepEqual(await days("renewal")(), [
+      ["paid", shortMonthEnd],
+      ["paid", 31],
+    ]);
+    assert.deepEqual(await days("addon")(), [
+      ["paid", shortMonthEnd],
+      ["paid", 31],
+    ]);
+  });
+
   it("voids an upgrade invoice left unpaid past the date it was priced up to: paying it then answers 409", async () => {
     const c = await customer("30");
     const id = await activeService(c, await product({ monthly: "10.0000" }));
