@@ -2,10 +2,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
+import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 import { connectDb, createLogger } from "@hb/platform";
 import postgres from "postgres";
 import { startClock } from "../services/billing/src/clock.ts";
@@ -133,6 +135,39 @@ describe("the recurring billing cycle", () => {
     assert.equal(changed.settings!.renewalLeadDays, 0);
     assert.equal(changed.settings!.suspendGraceDays, 3, "fields not given are unchanged");
     await billing.client.adminUpdateBillingSettings({ renewalLeadDays: 7 });
+  });
+
+  it("refuses a termination grace shorter than the suspension grace (suspended first, then terminated)", async () => {
+    // Issue 28 §3: 10 and 2 used to terminate at due + 3 days, never suspended.
+    const refused = (change: { suspendGraceDays?: number; terminateGraceDays?: number }) =>
+      assert.rejects(billing.client.adminUpdateBillingSettings(change), (err) => {
+        const e = ConnectError.from(err);
+        assert.equal(e.code, Code.InvalidArgument);
+        const [info] = e.findDetails(ErrorInfoSchema);
+        assert.equal(info?.code, "BAD_REQUEST");
+        assert.deepEqual(
+          info?.violations.map((v) => v.field),
+          ["terminate_grace_days"],
+        );
+        return true;
+      });
+    await refused({ suspendGraceDays: 10, terminateGraceDays: 2 });
+    await refused({ terminateGraceDays: 2 }); // below the current suspension grace (3)
+    await refused({ suspendGraceDays: 31 }); // above the current termination grace (30)
+    const { settings } = await billing.client.adminGetBillingSettings({});
+    assert.deepEqual([settings!.suspendGraceDays, settings!.terminateGraceDays], [3, 30], "nothing changed");
+    // The same day is an order (suspended, then terminated), and 0 never terminates.
+    const same = await billing.client.adminUpdateBillingSettings({
+      suspendGraceDays: 5,
+      terminateGraceDays: 5,
+    });
+    assert.deepEqual([same.settings!.suspendGraceDays, same.settings!.terminateGraceDays], [5, 5]);
+    const never = await billing.client.adminUpdateBillingSettings({
+      suspendGraceDays: 10,
+      terminateGraceDays: 0,
+    });
+    assert.deepEqual([never.settings!.suspendGraceDays, never.settings!.terminateGraceDays], [10, 0]);
+    await billing.client.adminUpdateBillingSettings({ suspendGraceDays: 3, terminateGraceDays: 30 });
   });
 
   it("sends a paid order's services to compute at once, not at the provisioner's next pass", async () => {
