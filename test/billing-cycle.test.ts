@@ -207,7 +207,7 @@ describe("the recurring billing cycle", () => {
     assert.ok(listed.body.data.invoices.some((d: { id: string }) => d.id === issued[0].id));
   });
 
-  it("suspends an unpaid service 3 days after its paid-up date, lifts it on payment, and refuses add-ons and upgrades meanwhile", async () => {
+  it("suspends an unpaid service 3 days after its paid-up date, lifts it when credit lands, and refuses add-ons and upgrades meanwhile", async () => {
     const c = await customer("10");
     const productId = await product({ monthly: "10.0000" });
     const id = await activeService(c, productId);
@@ -242,11 +242,12 @@ describe("the recurring billing cycle", () => {
       amount: "10",
       currency: "EUR",
     });
-    // Automatic payment was tried at issue and on the due date; the customer pays now.
-    const paid = await c.call("POST", `/invoices/${open.id}/pay`, {});
-    assert.equal(paid.status, 200, paid.text);
+    // Automatic payment was tried at issue and on the due date; credit that lands later pays the
+    // open renewal by itself (issue 28 §3), without waiting for the next pass.
+    await eventually(async () => (await service(c, id)).status === "active", 10_000);
+    assert.equal((await renewals(id))[0].status, "paid");
+    assert.equal(await balance(c), 0);
     const after = await service(c, id);
-    assert.equal(after.status, "active");
     const extended = new Date(after.billing.next_due_date);
     assert.ok(extended.getTime() > due.getTime() + 27 * DAY && extended.getTime() < due.getTime() + 32 * DAY);
     assert.deepEqual(await events(id), [
@@ -517,6 +518,72 @@ describe("the recurring billing cycle", () => {
     }
   });
 
+  // Issue 28 §3: credit that arrives after automatic payment gave up pays what is open.
+  describe("credit that arrives late", () => {
+    const credit = (c: Customer, amount: string) =>
+      billing.client.adminAdjustCredit({
+        personId: c.personId,
+        customerId: c.customerId,
+        amount,
+        currency: "EUR",
+      });
+
+    it("pays the open renewals oldest first and lifts the overdue suspension; the service is never terminated", async () => {
+      const c = await customer("20");
+      const productId = await product({ monthly: "10.0000" });
+      const first = await activeService(c, productId);
+      const second = await activeService(c, productId);
+      const due = await dueOf(c, first);
+      await advanceTo(new Date(due.getTime() + 5 * DAY));
+      assert.equal((await service(c, first)).status, "suspended", "unpaid past the grace");
+      assert.equal((await service(c, second)).status, "suspended");
+      // Enough for one renewal: the older one (the first service's) is paid.
+      await credit(c, "10");
+      await eventually(async () => (await service(c, first)).status === "active", 10_000);
+      assert.deepEqual(
+        (await renewals(first)).map((d) => d.status),
+        ["paid"],
+      );
+      assert.equal((await service(c, second)).status, "suspended");
+      assert.equal(await balance(c), 0);
+      // The rest arrives: the second is paid too.
+      await credit(c, "10");
+      await eventually(async () => (await service(c, second)).status === "active", 10_000);
+      assert.equal(await balance(c), 0);
+      assert.deepEqual(await events(second), [
+        "service.provisioned",
+        "service.suspended:overdue",
+        "service.unsuspended:renewal paid",
+      ]);
+    });
+
+    it("pays a renewal whose automatic payment failed at issue as soon as credit lands, before its due date", async () => {
+      const c = await customer("10");
+      const id = await activeService(c, await product({ monthly: "10.0000" }));
+      const due = await dueOf(c, id);
+      await advanceTo(new Date(due.getTime() - 6 * DAY));
+      assert.equal((await renewals(id))[0]?.status, "unpaid", "no credit at issue");
+      await credit(c, "15");
+      await eventually(async () => (await renewals(id))[0]?.status === "paid", 10_000);
+      assert.equal(await balance(c), 5);
+      assert.ok((await dueOf(c, id)).getTime() > due.getTime(), "extended by the payment");
+      assert.deepEqual(await events(id), ["service.provisioned"]);
+    });
+
+    it("leaves the renewals of an account that pays by hand open", async () => {
+      const c = await customer("10");
+      const id = await activeService(c, await product({ monthly: "10.0000" }));
+      await billing.client.adminSetAccountBilling({ customerId: c.customerId, autoPay: false });
+      const due = await dueOf(c, id);
+      await advanceTo(new Date(due.getTime() - 6 * DAY));
+      await credit(c, "10");
+      // A pass after the credit (a clock move runs one) leaves it open.
+      await billing.client.adminAdvanceClock({ seconds: 1n });
+      assert.equal((await renewals(id))[0]?.status, "unpaid");
+      assert.equal(await balance(c), 10);
+    });
+  });
+
   // Issue 28 §1: the outcome never depends on how often the due pass ran. Each term is issued and
   // paid from credit before the next is judged overdue.
   describe("however time passes", () => {
@@ -581,7 +648,11 @@ describe("the recurring billing cycle", () => {
       const id = await activeService(c, await product({ monthly: "10.0000" }));
       await advance(120);
       const [, unpaid] = await renewals(id);
-      assert.equal(unpaid?.status, "cancelled", "the unpaid term's renewal is cancelled at termination");
+      assert.equal(
+        unpaid?.status,
+        "cancelled",
+        `the unpaid term's renewal is cancelled at termination: ${JSON.stringify({ r: await renewals(id), e: await events(id), b: await balance(c), s: await service(c, id) })}`,
+      );
       assert.equal((await service(c, id)).status, "terminated");
       assert.equal(await balance(c), 5);
       assert.deepEqual(await events(id), [

@@ -1,9 +1,10 @@
-import { apiError, type Logger, type Sql } from "@hb/platform";
+import { apiError, type Logger, type Sql, wakeablePause, wakeOnNotify } from "@hb/platform";
 import { nextDueInstant } from "./catch-up.ts";
 import { advanceClock, clock, clockControllable, syncClock } from "./clock.ts";
 import { timeOut } from "./contract-values.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { chargeDueHours, type DueLock, resumeHourlyServices } from "./hourly.ts";
+import { CREDIT_LANDED_CHANNEL, payFromLandedCredit } from "./late-credit.ts";
 import { selectServices } from "./records.ts";
 import { runRenewalCycle } from "./renewals.ts";
 import { setServiceState } from "./service-state.ts";
@@ -67,7 +68,12 @@ async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock): Promise<boole
     await clock.at(at, () => runDueStep(sql, ns, lock));
     after = at;
   }
-  await runDueStep(sql, ns, lock);
+  // The pass ends at the "now" it started from, even when the clock moved meanwhile (a pass queued
+  // behind this one walks on from there). Credit that landed pays what is open, then the rest.
+  await clock.at(now, async () => {
+    while ((await payFromLandedCredit(sql, ns)) > 0) {}
+    await runDueStep(sql, ns, lock);
+  });
   return true;
 }
 
@@ -82,19 +88,28 @@ export function runDueWork(sql: Sql, ns: string, lock: DueLock = "skip"): Promis
   return run;
 }
 
+/**
+ * The due pass every `intervalMs`, and at once when credit lands (late-credit.ts): a top-up pays
+ * the open renewals without waiting for the next pass.
+ */
 export function startDueWork(sql: Sql, ns: string, log: Logger, intervalMs: number) {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    runDueWork(sql, ns)
-      .catch((err: unknown) => log.warn("due work failed, will retry", { err }))
-      .finally(() => {
-        running = false;
-      });
-  }, intervalMs);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  let stopped = false;
+  const idle = wakeablePause();
+  const listener = wakeOnNotify(sql, CREDIT_LANDED_CHANNEL, idle.wake, log);
+  const loop = (async () => {
+    while (!stopped) {
+      await runDueWork(sql, ns).catch((err: unknown) => log.warn("due work failed, will retry", { err }));
+      await idle.pause(intervalMs);
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      idle.wake();
+      await loop;
+      await listener.stop();
+    },
+  };
 }
 
 export function createClockAdmin(sql: Sql, ns: string): BillingHandlers {

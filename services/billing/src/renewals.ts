@@ -159,31 +159,56 @@ async function autoPayRenewals(sql: Sql, ns: string, lock: DueLock): Promise<num
     order by d.due_date limit 100`;
   let tried = 0;
   for (const c of candidates) {
-    await transact(sql, async (tx) => {
-      // Balance, then document: the order every payment locks them in.
-      const balance = await lockedBalance(tx, c.person_id);
-      const [doc] = await tx<(DocumentRow & { auto_pay_attempts: number })[]>`
-        select * from documents where id = ${c.id} and status = 'unpaid' and auto_pay_attempts = ${c.attempts}
-        ${lock === "skip" ? tx`for update skip locked` : tx`for update`}`;
-      if (!doc) return;
-      tried++;
-      await tx`update documents set auto_pay_attempts = ${doc.due_date <= now ? 2 : 1} where id = ${doc.id}`;
-      const due = money(doc.total) - money(doc.amount_paid);
-      if (!balance || balance.currency !== doc.currency || money(balance.balance) < due) return;
-      try {
-        await tx.savepoint((sp) =>
-          payFromCredit(sp, ns, doc.id, { personId: c.person_id, customerId: c.customer_id }, undefined, {
-            balance,
-            document: doc,
-          }),
-        );
-      } catch (err) {
-        // Refused by a rule (an upgrade awaiting payment, …): the renewal stays open for the customer.
-        if (!(err instanceof ConnectError)) throw err;
-      }
-    });
+    const attempt = { id: c.id, personId: c.person_id, customerId: c.customer_id, attempts: c.attempts };
+    if (await payRenewalFromCredit(sql, ns, attempt, lock)) tried++;
   }
   return tried;
+}
+
+/**
+ * Pays one open renewal from its payer's credit, when the credit covers what is due (never part,
+ * never below zero). An automatic attempt names the attempts it saw and is recorded on the
+ * document (1 at issue, 2 on the due date), so a pass never makes one twice; credit that landed
+ * (late-credit.ts) pays whatever the attempts were, and takes the renewal off its list. Answers
+ * whether the renewal was still open.
+ */
+export async function payRenewalFromCredit(
+  sql: Sql,
+  ns: string,
+  c: { id: string; personId: string; customerId: string; attempts?: number },
+  lock: DueLock,
+  credit: { landed: boolean; pay: boolean } = { landed: false, pay: true },
+): Promise<boolean> {
+  const now = clock.now();
+  return transact(sql, async (tx) => {
+    // Balance, then document: the order every payment locks them in.
+    const balance = await lockedBalance(tx, c.personId);
+    // Taken off the list of credit that landed while the balance is held: every credit holds it
+    // too, so one landing from here on lists the renewal again (late-credit.ts).
+    if (credit.landed) await tx`delete from credit_landed_renewals where document_id = ${c.id}`;
+    if (!credit.pay) return false;
+    const [doc] = await tx<(DocumentRow & { auto_pay_attempts: number })[]>`
+      select * from documents where id = ${c.id} and status = 'unpaid'
+      ${c.attempts === undefined ? tx`` : tx`and auto_pay_attempts = ${c.attempts}`}
+      ${lock === "skip" ? tx`for update skip locked` : tx`for update`}`;
+    if (!doc) return false;
+    if (c.attempts !== undefined)
+      await tx`update documents set auto_pay_attempts = ${doc.due_date <= now ? 2 : 1} where id = ${doc.id}`;
+    const due = money(doc.total) - money(doc.amount_paid);
+    if (!balance || balance.currency !== doc.currency || money(balance.balance) < due) return true;
+    try {
+      await tx.savepoint((sp) =>
+        payFromCredit(sp, ns, doc.id, { personId: c.personId, customerId: c.customerId }, undefined, {
+          balance,
+          document: doc,
+        }),
+      );
+    } catch (err) {
+      // Refused by a rule (an upgrade awaiting payment, …): the renewal stays open for the customer.
+      if (!(err instanceof ConnectError)) throw err;
+    }
+    return true;
+  });
 }
 
 /** Services unpaid `suspend_grace_days` after their paid-up date: suspended by billing. */
