@@ -5,6 +5,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
+import { TopUpService, TopUpStaffService } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
@@ -555,6 +556,40 @@ describe("the recurring billing cycle", () => {
         "service.suspended:overdue",
         "service.unsuspended:renewal paid",
       ]);
+    });
+
+    it("a bank transfer confirmed by staff pays the open renewal too", async () => {
+      const c = await customer("10");
+      const id = await activeService(c, await product({ monthly: "10.0000" }));
+      const due = await dueOf(c, id);
+      await advanceTo(new Date(due.getTime() + 4 * DAY));
+      assert.equal((await service(c, id)).status, "suspended");
+      // As the portal's Add credit page and the staff's Bank transfers page call billing.
+      const portal = stackClient(s.stack.env, [TopUpService], "BILLING_ADDR", 20_000, "admin-panel");
+      const staff = stackClient(s.stack.env, [TopUpStaffService], "BILLING_ADDR", 20_000);
+      try {
+        const asked = await portal.client.requestBankTransfer({
+          caller: {
+            customerId: c.customerId,
+            personId: c.personId,
+            currency: "EUR",
+            permissions: ["pay_invoices"],
+          },
+          amount: "10",
+          idempotencyKey: `late-${c.customerId}`,
+        });
+        await staff.client.confirmBankTransfer({
+          reference: asked.topUp!.reference,
+          receivedAmount: "10",
+          staffId: "00000000-0000-0000-0000-000000000001",
+        });
+      } finally {
+        portal.close();
+        staff.close();
+      }
+      await eventually(async () => (await service(c, id)).status === "active", 10_000);
+      assert.equal((await renewals(id))[0].status, "paid");
+      assert.equal(await balance(c), 0);
     });
 
     it("pays a renewal whose automatic payment failed at issue as soon as credit lands, before its due date", async () => {
