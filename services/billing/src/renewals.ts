@@ -1,8 +1,9 @@
 /**
  * The recurring cycle (docs/architecture.md, Billing): a renewal invoice for every recurring
  * service and recurring add-on, issued `renewal_lead_days` before its paid-up date, once per term;
- * paid automatically from credit at issue and again on the due date when the account allows it;
- * paying it extends the paid-up date by exactly one term. A service still unpaid
+ * paid automatically from credit at issue, again on the due date and whenever credit lands
+ * (late-credit.ts) when the account allows it; paying it extends the paid-up date by exactly one
+ * term, on the item's anchor day (money.ts addCycle). A service still unpaid
  * `suspend_grace_days` after its paid-up date is suspended by billing ("overdue"), lifted when it
  * is paid, and terminated `terminate_grace_days` after that date (0: never). An add-on left unpaid
  * past the same grace ends (nothing refunded). An upgrade invoice not paid by the date it was
