@@ -46,25 +46,20 @@ async function runDueStep(sql: Sql, ns: string, lock: DueLock) {
 }
 
 /**
- * How many instants one pass walks at most (catch-up.ts). A pass that stops there has done
- * everything due up to the last one, in order; the next pass starts again from the first instant
- * still due, so a long catch-up is spread over passes and survives a restart.
- */
-export const CATCH_UP_STEPS = 500;
-
-/**
  * Walks every instant at which something fell due since the last pass, in time order, each with
- * billing's clock standing at it, then does what is due now. Returns false when it stopped at
- * CATCH_UP_STEPS with instants still due (the next pass resumes).
+ * billing's clock standing at it, then does what is due now. At most `steps` instants
+ * (DUE_CATCH_UP_STEPS): a pass that stops there has done everything due up to the last one, in
+ * order, and returns false; the next pass starts again from the first instant still due, so a long
+ * catch-up is spread over passes and survives a restart.
  */
-async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock): Promise<boolean> {
+async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock, steps: number): Promise<boolean> {
   await syncClock(sql);
   const now = clock.now();
   let after = new Date(0);
   for (let step = 0; ; step++) {
     const at = await nextDueInstant(sql, after, now);
     if (!at) break;
-    if (step === CATCH_UP_STEPS) return false;
+    if (step === steps) return false;
     await clock.at(at, () => runDueStep(sql, ns, lock));
     after = at;
   }
@@ -82,8 +77,8 @@ async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock): Promise<boole
 // with work still due; queued behind it, the second pass sees the rows again with the new time.
 let tail: Promise<unknown> = Promise.resolve();
 
-export function runDueWork(sql: Sql, ns: string, lock: DueLock = "skip"): Promise<boolean> {
-  const run = tail.then(() => runDueWorkNow(sql, ns, lock));
+export function runDueWork(sql: Sql, ns: string, lock: DueLock = "skip", steps = 500): Promise<boolean> {
+  const run = tail.then(() => runDueWorkNow(sql, ns, lock, steps));
   tail = run.catch(() => {});
   return run;
 }
@@ -92,13 +87,15 @@ export function runDueWork(sql: Sql, ns: string, lock: DueLock = "skip"): Promis
  * The due pass every `intervalMs`, and at once when credit lands (late-credit.ts): a top-up pays
  * the open renewals without waiting for the next pass.
  */
-export function startDueWork(sql: Sql, ns: string, log: Logger, intervalMs: number) {
+export function startDueWork(sql: Sql, ns: string, log: Logger, intervalMs: number, steps?: number) {
   let stopped = false;
   const idle = wakeablePause();
   const listener = wakeOnNotify(sql, CREDIT_LANDED_CHANNEL, idle.wake, log);
   const loop = (async () => {
     while (!stopped) {
-      await runDueWork(sql, ns).catch((err: unknown) => log.warn("due work failed, will retry", { err }));
+      await runDueWork(sql, ns, "skip", steps).catch((err: unknown) =>
+        log.warn("due work failed, will retry", { err }),
+      );
       await idle.pause(intervalMs);
     }
   })();
@@ -112,7 +109,7 @@ export function startDueWork(sql: Sql, ns: string, log: Logger, intervalMs: numb
   };
 }
 
-export function createClockAdmin(sql: Sql, ns: string): BillingHandlers {
+export function createClockAdmin(sql: Sql, ns: string, steps?: number): BillingHandlers {
   return {
     async adminAdvanceClock(req) {
       if (!clockControllable())
@@ -128,7 +125,7 @@ export function createClockAdmin(sql: Sql, ns: string): BillingHandlers {
       }
       const now = await advanceClock(sql, seconds * 1000);
       // Waits for rows held elsewhere: the answer means everything due by the new time is done.
-      while (!(await runDueWork(sql, ns, "wait"))) {}
+      while (!(await runDueWork(sql, ns, "wait", steps))) {}
       return { now: timeOut(now) };
     },
   };
