@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger, Sql } from "@hb/platform";
 
 /**
@@ -11,7 +12,6 @@ import type { Logger, Sql } from "@hb/platform";
  * due dates and ledger entries written at the moved time stay in the past after a restart, and a
  * second replica reads the same time (it takes the stored offset at every due pass).
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 
 let offsetMs = 0;
 let controllable = false;
