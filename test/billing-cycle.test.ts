@@ -568,7 +568,7 @@ describe("the recurring billing cycle", () => {
       await advanceTo(new Date(due.getTime() + 4 * DAY));
       assert.equal((await service(c, id)).status, "suspended");
       // As the portal's Add credit page and the staff's Bank transfers page call billing.
-      const portal = stackClient(s.stack.env, [TopUpService], "BILLING_ADDR", 20_000, "admin-panel");
+      const portal = stackClient(s.stack.env, [TopUpService], "BILLING_ADDR", 20_000, "portal");
       const staff = stackClient(s.stack.env, [TopUpStaffService], "BILLING_ADDR", 20_000);
       try {
         const asked = await portal.client.requestBankTransfer({
