@@ -4,13 +4,16 @@
  * failure, the shrunk command sequence with the calls it made and the invariants it broke.
  *
  *   npm run fuzz:billing -- [--seed N] [--runs N] [--minutes M] [--commands N] [--without kind,kind]
- *                           [--same-currency] [--ignore "invariant name;invariant name"]
+ *                           [--same-currency] [--ignore "invariant name;invariant name"] [--paths]
  * --without, --same-currency and --ignore narrow the run, to look past one known defect to the next.
+ * --paths runs the property over time instead (test/billing-model/paths.ts: one step or many,
+ * anchors, late credit).
  */
 import { parseArgs } from "node:util";
 import fc from "fast-check";
 import type { Cmd } from "../test/billing-model/commands.ts";
 import { KNOWN } from "../test/billing-model/known.ts";
+import { PATH_EXAMPLES, pathProperty } from "../test/billing-model/paths.ts";
 import { billingProperty } from "../test/billing-model/property.ts";
 import { openWorld, STACK_ENV } from "../test/billing-model/world.ts";
 import { ownStack } from "../test/own-stack.ts";
@@ -25,6 +28,7 @@ const { values } = parseArgs({
     without: { type: "string", default: "" },
     "same-currency": { type: "boolean", default: false },
     ignore: { type: "string", default: "" },
+    paths: { type: "boolean", default: false },
   },
 });
 const seed = values.seed ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
@@ -49,22 +53,19 @@ const w = await openWorld(s.stack.env, s.stack.gatewayUrl);
 let code = 0;
 try {
   const started = Date.now();
-  const details = await fc.check(
-    billingProperty(w, {
-      maxCommands: Number(values.commands),
-      without,
-      sameCurrency: values["same-currency"],
-      ignore,
-    }),
-    {
-      seed,
-      numRuns,
-      // The sequences that found a defect before run first: a reverted fix fails at once.
-      examples: KNOWN.map((cmds) => [cmds]),
-      interruptAfterTimeLimit: minutes * 60_000,
-      markInterruptAsFailure: false,
-    },
-  );
+  const limits = { seed, numRuns, interruptAfterTimeLimit: minutes * 60_000, markInterruptAsFailure: false };
+  const details = values.paths
+    ? await fc.check(pathProperty(w), { ...limits, examples: PATH_EXAMPLES.map((sc) => [sc]) })
+    : await fc.check(
+        billingProperty(w, {
+          maxCommands: Number(values.commands),
+          without,
+          sameCurrency: values["same-currency"],
+          ignore,
+        }),
+        // The sequences that found a defect before run first: a reverted fix fails at once.
+        { ...limits, examples: KNOWN.map((cmds) => [cmds]) },
+      );
   const secs = Math.round((Date.now() - started) / 1000);
   if (details.failed) {
     code = 1;

@@ -2,10 +2,13 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
+import { TopUpService, TopUpStaffService } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
+import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 import { connectDb, createLogger } from "@hb/platform";
 import postgres from "postgres";
 import { startClock } from "../services/billing/src/clock.ts";
@@ -104,6 +107,9 @@ describe("the recurring billing cycle", () => {
       HOURLY_CHARGE_INTERVAL_MS: "200",
       // A pass a minute: every service here is built because paying its order woke the provisioner.
       PROVISIONER_INTERVAL_MS: "60000",
+      // Issue 28 §1: a due pass walks at most 3 instants, so every catch-up here is spread over
+      // passes: the outcomes below also prove that a pass resumes where the last one stopped.
+      DUE_CATCH_UP_STEPS: "3",
     });
     billing = stackClient(s.stack.env, [BillingService, BillingStaffService], "BILLING_ADDR", 60_000);
     db = postgres(s.stack.env.DATABASE_URL, {
@@ -133,6 +139,39 @@ describe("the recurring billing cycle", () => {
     assert.equal(changed.settings!.renewalLeadDays, 0);
     assert.equal(changed.settings!.suspendGraceDays, 3, "fields not given are unchanged");
     await billing.client.adminUpdateBillingSettings({ renewalLeadDays: 7 });
+  });
+
+  it("refuses a termination grace shorter than the suspension grace (suspended first, then terminated)", async () => {
+    // Issue 28 §3: 10 and 2 used to terminate at due + 3 days, never suspended.
+    const refused = (change: { suspendGraceDays?: number; terminateGraceDays?: number }) =>
+      assert.rejects(billing.client.adminUpdateBillingSettings(change), (err) => {
+        const e = ConnectError.from(err);
+        assert.equal(e.code, Code.InvalidArgument);
+        const [info] = e.findDetails(ErrorInfoSchema);
+        assert.equal(info?.code, "BAD_REQUEST");
+        assert.deepEqual(
+          info?.violations.map((v) => v.field),
+          ["terminate_grace_days"],
+        );
+        return true;
+      });
+    await refused({ suspendGraceDays: 10, terminateGraceDays: 2 });
+    await refused({ terminateGraceDays: 2 }); // below the current suspension grace (3)
+    await refused({ suspendGraceDays: 31 }); // above the current termination grace (30)
+    const { settings } = await billing.client.adminGetBillingSettings({});
+    assert.deepEqual([settings!.suspendGraceDays, settings!.terminateGraceDays], [3, 30], "nothing changed");
+    // The same day is an order (suspended, then terminated), and 0 never terminates.
+    const same = await billing.client.adminUpdateBillingSettings({
+      suspendGraceDays: 5,
+      terminateGraceDays: 5,
+    });
+    assert.deepEqual([same.settings!.suspendGraceDays, same.settings!.terminateGraceDays], [5, 5]);
+    const never = await billing.client.adminUpdateBillingSettings({
+      suspendGraceDays: 10,
+      terminateGraceDays: 0,
+    });
+    assert.deepEqual([never.settings!.suspendGraceDays, never.settings!.terminateGraceDays], [10, 0]);
+    await billing.client.adminUpdateBillingSettings({ suspendGraceDays: 3, terminateGraceDays: 30 });
   });
 
   it("sends a paid order's services to compute at once, not at the provisioner's next pass", async () => {
@@ -172,7 +211,7 @@ describe("the recurring billing cycle", () => {
     assert.ok(listed.body.data.invoices.some((d: { id: string }) => d.id === issued[0].id));
   });
 
-  it("suspends an unpaid service 3 days after its paid-up date, lifts it on payment, and refuses add-ons and upgrades meanwhile", async () => {
+  it("suspends an unpaid service 3 days after its paid-up date, lifts it when credit lands, and refuses add-ons and upgrades meanwhile", async () => {
     const c = await customer("10");
     const productId = await product({ monthly: "10.0000" });
     const id = await activeService(c, productId);
@@ -207,11 +246,12 @@ describe("the recurring billing cycle", () => {
       amount: "10",
       currency: "EUR",
     });
-    // Automatic payment was tried at issue and on the due date; the customer pays now.
-    const paid = await c.call("POST", `/invoices/${open.id}/pay`, {});
-    assert.equal(paid.status, 200, paid.text);
+    // Automatic payment was tried at issue and on the due date; credit that lands later pays the
+    // open renewal by itself (issue 28 §3), without waiting for the next pass.
+    await eventually(async () => (await service(c, id)).status === "active", 10_000);
+    assert.equal((await renewals(id))[0].status, "paid");
+    assert.equal(await balance(c), 0);
     const after = await service(c, id);
-    assert.equal(after.status, "active");
     const extended = new Date(after.billing.next_due_date);
     assert.ok(extended.getTime() > due.getTime() + 27 * DAY && extended.getTime() < due.getTime() + 32 * DAY);
     assert.deepEqual(await events(id), [
@@ -301,6 +341,54 @@ describe("the recurring billing cycle", () => {
     assert.equal(addon.paid_amount, "6.0000");
     assert.ok(addon.next_due_date.getTime() > addonDue.getTime() + 27 * DAY);
     assert.equal(await balance(c), 200 - 100 - 3 - 3);
+  });
+
+  it("keeps a service and its add-on on their anchor day: ordered on a 31st, due on the 31st again after a shorter month", async () => {
+    // Issue 28 §2: each due date is the anchor + n cycles, never the previous clamped date + 1.
+    const t = await now();
+    const next31st = Array.from(
+      { length: 14 },
+      (_, m) => new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + m, 31, 12)),
+    ).find(
+      (d) =>
+        d.getUTCDate() === 31 &&
+        d > t &&
+        new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 2, 0)).getUTCDate() < 31,
+    );
+    assert.ok(next31st);
+    await advanceTo(next31st);
+    const c = await customer("1000");
+    const productId = await product({ monthly: "10.0000" });
+    const id = await activeService(c, productId);
+    const option = (
+      await billing.client.adminAddProductOption({
+        productId,
+        name: "Backups",
+        recurringMonthlyPrice: amountOf("3"),
+      })
+    ).option!.id;
+    const bought = await c.call("POST", `/services/${id}/options`, {
+      optionId: option,
+      billingType: "recurring",
+      billingCycle: "monthly",
+    });
+    assert.equal(bought.status, 201, bought.text);
+    await billing.client.adminAdvanceClock({ seconds: BigInt(70 * 86_400) });
+    const shortMonthEnd = new Date(
+      Date.UTC(next31st.getUTCFullYear(), next31st.getUTCMonth() + 2, 0),
+    ).getUTCDate();
+    const days = (purpose: string) => async () =>
+      (await renewals(id))
+        .filter((d) => d.purpose === purpose)
+        .map((d) => [d.status, d.due_date.getUTCDate()]);
+    assert.deepEqual(await days("renewal")(), [
+      ["paid", shortMonthEnd],
+      ["paid", 31],
+    ]);
+    assert.deepEqual(await days("addon")(), [
+      ["paid", shortMonthEnd],
+      ["paid", 31],
+    ]);
   });
 
   it("voids an upgrade invoice left unpaid past the date it was priced up to: paying it then answers 409", async () => {
@@ -432,5 +520,184 @@ describe("the recurring billing cycle", () => {
       await billing.client.adminUpdateBillingSettings({ renewalLeadDays: 7 });
       await Promise.all(pools.map((pool) => pool.end({ timeout: 5 })));
     }
+  });
+
+  // Issue 28 §3: credit that arrives after automatic payment gave up pays what is open.
+  describe("credit that arrives late", () => {
+    const credit = (c: Customer, amount: string) =>
+      billing.client.adminAdjustCredit({
+        personId: c.personId,
+        customerId: c.customerId,
+        amount,
+        currency: "EUR",
+      });
+
+    it("pays the open renewals oldest first and lifts the overdue suspension; the service is never terminated", async () => {
+      const c = await customer("20");
+      const productId = await product({ monthly: "10.0000" });
+      const first = await activeService(c, productId);
+      const second = await activeService(c, productId);
+      const due = await dueOf(c, first);
+      await advanceTo(new Date(due.getTime() + 5 * DAY));
+      assert.equal((await service(c, first)).status, "suspended", "unpaid past the grace");
+      assert.equal((await service(c, second)).status, "suspended");
+      // Enough for one renewal: the older one (the first service's) is paid.
+      await credit(c, "10");
+      await eventually(async () => (await service(c, first)).status === "active", 10_000);
+      assert.deepEqual(
+        (await renewals(first)).map((d) => d.status),
+        ["paid"],
+      );
+      assert.equal((await service(c, second)).status, "suspended");
+      assert.equal(await balance(c), 0);
+      // The rest arrives: the second is paid too.
+      await credit(c, "10");
+      await eventually(async () => (await service(c, second)).status === "active", 10_000);
+      assert.equal(await balance(c), 0);
+      assert.deepEqual(await events(second), [
+        "service.provisioned",
+        "service.suspended:overdue",
+        "service.unsuspended:renewal paid",
+      ]);
+    });
+
+    it("a bank transfer confirmed by staff pays the open renewal too", async () => {
+      const c = await customer("10");
+      const id = await activeService(c, await product({ monthly: "10.0000" }));
+      const due = await dueOf(c, id);
+      await advanceTo(new Date(due.getTime() + 4 * DAY));
+      assert.equal((await service(c, id)).status, "suspended");
+      // As the portal's Add credit page and the staff's Bank transfers page call billing.
+      const portal = stackClient(s.stack.env, [TopUpService], "BILLING_ADDR", 20_000, "portal");
+      const staff = stackClient(s.stack.env, [TopUpStaffService], "BILLING_ADDR", 20_000);
+      try {
+        const asked = await portal.client.requestBankTransfer({
+          caller: {
+            customerId: c.customerId,
+            personId: c.personId,
+            currency: "EUR",
+            permissions: ["pay_invoices"],
+          },
+          amount: "10",
+          idempotencyKey: `late-${c.customerId}`,
+        });
+        await staff.client.confirmBankTransfer({
+          reference: asked.topUp!.reference,
+          receivedAmount: "10",
+          staffId: "00000000-0000-0000-0000-000000000001",
+        });
+      } finally {
+        portal.close();
+        staff.close();
+      }
+      await eventually(async () => (await service(c, id)).status === "active", 10_000);
+      assert.equal((await renewals(id))[0].status, "paid");
+      assert.equal(await balance(c), 0);
+    });
+
+    it("pays a renewal whose automatic payment failed at issue as soon as credit lands, before its due date", async () => {
+      const c = await customer("10");
+      const id = await activeService(c, await product({ monthly: "10.0000" }));
+      const due = await dueOf(c, id);
+      await advanceTo(new Date(due.getTime() - 6 * DAY));
+      assert.equal((await renewals(id))[0]?.status, "unpaid", "no credit at issue");
+      await credit(c, "15");
+      await eventually(async () => (await renewals(id))[0]?.status === "paid", 10_000);
+      assert.equal(await balance(c), 5);
+      assert.ok((await dueOf(c, id)).getTime() > due.getTime(), "extended by the payment");
+      assert.deepEqual(await events(id), ["service.provisioned"]);
+    });
+
+    it("leaves the renewals of an account that pays by hand open", async () => {
+      const c = await customer("10");
+      const id = await activeService(c, await product({ monthly: "10.0000" }));
+      await billing.client.adminSetAccountBilling({ customerId: c.customerId, autoPay: false });
+      const due = await dueOf(c, id);
+      await advanceTo(new Date(due.getTime() - 6 * DAY));
+      await credit(c, "10");
+      // A pass after the credit (a clock move runs one) leaves it open.
+      await billing.client.adminAdvanceClock({ seconds: 1n });
+      assert.equal((await renewals(id))[0]?.status, "unpaid");
+      assert.equal(await balance(c), 10);
+    });
+  });
+
+  // Issue 28 §1: the outcome never depends on how often the due pass ran. Each term is issued and
+  // paid from credit before the next is judged overdue.
+  describe("however time passes", () => {
+    const advance = (days: number) => billing.client.adminAdvanceClock({ seconds: BigInt(days * 86_400) });
+    const outcome = async (c: Customer, id: string) => ({
+      status: (await service(c, id)).status,
+      balance: await balance(c),
+      renewals: (await renewals(id)).map((d) => `${d.status} ${d.total}`),
+      events: await events(id),
+    });
+
+    it("400 days in one step end where 40 steps of 10 days do: 13 renewals paid, active, no events", async () => {
+      const productId = await product({ monthly: "10.0000" });
+      const once = await customer("1000");
+      const onceId = await activeService(once, productId);
+      await advance(400);
+      const oneStep = await outcome(once, onceId);
+      const inSteps = await customer("1000");
+      const stepsId = await activeService(inSteps, productId);
+      for (let i = 0; i < 40; i++) await advance(10);
+      const expected = {
+        status: "active",
+        balance: 1000 - 10 - 13 * 10,
+        renewals: Array.from({ length: 13 }, () => "paid 10.0000"),
+        events: ["service.provisioned"],
+      };
+      assert.deepEqual(oneStep, expected, "one step");
+      assert.deepEqual(await outcome(inSteps, stepsId), expected, "ten-day steps");
+    });
+
+    it("65 days in one step: a paid-up service is never suspended, so no suspended/unsuspended pair", async () => {
+      const c = await customer("1000");
+      const id = await activeService(c, await product({ monthly: "10.0000" }));
+      await advance(65);
+      assert.deepEqual(await outcome(c, id), {
+        status: "active",
+        balance: 1000 - 10 - 2 * 10,
+        renewals: ["paid 10.0000", "paid 10.0000"],
+        events: ["service.provisioned"],
+      });
+    });
+
+    it("an annual service moved 375 days in one step is renewed", async () => {
+      const c = await customer("1000");
+      const id = await activeService(c, await product({ annually: "100.0000" }), "annually");
+      const due = await dueOf(c, id);
+      await advance(375);
+      const after = await service(c, id);
+      assert.equal(after.status, "active");
+      assert.deepEqual(
+        (await renewals(id)).map((d) => `${d.status} ${d.total}`),
+        ["paid 100.0000"],
+      );
+      const next = new Date(after.billing.next_due_date);
+      assert.equal(next.getUTCFullYear(), due.getUTCFullYear() + 1, "one year on");
+      assert.deepEqual(await events(id), ["service.provisioned"]);
+    });
+
+    it("a service whose credit runs dry is suspended and terminated for its first unpaid term", async () => {
+      // 25 credit: the order (10) and one renewal (10); the second renewal is left open.
+      const c = await customer("25");
+      const id = await activeService(c, await product({ monthly: "10.0000" }));
+      await advance(120);
+      const [, unpaid] = await renewals(id);
+      assert.equal(
+        unpaid?.status,
+        "cancelled",
+        `the unpaid term's renewal is cancelled at termination: ${JSON.stringify({ r: await renewals(id), e: await events(id), b: await balance(c), s: await service(c, id) })}`,
+      );
+      assert.equal((await service(c, id)).status, "terminated");
+      assert.equal(await balance(c), 5);
+      assert.deepEqual(await events(id), [
+        "service.provisioned",
+        "service.suspended:overdue",
+        "service.terminated:overdue",
+      ]);
+    });
   });
 });

@@ -2,6 +2,7 @@ import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import type { Cmd } from "./billing-model/commands.ts";
 import { KNOWN } from "./billing-model/known.ts";
+import { PATH_EXAMPLES, pathProperty } from "./billing-model/paths.ts";
 import { billingProperty } from "./billing-model/property.ts";
 import { openWorld, STACK_ENV, type World } from "./billing-model/world.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
@@ -65,6 +66,34 @@ describe("billing invariants (property-based)", () => {
       // Bounded (the runner stops a test at 120 s). Runs that do not all finish in time fail the
       // test: a property checked on fewer runs than asked is not the property this file promises.
       interruptAfterTimeLimit: 90_000,
+      markInterruptAsFailure: true,
+    });
+  });
+});
+
+// Issue 28 §6: the outcome does not depend on how time passed (one step or many), every due date
+// is the anchor's, and credit that lands pays what it covers (billing-model/paths.ts). Its own
+// private stack: the runs move the clock years on.
+describe("billing over time (property-based)", () => {
+  let s: OwnStack;
+  let w: World;
+
+  before(async () => {
+    s = await ownStack("paths", STACK_ENV);
+    w = await openWorld(s.stack.env, s.stack.gatewayUrl);
+  });
+  after(async () => {
+    await w?.close();
+    await s?.close();
+  });
+
+  it("ends the same with the clock moved in one step or many; due dates keep their anchor; late credit pays", async () => {
+    await fc.assert(pathProperty(w), {
+      seed: 20_261_127,
+      // The two examples count among the runs.
+      numRuns: 7,
+      examples: PATH_EXAMPLES.map((sc) => [sc]),
+      interruptAfterTimeLimit: 100_000,
       markInterruptAsFailure: true,
     });
   });

@@ -316,6 +316,9 @@ describe("money holes (issue 28)", () => {
       new Date(renewal.created_at).getTime() > Date.now() + 20 * DAY,
       `created_at ${renewal.created_at}`,
     );
+    // Credit that lands pays an open renewal at once (issue 28 §3): an account that pays by hand
+    // keeps this one open, to be re-priced by the upgrade.
+    await billing.client.adminSetAccountBilling({ customerId: c.customerId, autoPay: false });
     await c.credit("20");
     const up = await c.call("POST", `/services/${serviceId}/upgrades`, { toProductId: big.id });
     assert.equal(up.status, 201, up.text);

@@ -61,6 +61,8 @@ export class RunModel {
   readonly external = new Map<string, Set<string>>();
   /** Expected paid-up date per service (absent for hourly services). */
   readonly paidUntil = new Map<string, Date>();
+  /** Each service's anchor day: the day of month its first term started (its payment). */
+  readonly anchorDay = new Map<string, number>();
   /** Only products in the actor's own currency (to look past a currency defect to others). */
   sameCurrency = false;
   /** Services staff suspended and have not lifted: only staff may make them active again. */
@@ -155,7 +157,8 @@ export class RunModel {
       if (newlyPaid && d.purpose === "renewal" && d.service_id) {
         const svc = svcRows.find((s) => s.id === d.service_id);
         const until = this.paidUntil.get(d.service_id);
-        if (svc && until) this.paidUntil.set(d.service_id, addCycle(until, svc.cycle));
+        if (svc && until)
+          this.paidUntil.set(d.service_id, addCycle(until, svc.cycle, this.anchorDay.get(d.service_id)));
       }
       if (newlyPaid && d.purpose === "addon") {
         for (const a of this.addons) if (a.invoiceId === d.id) a.startedBy = stepHi;
@@ -187,6 +190,11 @@ export class RunModel {
             detail: `service ${s.id}: next_due_date ${s.next_due_date.toISOString()}, expected within ${lo.toISOString()} … ${hi.toISOString()}`,
           });
         this.paidUntil.set(s.id, s.next_due_date);
+        // Paid within the step: its day, unless the step spans midnight (then the service's own
+        // first due date says it, unless clamped).
+        const day =
+          stepLo.getUTCDate() === stepHi.getUTCDate() ? stepHi.getUTCDate() : s.next_due_date.getUTCDate();
+        this.anchorDay.set(s.id, day);
         continue;
       }
       if (until.getTime() !== s.next_due_date.getTime())

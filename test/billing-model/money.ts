@@ -29,18 +29,25 @@ export const MONTHS: Record<string, number> = {
   biennially: 24,
 };
 
-/** Same day `n` months later (negative: earlier), clamped to the end of a shorter month. */
-export function shiftMonths(d: Date, n: number): Date {
+/**
+ * `n` months later (negative: earlier) on day `day` (`d`'s own by default), clamped to the end of
+ * a shorter month.
+ */
+export function shiftMonths(d: Date, n: number, day = d.getUTCDate()): Date {
   const y = d.getUTCFullYear();
   const m = d.getUTCMonth() + n;
   const last = new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
   const out = new Date(d.getTime());
-  out.setUTCFullYear(y, m, Math.min(d.getUTCDate(), last));
+  out.setUTCFullYear(y, m, Math.min(day, last));
   return out;
 }
 
-export const addCycle = (d: Date, cycle: string): Date =>
-  cycle === "hourly" ? new Date(d.getTime() + 3_600_000) : shiftMonths(d, MONTHS[cycle] ?? 1);
+/**
+ * One cycle on, on the term's anchor day (the day of month its first term started; `d`'s own by
+ * default): the n-th due date is the anchor + n cycles, never the previous clamped date + 1.
+ */
+export const addCycle = (d: Date, cycle: string, anchorDay?: number): Date =>
+  cycle === "hourly" ? new Date(d.getTime() + 3_600_000) : shiftMonths(d, MONTHS[cycle] ?? 1, anchorDay);
 
 /**
  * Remaining cycles from t to paidUntil: whole cycles walking back from paidUntil, plus the

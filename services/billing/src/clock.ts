@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Logger, Sql } from "@hb/platform";
 
 /**
@@ -11,11 +12,20 @@ import type { Logger, Sql } from "@hb/platform";
  * due dates and ledger entries written at the moved time stay in the past after a restart, and a
  * second replica reads the same time (it takes the stored offset at every due pass).
  */
+
 let offsetMs = 0;
 let controllable = false;
+// The instant a catch-up step of the due pass stands at (due.ts): everything that step does
+// (documents, payments, suspensions) happens at the time it was due, not when the pass ran.
+const standing = new AsyncLocalStorage<Date>();
 
 export const clock = {
-  now: (): Date => new Date(Date.now() + offsetMs),
+  now: (): Date => {
+    const at = standing.getStore();
+    return at ? new Date(at.getTime()) : new Date(Date.now() + offsetMs);
+  },
+  /** Runs `work` with billing's "now" read as `at` (never later than the real now). */
+  at: <T>(at: Date, work: () => Promise<T>): Promise<T> => standing.run(at, work),
 };
 
 async function storedOffset(sql: Sql): Promise<number> {

@@ -74,7 +74,7 @@ runMain(log, async () => {
     ...createReseller(sql, cfg.HB_NS),
     ...createAddonsUpgrades(sql, cfg.HB_NS),
     // A test hook: AdminAdvanceClock exists only in a process started with clock control.
-    ...(cfg.BILLING_CLOCK_CONTROL ? createClockAdmin(sql, cfg.HB_NS) : {}),
+    ...(cfg.BILLING_CLOCK_CONTROL ? createClockAdmin(sql, cfg.HB_NS, cfg.DUE_CATCH_UP_STEPS) : {}),
     ...createSettingsHandlers(sql),
     ...createDesk(sql, accounts),
   };
@@ -97,7 +97,7 @@ runMain(log, async () => {
   const relay = startOutboxRelay(sql, nats, log);
   const provisioner = startProvisioner(sql, compute.client, log, cfg.PROVISIONER_INTERVAL_MS);
   const machines = startMachineEventConsumer(sql, nats, cfg.HB_NS, log);
-  const due = startDueWork(sql, cfg.HB_NS, log, cfg.HOURLY_CHARGE_INTERVAL_MS);
+  const due = startDueWork(sql, cfg.HB_NS, log, cfg.HOURLY_CHARGE_INTERVAL_MS, cfg.DUE_CATCH_UP_STEPS);
   // Tables that only grow keep 30 days, like every other record.
   const retention = startRetention(
     sql,

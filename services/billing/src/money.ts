@@ -20,22 +20,33 @@ export const CYCLE_MONTHS: Record<string, number> = {
 /** Hourly products are charged from credit each hour, without a document. */
 export const HOURLY = "hourly";
 
-/** The next due date one cycle after `from`, clamped to the end of a shorter month. */
-export function addCycle(from: Date, cycle: string): Date {
+/**
+ * The next due date one cycle after `from`, on the term's anchor day (the day of month its first
+ * term started), clamped to the end of a shorter month. Due dates are worked out from the anchor,
+ * never from the previous clamped date: monthly from Jan 31 reads Feb 28, Mar 31, Apr 30, not Mar 28
+ * for ever (issue 28 §2). Without an anchor, `from`'s own day is the anchor (a first term).
+ */
+export function addCycle(from: Date, cycle: string, anchorDay?: number): Date {
   if (cycle === HOURLY) return new Date(from.getTime() + 3_600_000);
-  return shiftMonths(from, CYCLE_MONTHS[cycle] ?? 1);
+  return shiftMonths(from, CYCLE_MONTHS[cycle] ?? 1, anchorDay);
 }
 
-/** The same day `months` later (or earlier), clamped to the end of a shorter month. */
-export function shiftMonths(from: Date, months: number): Date {
+/** `months` later (or earlier) on the anchor day (`from`'s own by default), clamped to the month's end. */
+export function shiftMonths(from: Date, months: number, anchorDay = from.getUTCDate()): Date {
   const d = new Date(from.getTime());
-  const day = d.getUTCDate();
   d.setUTCDate(1);
   d.setUTCMonth(d.getUTCMonth() + months);
   const last = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
-  d.setUTCDate(Math.min(day, last));
+  d.setUTCDate(Math.min(anchorDay, last));
   return d;
 }
+
+/** The n-th due date of a term anchored at `anchor` (its first term's start): anchor + n cycles. */
+export const nthDueDate = (anchor: Date, cycle: string, n: number): Date =>
+  shiftMonths(anchor, (CYCLE_MONTHS[cycle] ?? 1) * n);
+
+/** The anchor day of a service or add-on (the day of month of its first term), in UTC. */
+export const anchorDayOf = (firstTermStart: Date): number => firstTermStart.getUTCDate();
 
 /** Monthly-equivalent of a recurring amount (for usage), rounded to 4 decimals. */
 export function monthlyEquivalent(amount: Units, cycle: string): Units {

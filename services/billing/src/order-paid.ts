@@ -29,7 +29,8 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
        from unnest(${cycles}::text[], ${cycles.map((c) => addCycle(now, c).toISOString())}::timestamptz[])
          as due(cycle, date)
        where due.cycle = s.cycle),
-      ${addCycle(now, "").toISOString()}::timestamptz)
+      ${addCycle(now, "").toISOString()}::timestamptz),
+      anchor_day = ${now.getUTCDate()}
     where s.order_id = ${doc.order_id} and s.status = 'pending_payment'`.execute();
   const [[order]] = await Promise.all([orderRows, servicesStarted, wakeProvisioner(tx).execute()]);
   // A partner learns of the payment once the services are built (see provisioning.ts).

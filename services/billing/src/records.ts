@@ -20,6 +20,8 @@ export interface ServiceRow {
   amount: string;
   currency: string;
   next_due_date: Date;
+  /** The day of month of its first term: every due date falls on it (clamped); null when hourly. */
+  anchor_day: number | null;
   cancellation: { type: string; reason: string; requested_at: string; effective_at: string } | null;
   os_image_id: string;
   server_ip: string;

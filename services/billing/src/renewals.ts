@@ -1,8 +1,9 @@
 /**
  * The recurring cycle (docs/architecture.md, Billing): a renewal invoice for every recurring
  * service and recurring add-on, issued `renewal_lead_days` before its paid-up date, once per term;
- * paid automatically from credit at issue and again on the due date when the account allows it;
- * paying it extends the paid-up date by exactly one term. A service still unpaid
+ * paid automatically from credit at issue, again on the due date and whenever credit lands
+ * (late-credit.ts) when the account allows it; paying it extends the paid-up date by exactly one
+ * term, on the item's anchor day (money.ts addCycle). A service still unpaid
  * `suspend_grace_days` after its paid-up date is suspended by billing ("overdue"), lifted when it
  * is paid, and terminated `terminate_grace_days` after that date (0: never). An add-on left unpaid
  * past the same grace ends (nothing refunded). An upgrade invoice not paid by the date it was
@@ -45,7 +46,7 @@ export async function issueServiceRenewal(
     insert into renewal_terms (item_id, term_start, service_id, document_id)
     values (${s.id}, ${s.next_due_date}, ${s.id}, ${id}) on conflict do nothing returning item_id`;
   if (!claim) return undefined;
-  const until = addCycle(s.next_due_date, s.cycle);
+  const until = addCycle(s.next_due_date, s.cycle, s.anchor_day ?? undefined);
   const doc = await createDocument(tx, {
     id,
     kind: "invoice",
@@ -119,7 +120,7 @@ async function issueAddonRenewals(sql: Sql, lock: DueLock): Promise<number> {
         monthly === undefined
           ? money(a.amount)
           : monthly * BigInt(CYCLE_MONTHS[a.cycle] ?? 1) * BigInt(a.quantity);
-      const until = addCycle(a.next_due_date, a.cycle);
+      const until = addCycle(a.next_due_date, a.cycle, a.started_at.getUTCDate());
       await createDocument(tx, {
         id,
         kind: "invoice",
@@ -159,31 +160,56 @@ async function autoPayRenewals(sql: Sql, ns: string, lock: DueLock): Promise<num
     order by d.due_date limit 100`;
   let tried = 0;
   for (const c of candidates) {
-    await transact(sql, async (tx) => {
-      // Balance, then document: the order every payment locks them in.
-      const balance = await lockedBalance(tx, c.person_id);
-      const [doc] = await tx<(DocumentRow & { auto_pay_attempts: number })[]>`
-        select * from documents where id = ${c.id} and status = 'unpaid' and auto_pay_attempts = ${c.attempts}
-        ${lock === "skip" ? tx`for update skip locked` : tx`for update`}`;
-      if (!doc) return;
-      tried++;
-      await tx`update documents set auto_pay_attempts = ${doc.due_date <= now ? 2 : 1} where id = ${doc.id}`;
-      const due = money(doc.total) - money(doc.amount_paid);
-      if (!balance || balance.currency !== doc.currency || money(balance.balance) < due) return;
-      try {
-        await tx.savepoint((sp) =>
-          payFromCredit(sp, ns, doc.id, { personId: c.person_id, customerId: c.customer_id }, undefined, {
-            balance,
-            document: doc,
-          }),
-        );
-      } catch (err) {
-        // Refused by a rule (an upgrade awaiting payment, …): the renewal stays open for the customer.
-        if (!(err instanceof ConnectError)) throw err;
-      }
-    });
+    const attempt = { id: c.id, personId: c.person_id, customerId: c.customer_id, attempts: c.attempts };
+    if (await payRenewalFromCredit(sql, ns, attempt, lock)) tried++;
   }
   return tried;
+}
+
+/**
+ * Pays one open renewal from its payer's credit, when the credit covers what is due (never part,
+ * never below zero). An automatic attempt names the attempts it saw and is recorded on the
+ * document (1 at issue, 2 on the due date), so a pass never makes one twice; credit that landed
+ * (late-credit.ts) pays whatever the attempts were, and takes the renewal off its list. Answers
+ * whether the renewal was still open.
+ */
+export async function payRenewalFromCredit(
+  sql: Sql,
+  ns: string,
+  c: { id: string; personId: string; customerId: string; attempts?: number },
+  lock: DueLock,
+  credit: { landed: boolean; pay: boolean } = { landed: false, pay: true },
+): Promise<boolean> {
+  const now = clock.now();
+  return transact(sql, async (tx) => {
+    // Balance, then document: the order every payment locks them in.
+    const balance = await lockedBalance(tx, c.personId);
+    // Taken off the list of credit that landed while the balance is held: every credit holds it
+    // too, so one landing from here on lists the renewal again (late-credit.ts).
+    if (credit.landed) await tx`delete from credit_landed_renewals where document_id = ${c.id}`;
+    if (!credit.pay) return false;
+    const [doc] = await tx<(DocumentRow & { auto_pay_attempts: number })[]>`
+      select * from documents where id = ${c.id} and status = 'unpaid'
+      ${c.attempts === undefined ? tx`` : tx`and auto_pay_attempts = ${c.attempts}`}
+      ${lock === "skip" ? tx`for update skip locked` : tx`for update`}`;
+    if (!doc) return false;
+    if (c.attempts !== undefined)
+      await tx`update documents set auto_pay_attempts = ${doc.due_date <= now ? 2 : 1} where id = ${doc.id}`;
+    const due = money(doc.total) - money(doc.amount_paid);
+    if (!balance || balance.currency !== doc.currency || money(balance.balance) < due) return true;
+    try {
+      await tx.savepoint((sp) =>
+        payFromCredit(sp, ns, doc.id, { personId: c.personId, customerId: c.customerId }, undefined, {
+          balance,
+          document: doc,
+        }),
+      );
+    } catch (err) {
+      // Refused by a rule (an upgrade awaiting payment, …): the renewal stays open for the customer.
+      if (!(err instanceof ConnectError)) throw err;
+    }
+    return true;
+  });
 }
 
 /** Services unpaid `suspend_grace_days` after their paid-up date: suspended by billing. */
@@ -298,17 +324,17 @@ async function renewalPaid(tx: TxSql, ns: string, doc: DocumentRow) {
   if (terms.length === 0 && doc.purpose === "renewal" && doc.service_id) {
     // Issued before terms were recorded: one cycle on from where the service stands.
     const [s] = await selectServices(tx, "s.id = $1 for update of s", [doc.service_id]);
-    await tx`update services set next_due_date = ${addCycle(s.next_due_date, s.cycle)} where id = ${s.id}`;
+    await tx`update services set next_due_date = ${addCycle(s.next_due_date, s.cycle, s.anchor_day ?? undefined)} where id = ${s.id}`;
     await liftIfPaidUp(tx, ns, s.id);
     return;
   }
   for (const t of terms) {
     if (t.addon_id) {
-      const [a] = await tx<{ cycle: string }[]>`
-        select cycle from service_addons where id = ${t.addon_id} and status = 'active' for update`;
+      const [a] = await tx<{ cycle: string; started_at: Date }[]>`
+        select cycle, started_at from service_addons where id = ${t.addon_id} and status = 'active' for update`;
       if (!a) continue;
       // What was paid joins what the add-on can give back, over its whole paid period.
-      await tx`update service_addons set next_due_date = ${addCycle(t.term_start, a.cycle)},
+      await tx`update service_addons set next_due_date = ${addCycle(t.term_start, a.cycle, a.started_at.getUTCDate())},
           paid_amount = paid_amount + ${formatMoney(money(doc.total))}::numeric,
           funding_documents = array_append(funding_documents, ${doc.id}::uuid)
         where id = ${t.addon_id} and next_due_date = ${t.term_start}`;
@@ -316,7 +342,7 @@ async function renewalPaid(tx: TxSql, ns: string, doc: DocumentRow) {
     }
     const [s] = await selectServices(tx, "s.id = $1 for update of s", [t.service_id]);
     if (!s || s.next_due_date.getTime() !== t.term_start.getTime()) continue;
-    await tx`update services set next_due_date = ${addCycle(t.term_start, s.cycle)} where id = ${s.id}`;
+    await tx`update services set next_due_date = ${addCycle(t.term_start, s.cycle, s.anchor_day ?? undefined)} where id = ${s.id}`;
     await liftIfPaidUp(tx, ns, s.id);
   }
 }

@@ -165,11 +165,11 @@ export function createServiceHandlers(sql: Sql, ns: string, accounts: AccountLoo
       const id = newId();
       const cycle = price?.cycle ?? "monthly";
       await sql`insert into services (id, customer_id, person_id, product_id, kind, name, hostname, status, cycle, amount, currency,
-                                      next_due_date, os_image_id, created_at)
+                                      next_due_date, anchor_day, os_image_id, created_at)
         values (${id}, ${req.customerId}, ${owner?.person_id ?? null}, ${product.id}, ${kind}, ${req.name || product.name},
                 ${req.hostname || `${kind}-${id.slice(-8)}`}, ${req.provision ? "pending" : status}, ${cycle},
-                ${formatMoney(money(price?.price ?? "0"))}, ${product.currency}, ${addCycle(clock.now(), cycle)}, ${req.osImageId},
-                ${clock.now()})`;
+                ${formatMoney(money(price?.price ?? "0"))}, ${product.currency}, ${addCycle(clock.now(), cycle)}, ${clock.now().getUTCDate()},
+                ${req.osImageId}, ${clock.now()})`;
       if (req.provision) await wakeProvisioner(sql);
       const [s] = await selectServices(sql, "s.id = $1", [id]);
       return { service: summaryOut(s) };
