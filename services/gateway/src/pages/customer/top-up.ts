@@ -159,7 +159,7 @@ ${
               html`<p>You are sent to our card processor's secure page; the credit appears as soon as the payment is confirmed.</p>`,
               "Continue to card payment",
             )
-          : html`<section aria-labelledby="card-title" id="card-unavailable"><h2 id="card-title">Pay by card</h2><p>Card payment is not available at the moment; add credit by bank transfer below.</p></section>`
+          : html`<section aria-labelledby="card-title" id="card-unavailable"><h2 id="card-title">Card payment</h2><p>Card payment is not available at the moment; add credit by bank transfer below.</p></section>`
       }
 ${form(
   "bank",
