@@ -1,7 +1,8 @@
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import type { Session } from "@hb/contracts/hb/auth/v1/portal_pb";
-import { holdsAny, type Permission } from "@hb/platform";
+import type { Permission } from "@hb/platform";
 import type { CooldownRule } from "@hb/platform/cooldown";
+import { decideKey } from "@hb/platform/key-decision";
 import type { z } from "zod";
 import { needOf, type RouteDef } from "../../route.ts";
 import { allRoutes } from "../../routes/index.ts";
@@ -88,15 +89,32 @@ export function actionNeed(a: PageAction): ActionNeed {
 }
 
 /**
- * Whether the signed-in person may use the action, by the same facts the API decides with (the
- * permission the route needs; no writes while the account is suspended). Rendering draws a control
- * only when this says yes; the API still decides each call.
+ * Whether the signed-in person may use the action: the API's own decision (decideKey, which the
+ * session's in-process call meets too) on the permission and suspension facts of the session, with
+ * the key-only steps (switch, allowlist, scope, hourly window) out of the way. Rendering draws a
+ * control only when this says yes; the API still decides each call (module switches included).
  */
 export function may(s: Pick<Session, "permissions" | "customerStatus" | "isOwner">, a: PageAction): boolean {
   const need = actionNeed(a);
   if (need.ownerOnly && !s.isOwner) return false;
-  if (need.write && s.customerStatus === CustomerStatus.SUSPENDED) return false;
-  return holdsAny(s.permissions, need.permissions);
+  const refusal = decideKey(
+    {
+      customerApiEnabled: true,
+      inventoryModule: true,
+      vpsModule: true,
+      revoked: false,
+      expired: false,
+      ipAllowlist: [],
+      sourceIp: "",
+      scopes: [],
+      permissions: s.permissions,
+      accountSuspended: suspended(s),
+      window: { count: 0, limit: 1, reset: 0 },
+      nowMs: 0,
+    },
+    { scope: "", permissionsAny: need.permissions, write: need.write },
+  );
+  return refusal === undefined;
 }
 
 /** The account is suspended: every page says so, and no write control is drawn. */
