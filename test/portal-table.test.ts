@@ -515,19 +515,31 @@ describe("the table at the HTTP edge", () => {
     assert.equal(jobs.body.data.jobs.length, 0);
   });
 
-  it("add-ons: the billing cycle is chosen on the form and sent; the options upgrade can add", async () => {
-    const addons = await owner.get(`/portal/services/${withAddon}/addons`);
+  it("add-ons: the billing cycle is chosen on the form and sent as chosen, with no default of the page's; the options upgrade can add", async () => {
+    const path = `/portal/services/${withAddon}/addons`;
+    const addons = await owner.get(path);
     assert.match(addons.text, /name="billingCycle"/);
+    const optionId = /<option value="([0-9a-f-]{36})">Extra IP<\/option>/.exec(addons.text)?.[1] ?? "";
+    // The chosen cycle reaches the API, which answers in its own words.
+    const cycle = await send(owner, path, path, {
+      optionId,
+      billingType: "recurring",
+      billingCycle: "fortnightly",
+    });
+    assert.match(textOf(cycle.text), /unknown billingCycle "fortnightly"/);
+    // A form without the billing type is the API's to refuse: the page assumes none.
+    const typeless = await send(owner, path, path, { optionId, quantity: "1" });
+    assert.match(textOf(typeless.text), /Invalid input: billingType: must be /);
+    const held = await api("GET", `/api/v1/services/${withAddon}/options`, { key: acct.key });
+    assert.equal(held.body.data.options.length, 0, "nothing bought");
     const up = await owner.get(`/portal/services/${withAddon}/upgrades`);
-    const optionId = /name="addOptions" value="([0-9a-f-]{36})"/.exec(up.text)?.[1];
-    assert.ok(optionId, "the upgrade page offers to add the add-on");
+    const toAdd = /name="addOptions" value="([0-9a-f-]{36})"/.exec(up.text)?.[1];
+    assert.equal(toAdd, optionId, "the upgrade page offers to add the add-on");
     const r = await send(
       owner,
       `/portal/services/${withAddon}/upgrades`,
       `/portal/services/${withAddon}/upgrades/options`,
-      {
-        addOptions: optionId,
-      },
+      { addOptions: optionId },
     );
     assert.equal(r.first, 303);
     assert.match(r.text, /The upgrade is requested/);
