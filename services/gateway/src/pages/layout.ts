@@ -18,6 +18,8 @@ export interface PageOptions {
   notice?: string;
   /** A one-line error above the content (an action the API refused). */
   error?: string;
+  /** A standing word about the account, on every page (a suspended account). */
+  banner?: Html;
 }
 
 export const STYLESHEET = "/assets/pages.css";
@@ -57,6 +59,7 @@ export function page(o: PageOptions): Html {
   }
 </header>
 <main id="main" tabindex="-1">
+${o.banner ? html`<p class="warning banner" role="note" id="account-banner">${o.banner}</p>` : ""}
 <h1>${o.title}</h1>
 ${o.notice ? html`<p class="notice" role="status">${o.notice}</p>` : ""}
 ${o.error ? html`<p class="error" role="alert" id="page-error">${o.error}</p>` : ""}

@@ -7,6 +7,7 @@ import { sessionOf } from "../session.ts";
 import { type PageApi, pageApi, Refused } from "./api.ts";
 import type { OnceStore, Outcome } from "./once.ts";
 import { validToken } from "./once.ts";
+import type { PageAction } from "./page-table.ts";
 
 export interface RenderOptions {
   status?: number;
@@ -71,17 +72,17 @@ export interface ActionOptions {
 }
 
 /**
- * An action (POST): once per one-time token (once.ts), then 303 to the outcome's page with its
+ * A declared page action (page-table.ts) served (POST): once per one-time token (once.ts), then 303 to the outcome's page with its
  * notice; a refusal comes back beside the fields (when the action has a form) or as the page's error.
  */
 export function action(
   kit: Kit,
   router: Router,
-  path: string,
+  declared: PageAction,
   o: ActionOptions,
   act: (req: Request, res: Response, api: PageApi, token: string) => Promise<Outcome>,
 ): void {
-  router.post(path, async (req: Request, res: Response, next: NextFunction) => {
+  router.post(declared.path, async (req: Request, res: Response, next: NextFunction) => {
     const token = req.body?._once;
     const subject = sessionOf(res).subjectId;
     const expired = () =>

@@ -10,6 +10,7 @@ import { html } from "../html.ts";
 import { sessionOf } from "../session.ts";
 import { operation, type PageApi, pageApi, Refused } from "./api.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page } from "./kit.ts";
+import { may, pageAction } from "./page-table.ts";
 import { at, badge, facts, formTokens, pageParam, pager, table } from "./ui.ts";
 
 type Job = z.infer<typeof job>;
@@ -21,6 +22,15 @@ const OPS = {
   sshKeys: operation("GET", "/ssh-keys", "/portal/ssh-keys"),
   addSshKey: operation("POST", "/ssh-keys", "/portal/ssh-keys"),
   deleteSshKey: operation("DELETE", "/ssh-keys/:id", "/portal/ssh-keys/:id/delete"),
+};
+
+const ACT = {
+  addSshKey: pageAction({ path: "/ssh-keys", ops: [OPS.addSshKey], redirect: "/portal/ssh-keys" }),
+  deleteSshKey: pageAction({
+    path: "/ssh-keys/:id/delete",
+    ops: [OPS.deleteSshKey],
+    redirect: "/portal/ssh-keys",
+  }),
 };
 
 const JOB_STATES = ["running", "succeeded", "failed"];
@@ -173,23 +183,29 @@ ${table(
     k.name,
     html`<span class="mono">${k.fingerprint}</span>`,
     at(k.created_at),
-    html`<a href="/portal/ssh-keys/${k.id}/delete" aria-label="Delete ${k.name}">Delete</a>`,
+    may(sessionOf(res), ACT.deleteSshKey)
+      ? html`<a href="/portal/ssh-keys/${k.id}/delete" aria-label="Delete ${k.name}">Delete</a>`
+      : "",
   ]),
   "No SSH keys stored yet. Add one below to choose it when you order or reinstall.",
 )}
-<h2>Add a key</h2>
+${
+  may(sessionOf(res), ACT.addSshKey)
+    ? html`<h2>Add a key</h2>
 ${f.general ? html`<p class="error" role="alert" id="form-error">${f.general}</p>` : ""}
 <form method="post" action="/portal/ssh-keys" novalidate>${formTokens(sessionOf(res).csrfToken)}
 ${field(f, "name", "Name", { required: true })}
 ${field(f, "publicKey", "Public key", { required: true, multiline: true, hint: "One line, as in ~/.ssh/id_ed25519.pub." })}
-<button type="submit">Add the key</button></form>`;
+<button type="submit">Add the key</button></form>`
+    : ""
+}`;
     kit.render(res, "SSH keys", body, o);
   }
   page(kit, router, "/ssh-keys", (req, res, api) => keysPage(req, res, api, { values: {}, errors: {} }));
   action(
     kit,
     router,
-    "/ssh-keys",
+    ACT.addSshKey,
     {
       back: () => "/portal/ssh-keys",
       form: async (req, res, err, api) => {
@@ -229,19 +245,17 @@ ${field(f, "publicKey", "Public key", { required: true, multiline: true, hint: "
       res,
       `Delete SSH key ${k.name}`,
       html`<p class="mono">${k.fingerprint}</p>
-<p class="warning"><strong>The key is deleted from your stored keys.</strong> Machines that already have it keep it.</p>
+${
+  may(sessionOf(res), ACT.deleteSshKey)
+    ? html`<p class="warning"><strong>The key is deleted from your stored keys.</strong> Machines that already have it keep it.</p>
 <form method="post" action="/portal/ssh-keys/${k.id}/delete">${formTokens(sessionOf(res).csrfToken)}
-<button type="submit" class="danger">Delete the key</button> <a href="/portal/ssh-keys">Keep it</a></form>`,
+<button type="submit" class="danger">Delete the key</button> <a href="/portal/ssh-keys">Keep it</a></form>`
+    : html`<p class="empty" id="not-permitted">Deleting a key needs the manage permission on this account, and an account that is not suspended.</p>`
+}`,
     );
   });
-  action(
-    kit,
-    router,
-    "/ssh-keys/:id/delete",
-    { back: () => "/portal/ssh-keys" },
-    async (req, _res, api, token) => {
-      await api(OPS.deleteSshKey, { params: { id: String(req.params.id) }, token });
-      return { location: "/portal/ssh-keys", notice: "The key is deleted." };
-    },
-  );
+  action(kit, router, ACT.deleteSshKey, { back: () => "/portal/ssh-keys" }, async (req, _res, api, token) => {
+    await api(OPS.deleteSshKey, { params: { id: String(req.params.id) }, token });
+    return { location: "/portal/ssh-keys", notice: "The key is deleted." };
+  });
 }

@@ -24,9 +24,37 @@ import { type Html, html } from "../html.ts";
 import { sessionOf } from "../session.ts";
 import { Refused } from "./api.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page, refusalPage } from "./kit.ts";
+import { may, pageAction } from "./page-table.ts";
 import { buttonForm, facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
 
 const BASE = "/portal/add-credit";
+
+/** Top-ups are billing's, not the API's: the rule the API applies to paying from credit. */
+const TOP_UP_NEED = {
+  permissions: ["pay_invoices"],
+  write: true,
+  why: "top-ups are not in the customer API (the spec keeps card and bank payments in the portal); billing's TopUpService under the API's rule for paying from credit",
+} as const;
+const ACT = {
+  card: pageAction({
+    path: "/add-credit/card",
+    ops: [],
+    own: TOP_UP_NEED,
+    redirect: "/portal/add-credit/:topUpId",
+  }),
+  bank: pageAction({
+    path: "/add-credit/bank",
+    ops: [],
+    own: TOP_UP_NEED,
+    redirect: "/portal/add-credit/:topUpId",
+  }),
+  cancel: pageAction({
+    path: "/add-credit/:id/cancel",
+    ops: [],
+    own: TOP_UP_NEED,
+    redirect: "/portal/add-credit/:id",
+  }),
+};
 /** The same, as the portal's router (mounted at /portal) matches it. */
 const ROUTE = "/add-credit";
 
@@ -131,7 +159,7 @@ ${
               html`<p>You are sent to our card processor's secure page; the credit appears as soon as the payment is confirmed.</p>`,
               "Continue to card payment",
             )
-          : ""
+          : html`<section aria-labelledby="card-title" id="card-unavailable"><h2 id="card-title">Card payment</h2><p>Card payment is not available at the moment; add credit by bank transfer below.</p></section>`
       }
 ${form(
   "bank",
@@ -166,7 +194,7 @@ ${pager(BASE, { page: p, limit: PAGE_SIZE.default, total: list.total })}`;
     action(
       kit,
       router,
-      `${ROUTE}/${kind}`,
+      ACT[kind],
       {
         back: () => BASE,
         form: async (req, res, err) => {
@@ -265,7 +293,7 @@ ${
     : ""
 }
 ${
-  !bank && t.status === TopUpStatus.PENDING
+  !bank && t.status === TopUpStatus.PENDING && may(sessionOf(res), ACT.cancel)
     ? html`<p>${buttonForm(`${BASE}/${t.id}/cancel`, "Cancel this card payment", sessionOf(res).csrfToken, { danger: true })}</p>
 <p class="hint">Only if you do not mean to pay: the payment page then stops taking payment. A payment already made is credited all the same.</p>`
     : ""
@@ -305,25 +333,19 @@ ${
 
   // Cancelling expires the checkout at Stripe (CancelCardTopUp), so an abandoned payment page
   // cannot be paid later; a session paid meanwhile cannot be expired and is credited as usual.
-  action(
-    kit,
-    router,
-    `${ROUTE}/:id/cancel`,
-    { back: (req) => `${BASE}/${topUpIdOf(req)}` },
-    async (req, res) => {
-      const denied = refusal(res, false);
-      if (denied) throw denied;
-      const id = topUpIdOf(req);
-      if (!id) throw topUpNotFound();
-      const { topUp } = await call(() => billing.cancelCardTopUp({ caller: callerOf(sessionOf(res)), id }));
-      return {
-        location: `${BASE}/${id}`,
-        ...(topUp?.status === TopUpStatus.CANCELLED
-          ? { notice: "The card payment was cancelled; nothing was charged." }
-          : { error: "This payment could not be cancelled any more; it is shown below." }),
-      };
-    },
-  );
+  action(kit, router, ACT.cancel, { back: (req) => `${BASE}/${topUpIdOf(req)}` }, async (req, res) => {
+    const denied = refusal(res, false);
+    if (denied) throw denied;
+    const id = topUpIdOf(req);
+    if (!id) throw topUpNotFound();
+    const { topUp } = await call(() => billing.cancelCardTopUp({ caller: callerOf(sessionOf(res)), id }));
+    return {
+      location: `${BASE}/${id}`,
+      ...(topUp?.status === TopUpStatus.CANCELLED
+        ? { notice: "The card payment was cancelled; nothing was charged." }
+        : { error: "This payment could not be cancelled any more; it is shown below." }),
+    };
+  });
 }
 
 const topUpIdOf = (req: Request) => {
