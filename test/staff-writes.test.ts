@@ -228,4 +228,42 @@ describe("staff money writes", () => {
     assert.equal(await write(viewer.staffId), "FORBIDDEN");
     assert.equal((await entries(acct.ownerId, "not staff")).length, 0);
   });
+
+  it("a status change whose answer is lost answers 503 saying the outcome is not known yet, never a 500", async () => {
+    const acct = await portalOwner();
+    const holder = serviceSql("auth");
+    const page = await admin.get(`/admin/customers/${acct.customerId}`);
+    const action = `/admin/customers/${acct.customerId}/suspend`;
+    const fields = { _csrf: csrfIn(page.text), _once: onceIn(page.text, action), reason: "held" };
+    let release!: () => void;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => {
+      locked = r;
+    });
+    // The customer's row held as psql would (no key update: the audit row's reference to it still
+    // goes through), so auth's status change waits past the panel's deadline.
+    const held = holder.begin(async (tx) => {
+      await tx`select 1 from auth.customers where id = ${acct.customerId} for no key update`;
+      locked();
+      await released;
+    });
+    try {
+      await isLocked;
+      const r = await admin.post(action, fields);
+      assert.equal(r.status, 503, r.text.slice(0, 300));
+      assert.match(r.text, /may or may not have been done/);
+    } finally {
+      release();
+      await held;
+      await holder.end({ timeout: 5 });
+    }
+    await eventually(
+      async () => (await auditOf(acct.customerId)).some((a) => a.outcome !== StaffActionOutcome.PENDING),
+      20_000,
+      200,
+    );
+  });
 });

@@ -15,6 +15,7 @@ import { FAVICON, page, SCRIPT, STYLESHEET } from "./layout.ts";
 import { portalRouter } from "./portal.ts";
 import { sendPage } from "./respond.ts";
 import { cookieWriter } from "./session.ts";
+import { OutcomeUnknown } from "./staff-audit.ts";
 
 const asset = (name: string) => readFileSync(path.join(import.meta.dirname, name));
 
@@ -85,6 +86,16 @@ export function pagesRouter(deps: {
   router.use(["/portal", "/admin"], (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const area = req.baseUrl.startsWith("/admin") ? "Admin panel" : "Client portal";
     const parser = parserRefusal(err as { type?: string; status?: number }, FORM_LIMIT);
+    // A staff write whose answer was lost (staff-audit.ts): not a failure of the gateway, and not
+    // known to have failed either; the page says so, and the audit log shows the outcome later.
+    if (err instanceof OutcomeUnknown) {
+      deps.log.warn("page write outcome unknown", { path: req.path, auditId: err.auditId });
+      return sendPage(
+        res,
+        page({ title: "Outcome not known yet", area, body: html`<p role="alert">${err.message}</p>` }),
+        503,
+      );
+    }
     const r = parser ? { status: errorCodes[parser.code].http, message: parser.message } : resolveError(err);
     if (r.status === 500) {
       deps.log.error("page failed", { path: req.path, err });
