@@ -53,6 +53,8 @@ export type Cmd =
       refund: number;
     }
   | { t: "bankTopUp"; p: number; amount: number; received: number; confirms: number }
+  /** A staff credit sent `copies` times with one key (a double click, a retry after a timeout). */
+  | { t: "deskCredit"; p: number; amount: number; copies: number; together: boolean }
   | { t: "advance"; unit: "hours" | "days" | "months"; n: number };
 
 /** Six customer-side people (owner, member × 3 customers); index 6 is the partner's owner. */
@@ -104,6 +106,8 @@ export function describe(c: Cmd): string {
       return `card top-up ${who(c.p)} ${c.amount} events ${c.order} ×${c.replays}${c.refund ? `, ${c.refund}% refunded` : ""}`;
     case "bankTopUp":
       return `bank transfer ${who(c.p)} ${c.amount}, ${c.received} received, confirmed ×${c.confirms}`;
+    case "deskCredit":
+      return `desk credit ${who(c.p)} ${c.amount} ×${c.copies} with one key${c.together ? " at once" : ""}`;
     case "advance":
       return `clock +${c.n} ${c.unit}`;
   }
@@ -244,6 +248,16 @@ export function commandArbs(productCount: number): { order: fc.Arbitrary<Cmd>; a
         amount: fc.integer({ min: 5, max: 300 }),
         received: fc.integer({ min: 1, max: 400 }),
         confirms: fc.integer({ min: 1, max: 3 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant("deskCredit" as const),
+        p: fc.nat({ max: PEOPLE }),
+        amount: fc.integer({ min: 1, max: 300 }),
+        copies: fc.integer({ min: 1, max: 3 }),
+        together: fc.boolean(),
       }),
     },
     {
@@ -786,6 +800,31 @@ export async function execute(m: RunModel, c: Cmd): Promise<{ violations: Violat
         m.added.set(p.personId, (m.added.get(p.personId) ?? 0n) + got);
         m.toppedUp.set(p.personId, (m.toppedUp.get(p.personId) ?? 0n) + got);
       }
+      break;
+    }
+    case "deskCredit": {
+      const p = person(m, c.p);
+      const req = {
+        customerId: p.customerId,
+        personId: p.personId,
+        amount: String(c.amount),
+        reason: "invariants desk",
+        idempotencyKey: idemKey(),
+      };
+      // Every answer names the ledger entry it made or found: one key, one entry.
+      const ids = new Set<string>();
+      const send = () =>
+        admin(ctx, `desk credit ${p.label} ${c.amount}`, async () => {
+          ids.add(String((await w.desk.deskAdjustCredit(req)).transactionId));
+        });
+      if (c.together) await Promise.all(Array.from({ length: c.copies }, send));
+      else for (let i = 0; i < c.copies; i++) await send();
+      if (ids.size > 1)
+        ctx.out.push({
+          invariant: "a staff write retried with its key credits once",
+          detail: `${c.copies} copies made ${ids.size} ledger entries`,
+        });
+      if (ids.size > 0) m.added.set(p.personId, (m.added.get(p.personId) ?? 0n) + BigInt(c.amount) * 10_000n);
       break;
     }
     case "advance": {

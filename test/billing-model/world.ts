@@ -6,6 +6,7 @@
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
+import { BillingDeskService } from "@hb/contracts/hb/billing/v1/billing_desk_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
@@ -55,6 +56,8 @@ export interface World {
   /** Top-ups: the portal's calls (as the pages' identity) and staff's. */
   topUps: ReturnType<typeof stackClient<[typeof TopUpService]>>["client"];
   topUpStaff: ReturnType<typeof stackClient<[typeof TopUpStaffService]>>["client"];
+  /** The support desk's money writes, as the admin command calls them (recorded as itself). */
+  desk: ReturnType<typeof stackClient<[typeof BillingDeskService]>>["client"];
   /** The Stripe stand-in billing was started against; without it card top-ups are skipped. */
   stripe?: StripeStandIn;
   close(): Promise<void>;
@@ -104,6 +107,7 @@ export async function openWorld(
   const authH = stackClient(env, [AuthService, AuthStaffService], "AUTH_ADDR", 20_000);
   const topUpsH = stackClient(env, [TopUpService], "BILLING_ADDR", 20_000, "portal");
   const topUpStaffH = stackClient(env, [TopUpStaffService], "BILLING_ADDR", 20_000);
+  const deskH = stackClient(env, [BillingDeskService], "BILLING_ADDR", 20_000);
   const billingH = stackClient(env, [BillingService, BillingStaffService], "BILLING_ADDR", 20_000);
   // Moving the clock runs the work that falls due (every hour of every hourly service): slow.
   const clockH = stackClient(env, [BillingStaffService], "BILLING_ADDR", 180_000);
@@ -170,10 +174,12 @@ export async function openWorld(
     ledgerCurrency: col.n > 0,
     topUps: topUpsH.client,
     topUpStaff: topUpStaffH.client,
+    desk: deskH.client,
     stripe,
     close: async () => {
       topUpsH.close();
       topUpStaffH.close();
+      deskH.close();
       authH.close();
       billingH.close();
       clockH.close();
