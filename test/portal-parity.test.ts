@@ -9,23 +9,18 @@ import { describe, it } from "node:test";
 import { portalOperations } from "../services/gateway/src/pages/customer/api.ts";
 import "../services/gateway/src/pages/customer/billing.ts";
 import "../services/gateway/src/pages/customer/machines.ts";
+import "../services/gateway/src/pages/customer/reseller-panel.ts";
+import "../services/gateway/src/pages/customer/reseller-stream.ts";
 import "../services/gateway/src/pages/customer/services.ts";
+import "../services/gateway/src/pages/reseller.ts";
 import type { RouteDef } from "../services/gateway/src/route.ts";
 import { allRoutes } from "../services/gateway/src/routes/index.ts";
 
 /** API-only operations, each with why the portal does not offer it. Keep it under ten. */
 const API_ONLY: { route: RegExp; why: string }[] = [
   {
-    route: /^(GET|POST|PUT) \/reseller\/(orders|services|account|webhooks\/test)/,
-    why: "signed reseller routes: a partner's own system calls them with its signing secret; the portal's Reseller page manages the profile, URL and test events",
-  },
-  {
     route: /^GET \/$/,
     why: "the API's root describes the calling key (its scopes and hourly window), which a session has none of",
-  },
-  {
-    route: /^GET \/reseller\/webhooks\/stream$/,
-    why: "a long-lived event stream for `hb webhooks listen`, a developer tool, not a page",
   },
 ];
 

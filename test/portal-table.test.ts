@@ -46,8 +46,8 @@ const textOf = (s: string) =>
 /** API writes the portal does not offer, each with why. */
 const NO_PAGE_ACTION: { route: RegExp; why: string }[] = [
   {
-    route: /^(POST|PUT) \/reseller\//,
-    why: "signed reseller routes: a partner's own system calls them with its signing secret",
+    route: /^(PUT \/reseller\/account\/webhook|POST \/reseller\/webhooks\/test)$/,
+    why: "the owner's Reseller page sets the webhook URL and queues a test event through the webhooks service's own calls (pages/reseller.ts)",
   },
 ];
 
@@ -303,6 +303,13 @@ describe("the table at the HTTP edge", () => {
     };
     /** Actions with a schema but no probe, each with why. */
     const noProbe: Record<string, string> = {
+      "/reseller/orders":
+        "the table's owner is no partner, so the route refuses before its schema; test/portal-reseller.test.ts probes it as a partner",
+      "/reseller/services/:serviceId/suspend": "as /reseller/orders (test/portal-reseller.test.ts)",
+      "/reseller/services/:serviceId/unsuspend": "as /reseller/orders (test/portal-reseller.test.ts)",
+      "/reseller/services/:serviceId/terminate": "as /reseller/orders (test/portal-reseller.test.ts)",
+      "/cart/order":
+        "its body is built from the cart's lines, each checked with the API's item schema when added (test/portal-cart.test.ts)",
       "/services/:id/action":
         "its body is the API's optional `params` record, which the form does not send; the action is the button's own name",
     };

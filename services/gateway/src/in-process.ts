@@ -18,6 +18,14 @@ const sessionCalls = new WeakMap<IncomingMessage, Principal>();
 /** The principal of a request the portal made in process; undefined for every network request. */
 export const sessionPrincipalOf = (req: IncomingMessage): Principal | undefined => sessionCalls.get(req);
 
+/**
+ * The session's reseller partner status word ("active", "pending", "suspended"; absent for an
+ * account that is no partner), as auth re-read it for the page request. On the reseller routes
+ * it stands in for the status auth.Verify reads beside the signature (see sessionCheck in app.ts).
+ */
+const sessionPartners = new WeakMap<IncomingMessage, string>();
+export const sessionPartnerStatusOf = (req: IncomingMessage): string => sessionPartners.get(req) ?? "";
+
 export type Dispatch = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** A refusal's envelope fields (envelope.ts). */
@@ -42,6 +50,8 @@ export interface CallOptions {
   idempotencyKey?: string;
   /** The page request's id, so the API request's logs carry the same one. */
   requestId?: string;
+  /** The session's partner status word, for the reseller routes ("" or absent: no partner). */
+  partnerStatus?: string;
 }
 
 export type ApiCall = (
@@ -79,6 +89,7 @@ export function inProcessApi(dispatch: () => Dispatch, apiPrefix: string): ApiCa
     const res = await inject(
       (req, res) => {
         sessionCalls.set(req, principal);
+        if (o.partnerStatus) sessionPartners.set(req, o.partnerStatus);
         keepOwnMethods(req);
         keepOwnMethods(res);
         dispatch()(req, res);

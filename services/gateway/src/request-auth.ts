@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { Module, type Principal, PrincipalSchema, type RateLimit } from "@hb/contracts/hb/auth/v1/auth_pb";
 import {
   ALL_PERMISSIONS,
@@ -8,7 +7,6 @@ import {
   keyFromAuthorization,
   type ParsedKey,
 } from "@hb/platform";
-import { decideKey } from "@hb/platform/key-decision";
 import { countHourly } from "@hb/platform/rate-window";
 import type { Redis } from "@hb/platform/redis";
 import type { Request, Response } from "express";
@@ -17,10 +15,12 @@ import type { RawBodyRequest } from "./body.ts";
 import type { Clients } from "./clients.ts";
 import type { GatewayConfig } from "./config.ts";
 import { sendError } from "./envelope.ts";
+import { sessionPartnerStatusOf } from "./in-process.ts";
 import { checkKey, type Refusal, unauthenticated } from "./key-check.ts";
 import type { KeySync } from "./key-sync.ts";
 import { keyChecks } from "./metrics.ts";
 import type { RouteNeed } from "./route.ts";
+import { sessionRefusal } from "./session-decision.ts";
 
 /**
  * Who a request is: the API key's check (from the key table, or auth.Verify), a portal session's
@@ -191,35 +191,25 @@ export function createRequestAuth(deps: RequestAuthDeps) {
   }
 
   /**
-   * The check of a portal session's in-process call (in-process.ts): the key check's own decision
-   * (decideKey, which auth.Verify and the key table ask too), with the session standing in for a key
-   * that holds the route's scope, no IP allowlist and an empty hourly window, and with the Customer
-   * API switch on: the switch and the hourly limit belong to the API's keys, not to the portal.
-   * Module switches, the person's live permissions (auth re-reads them for the session on every
-   * page) and suspension are decided as for a key, with the same codes and words.
+   * The check of a portal session's in-process call (in-process.ts): sessionRefusal
+   * (session-decision.ts) with the company's module switches; on a signed (reseller) route the
+   * session's partner status stands in for the one auth reads beside the signature.
    */
-  async function sessionCheck(res: Response, need: Need, p: Principal): Promise<Principal | undefined> {
+  async function sessionCheck(
+    req: Request,
+    res: Response,
+    need: Need,
+    p: Principal,
+  ): Promise<Principal | undefined> {
     const s =
       keys?.serving() && keys.table.settings
         ? keys.table.settings
         : (await clients.pages.auth.getSettings({})).settings;
-    const nowMs = Date.now();
-    const refusal = decideKey(
-      {
-        customerApiEnabled: true,
-        inventoryModule: s?.inventoryModule ?? false,
-        vpsModule: s?.vpsModule ?? false,
-        revoked: false,
-        expired: false,
-        ipAllowlist: [],
-        sourceIp: "",
-        scopes: need.scope ? [need.scope] : [],
-        permissions: p.permissions,
-        accountSuspended: p.accountStatus === CustomerStatus.SUSPENDED,
-        window: { count: 0, limit: 1, reset: 0 },
-        nowMs,
-      },
+    const refusal = sessionRefusal(
+      p,
       { scope: need.scope, permissionsAny: need.permissions ?? [], write: need.write, module: need.module },
+      s,
+      need.signed ? { partnerStatus: sessionPartnerStatusOf(req) } : undefined,
     );
     if (!refusal) return p;
     const code = isErrorCode(refusal.code) ? refusal.code : "FORBIDDEN";

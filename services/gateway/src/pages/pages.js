@@ -38,3 +38,34 @@ if (job?.dataset.jobPoll) {
   };
   setTimeout(poll, 1000);
 }
+
+// The reseller panel's live events: an EventSource on the page's own stream, each event added
+// as text (never as markup) at the top of the list.
+const stream = document.querySelector("[data-event-stream]");
+if (stream?.dataset.eventStream && "EventSource" in window) {
+  const list = document.getElementById("stream-events");
+  const source = new EventSource(stream.dataset.eventStream);
+  stream.textContent = "Connecting…";
+  source.addEventListener("ready", () => {
+    stream.textContent = "Listening: new events appear below as they are raised.";
+  });
+  source.addEventListener("delivery", (e) => {
+    const d = JSON.parse(e.data);
+    const item = document.createElement("li");
+    const head = document.createElement("p");
+    const name = document.createElement("strong");
+    name.textContent = d.event;
+    head.append(name, ` ${new Date().toISOString().slice(0, 19).replace("T", " ")} UTC · ${d.id}`);
+    const body = document.createElement("pre");
+    try {
+      body.textContent = JSON.stringify(JSON.parse(d.body), null, 2);
+    } catch {
+      body.textContent = d.body;
+    }
+    item.append(head, body);
+    list?.prepend(item);
+  });
+  source.onerror = () => {
+    stream.textContent = "The stream is interrupted; reconnecting…";
+  };
+}

@@ -2,11 +2,14 @@ import { holdsAny, type Permission } from "@hb/platform";
 import express, { type Router } from "express";
 import type { PageClients } from "../clients.ts";
 import { billingRoutes } from "./customer/billing.ts";
+import { cartRoutes } from "./customer/cart.ts";
 import { keyRoutes } from "./customer/keys.ts";
 import type { Kit } from "./customer/kit.ts";
 import { machineRoutes } from "./customer/machines.ts";
 import { ORDER } from "./customer/orders.ts";
 import { may, suspended } from "./customer/page-table.ts";
+import { resellerPanelRoutes } from "./customer/reseller-panel.ts";
+import { resellerStreamRoutes } from "./customer/reseller-stream.ts";
 import { serviceRoutes } from "./customer/services.ts";
 import { type Render, teamRoutes } from "./customer/team.ts";
 import { topUpRoutes } from "./customer/top-up.ts";
@@ -31,6 +34,7 @@ const ORDER_OF_MENU = [
   "/portal/keys",
   "/portal/team",
   "/portal/reseller",
+  "/portal/reseller/orders",
 ];
 
 /** Said on every page of a suspended account, before any form is tried. */
@@ -77,7 +81,11 @@ export function portalRouter(
             { href: "/portal/team", label: "Team" },
             { href: "/portal/reseller", label: "Reseller" },
           ]
-        : []),
+        : // A partner's other people with View Services reach the reseller panel, as the signed
+          // routes would let them (the owner's Reseller page holds the programme's settings).
+          s.partnerStatus && holdsAny(s.permissions, ["view_services"])
+          ? [{ href: "/portal/reseller/orders", label: "Reseller" }]
+          : []),
     ];
     nav.sort((a, b) => ORDER_OF_MENU.indexOf(a.href) - ORDER_OF_MENU.indexOf(b.href));
     sendPage(
@@ -129,6 +137,9 @@ export function portalRouter(
   billingRoutes(kit, router);
   topUpRoutes(kit, router, clients.topUps, publicUrl);
   machineRoutes(kit, router);
+  resellerPanelRoutes(kit, router);
+  resellerStreamRoutes(kit, router, clients.webhooks);
+  cartRoutes(kit, router);
   keyRoutes(router, clients, render, api, apiEnabled);
   teamRoutes(router, clients, render, publicUrl);
   resellerRoutes(router, clients, render);

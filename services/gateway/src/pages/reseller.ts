@@ -3,6 +3,7 @@ import { type Delivery, DeliveryStatusSchema } from "@hb/contracts/hb/webhooks/v
 import { enumWord, resolveError } from "@hb/platform";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../clients.ts";
+import { operation } from "./customer/api.ts";
 import { when } from "./format.ts";
 import { csrfField, emptyForm, type FormState, field, formErrors, generalError } from "./forms.ts";
 import { type Html, html } from "./html.ts";
@@ -16,6 +17,12 @@ type Render = (
 ) => void;
 
 const NAV = true;
+
+// The page's webhook forms make the webhooks service calls the signed routes make (SetWebhookUrl,
+// QueueTest), for the owner (who holds Manage Services), refused for a partner that is not active
+// with the API's words (readOnlyReason).
+operation("PUT", "/reseller/account/webhook", "/portal/reseller/webhook");
+operation("POST", "/reseller/webhooks/test", "/portal/reseller/test");
 const DELIVERIES_SHOWN = 100;
 
 const statusWord = (s: PartnerStatus) => enumWord(PartnerStatusSchema, s);
@@ -81,6 +88,7 @@ export function resellerRoutes(router: Router, clients: PageClients, render: Ren
     const readOnly = readOnlyReason(s.partnerStatus);
     const body = html`${o.secret ? secretPanel(o.secret.title, o.secret.value) : ""}
 <p>Status: <strong id="partner-status">${statusWord(s.partnerStatus)}</strong>. ${STATUS_TEXT[s.partnerStatus]}</p>
+<p>Your customers' <a href="/portal/reseller/orders">orders</a> and <a href="/portal/reseller/services">services</a> (retry a payment, suspend, unsuspend, terminate) and the <a href="/portal/reseller/stream">live events</a> are in the reseller panel.</p>
 <h2>API Settings</h2>
 <section class="card" aria-labelledby="webhooks-title">
 <h3 id="webhooks-title">Webhooks</h3>

@@ -1,6 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { type Principal, PrincipalSchema } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { PartnerStatusSchema } from "@hb/contracts/hb/auth/v1/partners_pb";
 import type { Session } from "@hb/contracts/hb/auth/v1/portal_pb";
+import { enumWord } from "@hb/platform";
 import type { Response } from "express";
 import type { ApiAnswer, ApiCall, ApiRefusal } from "../../in-process.ts";
 import { sessionOf } from "../session.ts";
@@ -80,13 +82,17 @@ export function fillPath(template: string, params: Record<string, string> = {}):
 
 /** The API as the signed-in person of this page request. */
 export function pageApi(call: ApiCall, res: Response): PageApi {
-  const principal = sessionPrincipal(sessionOf(res));
+  const session = sessionOf(res);
+  const principal = sessionPrincipal(session);
+  // The reseller routes ask the partner status auth read for this session (in-process.ts).
+  const partnerStatus = session.partnerStatus ? enumWord(PartnerStatusSchema, session.partnerStatus) : "";
   return async <T>(op: Operation, input: CallInput = {}) => {
     const answer: ApiAnswer = await call(principal, op.method, fillPath(op.path, input.params), {
       query: input.query,
       body: input.body,
       idempotencyKey: input.token,
       requestId: res.getHeader("x-request-id")?.toString(),
+      partnerStatus,
     });
     if (answer.body.success !== true) throw new Refused(answer.status, answer.body as unknown as ApiRefusal);
     return answer.body as Envelope<T>;

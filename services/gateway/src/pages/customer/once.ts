@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Redis } from "@hb/platform/redis";
+import { cartStore } from "./cart-store.ts";
 import { repeatOrders } from "./repeat-order.ts";
 
 /**
@@ -51,6 +52,8 @@ export function onceStore(redis: Redis, ns: string) {
   return {
     /** Orders placed in the last minutes, to ask before an identical one (repeat-order.ts). */
     recentOrders: repeatOrders(redis, ns),
+    /** The people's carts (cart.ts). */
+    carts: cartStore(redis, ns),
 
     /** Runs `act` for the first submission of `token`; later ones get the first one's outcome. */
     async run(subject: string, token: string, act: () => Promise<Outcome>): Promise<Outcome> {

@@ -4,11 +4,11 @@ import type { z } from "zod";
 import { orderQuantity } from "../../routes/orders.ts";
 import type { orderCreation, orderDetail, orderList } from "../../wire/order.ts";
 import type { productDetail, productList } from "../../wire/product.ts";
-import { field } from "../forms.ts";
 import { html } from "../html.ts";
 import { sessionOf } from "../session.ts";
 import { operation, type PageApi, Refused } from "./api.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page } from "./kit.ts";
+import { orderLineFields } from "./order-fields.ts";
 import { may, pageAction } from "./page-table.ts";
 import { agoInMinutes, type EarlierOrder } from "./repeat-order.ts";
 import { at, badge, facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
@@ -48,7 +48,8 @@ export function orderRoutes(kit: Kit, router: Router): void {
           : "",
       ]),
       "Nothing can be ordered right now.",
-    )}`;
+    )}
+${may(sessionOf(res), ORDER) ? html`<p>Several products in one order: <a href="/portal/cart">the cart</a>.</p>` : ""}`;
     kit.render(res, "Order a service", body, await doneOf(kit, req, res));
   });
   async function orderForm(
@@ -62,24 +63,12 @@ export function orderRoutes(kit: Kit, router: Router): void {
     const p = (
       await api<z.infer<typeof productDetail>>(OPS.product, { params: { id: String(req.params.productId) } })
     ).data;
-    const cur = (p as { currency?: string }).currency;
-    const cycle = f.values.billingCycle || p.billing_cycles[0]?.cycle || "";
     const body = html`${p.description ? html`<p>${p.description}</p>` : ""}
 ${f.general ? html`<p class="error" role="alert" id="form-error">${f.general}</p>` : ""}
 ${earlier ? repeatQuestion(earlier) : ""}
 <form method="post" action="/portal/order/${p.id}" novalidate>${formTokens(sessionOf(res).csrfToken)}
 ${earlier ? html`<input type="hidden" name="repeatOf" value="${earlier === "placing" ? earlier : earlier.id}">` : ""}
-<fieldset class="field${f.errors.billingCycle ? " invalid" : ""}"><legend>Billing cycle</legend>
-${p.billing_cycles.map((c, n) => html`<div><input type="radio" id="cycle-${n}" name="billingCycle" value="${c.cycle}"${c.cycle === cycle ? html` checked` : ""}> <label for="cycle-${n}">${c.cycle}: ${money(c.price, cur)}</label></div>`)}
-${f.errors.billingCycle ? html`<p class="error" id="f-billingCycle-error">${f.errors.billingCycle}</p>` : ""}
-</fieldset>
-${field(f, "hostname", "Hostname", { hint: "Optional: a name such as web1.example.com." })}
-${
-  p.os_images.length
-    ? html`<div class="field${f.errors.osImage ? " invalid" : ""}"><label for="f-osImage">Operating system</label><select id="f-osImage" name="osImage">${p.os_images.map((i) => html`<option value="${i.id}"${i.id === f.values.osImage ? html` selected` : ""}>${i.name}</option>`)}</select>${f.errors.osImage ? html`<p class="error" id="f-osImage-error">${f.errors.osImage}</p>` : ""}</div>`
-    : ""
-}
-${field({ ...f, values: { ...f.values, quantity: f.values.quantity ?? "1" } }, "quantity", "How many", { type: "number", attrs: html` min="1" max="50" step="1"` })}
+${orderLineFields(p, f)}
 <p class="hint">The order is paid from your credit when it covers the total; otherwise a proforma is issued to pay.</p>
 <button type="submit">${earlier ? "Yes, order another" : "Place the order"}</button> <a href="/portal/order">Back to the catalogue</a>
 </form>`;
