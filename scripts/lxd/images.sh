@@ -5,6 +5,9 @@
 #   debian-12  Debian 12 with openssh-server and systemd, built by mmdebstrap from this machine's own
 #              apt sources (so no mirror address is written into this repository)
 # Usage: scripts/lxd/images.sh [busybox] [debian-12]   (no argument: both)
+# HB_IMAGE_REPLACE=1 builds an image already imported again and moves its alias to the new build
+# (the old image is deleted; containers made from it keep their disks), so a host takes up a change
+# to the image without a moment in which the alias is missing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -28,6 +31,23 @@ wanted=("$@")
 [ ${#wanted[@]} -eq 0 ] && wanted=(busybox debian-12)
 
 imported() { lxc image info "$1" >/dev/null 2>&1; }
+
+import_image() { # tarball alias
+  local old=""
+  if imported "$2"; then old="$(lxc query "/1.0/images/aliases/$2" | sed -n 's/.*"target": "\([0-9a-f]*\)".*/\1/p')"; fi
+  if [ -z "$old" ]; then
+    lxc image import "$1" --alias "$2"
+    return
+  fi
+  # A unified tarball's fingerprint is its SHA-256.
+  local new
+  new="$(sha256sum "$1" | cut -d' ' -f1)"
+  [ "$new" = "$old" ] && return
+  lxc image import "$1"
+  lxc image alias delete "$2"
+  lxc image alias create "$2" "$new"
+  lxc image delete "$old"
+}
 
 need_pkg() {
   for p in "$@"; do
@@ -86,7 +106,7 @@ CHPASSWD
   metadata busybox "busybox test image" >"$dir/metadata.yaml"
   tar -C "$dir" --numeric-owner -czf "$out/busybox.tar.gz" metadata.yaml rootfs
   rm -rf "$dir"
-  lxc image import "$out/busybox.tar.gz" --alias busybox
+  import_image "$out/busybox.tar.gz" busybox
 }
 
 host_sources() {
@@ -104,10 +124,19 @@ build_debian() {
   local -a sources
   mapfile -t sources < <(host_sources)
   # Host keys made at build time would be shared by every machine: they are removed here and a unit
-  # makes each instance's own on first boot, before sshd starts.
+  # makes each instance's own on first boot, before sshd starts. Only an ed25519 key: an RSA key
+  # (ssh-keygen -A) took most of the 1.3 s that unit cost at first boot, and every current client
+  # speaks ed25519.
+  # The boot is trimmed for a container VPS: units with nothing to do in a container (kernel
+  # modules, e2scrub and fstrim of disks it does not own, the pstore) are masked, and sshd and its
+  # key unit start as soon as the filesystems are up rather than after basic.target (sysinit, the
+  # journal's flush, tmpfiles): order → SSH is the wait a customer sees.
   mmdebstrap --variant=minbase --include=openssh-server,systemd-sysv,iproute2,ifupdown \
     --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*' \
-    --customize-hook='printf "[Unit]\nDescription=SSH host keys for this machine\nBefore=ssh.service\nConditionPathExists=!/etc/ssh/ssh_host_ed25519_key\n[Service]\nType=oneshot\nExecStart=/usr/bin/ssh-keygen -A\n[Install]\nWantedBy=multi-user.target\n" >"$1"/etc/systemd/system/ssh-hostkeys.service' \
+    --customize-hook='printf "[Unit]\nDescription=SSH host keys for this machine\nDefaultDependencies=no\nAfter=local-fs.target\nBefore=ssh.service shutdown.target\nConflicts=shutdown.target\nConditionPathExists=!/etc/ssh/ssh_host_ed25519_key\n[Service]\nType=oneshot\nExecStart=/usr/bin/ssh-keygen -q -t ed25519 -N \"\" -f /etc/ssh/ssh_host_ed25519_key\n[Install]\nWantedBy=multi-user.target\n" >"$1"/etc/systemd/system/ssh-hostkeys.service' \
+    --customize-hook='printf "HostKey /etc/ssh/ssh_host_ed25519_key\n" >"$1"/etc/ssh/sshd_config.d/hb-host-key.conf' \
+    --customize-hook='mkdir -p "$1"/etc/systemd/system/ssh.service.d && printf "[Unit]\nDefaultDependencies=no\nAfter=local-fs.target systemd-journald.socket ssh-hostkeys.service\nBefore=shutdown.target\nConflicts=shutdown.target\n" >"$1"/etc/systemd/system/ssh.service.d/early.conf' \
+    --customize-hook='chroot "$1" systemctl mask e2scrub_reap.service e2scrub_all.timer fstrim.timer systemd-pstore.service systemd-modules-load.service modprobe@.service' \
     --customize-hook='chroot "$1" systemctl enable ssh-hostkeys.service ssh.service' \
     --customize-hook='echo debian >"$1"/etc/hostname' \
     --customize-hook='truncate -s0 "$1"/etc/machine-id' \
@@ -115,11 +144,11 @@ build_debian() {
   metadata debian "Debian 12 (bookworm) with openssh-server" >"$dir/metadata.yaml"
   tar -C "$dir" --numeric-owner -czf "$out/debian-12.tar.gz" metadata.yaml rootfs
   rm -rf "$dir"
-  lxc image import "$out/debian-12.tar.gz" --alias debian-12
+  import_image "$out/debian-12.tar.gz" debian-12
 }
 
 for image in "${wanted[@]}"; do
-  if imported "$image"; then
+  if imported "$image" && [ -z "${HB_IMAGE_REPLACE:-}" ]; then
     echo "image $image: already imported"
     continue
   fi

@@ -3,7 +3,8 @@
 # Installs Debian's lxd and lxcfs, raises the kernel limits LXD's production set-up guide names,
 # sizes root's subordinate id ranges for one isolated range per container, starts lxcfs and the
 # daemon without systemd when they are not running, and initialises LXD with a preseed: a `dir`
-# storage pool, the root disk in the default profile and no managed network.
+# storage pool, the root disk in the default profile and no managed network; then adds a btrfs pool
+# (hb-btrfs, on a loop file) where the kernel and btrfs-progs allow, so root disk sizes hold.
 # `lxd init --auto` would try to create a bridge on a free private subnet; machines here have none, and
 # tests reach containers through proxy devices on 127.0.0.1 instead, so no bridge is made.
 set -euo pipefail
@@ -149,11 +150,9 @@ fi
 
 if lxc storage show default >/dev/null 2>&1 && lxc profile device get default root pool >/dev/null 2>&1; then
   echo "LXD is initialised (socket $socket)"
-  exit 0
-fi
-
-echo "initialising LXD: dir storage pool, no managed network"
-lxd init --preseed <<'PRESEED'
+else
+  echo "initialising LXD: dir storage pool, no managed network"
+  lxd init --preseed <<'PRESEED'
 config: {}
 networks: []
 storage_pools:
@@ -170,4 +169,42 @@ profiles:
       pool: default
       type: disk
 PRESEED
-echo "LXD is initialised (socket $socket)"
+  echo "LXD is initialised (socket $socket)"
+fi
+
+# Disk sizes: the `dir` pool cannot enforce a root disk's size (LXD logs "skipping set quota"), so
+# machines are made on a btrfs pool, hb-btrfs, where LXD sets a quota (a btrfs qgroup) of the plan's
+# size and a new machine is a snapshot clone of its image instead of an unpack. The pool lives on a
+# sparse loop file LXD makes (/var/lib/lxd/disks/hb-btrfs.img) of HB_LXD_BTRFS_SIZE GiB, by default
+# 80% of the space free where /var/lib/lxd lives (at least 5). The `default` pool is kept: machines
+# already on it stay there, and the driver uses hb-btrfs for new ones when it exists
+# (LXD_STORAGE_POOL, docs/providers.md). A pool already there is kept as it is.
+btrfs_pool=hb-btrfs
+if lxc storage show "$btrfs_pool" >/dev/null 2>&1; then
+  echo "storage pool $btrfs_pool (btrfs): new machines' root disks are sized to their plan"
+else
+  if ! grep -qw btrfs /proc/filesystems; then modprobe btrfs >/dev/null 2>&1 || true; fi
+  if grep -qw btrfs /proc/filesystems && ! command -v mkfs.btrfs >/dev/null 2>&1; then
+    echo "installing btrfs-progs from Debian (for the btrfs storage pool)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends btrfs-progs >/dev/null) \
+      || echo "btrfs-progs could not be installed" >&2
+  fi
+  reason=""
+  if ! grep -qw btrfs /proc/filesystems; then
+    reason="this kernel has no btrfs"
+  elif ! command -v mkfs.btrfs >/dev/null 2>&1; then
+    reason="btrfs-progs is not installed"
+  else
+    free_gib=$(($(df -P -k /var/lib/lxd | awk 'NR==2 {print $4}') / 1048576))
+    size="${HB_LXD_BTRFS_SIZE:-$((free_gib * 8 / 10))}"
+    [ "$size" -ge 5 ] 2>/dev/null || size=5
+    echo "creating storage pool $btrfs_pool: btrfs on a ${size} GiB sparse loop file"
+    if ! out="$(lxc storage create "$btrfs_pool" btrfs "size=${size}GiB" 2>&1)"; then
+      reason="LXD could not create it: $out"
+    fi
+  fi
+  if [ -n "$reason" ]; then
+    echo "no btrfs storage pool ($reason): machines go on the dir pool \`default\`, where LXD cannot" \
+      "enforce root disk sizes (a machine may write past its plan's disk, and its disk use reads 0)" >&2
+  fi
+fi

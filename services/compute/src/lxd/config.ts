@@ -25,7 +25,8 @@ export const lxdConfig = {
     .string()
     .regex(/^\d+-\d+$/)
     .default("22000-22999"),
-  LXD_STORAGE_POOL: z.string().default("default"),
+  /** The pool new root disks go on; empty: hb-btrfs where the daemon has it, else default. */
+  LXD_STORAGE_POOL: z.string().default(""),
   LXD_PROFILES: z.string().default("default"),
   LXD_BACKUP_DIR: z.string().default(path.join(import.meta.dirname, "../../../../.tmp/lxd-backups")),
   LXD_UNREACHABLE_FAIL_MS: z.coerce.number().int().min(0).default(120_000),

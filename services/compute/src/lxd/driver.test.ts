@@ -15,13 +15,22 @@ import { eventually } from "../../../../test/support/eventually.ts";
 import type { DriverState, JobOutcome, JobRow, ProviderDriver } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
 import { createLxdClient, type LxdClient, LxdError } from "./client.ts";
-import { createLxdDriver, instanceName, MIN_PROCESSES, processLimit } from "./driver.ts";
+import { BTRFS_POOL, createLxdDriver, instanceName, MIN_PROCESSES, processLimit } from "./driver.ts";
 import { LXD_SOCKET, lxdUnavailable } from "./lxd-available.ts";
 
 const unavailable = await lxdUnavailable(["busybox"]);
 if (unavailable) process.stderr.write(`lxd driver tests skipped: ${unavailable}\n`);
 
 const real = createLxdClient({ name: "local", socketPath: LXD_SOCKET });
+/** Why root disk sizes cannot be tested here: the daemon has no btrfs pool (npm run lxd:setup). */
+const noBtrfs = unavailable
+  ? undefined
+  : await real.get(`/1.0/storage-pools/${BTRFS_POOL}`).then(
+      () => undefined,
+      () =>
+        `LXD has no btrfs storage pool ${BTRFS_POOL} (npm run lxd:setup makes one where the kernel has btrfs and btrfs-progs installs)`,
+    );
+if (noBtrfs) process.stderr.write(`lxd disk size test skipped: ${noBtrfs}\n`);
 const backupDir = mkdtempSync(path.join(os.tmpdir(), "hb-lxd-backups-"));
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfXe8w3r4V8yqkq0F6a0Gm5Nq0nO8p3xU8a6o2G3p1Z test@hb";
 let nextPort = 23000 + Math.floor(Math.random() * 900);
@@ -179,6 +188,33 @@ describe("lxd driver", { skip: unavailable }, () => {
       `/1.0/instances/${instanceName(m.service_id)}/state`,
     );
     assert.ok(processes <= limit && processes > limit / 2, `${processes} processes, the limit is ${limit}`);
+  });
+
+  it("keeps a machine within its plan's disk on the btrfs pool, and its stats read the disk it uses", async (t) => {
+    if (noBtrfs) {
+      t.skip(noBtrfs);
+      return;
+    }
+    // No pool configured: the driver takes the btrfs pool where the daemon has one.
+    const auto = createLxdDriver({ ...driverConfig([real]), storagePool: "" });
+    const m = await built(auto, { disk_gb: 1 });
+    const i = await real.get<{ devices: Record<string, Record<string, string>> }>(
+      `/1.0/instances/${instanceName(m.service_id)}`,
+    );
+    assert.equal(i.devices.root.pool, BTRFS_POOL);
+    // 1.2 GiB written into a 1 GiB plan: the write stops at the disk's size.
+    const dd = inside(m, "sh", "-c", "dd if=/dev/zero of=/root/fill bs=1M count=1229 2>&1; echo rc=$?; sync");
+    assert.doesNotMatch(dd, /rc=0$/m, dd);
+    assert.match(dd, /quota exceeded|no space left/i);
+    const written = Number(inside(m, "stat", "-c", "%s", "/root/fill"));
+    assert.ok(written > 0.8 * 2 ** 30 && written <= 2 ** 30, `${written} bytes written`);
+    // btrfs accounts the new blocks when it commits them: the figure is waited for.
+    const s = await eventually(async () => {
+      const read = await auto.stats(m);
+      return read.disk.used_gb >= 0.8 ? read : false;
+    }, 15_000);
+    assert.equal(s.disk.total_gb, 1);
+    assert.ok(s.disk.used_gb <= 1.05, `${s.disk.used_gb} GB used of a 1 GB disk`);
   });
 
   it("shows the plan's memory and its own uptime inside (lxcfs), where the host runs lxcfs", async (t) => {

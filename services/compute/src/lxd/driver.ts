@@ -20,7 +20,11 @@ export interface LxdDriverConfig {
   images: Record<string, string>;
   /** Where the SSH proxy device listens on the LXD host (127.0.0.1 keeps it on loopback). */
   proxyAddress: string;
-  storagePool: string;
+  /**
+   * The pool new root disks go on; empty or absent: BTRFS_POOL where the daemon has it (the
+   * plan's disk size is enforced there), else `default`.
+   */
+  storagePool?: string;
   profiles: string[];
   /** Directory that receives exported backups (the default backup store). */
   backupDir: string;
@@ -37,6 +41,9 @@ export interface LxdDriverConfig {
   /** A machine's process limit per GiB of its plan's memory (limits.processes; default 512). */
   processesPerGib?: number;
 }
+
+/** The btrfs pool `npm run lxd:setup` makes (scripts/lxd/setup.sh): root disk sizes hold there. */
+export const BTRFS_POOL = "hb-btrfs";
 
 /** The fewest processes a machine may run, however small its plan (systemd, sshd, a shell). */
 export const MIN_PROCESSES = 128;
@@ -127,12 +134,37 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
 
   const hostLimits = cfg.hostLimits ?? DEFAULT_HOST_LIMITS;
 
+  const pools = new Map<string, Promise<string>>();
+  /**
+   * The pool an endpoint's new root disks go on: the configured one, else BTRFS_POOL where the
+   * daemon has it, else `default` (a `dir` pool, where LXD cannot enforce sizes). Asked once per
+   * endpoint and process; machines already built keep the pool they were made on (their root
+   * device names it).
+   */
+  function poolOf(c: LxdClient): Promise<string> {
+    if (cfg.storagePool) return Promise.resolve(cfg.storagePool);
+    let pool = pools.get(c.endpoint.name);
+    if (!pool) {
+      pool = c.get(`/1.0/storage-pools/${BTRFS_POOL}`).then(
+        () => BTRFS_POOL,
+        (err: unknown) => {
+          if (err instanceof LxdError && err.status === 404) return "default";
+          // The daemon did not answer: asked again next time.
+          pools.delete(c.endpoint.name);
+          throw err;
+        },
+      );
+      pools.set(c.endpoint.name, pool);
+    }
+    return pool;
+  }
+
   /**
    * The member with the most free memory, across every configured endpoint (and cluster member),
    * among those whose storage pool has room.
    */
   async function place(): Promise<{ endpoint: string; member?: string }> {
-    const hosts = (await surveyHosts(cfg.clients, cfg.storagePool)).filter((h) => hasFreeDisk(h, hostLimits));
+    const hosts = (await surveyHosts(cfg.clients, poolOf)).filter((h) => hasFreeDisk(h, hostLimits));
     hosts.sort((a, b) => b.memoryTotal - b.memoryUsed - (a.memoryTotal - a.memoryUsed));
     if (!hosts[0]) throw new JobFailure("No LXD host is reachable with room to place the machine on");
     return { endpoint: hosts[0].endpoint, member: hosts[0].member };
@@ -144,7 +176,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
     if (!capacityRead || Date.now() - capacityRead.at > CAPACITY_TTL_MS) {
       capacityRead = {
         at: Date.now(),
-        value: surveyHosts(cfg.clients, cfg.storagePool).then((hosts) => capacityOf(hosts, hostLimits)),
+        value: surveyHosts(cfg.clients, poolOf).then((hosts) => capacityOf(hosts, hostLimits)),
       };
     }
     return capacityRead.value;
@@ -230,7 +262,8 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
             "security.idmap.isolated": "true",
           },
           devices: {
-            root: { type: "disk", path: "/", pool: cfg.storagePool, size: `${m.disk_gb}GiB` },
+            // The plan's disk is the root disk's size (a btrfs quota; the dir pool ignores it).
+            root: { type: "disk", path: "/", pool: await poolOf(c), size: `${m.disk_gb}GiB` },
             ...(p.ssh_port ? { ssh: proxyDevice(p.ssh_port) } : {}),
           },
         });
@@ -373,7 +406,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
               const target = p.member ? `?target=${encodeURIComponent(p.member)}` : "";
               return c.send("POST", `/1.0/instances${target}`, data, {
                 "content-type": "application/octet-stream",
-                "x-lxd-pool": cfg.storagePool,
+                "x-lxd-pool": await poolOf(c),
               });
             },
             done: async () => Boolean(await instance(c, name)),

@@ -37,15 +37,19 @@ interface PoolResources {
 }
 
 /**
- * Every reachable host of the configured endpoints, with its memory and its storage pool's space
+ * Every reachable host of the configured endpoints, with its memory and the space of the storage
+ * pool new machines go on there
  * (`GET /1.0/resources`, `GET /1.0/storage-pools/{pool}/resources`; `?target=` per cluster member).
  * An endpoint that does not answer is left out: it takes no new machines.
  */
-export async function surveyHosts(clients: LxdClient[], pool: string): Promise<LxdHost[]> {
+export async function surveyHosts(
+  clients: LxdClient[],
+  poolOf: (c: LxdClient) => Promise<string>,
+): Promise<LxdHost[]> {
   const hosts: LxdHost[] = [];
-  const poolPath = `/1.0/storage-pools/${encodeURIComponent(pool)}/resources`;
   const measure = async (c: LxdClient, member?: string): Promise<LxdHost> => {
     const target = member ? `?target=${encodeURIComponent(member)}` : "";
+    const poolPath = `/1.0/storage-pools/${encodeURIComponent(await poolOf(c))}/resources`;
     const [r, p] = await Promise.all([
       c.get<LxdResources>(`/1.0/resources${target}`),
       // A pool LXD cannot size (a remote one) does not keep the host from taking machines.
