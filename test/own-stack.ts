@@ -23,6 +23,7 @@ export interface OwnAnswer {
   // biome-ignore lint/suspicious/noExplicitAny: test assertions read arbitrary JSON
   body: any;
   text: string;
+  headers: Headers;
 }
 
 export async function ownStack(
@@ -73,7 +74,7 @@ export async function ownStack(
         parsed,
       );
       if (violation) onViolation(violation);
-      return { status: res.status, body: parsed, text };
+      return { status: res.status, body: parsed, text, headers: res.headers };
     },
     close: async () => {
       handle.close();

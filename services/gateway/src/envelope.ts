@@ -12,6 +12,13 @@ export function sendOk(
   res.status(status).json({ success: true, data, ...extra });
 }
 
+/**
+ * How long a client is asked to wait after a 503 (a dependency is down): an outage is answered at
+ * once (platform/redis.ts fails Redis commands fast), so the header is what paces the retries.
+ * The pages send it too (pages/index.ts).
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 export interface ErrorExtras {
   details?: FieldViolation[];
   scope?: string;
@@ -31,5 +38,7 @@ export function sendError(res: Response, code: ErrorCode, message: string, extra
     res.setHeader("Retry-After", String(extra.retryAfterSeconds));
     if (code === "ACTION_RATE_LIMITED") body.retry_after_seconds = extra.retryAfterSeconds;
   }
+  if (status === 503)
+    res.setHeader("Retry-After", String(extra.retryAfterSeconds ?? UNAVAILABLE_RETRY_AFTER_SECONDS));
   res.status(status).json(body);
 }

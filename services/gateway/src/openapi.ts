@@ -101,7 +101,7 @@ function errorResponses(r: RouteDef, keyed: boolean): Record<string, Json> {
         ...requestIdHeader,
         ...(keyed && status !== 401 ? rateLimitHeaders : {}),
         ...(status === 401 ? challengeHeader : {}),
-        ...(status === 429 ? retryAfterHeader : {}),
+        ...(status === 429 || status === 503 ? retryAfterHeader : {}),
       },
       content: {
         "application/json": {

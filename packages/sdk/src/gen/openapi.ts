@@ -1762,6 +1762,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1838,6 +1840,8 @@ export interface operations {
                 headers: {
                     /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
                     "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1914,6 +1918,8 @@ export interface operations {
                 headers: {
                     /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
                     "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1990,6 +1996,8 @@ export interface operations {
                 headers: {
                     /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
                     "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2066,6 +2074,8 @@ export interface operations {
                 headers: {
                     /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
                     "X-Request-Id"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2314,6 +2324,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2525,6 +2537,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2763,6 +2777,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3008,6 +3024,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3306,6 +3324,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3606,6 +3626,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3953,6 +3975,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4262,6 +4286,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4564,6 +4590,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4862,6 +4890,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5129,6 +5159,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5377,6 +5409,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5779,6 +5813,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6091,6 +6127,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6403,6 +6441,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6705,6 +6745,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7029,6 +7071,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7352,6 +7396,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7700,6 +7746,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8012,6 +8060,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8267,6 +8317,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8595,6 +8647,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8842,6 +8896,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9129,6 +9185,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9416,6 +9474,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9703,6 +9763,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9990,6 +10052,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10277,6 +10341,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10564,6 +10630,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10852,6 +10920,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11153,6 +11223,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11453,6 +11525,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11704,6 +11778,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12014,6 +12090,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12283,6 +12361,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12546,6 +12626,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12797,6 +12879,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13107,6 +13191,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13376,6 +13462,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13699,6 +13787,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14047,6 +14137,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14302,6 +14394,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14543,6 +14637,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14782,6 +14878,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15030,6 +15128,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15277,6 +15377,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15575,6 +15677,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15917,6 +16021,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16229,6 +16335,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16529,6 +16637,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16830,6 +16940,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17101,6 +17213,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17481,6 +17595,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17747,6 +17863,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -17994,6 +18112,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18321,6 +18441,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18691,6 +18813,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19065,6 +19189,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19392,6 +19518,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19730,6 +19858,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -19956,6 +20086,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20231,6 +20363,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20469,6 +20603,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20766,6 +20902,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21033,6 +21171,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21292,6 +21432,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21596,6 +21738,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -21844,6 +21988,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22266,6 +22412,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22652,6 +22800,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22941,6 +23091,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23229,6 +23381,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23539,6 +23693,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23828,6 +23984,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24116,6 +24274,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24429,6 +24589,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24681,6 +24843,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24933,6 +25097,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -25215,6 +25381,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -25606,6 +25774,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -25906,6 +26076,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -26157,6 +26329,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -26483,6 +26657,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -26792,6 +26968,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -27101,6 +27279,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -27410,6 +27590,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -27627,6 +27809,8 @@ export interface operations {
                     RateLimit?: string;
                     /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
                     "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -6,6 +6,7 @@ import type { Redis } from "@hb/platform/redis";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { parserRefusal } from "../body.ts";
 import type { PageClients } from "../clients.ts";
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from "../envelope.ts";
 import type { ApiCall } from "../in-process.ts";
 import { refuseUnsafeText } from "../validation.ts";
 import { adminRouter } from "./admin.ts";
@@ -110,6 +111,7 @@ export function pagesRouter(deps: {
       );
     }
     if (r.status >= 500) deps.log.warn("page refused: a dependency is unavailable", { path: req.path, err });
+    if (r.status === 503) res.setHeader("Retry-After", String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     const title =
       r.status === 413 ? "The form is too large" : r.status >= 500 ? "Try again in a moment" : "Not accepted";
     sendPage(res, page({ title, area, body: html`<p role="alert">${r.message}</p>` }), r.status);
