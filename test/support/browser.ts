@@ -60,13 +60,16 @@ export interface AxeViolation {
 
 /** axe-core run inside the page; the serious and critical violations (WCAG 2 A/AA rules). */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  return (await axeViolations(page)).filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/** axe-core run inside the page: every violation of the WCAG 2 A/AA and best-practice rules. */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(axeSource);
   const options = { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] } };
   // A string, so the test's own TypeScript needs no DOM types: it runs in the page.
   const result = (await page.evaluate(`axe.run(document, ${JSON.stringify(options)})`)) as {
     violations: AxeViolation[];
   };
-  return (result.violations as AxeViolation[]).filter(
-    (v) => v.impact === "serious" || v.impact === "critical",
-  );
+  return result.violations;
 }

@@ -9,6 +9,35 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
   });
 }
 
+// Below 600 px (pages.css) each table row reads as a card: every cell is labelled with its
+// column's heading here. Without JavaScript the cards show the values alone, in column order.
+for (const table of document.querySelectorAll(".table-wrap table")) {
+  const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+  for (const row of table.querySelectorAll("tbody tr")) {
+    for (const [i, cell] of [...row.children].entries()) if (heads[i]) cell.dataset.label = heads[i];
+  }
+}
+
+// Below 600 px the main menu folds behind a Menu button (pages.css shows the button only there and
+// only once this script has made it); without JavaScript the menu stays open as a wrapped list.
+const mainMenu = document.querySelector("header.top nav");
+if (mainMenu) {
+  mainMenu.id ||= "main-menu";
+  const toggle = document.createElement("button");
+  toggle.type = "button";
+  toggle.className = "menu-button";
+  toggle.textContent = "Menu";
+  toggle.setAttribute("aria-expanded", "false");
+  toggle.setAttribute("aria-controls", mainMenu.id);
+  toggle.addEventListener("click", () => {
+    const open = toggle.getAttribute("aria-expanded") !== "true";
+    toggle.setAttribute("aria-expanded", String(open));
+    mainMenu.classList.toggle("open", open);
+  });
+  mainMenu.before(toggle);
+  document.documentElement.classList.add("has-menu-button");
+}
+
 // A refused form: focus goes to its first field in error, or to the form's own error.
 const firstInvalid = document.querySelector("[aria-invalid='true'], #form-error, #page-error");
 if (firstInvalid) {

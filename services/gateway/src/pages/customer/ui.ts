@@ -16,15 +16,29 @@ export function buttonForm(
     o.fields ?? {},
   ).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit"${
     o.danger ? html` class="danger"` : ""
-  }${o.aria ? html` aria-label="${o.aria}"` : ""}>${label}</button></form>`;
+  }${o.aria ? html` aria-label="${nameWithLabel(label, o.aria)}"` : ""}>${label}</button></form>`;
 }
 
-/** A table with a caption for screen readers; `empty` is said instead when there are no rows. */
+/**
+ * A button's accessible name must contain its visible words (WCAG 2.5.3, "label in name"): a
+ * person using speech input says what they see. A fuller name that leaves them out ("Upgrade to
+ * XL" on "Request this upgrade") keeps the visible words first.
+ */
+const nameWithLabel = (label: string, aria: string) =>
+  aria.toLowerCase().includes(label.toLowerCase()) ? aria : `${label} (${aria})`;
+
+/** What a column without a heading (its rows' buttons and links) is called for screen readers. */
+const UNNAMED_COLUMN = "Actions";
+
+/**
+ * A table with a caption for screen readers; `empty` is said instead when there are no rows. Below
+ * 600 px it reads as one card per row (pages.css), each cell labelled with its heading (pages.js).
+ */
 export function table(caption: string, head: string[], rows: (Html | string)[][], empty: string): Html {
   if (!rows.length) return html`<p class="empty">${empty}</p>`;
   return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0"><table>
 <caption class="sr">${caption}</caption>
-<thead><tr>${head.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
+<thead><tr>${head.map((h) => html`<th scope="col">${h || html`<span class="sr">${UNNAMED_COLUMN}</span>`}</th>`)}</tr></thead>
 <tbody>${rows.map((r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody>
 </table></div>`;
 }
