@@ -101,7 +101,7 @@ const CASES: Record<AdminActionName, (v: Visitor) => Promise<Case>> = {
   "person.create": async () => {
     const a = await newAccount();
     const c = `/admin/customers/${a.customerId}`;
-    const form = { name: "Added once", email: `${unique("p")}@example.test`, permissions: "billing" };
+    const form = { name: "Added once", email: `${unique("p")}@example.test`, permissions: "view_billing" };
     return { page: `${c}/people`, action: `${c}/people`, form, customerId: a.customerId };
   },
   "person.link": async () => {
@@ -126,7 +126,7 @@ const CASES: Record<AdminActionName, (v: Visitor) => Promise<Case>> = {
     return {
       page: `${c}/people`,
       action: `${c}/people/${person!.id}/permissions`,
-      form: { permissions: "billing" },
+      form: { permissions: "view_billing" },
       customerId: a.customerId,
     };
   },
@@ -254,6 +254,13 @@ describe("the admin panel's action table", () => {
       const _once = onceIn(page.text, c.action);
       assert.ok(_once, `${name}: the form posting to ${c.action} is drawn with a one-time token`);
       const form = { _csrf: csrfIn(page.text), _once, ...c.form };
+      // Company-wide rows of earlier cases (staff.create's link) are there already: count the new.
+      const before = new Map<string, number>();
+      for (const audit of a.audit)
+        before.set(
+          audit,
+          typeof c.customerId === "string" ? (await rowsOf(editor.staffId, c.customerId, audit)).length : 0,
+        );
       const first = await v.post(c.action, form);
       const second = await v.post(c.action, form);
       if ("redirect" in a.after) {
@@ -272,7 +279,7 @@ describe("the admin panel's action table", () => {
       const customerId = typeof c.customerId === "string" ? c.customerId : c.customerId(first.location);
       for (const audit of a.audit) {
         const rows = await rowsOf(editor.staffId, customerId, audit);
-        assert.equal(rows.length, 1, `${name}: one ${audit} row`);
+        assert.equal(rows.length - (before.get(audit) ?? 0), 1, `${name}: one ${audit} row`);
         assert.equal(rows[0].outcome, StaffActionOutcome.SUCCEEDED, `${name}: ${audit} done`);
       }
     }
