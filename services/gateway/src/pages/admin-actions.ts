@@ -304,6 +304,7 @@ export function allowedStronger(res: Response, name: AdminActionName): boolean {
  */
 export const ADMIN_PAGES = [
   { href: "/admin/customers", label: "Customers", permission: "view_clients" },
+  { href: "/admin/search", label: "Search", permission: "view_clients" },
   { href: "/admin/partners", label: "Partners", permission: "view_clients" },
   { href: "/admin/bank-transfers", label: "Bank transfers", permission: "view_clients" },
   { href: "/admin/card-payments", label: "Card payments", permission: "view_clients" },

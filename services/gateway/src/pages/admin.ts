@@ -11,6 +11,7 @@ import { customerRoutes } from "./admin-customer.ts";
 import { onceForm } from "./admin-once.ts";
 import type { AdminDeps } from "./admin-page.ts";
 import { partnerRoutes } from "./admin-partners.ts";
+import { searchRoutes } from "./admin-search.ts";
 import { settingsRoutes } from "./admin-settings.ts";
 import { STAFF_LABELS, staffRoutes } from "./admin-staff.ts";
 import type { OnceStore } from "./customer/once.ts";
@@ -188,6 +189,7 @@ ${field(f, "currency", "Currency", { hint: "ISO code; empty: EUR" })}
   customerRoutes(router, deps);
   staffRoutes(router, deps);
   settingsRoutes(router, deps);
+  searchRoutes(router, deps);
   partnerRoutes(router, deps);
   bankTransferRoutes(router, deps);
   cardPaymentRoutes(router, clients, render, needs);

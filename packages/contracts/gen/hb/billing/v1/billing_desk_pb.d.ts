@@ -15,6 +15,85 @@ import type { Transaction } from "./ledger_pb.js";
 export declare const file_hb_billing_v1_billing_desk: GenFile;
 
 /**
+ * @generated from message hb.billing.v1.DeskSearchRequest
+ */
+export declare type DeskSearchRequest = Message<"hb.billing.v1.DeskSearchRequest"> & {
+  /**
+   * @generated from field: string query = 1;
+   */
+  query: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskSearchRequest.
+ * Use `create(DeskSearchRequestSchema)` to create a new message.
+ */
+export declare const DeskSearchRequestSchema: GenMessage<DeskSearchRequest>;
+
+/**
+ * @generated from message hb.billing.v1.DeskSearchResponse
+ */
+export declare type DeskSearchResponse = Message<"hb.billing.v1.DeskSearchResponse"> & {
+  /**
+   * At most 20 of each kind.
+   *
+   * @generated from field: repeated hb.billing.v1.DeskMatch matches = 1;
+   */
+  matches: DeskMatch[];
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskSearchResponse.
+ * Use `create(DeskSearchResponseSchema)` to create a new message.
+ */
+export declare const DeskSearchResponseSchema: GenMessage<DeskSearchResponse>;
+
+/**
+ * @generated from message hb.billing.v1.DeskMatch
+ */
+export declare type DeskMatch = Message<"hb.billing.v1.DeskMatch"> & {
+  /**
+   * What matched: hostname, service_id, order_number, invoice_number, proforma_number,
+   * transfer_reference.
+   *
+   * @generated from field: string matched = 1;
+   */
+  matched: string;
+
+  /**
+   * The matched value as billing keeps it (the hostname, the number, the reference).
+   *
+   * @generated from field: string value = 2;
+   */
+  value: string;
+
+  /**
+   * @generated from field: string customer_id = 3;
+   */
+  customerId: string;
+
+  /**
+   * The service concerned, if any (a service match; an order's first service).
+   *
+   * @generated from field: string service_id = 4;
+   */
+  serviceId: string;
+
+  /**
+   * A few words on the match: the service's name and status, a document's status and total.
+   *
+   * @generated from field: string detail = 5;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskMatch.
+ * Use `create(DeskMatchSchema)` to create a new message.
+ */
+export declare const DeskMatchSchema: GenMessage<DeskMatch>;
+
+/**
  * @generated from message hb.billing.v1.DeskGetCustomerBillingRequest
  */
 export declare type DeskGetCustomerBillingRequest = Message<"hb.billing.v1.DeskGetCustomerBillingRequest"> & {
@@ -334,6 +413,18 @@ export declare const BillingDeskService: GenService<{
     methodKind: "unary";
     input: typeof DeskSettleWriteRequestSchema;
     output: typeof DeskSettleWriteResponseSchema;
+  },
+  /**
+   * The support desk's search (issue 29 §6) over what billing keeps: a service by hostname (part
+   * of it) or id, an order by its number (ORD-…), an invoice or proforma by its number (INV-…,
+   * PRO-…), a bank transfer by its reference. Each match says what matched.
+   *
+   * @generated from rpc hb.billing.v1.BillingDeskService.DeskSearch
+   */
+  deskSearch: {
+    methodKind: "unary";
+    input: typeof DeskSearchRequestSchema;
+    output: typeof DeskSearchResponseSchema;
   },
 }>;
 

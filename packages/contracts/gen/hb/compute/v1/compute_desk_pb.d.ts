@@ -12,6 +12,73 @@ import type { PowerAction, PowerActionResult } from "./actions_pb.js";
 export declare const file_hb_compute_v1_compute_desk: GenFile;
 
 /**
+ * @generated from message hb.compute.v1.DeskFindAddressRequest
+ */
+export declare type DeskFindAddressRequest = Message<"hb.compute.v1.DeskFindAddressRequest"> & {
+  /**
+   * An IPv4 or IPv6 address, exactly as assigned (no prefix length).
+   *
+   * @generated from field: string address = 1;
+   */
+  address: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.DeskFindAddressRequest.
+ * Use `create(DeskFindAddressRequestSchema)` to create a new message.
+ */
+export declare const DeskFindAddressRequestSchema: GenMessage<DeskFindAddressRequest>;
+
+/**
+ * @generated from message hb.compute.v1.DeskFindAddressResponse
+ */
+export declare type DeskFindAddressResponse = Message<"hb.compute.v1.DeskFindAddressResponse"> & {
+  /**
+   * @generated from field: repeated hb.compute.v1.AddressHolder holders = 1;
+   */
+  holders: AddressHolder[];
+};
+
+/**
+ * Describes the message hb.compute.v1.DeskFindAddressResponse.
+ * Use `create(DeskFindAddressResponseSchema)` to create a new message.
+ */
+export declare const DeskFindAddressResponseSchema: GenMessage<DeskFindAddressResponse>;
+
+/**
+ * @generated from message hb.compute.v1.AddressHolder
+ */
+export declare type AddressHolder = Message<"hb.compute.v1.AddressHolder"> & {
+  /**
+   * @generated from field: string service_id = 1;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * @generated from field: string address = 3;
+   */
+  address: string;
+
+  /**
+   * The machine's hostname as compute knows it.
+   *
+   * @generated from field: string hostname = 4;
+   */
+  hostname: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.AddressHolder.
+ * Use `create(AddressHolderSchema)` to create a new message.
+ */
+export declare const AddressHolderSchema: GenMessage<AddressHolder>;
+
+/**
  * @generated from message hb.compute.v1.DeskRunPowerActionRequest
  */
 export declare type DeskRunPowerActionRequest = Message<"hb.compute.v1.DeskRunPowerActionRequest"> & {
@@ -70,6 +137,16 @@ export declare const ComputeDeskService: GenService<{
     methodKind: "unary";
     input: typeof DeskRunPowerActionRequestSchema;
     output: typeof DeskRunPowerActionResponseSchema;
+  },
+  /**
+   * The support desk's search by IP address (issue 29 §6): the machines holding the address.
+   *
+   * @generated from rpc hb.compute.v1.ComputeDeskService.DeskFindAddress
+   */
+  deskFindAddress: {
+    methodKind: "unary";
+    input: typeof DeskFindAddressRequestSchema;
+    output: typeof DeskFindAddressResponseSchema;
   },
 }>;
 

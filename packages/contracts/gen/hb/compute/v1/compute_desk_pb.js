@@ -10,21 +10,42 @@ import { file_hb_compute_v1_actions } from "./actions_pb.js";
  * Describes the file hb/compute/v1/compute_desk.proto.
  */
 export const file_hb_compute_v1_compute_desk = /*@__PURE__*/
-  fileDesc("CiBoYi9jb21wdXRlL3YxL2NvbXB1dGVfZGVzay5wcm90bxINaGIuY29tcHV0ZS52MSKEAQoZRGVza1J1blBvd2VyQWN0aW9uUmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESHAoKc2VydmljZV9pZBgCIAEoCUIIukgFcgOwAQESKgoGYWN0aW9uGAMgASgOMhouaGIuY29tcHV0ZS52MS5Qb3dlckFjdGlvbiJOChpEZXNrUnVuUG93ZXJBY3Rpb25SZXNwb25zZRIwCgZyZXN1bHQYASABKAsyIC5oYi5jb21wdXRlLnYxLlBvd2VyQWN0aW9uUmVzdWx0Mn8KEkNvbXB1dGVEZXNrU2VydmljZRJpChJEZXNrUnVuUG93ZXJBY3Rpb24SKC5oYi5jb21wdXRlLnYxLkRlc2tSdW5Qb3dlckFjdGlvblJlcXVlc3QaKS5oYi5jb21wdXRlLnYxLkRlc2tSdW5Qb3dlckFjdGlvblJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_hb_compute_v1_actions]);
+  fileDesc("CiBoYi9jb21wdXRlL3YxL2NvbXB1dGVfZGVzay5wcm90bxINaGIuY29tcHV0ZS52MSIyChZEZXNrRmluZEFkZHJlc3NSZXF1ZXN0EhgKB2FkZHJlc3MYASABKAlCB7pIBHICcAEiSAoXRGVza0ZpbmRBZGRyZXNzUmVzcG9uc2USLQoHaG9sZGVycxgBIAMoCzIcLmhiLmNvbXB1dGUudjEuQWRkcmVzc0hvbGRlciJbCg1BZGRyZXNzSG9sZGVyEhIKCnNlcnZpY2VfaWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDwoHYWRkcmVzcxgDIAEoCRIQCghob3N0bmFtZRgEIAEoCSKEAQoZRGVza1J1blBvd2VyQWN0aW9uUmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESHAoKc2VydmljZV9pZBgCIAEoCUIIukgFcgOwAQESKgoGYWN0aW9uGAMgASgOMhouaGIuY29tcHV0ZS52MS5Qb3dlckFjdGlvbiJOChpEZXNrUnVuUG93ZXJBY3Rpb25SZXNwb25zZRIwCgZyZXN1bHQYASABKAsyIC5oYi5jb21wdXRlLnYxLlBvd2VyQWN0aW9uUmVzdWx0MuEBChJDb21wdXRlRGVza1NlcnZpY2USaQoSRGVza1J1blBvd2VyQWN0aW9uEiguaGIuY29tcHV0ZS52MS5EZXNrUnVuUG93ZXJBY3Rpb25SZXF1ZXN0GikuaGIuY29tcHV0ZS52MS5EZXNrUnVuUG93ZXJBY3Rpb25SZXNwb25zZRJgCg9EZXNrRmluZEFkZHJlc3MSJS5oYi5jb21wdXRlLnYxLkRlc2tGaW5kQWRkcmVzc1JlcXVlc3QaJi5oYi5jb21wdXRlLnYxLkRlc2tGaW5kQWRkcmVzc1Jlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_hb_compute_v1_actions]);
+
+/**
+ * Describes the message hb.compute.v1.DeskFindAddressRequest.
+ * Use `create(DeskFindAddressRequestSchema)` to create a new message.
+ */
+export const DeskFindAddressRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute_desk, 0);
+
+/**
+ * Describes the message hb.compute.v1.DeskFindAddressResponse.
+ * Use `create(DeskFindAddressResponseSchema)` to create a new message.
+ */
+export const DeskFindAddressResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute_desk, 1);
+
+/**
+ * Describes the message hb.compute.v1.AddressHolder.
+ * Use `create(AddressHolderSchema)` to create a new message.
+ */
+export const AddressHolderSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute_desk, 2);
 
 /**
  * Describes the message hb.compute.v1.DeskRunPowerActionRequest.
  * Use `create(DeskRunPowerActionRequestSchema)` to create a new message.
  */
 export const DeskRunPowerActionRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute_desk, 0);
+  messageDesc(file_hb_compute_v1_compute_desk, 3);
 
 /**
  * Describes the message hb.compute.v1.DeskRunPowerActionResponse.
  * Use `create(DeskRunPowerActionResponseSchema)` to create a new message.
  */
 export const DeskRunPowerActionResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute_desk, 1);
+  messageDesc(file_hb_compute_v1_compute_desk, 4);
 
 /**
  * The support desk's machine control for the admin panel (identity admin-panel) and the admin
