@@ -98,6 +98,25 @@ describe("admin panel: the support desk's search", () => {
         `${q}: ${what} ${value} → ${link} in ${JSON.stringify(matchesOf(r.text))}`,
       );
     }
+
+    // The service page, linked from the search and the customer's services, shows the service
+    // with its documents, and the machine with its addresses.
+    const found = await v.get(`/admin/search?q=${encodeURIComponent(hostname)}`);
+    const pageOf = `${customer}/services/${serviceId}`;
+    assert.ok(found.text.includes(`href="${pageOf}"`), "the search links the service page");
+    const services = await v.get(`${customer}/services`);
+    assert.ok(services.text.includes(`href="${pageOf}"`), "the services tab links the service page");
+    const shown = await v.get(pageOf);
+    assert.equal(shown.status, 200);
+    assert.ok(shown.text.includes(hostname));
+    assert.ok(shown.text.includes(d.invoice.invoice_number), "the service's invoice is listed");
+    for (const h of ["Machine", "Jobs", "Documents", "Events"])
+      assert.match(shown.text, new RegExp(`<h2>${h}</h2>`));
+    const machine = await v.get(`${customer}/services/${service!.id}`);
+    assert.equal(machine.status, 200);
+    assert.ok(machine.text.includes(ip.address), "the machine's address is shown");
+    assert.equal((await v.get(`/admin/customers/${o.customerId}/services/${serviceId}`)).status, 404);
+
     const none = await v.get(`/admin/search?q=${encodeURIComponent(unique("nothing"))}`);
     assert.match(none.text, /Nothing matches/);
     // A query that is no address is not sent to compute as one (it would be refused 400).

@@ -33,6 +33,7 @@ import { startClock } from "./clock.ts";
 import { loadBillingConfig } from "./config.ts";
 import { createDesk } from "./desk.ts";
 import { createDeskSearch } from "./desk-search.ts";
+import { createDeskService } from "./desk-service.ts";
 import { createDocumentHandlers } from "./document-handlers.ts";
 import { createClockAdmin, startDueWork } from "./due.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -79,6 +80,7 @@ runMain(log, async () => {
     ...createSettingsHandlers(sql),
     ...createDesk(sql, accounts),
     ...createDeskSearch(sql),
+    ...createDeskService(sql),
   };
   const payments = createPayments(sql, cfg, log, accounts);
   const server = await serveRpc(

@@ -39,7 +39,7 @@ ${
         ["Name", "Hostname", "Kind", "Status", "Product", "Next due", ...(edit ? ["Power"] : [])],
         b.services.map((s) => {
           const actions = POWER[s.kind] ?? [];
-          return html`<tr><td>${s.name}</td><td class="mono">${s.hostname || "—"}</td><td>${enumWord(ProductKindSchema, s.kind)}</td>
+          return html`<tr><td><a href="/admin/customers/${c.id}/services/${s.id}">${s.name}</a></td><td class="mono">${s.hostname || "—"}</td><td>${enumWord(ProductKindSchema, s.kind)}</td>
 <td>${word(enumWord(ServiceStatusSchema, s.status))}</td><td>${s.product?.name ?? "—"}</td><td>${day(s.billing?.nextDueDate) || "—"}</td>${
             edit
               ? html`<td>${

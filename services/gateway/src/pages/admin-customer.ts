@@ -17,6 +17,7 @@ import { customerRecordRoutes } from "./admin-customer-records.ts";
 import { customerServiceRoutes } from "./admin-customer-services.ts";
 import { CURRENT, customerShell } from "./admin-customer-view.ts";
 import type { AdminDeps } from "./admin-page.ts";
+import { servicePageRoutes } from "./admin-service-page.ts";
 import { when } from "./format.ts";
 import { emptyForm, type FormState, field, formErrors, formFields, generalError } from "./forms.ts";
 import { html } from "./html.ts";
@@ -138,6 +139,7 @@ ${field(st, "reason", "Reason", { required: true, multiline: true, hint: "Kept w
 
   customerPeopleRoutes(router, d, shell);
   customerServiceRoutes(router, d, shell);
+  servicePageRoutes(router, d, shell);
   customerMoneyRoutes(router, d, shell);
   customerRecordRoutes(router, d, shell);
 }

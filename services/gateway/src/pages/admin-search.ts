@@ -84,7 +84,7 @@ export function searchRoutes(router: Router, d: AdminDeps) {
         const base = `/admin/customers/${f.customerId}`;
         return html`<tr><td>${MATCHED[f.matched] ?? f.matched}</td><td class="mono">${f.value}</td>
 <td><a href="${base}">${names.get(f.customerId) ?? f.customerId}</a></td>
-<td>${f.serviceId ? html`<a href="${base}/services">Services of the customer</a>` : "—"}</td><td>${f.detail || "—"}</td></tr>`;
+<td>${f.serviceId ? html`<a href="${base}/services/${f.serviceId}">Service page</a>` : "—"}</td><td>${f.detail || "—"}</td></tr>`;
       };
       const body = html`<form method="get" action="${CURRENT}" class="filters" role="search">
 <div class="field"><label for="s-q">Find</label><input id="s-q" name="q" type="search" value="${q}" aria-describedby="s-q-hint">

@@ -6,6 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import type { Message } from "@bufbuild/protobuf";
 import type { ServiceSummary } from "./services_pb.js";
 import type { Document } from "./documents_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Money } from "../../platform/v1/money_pb.js";
 import type { Transaction } from "./ledger_pb.js";
 
@@ -13,6 +14,78 @@ import type { Transaction } from "./ledger_pb.js";
  * Describes the file hb/billing/v1/billing_desk.proto.
  */
 export declare const file_hb_billing_v1_billing_desk: GenFile;
+
+/**
+ * @generated from message hb.billing.v1.DeskGetServiceRequest
+ */
+export declare type DeskGetServiceRequest = Message<"hb.billing.v1.DeskGetServiceRequest"> & {
+  /**
+   * @generated from field: string service_id = 1;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskGetServiceRequest.
+ * Use `create(DeskGetServiceRequestSchema)` to create a new message.
+ */
+export declare const DeskGetServiceRequestSchema: GenMessage<DeskGetServiceRequest>;
+
+/**
+ * @generated from message hb.billing.v1.DeskGetServiceResponse
+ */
+export declare type DeskGetServiceResponse = Message<"hb.billing.v1.DeskGetServiceResponse"> & {
+  /**
+   * @generated from field: hb.billing.v1.ServiceSummary service = 1;
+   */
+  service?: ServiceSummary | undefined;
+
+  /**
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * At most 20.
+   *
+   * @generated from field: repeated hb.billing.v1.Document documents = 3;
+   */
+  documents: Document[];
+
+  /**
+   * At most 20.
+   *
+   * @generated from field: repeated hb.billing.v1.DeskServiceEvent events = 4;
+   */
+  events: DeskServiceEvent[];
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskGetServiceResponse.
+ * Use `create(DeskGetServiceResponseSchema)` to create a new message.
+ */
+export declare const DeskGetServiceResponseSchema: GenMessage<DeskGetServiceResponse>;
+
+/**
+ * @generated from message hb.billing.v1.DeskServiceEvent
+ */
+export declare type DeskServiceEvent = Message<"hb.billing.v1.DeskServiceEvent"> & {
+  /**
+   * @generated from field: string subject = 1;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 2;
+   */
+  at?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskServiceEvent.
+ * Use `create(DeskServiceEventSchema)` to create a new message.
+ */
+export declare const DeskServiceEventSchema: GenMessage<DeskServiceEvent>;
 
 /**
  * @generated from message hb.billing.v1.DeskSearchRequest
@@ -425,6 +498,17 @@ export declare const BillingDeskService: GenService<{
     methodKind: "unary";
     input: typeof DeskSearchRequestSchema;
     output: typeof DeskSearchResponseSchema;
+  },
+  /**
+   * One service for the staff service page: the service, its documents (its own and its order's)
+   * and the events billing published about it, newest first.
+   *
+   * @generated from rpc hb.billing.v1.BillingDeskService.DeskGetService
+   */
+  deskGetService: {
+    methodKind: "unary";
+    input: typeof DeskGetServiceRequestSchema;
+    output: typeof DeskGetServiceResponseSchema;
   },
 }>;
 
