@@ -6,7 +6,7 @@
  */
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
-import type { Sql } from "@hb/platform";
+import { PAGE_SIZE, type Sql } from "@hb/platform";
 import type { Handlers } from "./context.ts";
 import { createJobRecords } from "./job-records.ts";
 import { ipsOf, type MachineRow, machineSummary } from "./machines.ts";
@@ -53,7 +53,7 @@ export function createDeskMachine(sql: Sql): Handlers {
           serviceId: req.serviceId,
           action: "",
           page: 1,
-          limit: 20,
+          limit: PAGE_SIZE.default,
         }),
         sql<{ subject: string; created_at: Date }[]>`
           select subject, created_at from outbox
