@@ -63,7 +63,11 @@ ${pager(base, "proformas_page", pro, b.proformasTotal, { invoices_page: String(i
   );
 
   // Balance and transactions ------------------------------------------------------------------
-  async function balanceTab(req: Request, res: Response, o: { f?: FormState; code?: number } = {}) {
+  async function balanceTab(
+    req: Request,
+    res: Response,
+    o: { f?: FormState; code?: number; refused?: { amount: string; reason: string } } = {},
+  ) {
     const page = pageOf(req.query.transactions_page);
     const [r, b, staff] = await Promise.all([
       load(req, res),
@@ -93,6 +97,11 @@ ${
   allowed(res, "credit.adjust")
     ? html`<h2>Adjust credit</h2>
 <p>A positive amount adds credit, a negative one takes it back; a debit never takes a balance below zero. The reason is the transaction's description, which the customer sees, and your name is kept with it.</p>
+${
+  o.refused
+    ? html`<p class="notice" id="refused-credit">Not done: ${o.refused.amount || "(no amount)"} ${c.currency}, reason “${o.refused.reason || "(none)"}”. The form starts empty, so the next adjustment carries nothing of this one.</p>`
+    : ""
+}
 <form method="post" action="/admin/customers/${c.id}/credit" novalidate>
 ${formFields(csrf)}
 ${generalError(f)}
@@ -142,7 +151,12 @@ ${pager(`/admin/customers/${c.id}/balance`, "transactions_page", page, b.transac
     if (!read.ok || read.units === 0n)
       errors.amount = "Enter a non-zero amount with at most 4 decimals, e.g. 25 or -5.50";
     if (!values.reason.trim()) errors.reason = "Say why the balance changes";
-    if (Object.keys(errors).length) return balanceTab(req, res, { f: { values, errors }, code: 400 });
+    // A refused adjustment is named above the form, never left in it: a different adjustment typed
+    // next would otherwise carry its reason (a refused -100000 "refund" once became a +5 "refund").
+    const refused = { amount: values.amount, reason: values.reason.trim() };
+    const cleared = { person: values.person };
+    if (Object.keys(errors).length)
+      return balanceTab(req, res, { f: { values: cleared, errors }, code: 400, refused });
     try {
       await audited(
         res,
@@ -179,8 +193,9 @@ ${pager(`/admin/customers/${c.id}/balance`, "transactions_page", page, b.transac
         return balanceTab(req, res, { f: { values: {}, errors: {}, general: err.message }, code: 503 });
       }
       await balanceTab(req, res, {
-        f: formErrors(err, values, { person_id: "person" }),
+        f: formErrors(err, cleared, { person_id: "person" }),
         code: resolveError(err).status,
+        refused,
       });
     }
   });
