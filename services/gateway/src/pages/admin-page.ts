@@ -5,7 +5,6 @@ import type { Request, Response } from "express";
 import type { PageClients } from "../clients.ts";
 import type { Act } from "./admin-act.ts";
 import type { Html } from "./html.ts";
-import type { Audited } from "./staff-audit.ts";
 
 export type { StaffPermission };
 
@@ -31,8 +30,6 @@ export interface AdminDeps {
   needs: AdminNeeds;
   /** Registers a write from the action table (admin-act.ts). */
   act: Act;
-  /** For writes outside the table's bound auditor (none today; reads never audit). */
-  audited: Audited;
   linkFor: (realm: Realm, id: string) => Promise<string>;
   linkPanel: (name: string, url: string) => Html;
 }

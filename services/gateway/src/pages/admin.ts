@@ -185,7 +185,8 @@ ${field(f, "currency", "Currency", { hint: "ISO code; empty: EUR" })}
     }
   });
 
-  const deps: AdminDeps = { clients, render, needs, act, audited, linkFor, linkPanel };
+  // No module gets the bare auditor: a write audits through its table entry (admin-act.ts).
+  const deps: AdminDeps = { clients, render, needs, act, linkFor, linkPanel };
   customerRoutes(router, deps);
   staffRoutes(router, deps);
   settingsRoutes(router, deps);
