@@ -181,6 +181,24 @@ describe("admin panel: a customer's money and machines", () => {
     );
   });
 
+  it("a refused adjustment is named on the page but leaves nothing in the form, so the next, different one carries none of it", async () => {
+    const acct = await newAccount();
+    const s = await editor();
+    const base = `/admin/customers/${acct.customerId}`;
+    const refused = await post(s.v, `${base}/balance`, `${base}/credit`, {
+      person: acct.ownerId,
+      amount: "-100000",
+      reason: "Refund of the March invoice",
+    });
+    assert.equal(refused.status, 400);
+    assert.match(errorOf(refused.text, "amount"), /exceeds the credit balance/);
+    assert.match(refused.text, /Not done: -100000 EUR, reason “Refund of the March invoice”/);
+    const form = refused.text.slice(refused.text.indexOf(`action="${base}/credit"`));
+    assert.match(form, /<input type="text" id="f-amount"[^>]*value=""/, "the amount is not kept");
+    assert.match(form, /<textarea id="f-reason"[^>]*><\/textarea>/, "the reason is not kept");
+    assert.ok(form.includes(`value="${acct.ownerId}" selected`), "whose balance stays chosen");
+  });
+
   it("a power action run by staff is a job the customer's API lists", async () => {
     const acct = await newAccount();
     const serviceId = await newMachine(acct);

@@ -28,6 +28,7 @@ import { createKeyDistribution } from "./key-distribution.ts";
 import { keyLeaseScripts } from "./key-leases.ts";
 import { timedVerify } from "./metrics.ts";
 import { createPartners } from "./partners.ts";
+import { createPeopleSearch } from "./people-search.ts";
 import { createPortal, signInScripts } from "./portal.ts";
 import { startRequestLogConsumer } from "./request-log.ts";
 import { createStaffAudit } from "./staff-audit.ts";
@@ -58,6 +59,7 @@ runMain(log, async () => {
     ...createApiKeys(sql, cfg.KEY_PEPPER, keyTable.changes),
     ...createPartners(sql),
     ...createStaffAudit(sql),
+    ...createPeopleSearch(sql),
   };
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,

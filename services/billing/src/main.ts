@@ -32,6 +32,8 @@ import { createCatalogue } from "./catalogue.ts";
 import { startClock } from "./clock.ts";
 import { loadBillingConfig } from "./config.ts";
 import { createDesk } from "./desk.ts";
+import { createDeskSearch } from "./desk-search.ts";
+import { createDeskService } from "./desk-service.ts";
 import { createDocumentHandlers } from "./document-handlers.ts";
 import { createClockAdmin, startDueWork } from "./due.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -77,6 +79,8 @@ runMain(log, async () => {
     ...(cfg.BILLING_CLOCK_CONTROL ? createClockAdmin(sql, cfg.HB_NS, cfg.DUE_CATCH_UP_STEPS) : {}),
     ...createSettingsHandlers(sql),
     ...createDesk(sql, accounts),
+    ...createDeskSearch(sql),
+    ...createDeskService(sql),
   };
   const payments = createPayments(sql, cfg, log, accounts);
   const server = await serveRpc(

@@ -7,6 +7,7 @@ import { createActions } from "./actions.ts";
 import { capacityRefusals, hostCapacities, noCapacity } from "./capacity.ts";
 import { type ComputeDeps, callerId, driverOf, type Handlers } from "./context.ts";
 import { createCopies } from "./copies.ts";
+import { createDeskMachine, createDeskSearch } from "./desk-lookups.ts";
 import type { NewMachineRequest } from "./driver.ts";
 import { controls, instanceStates, machineKinds } from "./enums.ts";
 import { createJobRecords } from "./job-records.ts";
@@ -44,6 +45,8 @@ export function createHandlers(sql: Sql, deps: ComputeDeps): Handlers {
     ...createActions(sql, deps),
     ...createMachineInfo(sql, deps),
     ...createCopies(sql, deps),
+    ...createDeskSearch(sql),
+    ...createDeskMachine(sql),
   };
 }
 

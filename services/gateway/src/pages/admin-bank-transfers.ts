@@ -1,14 +1,14 @@
 import { type TopUp, TopUpStatus, TopUpStatusSchema } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { apiError, enumWord, PAGE_SIZE, resolveError } from "@hb/platform";
 import type { Request, Response, Router } from "express";
-import type { PageClients } from "../clients.ts";
-import type { AdminNeeds, AdminRender } from "./admin-page.ts";
+import { allowed, allowedStronger } from "./admin-actions.ts";
+import type { AdminDeps } from "./admin-page.ts";
 import { money } from "./customer/ui.ts";
 import { when } from "./format.ts";
 import { formFields } from "./forms.ts";
 import { html } from "./html.ts";
 import { sessionOf } from "./session.ts";
-import { type Audited, OutcomeUnknown, settleMoneyWrite } from "./staff-audit.ts";
+import { OutcomeUnknown, settleMoneyWrite } from "./staff-audit.ts";
 
 const CURRENT = "/admin/bank-transfers";
 const STATUSES = {
@@ -32,14 +32,8 @@ const formRefusal = (message: string, status = 400) =>
  * it once (a second or concurrent confirmation is refused 409) and records the staff member. More
  * than was asked is credited only when staff holding Approve overpayments tick the override.
  */
-export function bankTransferRoutes(
-  router: Router,
-  clients: PageClients,
-  render: AdminRender,
-  needs: AdminNeeds,
-  can: (res: Response, p: "edit_clients" | "approve_overpayments") => boolean,
-  audited: Audited,
-) {
+export function bankTransferRoutes(router: Router, d: AdminDeps) {
+  const { clients, render, needs, act } = d;
   async function listPage(
     req: Request,
     res: Response,
@@ -58,11 +52,11 @@ export function bankTransferRoutes(
       clients.auth.listCustomers({ email: "" }),
     ]);
     const names = new Map(customers.map((c) => [c.id, c.company ? `${c.name} (${c.company})` : c.name]));
-    const edit = can(res, "edit_clients");
+    const edit = allowed(res, "billing.bank_transfer_confirm");
     const csrf = sessionOf(res).csrfToken;
     const pages = Math.max(1, Math.ceil(list.total / PAGE_SIZE.staff));
     const link = (n: number) => `${CURRENT}?${new URLSearchParams({ status: shown, page: String(n) })}`;
-    const overpay = can(res, "approve_overpayments");
+    const overpay = allowedStronger(res, "billing.bank_transfer_confirm");
     // The amount is typed from the bank statement, never filled in with what was asked: a default
     // confirms the asked amount whatever arrived.
     const confirmForm = (t: TopUp) => {
@@ -118,54 +112,51 @@ ${pages > 1 ? html`<nav class="pager" aria-label="Pages">${pageNo > 1 ? html`<a 
     }),
   );
 
-  router.post(
-    "/bank-transfers/confirm",
-    needs("edit_clients", CURRENT, async (req, res) => {
-      const reference = String(req.body.reference ?? "").slice(0, 40);
-      const received = String(req.body.received ?? "").trim();
-      const aboveRequested = req.body.above_requested === "1";
-      try {
-        if (!received) throw formRefusal("Enter the amount the bank statement shows");
-        // Crediting more than was asked needs the stronger permission, checked before anything is written.
-        if (aboveRequested && !can(res, "approve_overpayments"))
-          throw formRefusal(
-            "Crediting more than was asked needs the staff permission Approve overpayments",
-            403,
-          );
-        // The audit row is filed under the transfer's customer, which billing answers (or the
-        // settled entry names): never under a customer the form names.
-        const r = await audited(
-          res,
-          {
-            action: "billing.bank_transfer_confirm",
-            target: reference,
-            before: { status: "pending" },
-            after: { received, ...(aboveRequested ? { above_requested: true } : {}) },
-            settle: settleMoneyWrite(clients),
-          },
-          (auditId) =>
-            clients.topUps.confirmBankTransfer({
-              reference,
-              receivedAmount: received,
-              staffId: sessionOf(res).subjectId,
-              aboveRequested,
-              idempotencyKey: auditId,
-            }),
-          (r) => ({
-            after: { received: r.topUp?.received?.amount, balance: r.balance },
-            customerId: r.topUp?.customerId,
-          }),
+  act("billing.bank_transfer_confirm", async (req, res, body, audited) => {
+    const reference = body.reference;
+    const received = body.received.trim();
+    const aboveRequested = body.above_requested === "1";
+    try {
+      if (!received) throw formRefusal("Enter the amount the bank statement shows");
+      // Crediting more than was asked needs the stronger permission, checked before anything is written.
+      if (aboveRequested && !allowedStronger(res, "billing.bank_transfer_confirm"))
+        throw formRefusal(
+          "Crediting more than was asked needs the staff permission Approve overpayments",
+          403,
         );
-        res.redirect(303, `${CURRENT}?${new URLSearchParams({ confirmed: r.topUp?.reference ?? "" })}`);
-      } catch (err) {
-        if (err instanceof OutcomeUnknown) {
-          return listPage(req, res, { error: { reference, message: err.message, value: "" }, status: 503 });
-        }
-        const e = resolveError(err);
-        if (e.status >= 500) throw err;
-        const message = e.info?.violations.find((v) => v.field === "received_amount")?.message ?? e.message;
-        await listPage(req, res, { error: { reference, message, value: received }, status: e.status });
+      // The audit row is filed under the transfer's customer, which billing answers (or the
+      // settled entry names): never under a customer the form names.
+      const r = await audited(
+        res,
+        {
+          action: "billing.bank_transfer_confirm",
+          target: reference,
+          before: { status: "pending" },
+          after: { received, ...(aboveRequested ? { above_requested: true } : {}) },
+          settle: settleMoneyWrite(clients),
+        },
+        (auditId) =>
+          clients.topUps.confirmBankTransfer({
+            reference,
+            receivedAmount: received,
+            staffId: sessionOf(res).subjectId,
+            aboveRequested,
+            idempotencyKey: auditId,
+          }),
+        (r) => ({
+          after: { received: r.topUp?.received?.amount, balance: r.balance },
+          customerId: r.topUp?.customerId,
+        }),
+      );
+      res.redirect(303, `${CURRENT}?${new URLSearchParams({ confirmed: r.topUp?.reference ?? "" })}`);
+    } catch (err) {
+      if (err instanceof OutcomeUnknown) {
+        return listPage(req, res, { error: { reference, message: err.message, value: "" }, status: 503 });
       }
-    }),
-  );
+      const e = resolveError(err);
+      if (e.status >= 500) throw err;
+      const message = e.info?.violations.find((v) => v.field === "received_amount")?.message ?? e.message;
+      await listPage(req, res, { error: { reference, message, value: received }, status: e.status });
+    }
+  });
 }

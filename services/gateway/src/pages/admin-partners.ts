@@ -3,8 +3,8 @@ import type { ListedPartner } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { DeliveryStatus, DeliveryStatusSchema } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { enumOfWord, enumWord, isUuid, PAGE_SIZE, resolveError } from "@hb/platform";
 import type { Request, Response, Router } from "express";
-import type { PageClients } from "../clients.ts";
-import type { AdminNeeds, AdminRender } from "./admin-page.ts";
+import { allowed } from "./admin-actions.ts";
+import type { AdminDeps } from "./admin-page.ts";
 import { paginate, when } from "./format.ts";
 import { emptyForm, type FormState, field, formErrors, formFields, generalError } from "./forms.ts";
 import { type Html, html } from "./html.ts";
@@ -48,14 +48,8 @@ const query = (req: Request, name: string) => (typeof req.query[name] === "strin
  * (deliveries and the request log, filtered and paginated). View clients to see, edit clients to
  * change.
  */
-export function partnerRoutes(
-  router: Router,
-  clients: PageClients,
-  render: AdminRender,
-  needs: AdminNeeds,
-  can: (res: Response, p: "edit_clients") => boolean,
-  audited: Audited,
-) {
+export function partnerRoutes(router: Router, d: AdminDeps) {
+  const { clients, render, needs, act } = d;
   router.get(
     "/partners",
     needs("view_clients", CURRENT, async (req, res) => {
@@ -113,7 +107,6 @@ ${pager("/admin/partners", { status }, p.page, p.pages)}`;
     const s = sessionOf(res);
     const p = l.partner!;
     const id = p.customerId;
-    const edit = can(res, "edit_clients");
     const action = (to: PartnerStatus, label: string, danger = false) =>
       html`<form method="post" action="/admin/partners/${id}/${to === PartnerStatus.ACTIVE ? "approve" : "suspend"}" class="inline">${formFields(s.csrfToken)}<button type="submit"${danger ? html` class="danger"` : ""}>${label}</button></form>`;
     const tabLink = (t: typeof tab, href: string, label: string) =>
@@ -128,15 +121,11 @@ ${pager("/admin/partners", { status }, p.page, p.pages)}`;
 <dl class="facts"><dt>Customer</dt><dd><a href="/admin/customers/${id}">${l.customerName}</a></dd><dt>E-mail</dt><dd>${l.customerEmail}</dd>
 <dt>Status</dt><dd id="partner-status">${word(p.status)}</dd><dt>Applied</dt><dd>${when(p.createdAt)}</dd>
 <dt>Signing secret</dt><dd>${p.hasSecret ? `issued ${when(p.secretRotatedAt)}` : "none"}</dd></dl>
-${
-  edit
-    ? html`<p>${p.status !== PartnerStatus.ACTIVE ? action(PartnerStatus.ACTIVE, p.status === PartnerStatus.PENDING ? `Approve ${l.customerName}` : `Reactivate ${l.customerName}`) : ""}${
-        p.status !== PartnerStatus.SUSPENDED
-          ? action(PartnerStatus.SUSPENDED, `Suspend ${l.customerName}`, true)
-          : ""
-      }</p>`
-    : ""
-}
+<p>${p.status !== PartnerStatus.ACTIVE && allowed(res, "partner.approve") ? action(PartnerStatus.ACTIVE, p.status === PartnerStatus.PENDING ? `Approve ${l.customerName}` : `Reactivate ${l.customerName}`) : ""}${
+      p.status !== PartnerStatus.SUSPENDED && allowed(res, "partner.suspend")
+        ? action(PartnerStatus.SUSPENDED, `Suspend ${l.customerName}`, true)
+        : ""
+    }</p>
 <nav aria-label="Partner" class="tabs">${tabLink("settings", `/admin/partners/${id}`, "API Settings")} ${tabLink("activity", `/admin/partners/${id}/activity`, "Activity")}</nav>
 ${content}`;
     render(res, l.customerName, body, { notice: o.notice, status: o.status, current: CURRENT });
@@ -151,7 +140,7 @@ ${content}`;
     const id = l.partner!.customerId;
     const { url } = await clients.webhooks.getWebhook({ partnerId: id });
     const f = o.f ?? emptyForm({ url });
-    const content = can(res, "edit_clients")
+    const content = allowed(res, "partner.webhook_url")
       ? html`<h2>Webhook URL</h2>
 <form method="post" action="/admin/partners/${id}/webhook" novalidate>
 ${formFields(s.csrfToken)}
@@ -159,8 +148,12 @@ ${generalError(f)}
 ${field(f, "url", "Webhook URL", { type: "url", hint: "An absolute http or https URL on a public host. Empty clears it." })}
 <button type="submit">Save webhook URL</button>
 </form>
-<h2>Signing secret</h2>
+${
+  allowed(res, "partner.rotate_secret")
+    ? html`<h2>Signing secret</h2>
 <p><a href="/admin/partners/${id}/rotate">Rotate the signing secret</a></p>`
+    : ""
+}`
       : html`<h2>Webhook URL</h2><p class="mono">${url || "None on file"}</p>`;
     partnerPage(res, l, "settings", content, o);
   }
@@ -182,31 +175,35 @@ ${field(f, "url", "Webhook URL", { type: "url", hint: "An absolute http or https
     ),
   );
 
-  router.post(
-    "/partners/:id/webhook",
-    needs(
-      "edit_clients",
-      CURRENT,
-      withPartner(async (req, res, l) => {
-        const values = { url: String(req.body.url ?? "") };
-        try {
-          const partnerId = l.partner!.customerId;
-          const { url: before } = await clients.webhooks.getWebhook({ partnerId });
-          const r = await audited(
-            res,
-            { action: "partner.webhook_url", customerId: partnerId, before: { url: before }, after: values },
-            () => clients.webhooks.setWebhookUrl({ partnerId, url: values.url }),
-            (r) => ({ after: { url: r.url } }),
-          );
-          await settingsTab(res, l, {
-            f: emptyForm({ url: r.url }),
-            notice: r.url ? "Webhook URL saved." : "Webhook URL cleared.",
-          });
-        } catch (err) {
-          await settingsTab(res, l, { f: formErrors(err, values), status: resolveError(err).status });
-        }
-      }),
-    ),
+  /** An action on a partner the path names; 404 when it names none. */
+  const onPartner =
+    <B>(fn: (req: Request, res: Response, l: ListedPartner, body: B, audited: Audited) => Promise<void>) =>
+    async (req: Request, res: Response, body: B, audited: Audited) => {
+      const l = await find(String(req.params.id));
+      if (!l) return notFound(res);
+      await fn(req, res, l, body, audited);
+    };
+
+  act(
+    "partner.webhook_url",
+    onPartner(async (_req, res, l, values: { url: string }, audited) => {
+      try {
+        const partnerId = l.partner!.customerId;
+        const { url: before } = await clients.webhooks.getWebhook({ partnerId });
+        const r = await audited(
+          res,
+          { action: "partner.webhook_url", customerId: partnerId, before: { url: before }, after: values },
+          () => clients.webhooks.setWebhookUrl({ partnerId, url: values.url }),
+          (r) => ({ after: { url: r.url } }),
+        );
+        await settingsTab(res, l, {
+          f: emptyForm({ url: r.url }),
+          notice: r.url ? "Webhook URL saved." : "Webhook URL cleared.",
+        });
+      } catch (err) {
+        await settingsTab(res, l, { f: formErrors(err, values), status: resolveError(err).status });
+      }
+    }),
   );
 
   router.get(
@@ -229,51 +226,43 @@ ${field(f, "url", "Webhook URL", { type: "url", hint: "An absolute http or https
     ),
   );
 
-  router.post(
-    "/partners/:id/rotate",
-    needs(
-      "edit_clients",
-      CURRENT,
-      withPartner(async (_req, res, l) => {
-        const customerId = l.partner!.customerId;
-        // The secret itself is never recorded: only that it was replaced.
-        const r = await audited(
-          res,
-          { action: "partner.rotate_secret", customerId, after: { secret: "replaced" } },
-          () => clients.auth.rotatePartnerSecret({ customerId }),
-        );
-        await settingsTab(res, { ...l, partner: r.partner } as ListedPartner, {
-          secret: r.signingSecret,
-          notice: "The signing secret is rotated; the old one no longer works.",
-        });
-      }),
-    ),
+  act(
+    "partner.rotate_secret",
+    onPartner(async (_req, res, l, _body, audited) => {
+      const customerId = l.partner!.customerId;
+      // The secret itself is never recorded: only that it was replaced.
+      const r = await audited(
+        res,
+        { action: "partner.rotate_secret", customerId, after: { secret: "replaced" } },
+        () => clients.auth.rotatePartnerSecret({ customerId }),
+      );
+      await settingsTab(res, { ...l, partner: r.partner } as ListedPartner, {
+        secret: r.signingSecret,
+        notice: "The signing secret is rotated; the old one no longer works.",
+      });
+    }),
   );
 
   for (const [action, status, notice] of [
     ["approve", PartnerStatus.ACTIVE, "The partner is active."],
     ["suspend", PartnerStatus.SUSPENDED, "The partner is suspended."],
   ] as const) {
-    router.post(
-      `/partners/:id/${action}`,
-      needs(
-        "edit_clients",
-        CURRENT,
-        withPartner(async (_req, res, l) => {
-          const customerId = l.partner!.customerId;
-          const r = await audited(
-            res,
-            {
-              action: `partner.${action}`,
-              customerId,
-              before: { status: word(l.partner!.status) },
-              after: { status: word(status) },
-            },
-            () => clients.auth.setPartnerStatus({ customerId, status }),
-          );
-          await settingsTab(res, { ...l, partner: r.partner } as ListedPartner, { notice });
-        }),
-      ),
+    act(
+      `partner.${action}`,
+      onPartner(async (_req, res, l, _body, audited) => {
+        const customerId = l.partner!.customerId;
+        const r = await audited(
+          res,
+          {
+            action: `partner.${action}`,
+            customerId,
+            before: { status: word(l.partner!.status) },
+            after: { status: word(status) },
+          },
+          () => clients.auth.setPartnerStatus({ customerId, status }),
+        );
+        await settingsTab(res, { ...l, partner: r.partner } as ListedPartner, { notice });
+      }),
     );
   }
 

@@ -5,6 +5,7 @@
 import type { GenFile, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { CreateCustomerRequestSchema, CreateCustomerResponseSchema, CreateKeyRequestSchema, CreateKeyResponseSchema, CreatePartnerRequestSchema, CreatePartnerResponseSchema, CreatePersonRequestSchema, CreatePersonResponseSchema, CreateStaffRequestSchema, CreateStaffResponseSchema, GetCustomerRequestSchema, GetCustomerResponseSchema, GetSettingsRequestSchema, GetSettingsResponseSchema, ListCustomersRequestSchema, ListCustomersResponseSchema, ListKeysRequestSchema, ListKeysResponseSchema, ListRequestLogRequestSchema, ListRequestLogResponseSchema, RevokeKeyRequestSchema, RevokeKeyResponseSchema, RotatePartnerSecretRequestSchema, RotatePartnerSecretResponseSchema, SetCustomerStatusRequestSchema, SetCustomerStatusResponseSchema, SetPartnerStatusRequestSchema, SetPartnerStatusResponseSchema, SetPermissionsRequestSchema, SetPermissionsResponseSchema, StaffListKeysRequestSchema, StaffListKeysResponseSchema, StaffListRequestLogRequestSchema, StaffListRequestLogResponseSchema, StaffRevokeKeyRequestSchema, StaffRevokeKeyResponseSchema, UpdateCustomerRequestSchema, UpdateCustomerResponseSchema, UpdateKeyRequestSchema, UpdateKeyResponseSchema, UpdateSettingsRequestSchema, UpdateSettingsResponseSchema } from "./auth_pb.js";
 import type { BeginStaffActionRequestSchema, BeginStaffActionResponseSchema, FinishStaffActionRequestSchema, FinishStaffActionResponseSchema, ListStaffActionsRequestSchema, ListStaffActionsResponseSchema } from "./staff_audit_pb.js";
+import type { SearchPeopleRequestSchema, SearchPeopleResponseSchema } from "./staff_search_pb.js";
 
 /**
  * Describes the file hb/auth/v1/auth_staff.proto.
@@ -207,6 +208,16 @@ export declare const AuthStaffService: GenService<{
     methodKind: "unary";
     input: typeof ListStaffActionsRequestSchema;
     output: typeof ListStaffActionsResponseSchema;
+  },
+  /**
+   * The support desk's search: people (owners and team members) by part of their e-mail.
+   *
+   * @generated from rpc hb.auth.v1.AuthStaffService.SearchPeople
+   */
+  searchPeople: {
+    methodKind: "unary";
+    input: typeof SearchPeopleRequestSchema;
+    output: typeof SearchPeopleResponseSchema;
   },
   /**
    * @generated from rpc hb.auth.v1.AuthStaffService.GetSettings

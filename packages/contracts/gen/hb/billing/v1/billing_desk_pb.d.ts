@@ -6,6 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import type { Message } from "@bufbuild/protobuf";
 import type { ServiceSummary } from "./services_pb.js";
 import type { Document } from "./documents_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Money } from "../../platform/v1/money_pb.js";
 import type { Transaction } from "./ledger_pb.js";
 
@@ -13,6 +14,157 @@ import type { Transaction } from "./ledger_pb.js";
  * Describes the file hb/billing/v1/billing_desk.proto.
  */
 export declare const file_hb_billing_v1_billing_desk: GenFile;
+
+/**
+ * @generated from message hb.billing.v1.DeskGetServiceRequest
+ */
+export declare type DeskGetServiceRequest = Message<"hb.billing.v1.DeskGetServiceRequest"> & {
+  /**
+   * @generated from field: string service_id = 1;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskGetServiceRequest.
+ * Use `create(DeskGetServiceRequestSchema)` to create a new message.
+ */
+export declare const DeskGetServiceRequestSchema: GenMessage<DeskGetServiceRequest>;
+
+/**
+ * @generated from message hb.billing.v1.DeskGetServiceResponse
+ */
+export declare type DeskGetServiceResponse = Message<"hb.billing.v1.DeskGetServiceResponse"> & {
+  /**
+   * @generated from field: hb.billing.v1.ServiceSummary service = 1;
+   */
+  service?: ServiceSummary | undefined;
+
+  /**
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * At most 20.
+   *
+   * @generated from field: repeated hb.billing.v1.Document documents = 3;
+   */
+  documents: Document[];
+
+  /**
+   * At most 20.
+   *
+   * @generated from field: repeated hb.billing.v1.DeskServiceEvent events = 4;
+   */
+  events: DeskServiceEvent[];
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskGetServiceResponse.
+ * Use `create(DeskGetServiceResponseSchema)` to create a new message.
+ */
+export declare const DeskGetServiceResponseSchema: GenMessage<DeskGetServiceResponse>;
+
+/**
+ * @generated from message hb.billing.v1.DeskServiceEvent
+ */
+export declare type DeskServiceEvent = Message<"hb.billing.v1.DeskServiceEvent"> & {
+  /**
+   * @generated from field: string subject = 1;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 2;
+   */
+  at?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskServiceEvent.
+ * Use `create(DeskServiceEventSchema)` to create a new message.
+ */
+export declare const DeskServiceEventSchema: GenMessage<DeskServiceEvent>;
+
+/**
+ * @generated from message hb.billing.v1.DeskSearchRequest
+ */
+export declare type DeskSearchRequest = Message<"hb.billing.v1.DeskSearchRequest"> & {
+  /**
+   * @generated from field: string query = 1;
+   */
+  query: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskSearchRequest.
+ * Use `create(DeskSearchRequestSchema)` to create a new message.
+ */
+export declare const DeskSearchRequestSchema: GenMessage<DeskSearchRequest>;
+
+/**
+ * @generated from message hb.billing.v1.DeskSearchResponse
+ */
+export declare type DeskSearchResponse = Message<"hb.billing.v1.DeskSearchResponse"> & {
+  /**
+   * At most 20 of each kind.
+   *
+   * @generated from field: repeated hb.billing.v1.DeskMatch matches = 1;
+   */
+  matches: DeskMatch[];
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskSearchResponse.
+ * Use `create(DeskSearchResponseSchema)` to create a new message.
+ */
+export declare const DeskSearchResponseSchema: GenMessage<DeskSearchResponse>;
+
+/**
+ * @generated from message hb.billing.v1.DeskMatch
+ */
+export declare type DeskMatch = Message<"hb.billing.v1.DeskMatch"> & {
+  /**
+   * What matched: hostname, service_id, order_number, invoice_number, proforma_number,
+   * transfer_reference.
+   *
+   * @generated from field: string matched = 1;
+   */
+  matched: string;
+
+  /**
+   * The matched value as billing keeps it (the hostname, the number, the reference).
+   *
+   * @generated from field: string value = 2;
+   */
+  value: string;
+
+  /**
+   * @generated from field: string customer_id = 3;
+   */
+  customerId: string;
+
+  /**
+   * The service concerned, if any (a service match; an order's first service).
+   *
+   * @generated from field: string service_id = 4;
+   */
+  serviceId: string;
+
+  /**
+   * A few words on the match: the service's name and status, a document's status and total.
+   *
+   * @generated from field: string detail = 5;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.DeskMatch.
+ * Use `create(DeskMatchSchema)` to create a new message.
+ */
+export declare const DeskMatchSchema: GenMessage<DeskMatch>;
 
 /**
  * @generated from message hb.billing.v1.DeskGetCustomerBillingRequest
@@ -334,6 +486,29 @@ export declare const BillingDeskService: GenService<{
     methodKind: "unary";
     input: typeof DeskSettleWriteRequestSchema;
     output: typeof DeskSettleWriteResponseSchema;
+  },
+  /**
+   * The support desk's search (issue 29 §6) over what billing keeps: a service by hostname (part
+   * of it) or id, an order by its number (ORD-…), an invoice or proforma by its number (INV-…,
+   * PRO-…), a bank transfer by its reference. Each match says what matched.
+   *
+   * @generated from rpc hb.billing.v1.BillingDeskService.DeskSearch
+   */
+  deskSearch: {
+    methodKind: "unary";
+    input: typeof DeskSearchRequestSchema;
+    output: typeof DeskSearchResponseSchema;
+  },
+  /**
+   * One service for the staff service page: the service, its documents (its own and its order's)
+   * and the events billing published about it, newest first.
+   *
+   * @generated from rpc hb.billing.v1.BillingDeskService.DeskGetService
+   */
+  deskGetService: {
+    methodKind: "unary";
+    input: typeof DeskGetServiceRequestSchema;
+    output: typeof DeskGetServiceResponseSchema;
   },
 }>;
 

@@ -4,6 +4,7 @@
 
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { file_hb_billing_v1_documents } from "./documents_pb.js";
 import { file_hb_billing_v1_ledger } from "./ledger_pb.js";
 import { file_hb_billing_v1_services } from "./services_pb.js";
@@ -13,63 +14,105 @@ import { file_hb_platform_v1_money } from "../../platform/v1/money_pb.js";
  * Describes the file hb/billing/v1/billing_desk.proto.
  */
 export const file_hb_billing_v1_billing_desk = /*@__PURE__*/
-  fileDesc("CiBoYi9iaWxsaW5nL3YxL2JpbGxpbmdfZGVzay5wcm90bxINaGIuYmlsbGluZy52MSLDAQodRGVza0dldEN1c3RvbWVyQmlsbGluZ1JlcXVlc3QSHQoLY3VzdG9tZXJfaWQYASABKAlCCLpIBXIDsAEBEh4KDXNlcnZpY2VzX3BhZ2UYAiABKAVCB7pIBBoCKAASHgoNaW52b2ljZXNfcGFnZRgDIAEoBUIHukgEGgIoABIfCg5wcm9mb3JtYXNfcGFnZRgEIAEoBUIHukgEGgIoABIiChF0cmFuc2FjdGlvbnNfcGFnZRgFIAEoBUIHukgEGgIoACLzAgoeRGVza0dldEN1c3RvbWVyQmlsbGluZ1Jlc3BvbnNlEi8KCHNlcnZpY2VzGAEgAygLMh0uaGIuYmlsbGluZy52MS5TZXJ2aWNlU3VtbWFyeRIWCg5zZXJ2aWNlc190b3RhbBgCIAEoBRIpCghpbnZvaWNlcxgDIAMoCzIXLmhiLmJpbGxpbmcudjEuRG9jdW1lbnQSFgoOaW52b2ljZXNfdG90YWwYBCABKAUSKgoJcHJvZm9ybWFzGAUgAygLMhcuaGIuYmlsbGluZy52MS5Eb2N1bWVudBIXCg9wcm9mb3JtYXNfdG90YWwYBiABKAUSLgoIYmFsYW5jZXMYByADKAsyHC5oYi5iaWxsaW5nLnYxLlBlcnNvbkJhbGFuY2USNAoMdHJhbnNhY3Rpb25zGAggAygLMh4uaGIuYmlsbGluZy52MS5EZXNrVHJhbnNhY3Rpb24SGgoSdHJhbnNhY3Rpb25zX3RvdGFsGAkgASgFIkoKDVBlcnNvbkJhbGFuY2USEQoJcGVyc29uX2lkGAEgASgJEiYKB2JhbGFuY2UYAiABKAsyFS5oYi5wbGF0Zm9ybS52MS5Nb25leSJnCg9EZXNrVHJhbnNhY3Rpb24SLwoLdHJhbnNhY3Rpb24YASABKAsyGi5oYi5iaWxsaW5nLnYxLlRyYW5zYWN0aW9uEhEKCXBlcnNvbl9pZBgCIAEoCRIQCghzdGFmZl9pZBgDIAEoCSL/AQoXRGVza0FkanVzdENyZWRpdFJlcXVlc3QSHQoLY3VzdG9tZXJfaWQYASABKAlCCLpIBXIDsAEBEhsKCXBlcnNvbl9pZBgCIAEoCUIIukgFcgOwAQESHQoIc3RhZmZfaWQYAyABKAlCC7pICNgBAXIDsAEBEg4KBmFtb3VudBgEIAEoCRJWCgZyZWFzb24YBSABKAlCRrpIQ7oBOwoOdGV4dC5ub3RfYmxhbmsSC2lzIHJlcXVpcmVkGhx0aGlzLm1hdGNoZXMoJ1teXFxzXFxwe1p9XScpcgMY9AMSIQoPaWRlbXBvdGVuY3lfa2V5GAYgASgJQgi6SAVyA7ABASJaChhEZXNrQWRqdXN0Q3JlZGl0UmVzcG9uc2USJgoHYmFsYW5jZRgBIAEoCzIVLmhiLnBsYXRmb3JtLnYxLk1vbmV5EhYKDnRyYW5zYWN0aW9uX2lkGAIgASgDIjsKFkRlc2tTZXR0bGVXcml0ZVJlcXVlc3QSIQoPaWRlbXBvdGVuY3lfa2V5GAEgASgJQgi6SAVyA7ABASKHAQoXRGVza1NldHRsZVdyaXRlUmVzcG9uc2USEQoJY29tbWl0dGVkGAEgASgIEhYKDnRyYW5zYWN0aW9uX2lkGAIgASgDEiwKDWJhbGFuY2VfYWZ0ZXIYAyABKAsyFS5oYi5wbGF0Zm9ybS52MS5Nb25leRITCgtjdXN0b21lcl9pZBgEIAEoCTLSAgoSQmlsbGluZ0Rlc2tTZXJ2aWNlEnUKFkRlc2tHZXRDdXN0b21lckJpbGxpbmcSLC5oYi5iaWxsaW5nLnYxLkRlc2tHZXRDdXN0b21lckJpbGxpbmdSZXF1ZXN0Gi0uaGIuYmlsbGluZy52MS5EZXNrR2V0Q3VzdG9tZXJCaWxsaW5nUmVzcG9uc2USYwoQRGVza0FkanVzdENyZWRpdBImLmhiLmJpbGxpbmcudjEuRGVza0FkanVzdENyZWRpdFJlcXVlc3QaJy5oYi5iaWxsaW5nLnYxLkRlc2tBZGp1c3RDcmVkaXRSZXNwb25zZRJgCg9EZXNrU2V0dGxlV3JpdGUSJS5oYi5iaWxsaW5nLnYxLkRlc2tTZXR0bGVXcml0ZVJlcXVlc3QaJi5oYi5iaWxsaW5nLnYxLkRlc2tTZXR0bGVXcml0ZVJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_hb_billing_v1_documents, file_hb_billing_v1_ledger, file_hb_billing_v1_services, file_hb_platform_v1_money]);
+  fileDesc("CiBoYi9iaWxsaW5nL3YxL2JpbGxpbmdfZGVzay5wcm90bxINaGIuYmlsbGluZy52MSI1ChVEZXNrR2V0U2VydmljZVJlcXVlc3QSHAoKc2VydmljZV9pZBgBIAEoCUIIukgFcgOwAQEiugEKFkRlc2tHZXRTZXJ2aWNlUmVzcG9uc2USLgoHc2VydmljZRgBIAEoCzIdLmhiLmJpbGxpbmcudjEuU2VydmljZVN1bW1hcnkSEwoLY3VzdG9tZXJfaWQYAiABKAkSKgoJZG9jdW1lbnRzGAMgAygLMhcuaGIuYmlsbGluZy52MS5Eb2N1bWVudBIvCgZldmVudHMYBCADKAsyHy5oYi5iaWxsaW5nLnYxLkRlc2tTZXJ2aWNlRXZlbnQiSwoQRGVza1NlcnZpY2VFdmVudBIPCgdzdWJqZWN0GAEgASgJEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIuChFEZXNrU2VhcmNoUmVxdWVzdBIZCgVxdWVyeRgBIAEoCUIKukgHcgUQARjIASI/ChJEZXNrU2VhcmNoUmVzcG9uc2USKQoHbWF0Y2hlcxgBIAMoCzIYLmhiLmJpbGxpbmcudjEuRGVza01hdGNoImQKCURlc2tNYXRjaBIPCgdtYXRjaGVkGAEgASgJEg0KBXZhbHVlGAIgASgJEhMKC2N1c3RvbWVyX2lkGAMgASgJEhIKCnNlcnZpY2VfaWQYBCABKAkSDgoGZGV0YWlsGAUgASgJIsMBCh1EZXNrR2V0Q3VzdG9tZXJCaWxsaW5nUmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESHgoNc2VydmljZXNfcGFnZRgCIAEoBUIHukgEGgIoABIeCg1pbnZvaWNlc19wYWdlGAMgASgFQge6SAQaAigAEh8KDnByb2Zvcm1hc19wYWdlGAQgASgFQge6SAQaAigAEiIKEXRyYW5zYWN0aW9uc19wYWdlGAUgASgFQge6SAQaAigAIvMCCh5EZXNrR2V0Q3VzdG9tZXJCaWxsaW5nUmVzcG9uc2USLwoIc2VydmljZXMYASADKAsyHS5oYi5iaWxsaW5nLnYxLlNlcnZpY2VTdW1tYXJ5EhYKDnNlcnZpY2VzX3RvdGFsGAIgASgFEikKCGludm9pY2VzGAMgAygLMhcuaGIuYmlsbGluZy52MS5Eb2N1bWVudBIWCg5pbnZvaWNlc190b3RhbBgEIAEoBRIqCglwcm9mb3JtYXMYBSADKAsyFy5oYi5iaWxsaW5nLnYxLkRvY3VtZW50EhcKD3Byb2Zvcm1hc190b3RhbBgGIAEoBRIuCghiYWxhbmNlcxgHIAMoCzIcLmhiLmJpbGxpbmcudjEuUGVyc29uQmFsYW5jZRI0Cgx0cmFuc2FjdGlvbnMYCCADKAsyHi5oYi5iaWxsaW5nLnYxLkRlc2tUcmFuc2FjdGlvbhIaChJ0cmFuc2FjdGlvbnNfdG90YWwYCSABKAUiSgoNUGVyc29uQmFsYW5jZRIRCglwZXJzb25faWQYASABKAkSJgoHYmFsYW5jZRgCIAEoCzIVLmhiLnBsYXRmb3JtLnYxLk1vbmV5ImcKD0Rlc2tUcmFuc2FjdGlvbhIvCgt0cmFuc2FjdGlvbhgBIAEoCzIaLmhiLmJpbGxpbmcudjEuVHJhbnNhY3Rpb24SEQoJcGVyc29uX2lkGAIgASgJEhAKCHN0YWZmX2lkGAMgASgJIv8BChdEZXNrQWRqdXN0Q3JlZGl0UmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESGwoJcGVyc29uX2lkGAIgASgJQgi6SAVyA7ABARIdCghzdGFmZl9pZBgDIAEoCUILukgI2AEBcgOwAQESDgoGYW1vdW50GAQgASgJElYKBnJlYXNvbhgFIAEoCUJGukhDugE7Cg50ZXh0Lm5vdF9ibGFuaxILaXMgcmVxdWlyZWQaHHRoaXMubWF0Y2hlcygnW15cXHNcXHB7Wn1dJylyAxj0AxIhCg9pZGVtcG90ZW5jeV9rZXkYBiABKAlCCLpIBXIDsAEBIloKGERlc2tBZGp1c3RDcmVkaXRSZXNwb25zZRImCgdiYWxhbmNlGAEgASgLMhUuaGIucGxhdGZvcm0udjEuTW9uZXkSFgoOdHJhbnNhY3Rpb25faWQYAiABKAMiOwoWRGVza1NldHRsZVdyaXRlUmVxdWVzdBIhCg9pZGVtcG90ZW5jeV9rZXkYASABKAlCCLpIBXIDsAEBIocBChdEZXNrU2V0dGxlV3JpdGVSZXNwb25zZRIRCgljb21taXR0ZWQYASABKAgSFgoOdHJhbnNhY3Rpb25faWQYAiABKAMSLAoNYmFsYW5jZV9hZnRlchgDIAEoCzIVLmhiLnBsYXRmb3JtLnYxLk1vbmV5EhMKC2N1c3RvbWVyX2lkGAQgASgJMoQEChJCaWxsaW5nRGVza1NlcnZpY2USdQoWRGVza0dldEN1c3RvbWVyQmlsbGluZxIsLmhiLmJpbGxpbmcudjEuRGVza0dldEN1c3RvbWVyQmlsbGluZ1JlcXVlc3QaLS5oYi5iaWxsaW5nLnYxLkRlc2tHZXRDdXN0b21lckJpbGxpbmdSZXNwb25zZRJjChBEZXNrQWRqdXN0Q3JlZGl0EiYuaGIuYmlsbGluZy52MS5EZXNrQWRqdXN0Q3JlZGl0UmVxdWVzdBonLmhiLmJpbGxpbmcudjEuRGVza0FkanVzdENyZWRpdFJlc3BvbnNlEmAKD0Rlc2tTZXR0bGVXcml0ZRIlLmhiLmJpbGxpbmcudjEuRGVza1NldHRsZVdyaXRlUmVxdWVzdBomLmhiLmJpbGxpbmcudjEuRGVza1NldHRsZVdyaXRlUmVzcG9uc2USUQoKRGVza1NlYXJjaBIgLmhiLmJpbGxpbmcudjEuRGVza1NlYXJjaFJlcXVlc3QaIS5oYi5iaWxsaW5nLnYxLkRlc2tTZWFyY2hSZXNwb25zZRJdCg5EZXNrR2V0U2VydmljZRIkLmhiLmJpbGxpbmcudjEuRGVza0dldFNlcnZpY2VSZXF1ZXN0GiUuaGIuYmlsbGluZy52MS5EZXNrR2V0U2VydmljZVJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp, file_hb_billing_v1_documents, file_hb_billing_v1_ledger, file_hb_billing_v1_services, file_hb_platform_v1_money]);
+
+/**
+ * Describes the message hb.billing.v1.DeskGetServiceRequest.
+ * Use `create(DeskGetServiceRequestSchema)` to create a new message.
+ */
+export const DeskGetServiceRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_billing_v1_billing_desk, 0);
+
+/**
+ * Describes the message hb.billing.v1.DeskGetServiceResponse.
+ * Use `create(DeskGetServiceResponseSchema)` to create a new message.
+ */
+export const DeskGetServiceResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_billing_v1_billing_desk, 1);
+
+/**
+ * Describes the message hb.billing.v1.DeskServiceEvent.
+ * Use `create(DeskServiceEventSchema)` to create a new message.
+ */
+export const DeskServiceEventSchema = /*@__PURE__*/
+  messageDesc(file_hb_billing_v1_billing_desk, 2);
+
+/**
+ * Describes the message hb.billing.v1.DeskSearchRequest.
+ * Use `create(DeskSearchRequestSchema)` to create a new message.
+ */
+export const DeskSearchRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_billing_v1_billing_desk, 3);
+
+/**
+ * Describes the message hb.billing.v1.DeskSearchResponse.
+ * Use `create(DeskSearchResponseSchema)` to create a new message.
+ */
+export const DeskSearchResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_billing_v1_billing_desk, 4);
+
+/**
+ * Describes the message hb.billing.v1.DeskMatch.
+ * Use `create(DeskMatchSchema)` to create a new message.
+ */
+export const DeskMatchSchema = /*@__PURE__*/
+  messageDesc(file_hb_billing_v1_billing_desk, 5);
 
 /**
  * Describes the message hb.billing.v1.DeskGetCustomerBillingRequest.
  * Use `create(DeskGetCustomerBillingRequestSchema)` to create a new message.
  */
 export const DeskGetCustomerBillingRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_billing_v1_billing_desk, 0);
+  messageDesc(file_hb_billing_v1_billing_desk, 6);
 
 /**
  * Describes the message hb.billing.v1.DeskGetCustomerBillingResponse.
  * Use `create(DeskGetCustomerBillingResponseSchema)` to create a new message.
  */
 export const DeskGetCustomerBillingResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_billing_v1_billing_desk, 1);
+  messageDesc(file_hb_billing_v1_billing_desk, 7);
 
 /**
  * Describes the message hb.billing.v1.PersonBalance.
  * Use `create(PersonBalanceSchema)` to create a new message.
  */
 export const PersonBalanceSchema = /*@__PURE__*/
-  messageDesc(file_hb_billing_v1_billing_desk, 2);
+  messageDesc(file_hb_billing_v1_billing_desk, 8);
 
 /**
  * Describes the message hb.billing.v1.DeskTransaction.
  * Use `create(DeskTransactionSchema)` to create a new message.
  */
 export const DeskTransactionSchema = /*@__PURE__*/
-  messageDesc(file_hb_billing_v1_billing_desk, 3);
+  messageDesc(file_hb_billing_v1_billing_desk, 9);
 
 /**
  * Describes the message hb.billing.v1.DeskAdjustCreditRequest.
  * Use `create(DeskAdjustCreditRequestSchema)` to create a new message.
  */
 export const DeskAdjustCreditRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_billing_v1_billing_desk, 4);
+  messageDesc(file_hb_billing_v1_billing_desk, 10);
 
 /**
  * Describes the message hb.billing.v1.DeskAdjustCreditResponse.
  * Use `create(DeskAdjustCreditResponseSchema)` to create a new message.
  */
 export const DeskAdjustCreditResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_billing_v1_billing_desk, 5);
+  messageDesc(file_hb_billing_v1_billing_desk, 11);
 
 /**
  * Describes the message hb.billing.v1.DeskSettleWriteRequest.
  * Use `create(DeskSettleWriteRequestSchema)` to create a new message.
  */
 export const DeskSettleWriteRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_billing_v1_billing_desk, 6);
+  messageDesc(file_hb_billing_v1_billing_desk, 12);
 
 /**
  * Describes the message hb.billing.v1.DeskSettleWriteResponse.
  * Use `create(DeskSettleWriteResponseSchema)` to create a new message.
  */
 export const DeskSettleWriteResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_billing_v1_billing_desk, 7);
+  messageDesc(file_hb_billing_v1_billing_desk, 13);
 
 /**
  * The support desk's view of one customer's billing and its one money write, for the admin panel

@@ -4,12 +4,156 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
+import type { MachineSummary } from "./machines_pb.js";
+import type { Job } from "./jobs_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { PowerAction, PowerActionResult } from "./actions_pb.js";
 
 /**
  * Describes the file hb/compute/v1/compute_desk.proto.
  */
 export declare const file_hb_compute_v1_compute_desk: GenFile;
+
+/**
+ * @generated from message hb.compute.v1.DeskGetMachineRequest
+ */
+export declare type DeskGetMachineRequest = Message<"hb.compute.v1.DeskGetMachineRequest"> & {
+  /**
+   * @generated from field: string customer_id = 1;
+   */
+  customerId: string;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.DeskGetMachineRequest.
+ * Use `create(DeskGetMachineRequestSchema)` to create a new message.
+ */
+export declare const DeskGetMachineRequestSchema: GenMessage<DeskGetMachineRequest>;
+
+/**
+ * @generated from message hb.compute.v1.DeskGetMachineResponse
+ */
+export declare type DeskGetMachineResponse = Message<"hb.compute.v1.DeskGetMachineResponse"> & {
+  /**
+   * Unset when the service has no machine (yet).
+   *
+   * @generated from field: hb.compute.v1.MachineSummary machine = 1;
+   */
+  machine?: MachineSummary | undefined;
+
+  /**
+   * At most 20.
+   *
+   * @generated from field: repeated hb.compute.v1.Job jobs = 2;
+   */
+  jobs: Job[];
+
+  /**
+   * At most 20.
+   *
+   * @generated from field: repeated hb.compute.v1.DeskMachineEvent events = 3;
+   */
+  events: DeskMachineEvent[];
+};
+
+/**
+ * Describes the message hb.compute.v1.DeskGetMachineResponse.
+ * Use `create(DeskGetMachineResponseSchema)` to create a new message.
+ */
+export declare const DeskGetMachineResponseSchema: GenMessage<DeskGetMachineResponse>;
+
+/**
+ * @generated from message hb.compute.v1.DeskMachineEvent
+ */
+export declare type DeskMachineEvent = Message<"hb.compute.v1.DeskMachineEvent"> & {
+  /**
+   * @generated from field: string subject = 1;
+   */
+  subject: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 2;
+   */
+  at?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message hb.compute.v1.DeskMachineEvent.
+ * Use `create(DeskMachineEventSchema)` to create a new message.
+ */
+export declare const DeskMachineEventSchema: GenMessage<DeskMachineEvent>;
+
+/**
+ * @generated from message hb.compute.v1.DeskFindAddressRequest
+ */
+export declare type DeskFindAddressRequest = Message<"hb.compute.v1.DeskFindAddressRequest"> & {
+  /**
+   * An IPv4 or IPv6 address, exactly as assigned (no prefix length).
+   *
+   * @generated from field: string address = 1;
+   */
+  address: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.DeskFindAddressRequest.
+ * Use `create(DeskFindAddressRequestSchema)` to create a new message.
+ */
+export declare const DeskFindAddressRequestSchema: GenMessage<DeskFindAddressRequest>;
+
+/**
+ * @generated from message hb.compute.v1.DeskFindAddressResponse
+ */
+export declare type DeskFindAddressResponse = Message<"hb.compute.v1.DeskFindAddressResponse"> & {
+  /**
+   * @generated from field: repeated hb.compute.v1.AddressHolder holders = 1;
+   */
+  holders: AddressHolder[];
+};
+
+/**
+ * Describes the message hb.compute.v1.DeskFindAddressResponse.
+ * Use `create(DeskFindAddressResponseSchema)` to create a new message.
+ */
+export declare const DeskFindAddressResponseSchema: GenMessage<DeskFindAddressResponse>;
+
+/**
+ * @generated from message hb.compute.v1.AddressHolder
+ */
+export declare type AddressHolder = Message<"hb.compute.v1.AddressHolder"> & {
+  /**
+   * @generated from field: string service_id = 1;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: string customer_id = 2;
+   */
+  customerId: string;
+
+  /**
+   * @generated from field: string address = 3;
+   */
+  address: string;
+
+  /**
+   * The machine's hostname as compute knows it.
+   *
+   * @generated from field: string hostname = 4;
+   */
+  hostname: string;
+};
+
+/**
+ * Describes the message hb.compute.v1.AddressHolder.
+ * Use `create(AddressHolderSchema)` to create a new message.
+ */
+export declare const AddressHolderSchema: GenMessage<AddressHolder>;
 
 /**
  * @generated from message hb.compute.v1.DeskRunPowerActionRequest
@@ -70,6 +214,27 @@ export declare const ComputeDeskService: GenService<{
     methodKind: "unary";
     input: typeof DeskRunPowerActionRequestSchema;
     output: typeof DeskRunPowerActionResponseSchema;
+  },
+  /**
+   * The support desk's search by IP address (issue 29 §6): the machines holding the address.
+   *
+   * @generated from rpc hb.compute.v1.ComputeDeskService.DeskFindAddress
+   */
+  deskFindAddress: {
+    methodKind: "unary";
+    input: typeof DeskFindAddressRequestSchema;
+    output: typeof DeskFindAddressResponseSchema;
+  },
+  /**
+   * A service's machine for the staff service page: the machine, its latest jobs (the customer's
+   * job retention) and the events compute published about it, newest first.
+   *
+   * @generated from rpc hb.compute.v1.ComputeDeskService.DeskGetMachine
+   */
+  deskGetMachine: {
+    methodKind: "unary";
+    input: typeof DeskGetMachineRequestSchema;
+    output: typeof DeskGetMachineResponseSchema;
   },
 }>;
 

@@ -4,27 +4,72 @@
 
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import { file_hb_compute_v1_actions } from "./actions_pb.js";
+import { file_hb_compute_v1_jobs } from "./jobs_pb.js";
+import { file_hb_compute_v1_machines } from "./machines_pb.js";
 
 /**
  * Describes the file hb/compute/v1/compute_desk.proto.
  */
 export const file_hb_compute_v1_compute_desk = /*@__PURE__*/
-  fileDesc("CiBoYi9jb21wdXRlL3YxL2NvbXB1dGVfZGVzay5wcm90bxINaGIuY29tcHV0ZS52MSKEAQoZRGVza1J1blBvd2VyQWN0aW9uUmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESHAoKc2VydmljZV9pZBgCIAEoCUIIukgFcgOwAQESKgoGYWN0aW9uGAMgASgOMhouaGIuY29tcHV0ZS52MS5Qb3dlckFjdGlvbiJOChpEZXNrUnVuUG93ZXJBY3Rpb25SZXNwb25zZRIwCgZyZXN1bHQYASABKAsyIC5oYi5jb21wdXRlLnYxLlBvd2VyQWN0aW9uUmVzdWx0Mn8KEkNvbXB1dGVEZXNrU2VydmljZRJpChJEZXNrUnVuUG93ZXJBY3Rpb24SKC5oYi5jb21wdXRlLnYxLkRlc2tSdW5Qb3dlckFjdGlvblJlcXVlc3QaKS5oYi5jb21wdXRlLnYxLkRlc2tSdW5Qb3dlckFjdGlvblJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_hb_compute_v1_actions]);
+  fileDesc("CiBoYi9jb21wdXRlL3YxL2NvbXB1dGVfZGVzay5wcm90bxINaGIuY29tcHV0ZS52MSJUChVEZXNrR2V0TWFjaGluZVJlcXVlc3QSHQoLY3VzdG9tZXJfaWQYASABKAlCCLpIBXIDsAEBEhwKCnNlcnZpY2VfaWQYAiABKAlCCLpIBXIDsAEBIpsBChZEZXNrR2V0TWFjaGluZVJlc3BvbnNlEi4KB21hY2hpbmUYASABKAsyHS5oYi5jb21wdXRlLnYxLk1hY2hpbmVTdW1tYXJ5EiAKBGpvYnMYAiADKAsyEi5oYi5jb21wdXRlLnYxLkpvYhIvCgZldmVudHMYAyADKAsyHy5oYi5jb21wdXRlLnYxLkRlc2tNYWNoaW5lRXZlbnQiSwoQRGVza01hY2hpbmVFdmVudBIPCgdzdWJqZWN0GAEgASgJEiYKAmF0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIyChZEZXNrRmluZEFkZHJlc3NSZXF1ZXN0EhgKB2FkZHJlc3MYASABKAlCB7pIBHICcAEiSAoXRGVza0ZpbmRBZGRyZXNzUmVzcG9uc2USLQoHaG9sZGVycxgBIAMoCzIcLmhiLmNvbXB1dGUudjEuQWRkcmVzc0hvbGRlciJbCg1BZGRyZXNzSG9sZGVyEhIKCnNlcnZpY2VfaWQYASABKAkSEwoLY3VzdG9tZXJfaWQYAiABKAkSDwoHYWRkcmVzcxgDIAEoCRIQCghob3N0bmFtZRgEIAEoCSKEAQoZRGVza1J1blBvd2VyQWN0aW9uUmVxdWVzdBIdCgtjdXN0b21lcl9pZBgBIAEoCUIIukgFcgOwAQESHAoKc2VydmljZV9pZBgCIAEoCUIIukgFcgOwAQESKgoGYWN0aW9uGAMgASgOMhouaGIuY29tcHV0ZS52MS5Qb3dlckFjdGlvbiJOChpEZXNrUnVuUG93ZXJBY3Rpb25SZXNwb25zZRIwCgZyZXN1bHQYASABKAsyIC5oYi5jb21wdXRlLnYxLlBvd2VyQWN0aW9uUmVzdWx0MsACChJDb21wdXRlRGVza1NlcnZpY2USaQoSRGVza1J1blBvd2VyQWN0aW9uEiguaGIuY29tcHV0ZS52MS5EZXNrUnVuUG93ZXJBY3Rpb25SZXF1ZXN0GikuaGIuY29tcHV0ZS52MS5EZXNrUnVuUG93ZXJBY3Rpb25SZXNwb25zZRJgCg9EZXNrRmluZEFkZHJlc3MSJS5oYi5jb21wdXRlLnYxLkRlc2tGaW5kQWRkcmVzc1JlcXVlc3QaJi5oYi5jb21wdXRlLnYxLkRlc2tGaW5kQWRkcmVzc1Jlc3BvbnNlEl0KDkRlc2tHZXRNYWNoaW5lEiQuaGIuY29tcHV0ZS52MS5EZXNrR2V0TWFjaGluZVJlcXVlc3QaJS5oYi5jb21wdXRlLnYxLkRlc2tHZXRNYWNoaW5lUmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_timestamp, file_hb_compute_v1_actions, file_hb_compute_v1_jobs, file_hb_compute_v1_machines]);
+
+/**
+ * Describes the message hb.compute.v1.DeskGetMachineRequest.
+ * Use `create(DeskGetMachineRequestSchema)` to create a new message.
+ */
+export const DeskGetMachineRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute_desk, 0);
+
+/**
+ * Describes the message hb.compute.v1.DeskGetMachineResponse.
+ * Use `create(DeskGetMachineResponseSchema)` to create a new message.
+ */
+export const DeskGetMachineResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute_desk, 1);
+
+/**
+ * Describes the message hb.compute.v1.DeskMachineEvent.
+ * Use `create(DeskMachineEventSchema)` to create a new message.
+ */
+export const DeskMachineEventSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute_desk, 2);
+
+/**
+ * Describes the message hb.compute.v1.DeskFindAddressRequest.
+ * Use `create(DeskFindAddressRequestSchema)` to create a new message.
+ */
+export const DeskFindAddressRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute_desk, 3);
+
+/**
+ * Describes the message hb.compute.v1.DeskFindAddressResponse.
+ * Use `create(DeskFindAddressResponseSchema)` to create a new message.
+ */
+export const DeskFindAddressResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute_desk, 4);
+
+/**
+ * Describes the message hb.compute.v1.AddressHolder.
+ * Use `create(AddressHolderSchema)` to create a new message.
+ */
+export const AddressHolderSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_compute_desk, 5);
 
 /**
  * Describes the message hb.compute.v1.DeskRunPowerActionRequest.
  * Use `create(DeskRunPowerActionRequestSchema)` to create a new message.
  */
 export const DeskRunPowerActionRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute_desk, 0);
+  messageDesc(file_hb_compute_v1_compute_desk, 6);
 
 /**
  * Describes the message hb.compute.v1.DeskRunPowerActionResponse.
  * Use `create(DeskRunPowerActionResponseSchema)` to create a new message.
  */
 export const DeskRunPowerActionResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_compute_desk, 1);
+  messageDesc(file_hb_compute_v1_compute_desk, 7);
 
 /**
  * The support desk's machine control for the admin panel (identity admin-panel) and the admin
