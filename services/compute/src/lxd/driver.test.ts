@@ -118,7 +118,18 @@ async function built(d: ProviderDriver, over: Partial<MachineRow> = {}): Promise
 }
 
 const lxc = (...args: string[]) => execFileSync("lxc", args, { encoding: "utf8" }).trim();
-const inside = (m: MachineRow, ...cmd: string[]) => lxc("exec", instanceName(m.service_id), "--", ...cmd);
+/**
+ * A command's output inside the container. Debian's LXD (5.0) can lose a short exec's output on a
+ * busy host (canonical/lxd#11890, fixed upstream in 5.14 by #11606): the command runs and its exit
+ * status is right, but stdout comes back empty (CI read /etc/hostname back as ''). So the output goes
+ * to a file on the container's /dev (a small tmpfs LXD mounts, so a full root disk cannot refuse it)
+ * and is read back with the file API; a non-zero exit still throws.
+ */
+const inside = (m: MachineRow, ...cmd: string[]) => {
+  const name = instanceName(m.service_id);
+  lxc("exec", name, "--", "sh", "-c", '"$@" >/dev/.hb-exec-out', "sh", ...cmd);
+  return lxc("file", "pull", `${name}/dev/.hb-exec-out`, "-");
+};
 const status = async (m: MachineRow) => {
   try {
     return (await real.get<{ status: string }>(`/1.0/instances/${instanceName(m.service_id)}`)).status;
