@@ -16,6 +16,7 @@ import {
   wakeablePause,
   wakeOnNotify,
 } from "@hb/platform";
+import { clock } from "./clock.ts";
 import { orderEvent, serviceEvent } from "./events.ts";
 import { type OrderRow, selectServices } from "./records.ts";
 import { transact } from "./shared.ts";
@@ -279,6 +280,6 @@ async function partnerOrderPaidWhenBuilt(tx: TxSql, ns: string, order: OrderRow)
   if (waiting > 0) return;
   const [invoice] = await tx<{ id: string }[]>`
     select id from documents where order_id = ${o.id} and kind = 'invoice' and status = 'paid' order by created_at desc limit 1`;
-  await tx`update orders set paid_event_at = clock_timestamp() where id = ${o.id}`;
+  await tx`update orders set paid_event_at = ${clock.now()} where id = ${o.id}`;
   await orderEvent(tx, ns, "order.paid", o, { invoiceId: invoice?.id });
 }

@@ -18,6 +18,7 @@ import {
 } from "@hb/platform";
 import { displayMoney } from "@hb/platform/money";
 import type { AccountLookup } from "../account-lookup.ts";
+import { clock } from "../clock.ts";
 import { moneyOut } from "../contract-values.ts";
 import { listPage } from "../list-query.ts";
 import { formatMoney, money, parseMoney, type Units } from "../money.ts";
@@ -106,9 +107,10 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
     for (let attempt = 0; ; attempt++) {
       try {
         const [row] = await sql<TopUpRow[]>`
-          insert into top_ups (id, method, customer_id, person_id, currency, requested, request_key, reference)
+          insert into top_ups (id, method, customer_id, person_id, currency, requested, request_key, reference, created_at)
           values (gen_random_uuid(), ${t.method}, ${ids.customerId}, ${ids.personId}, ${t.currency},
-                  ${formatMoney(t.amount)}, ${t.key}, ${t.method === "bank_transfer" ? newReference() : null})
+                  ${formatMoney(t.amount)}, ${t.key}, ${t.method === "bank_transfer" ? newReference() : null},
+                  ${clock.now()})
           on conflict (person_id, request_key) do nothing returning *`;
         return row ?? (await byRequestKey(ids.personId, t.key));
       } catch (err) {
