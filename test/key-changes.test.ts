@@ -108,6 +108,7 @@ const noKeyInput: Record<string, string> = {
   beginStaffAction: "the staff audit log is not read by a key check",
   finishStaffAction: "the staff audit log is not read by a key check",
   listStaffActions: "read",
+  searchPeople: "read (the support desk's search)",
 };
 
 describe("changes of keys, people and customers reach the gateway's key table", () => {
