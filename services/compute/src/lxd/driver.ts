@@ -76,7 +76,19 @@ type Progress = {
   port_retries?: number;
   /** a suspension's clean stop ran out of time: the stop is forced */
   forced?: boolean;
+  /** steps done again after LXD failed them in passing (transientLxdFailure) */
+  transient_retries?: number;
 };
+
+/**
+ * LXD 5.0 failures of its own helper processes that say nothing of the machine: a file push or a
+ * start whose forkfile/forkstart helper was not reachable yet on a busy host (seen in CI: "dial unix
+ * /proc/self/fd/273/forkfile.sock: connect: no such file or directory"). The step is done again a few
+ * times, a job-loop tick apart, before the job fails.
+ */
+export const transientLxdFailure = (message: string) =>
+  /fork(file|start)\.sock|forkfile|forkstart/i.test(message);
+const TRANSIENT_RETRIES = 3;
 
 /** One step of a job: does its part (answering an operation id to wait on, or nothing). */
 interface Step {
@@ -576,9 +588,9 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
    */
   async function advance(job: JobRow, m: MachineRow, secret?: string): Promise<JobOutcome | undefined> {
     const p: Progress = { ...(job.driver_state as Progress) };
+    let i = p.step ?? 0;
     try {
       const steps = plan(job, m, p, secret);
-      let i = p.step ?? 0;
       if (p.op) {
         const c = clientOf(p.endpoint ?? machineState(m).endpoint);
         let op: Awaited<ReturnType<LxdClient["operation"]>> | undefined;
@@ -620,6 +632,19 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
       }
       return await finished(job, m, p);
     } catch (err) {
+      if (
+        err instanceof LxdError &&
+        err.status !== 0 &&
+        transientLxdFailure(err.message) &&
+        (p.transient_retries ?? 0) < TRANSIENT_RETRIES
+      ) {
+        // The step that failed runs again at the next tick (every step's act can be done twice).
+        p.transient_retries = (p.transient_retries ?? 0) + 1;
+        p.step = i;
+        p.op = undefined;
+        await cfg.remember(job, p);
+        return undefined;
+      }
       if (err instanceof LxdError && err.status === 0) {
         // The daemon does not answer: the job waits for it, up to a limit.
         const since = p.unreachable_since ?? Date.now();

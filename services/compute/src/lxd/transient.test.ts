@@ -1,0 +1,19 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { transientLxdFailure } from "./driver.ts";
+
+describe("LXD failures worth a second try", () => {
+  it("are its helper processes not reachable yet, never a refusal about the machine", () => {
+    assert.ok(
+      transientLxdFailure("dial unix /proc/self/fd/273/forkfile.sock: connect: no such file or directory"),
+    );
+    assert.ok(transientLxdFailure("Failed to run: forkstart hb-x /var/lib/lxd/containers: exit status 1"));
+    for (const final of [
+      "Instance not found",
+      "Failed to listen on 127.0.0.1:2201: listen tcp 127.0.0.1:2201: bind: address already in use",
+      "Image not found",
+      "Disk quota exceeded",
+    ])
+      assert.equal(transientLxdFailure(final), false, final);
+  });
+});
