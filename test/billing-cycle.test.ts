@@ -16,6 +16,7 @@ import { runRenewalCycle } from "../services/billing/src/renewals.ts";
 import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
+import { activeService, type StackCustomer, stackCustomer } from "./support/stack-customer.ts";
 
 // Issue 21 §1: billing runs the whole recurring cycle by itself (renewal, automatic payment,
 // extension, overdue suspension, termination), driven by billing's clock on a private stack. Every
@@ -44,45 +45,12 @@ describe("the recurring billing cycle", () => {
       })
     ).product!.id;
 
-  let serial = 0;
-  /** A customer with `credit`, a key and a call function. */
-  const customer = async (credit: string) => {
-    const { customer: c, owner } = await s.auth.createCustomer({
-      name: "Cycle",
-      email: `cycle-${++serial}-${Date.now()}@example.test`,
-      currency: "EUR",
-    });
-    const key = (
-      await s.auth.createKey({
-        personId: owner!.id,
-        label: "k",
-        scopes: ["services", "orders", "billing", "destructive"],
-        ipAllowlist: "",
-      })
-    ).secretKey;
-    if (credit !== "0")
-      await billing.client.adminAdjustCredit({
-        personId: owner!.id,
-        customerId: c!.id,
-        amount: credit,
-        currency: "EUR",
-      });
-    const call = (method: string, path: string, body?: unknown) => s.call(method, path, key, body);
-    return { customerId: c!.id, personId: owner!.id, call };
-  };
-  type Customer = Awaited<ReturnType<typeof customer>>;
+  const customer = (credit: string) => stackCustomer(s, billing.client, "Cycle", credit);
+  type Customer = StackCustomer;
   const balance = async (c: Customer) =>
     (await c.call("GET", "/account/balance")).body.data.balance as number;
   const service = async (c: Customer, id: string) => (await c.call("GET", `/services/${id}`)).body.data;
   const dueOf = async (c: Customer, id: string) => new Date((await service(c, id)).billing.next_due_date);
-  /** Orders `productId` and waits until the service is active; returns its id. */
-  const activeService = async (c: Customer, productId: string, cycle = "monthly") => {
-    const order = await c.call("POST", "/orders", { productId, billingCycle: cycle });
-    assert.equal(order.status, 201, order.text);
-    const id = order.body.data.services[0].id as string;
-    await eventually(async () => (await service(c, id))?.status === "active", 20_000);
-    return id;
-  };
   const renewals = async (serviceId: string) =>
     db<{ id: string; status: string; total: string; due_date: Date; purpose: string }[]>`
       select d.id, d.status, d.total::text, d.due_date, d.purpose from documents d

@@ -11,6 +11,7 @@ import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_p
 import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
+import { stackCustomer } from "./support/stack-customer.ts";
 
 describe("capacity: a host that is full holds new orders", () => {
   let s: OwnStack;
@@ -26,25 +27,7 @@ describe("capacity: a host that is full holds new orders", () => {
       billingLog += chunk.toString();
     });
     billing = stackClient(s.stack.env, [BillingService, BillingStaffService], "BILLING_ADDR", 20_000);
-    const { customer, owner } = await s.auth.createCustomer({
-      name: "Capacity",
-      email: "capacity@example.test",
-      currency: "EUR",
-    });
-    key = (
-      await s.auth.createKey({
-        personId: owner!.id,
-        label: "k",
-        scopes: ["services", "orders", "billing", "destructive"],
-        ipAllowlist: "",
-      })
-    ).secretKey;
-    await billing.client.adminAdjustCredit({
-      personId: owner!.id,
-      customerId: customer!.id,
-      amount: "100",
-      currency: "EUR",
-    });
+    key = (await stackCustomer(s, billing.client, "Capacity", "100")).key;
   });
   after(async () => {
     billing?.close();

@@ -10,7 +10,7 @@ import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_p
 import type { Page } from "playwright-core";
 import { auth, billing, GATEWAY, newMachine } from "./helpers.ts";
 import { fitsWidth, planAndBigger, portalMember, portalOwner, signIn } from "./portal-pages.ts";
-import { axeViolations, type BrowserHandle, browserMissing, launchBrowser } from "./support/browser.ts";
+import { assertAccessible, type BrowserHandle, browserMissing, launchBrowser } from "./support/browser.ts";
 
 const missing = browserMissing();
 if (missing) process.stderr.write(`looks-browser tests skipped: ${missing}\n`);
@@ -76,14 +76,7 @@ describe("the portal's look at 390 and 1280 px", { skip: missing }, () => {
   });
 
   /** Every axe-core violation, whatever its impact (the other page tests ask serious ones only). */
-  async function accessible(page: Page) {
-    const violations = await axeViolations(page);
-    assert.deepEqual(
-      violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`),
-      [],
-      `axe on ${page.url()}`,
-    );
-  }
+  const accessible = (page: Page) => assertAccessible(page, { every: true });
 
   it("at 390 px the services list shows each service's status, price and next due date, labelled, without scrolling sideways", async () => {
     const { page } = await browser.newPage(390);

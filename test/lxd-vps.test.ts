@@ -17,6 +17,7 @@ import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
 import { serviceSql } from "./support/service-db.ts";
+import { stackCustomer } from "./support/stack-customer.ts";
 
 const unavailable = await lxdUnavailable(["debian-12", "busybox"]);
 if (unavailable) process.stderr.write(`LXD end-to-end test skipped: ${unavailable}\n`);
@@ -76,25 +77,7 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
     execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyFile]);
     s = await ownStack("lxd", { COMPUTE_DRIVER: "lxd", LXD_RECONCILE_MS: "500" });
     billing = stackClient(s.stack.env, [BillingService, BillingStaffService], "BILLING_ADDR", 20_000);
-    const { customer, owner } = await s.auth.createCustomer({
-      name: "LXD",
-      email: "lxd@example.test",
-      currency: "EUR",
-    });
-    key = (
-      await s.auth.createKey({
-        personId: owner!.id,
-        label: "k",
-        scopes: ["services", "orders", "billing", "destructive"],
-        ipAllowlist: "",
-      })
-    ).secretKey;
-    await billing.client.adminAdjustCredit({
-      personId: owner!.id,
-      customerId: customer!.id,
-      amount: "100",
-      currency: "EUR",
-    });
+    key = (await stackCustomer(s, billing.client, "LXD", "100")).key;
   });
   const made: string[] = [];
   after(async () => {

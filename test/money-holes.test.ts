@@ -5,9 +5,10 @@ import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { TopUpService } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
-import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
+import { amountOf, cyclePrices, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
+import { activeService, type StackCustomer, stackCustomer } from "./support/stack-customer.ts";
 
 // Issue 28 §2, §3 and §5 (billing's side): add-on refunds of the current term, the abuse rule for
 // add-ons, options upgrades paid late, prepaid add-ons when the service ends, cancelled documents
@@ -45,36 +46,9 @@ describe("money holes (issue 28)", () => {
         recurringMonthlyPrice: amountOf(monthly),
       })
     ).option!.id;
-  const customer = async (credit: string) => {
-    const { customer: c, owner } = await s.auth.createCustomer({
-      name: "Holes",
-      email: `holes-${++serial}-${Date.now()}@example.test`,
-      currency: "EUR",
-    });
-    const key = (
-      await s.auth.createKey({
-        personId: owner!.id,
-        label: "k",
-        scopes: ["services", "orders", "billing", "destructive"],
-        ipAllowlist: "",
-      })
-    ).secretKey;
-    const credit_ = async (amount: string) =>
-      billing.client.adminAdjustCredit({ personId: owner!.id, customerId: c!.id, amount, currency: "EUR" });
-    if (credit !== "0") await credit_(credit);
-    const call = (method: string, path: string, body?: unknown) => s.call(method, path, key, body);
-    const balance = async () => (await call("GET", "/account/balance")).body.data.balance as number;
-    return { customerId: c!.id, personId: owner!.id, call, balance, credit: credit_ };
-  };
-  type Customer = Awaited<ReturnType<typeof customer>>;
+  const customer = (credit: string) => stackCustomer(s, billing.client, "Holes", credit);
+  type Customer = StackCustomer;
   const service = async (c: Customer, id: string) => (await c.call("GET", `/services/${id}`)).body.data;
-  const activeService = async (c: Customer, productId: string, cycle = "monthly") => {
-    const order = await c.call("POST", "/orders", { productId, billingCycle: cycle });
-    assert.equal(order.status, 201, order.text);
-    const id = order.body.data.services[0].id as string;
-    await eventually(async () => (await service(c, id))?.status === "active", 20_000);
-    return id;
-  };
   const buyAddon = (c: Customer, serviceId: string, optionId: string, cycle: string) =>
     c.call("POST", `/services/${serviceId}/options`, {
       optionId,

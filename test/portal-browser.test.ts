@@ -12,7 +12,7 @@ import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staf
 import type { Page } from "playwright-core";
 import { api, auth, eventually, GATEWAY, grpc, signed } from "./helpers.ts";
 import { fitsWidth, portalMember, portalOwner, signIn, staffMember } from "./portal-pages.ts";
-import { type BrowserHandle, browserMissing, launchBrowser, seriousViolations } from "./support/browser.ts";
+import { assertAccessible, type BrowserHandle, browserMissing, launchBrowser } from "./support/browser.ts";
 
 const missing = browserMissing();
 if (missing) process.stderr.write(`portal-browser tests skipped: ${missing}\n`);
@@ -26,14 +26,7 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     await browser?.close();
   });
 
-  async function accessible(page: Page) {
-    const violations = await seriousViolations(page);
-    assert.deepEqual(
-      violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`),
-      [],
-      `axe on ${page.url()}`,
-    );
-  }
+  const accessible = (page: Page) => assertAccessible(page);
 
   it("a key created in the portal works on the API at once, staff see its call, and it is refused after revoke", async () => {
     const owner = await portalOwner();

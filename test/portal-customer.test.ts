@@ -37,7 +37,7 @@ import {
   signInVisitor,
   staffMember,
 } from "./portal-pages.ts";
-import { type BrowserHandle, browserMissing, launchBrowser, seriousViolations } from "./support/browser.ts";
+import { assertAccessible, type BrowserHandle, browserMissing, launchBrowser } from "./support/browser.ts";
 
 const missing = browserMissing();
 if (missing) process.stderr.write(`portal-customer tests skipped: ${missing}\n`);
@@ -79,14 +79,7 @@ describe("the portal's customer pages", { skip: missing }, () => {
     await browser?.close();
   });
 
-  async function accessible(p: Page) {
-    const violations = await seriousViolations(p);
-    assert.deepEqual(
-      violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`),
-      [],
-      `axe on ${p.url()}`,
-    );
-  }
+  const accessible = (page: Page) => assertAccessible(page);
 
   it("a reboot clicked on the service page is a job in GET /jobs, and the job page follows it to its end", async () => {
     await page.goto(`${GATEWAY}/portal/services`);

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import { api, auth, GATEWAY, newMachine } from "./helpers.ts";
 import { fitsWidth, portalOwner, signIn, signInVisitor } from "./portal-pages.ts";
-import { browserMissing, launchBrowser, seriousViolations } from "./support/browser.ts";
+import { assertAccessible, browserMissing, launchBrowser } from "./support/browser.ts";
 import { serviceSql } from "./support/service-db.ts";
 
 const db = serviceSql("compute");
@@ -86,11 +86,7 @@ describe("usage charts in a browser", { skip: browserMissing() }, () => {
         await page.getByRole("img", { name: "Network (Mbit/s), last 7 days" }).waitFor();
         assert.equal(await page.getByRole("img", { name: /, last 7 days$/ }).count(), 4);
         assert.equal(await fitsWidth(page), true, `fits ${width} px`);
-        const violations = await seriousViolations(page);
-        assert.deepEqual(
-          violations.map((v) => `${v.id}: ${v.help}`),
-          [],
-        );
+        await assertAccessible(page);
       }
     } finally {
       await browser.close();

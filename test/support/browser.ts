@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 /**
  * A real browser for the page tests: Debian's Chromium driven by playwright-core, one per test
  * file. Chromium is started with a new empty profile and its background traffic switched off (the
@@ -61,6 +62,19 @@ export interface AxeViolation {
 /** axe-core run inside the page; the serious and critical violations (WCAG 2 A/AA rules). */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   return (await axeViolations(page)).filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/**
+ * Fails with each violation's rule, help and elements: the serious and critical ones, or with
+ * `every` all of them. `where` names the page in the message (default: its URL).
+ */
+export async function assertAccessible(page: Page, o: { every?: boolean; where?: string } = {}) {
+  const violations = o.every ? await axeViolations(page) : await seriousViolations(page);
+  assert.deepEqual(
+    violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`),
+    [],
+    `axe on ${o.where ?? page.url()}`,
+  );
 }
 
 /** axe-core run inside the page: every violation of the WCAG 2 A/AA and best-practice rules. */
