@@ -1,3 +1,4 @@
+import type { Session } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { holdsAny, type Permission } from "@hb/platform";
 import express, { type Router } from "express";
 import type { PageClients } from "../clients.ts";
@@ -20,21 +21,33 @@ import { sendPage } from "./respond.ts";
 import { type CookieWriter, PORTAL, requireSession, sessionOf } from "./session.ts";
 import { signInRoutes } from "./sign-in.ts";
 
-/** The menu's order (Order sits after Services, as it always has). */
-const ORDER_OF_MENU = [
-  "/portal/services",
-  "/portal/order",
-  "/portal/orders",
-  "/portal/invoices",
-  "/portal/proformas",
-  "/portal/balance",
-  "/portal/add-credit",
-  "/portal/ssh-keys",
-  "/portal/jobs",
-  "/portal/keys",
-  "/portal/team",
-  "/portal/reseller",
-  "/portal/reseller/orders",
+const holds = (p: Permission) => (s: Session) => holdsAny(s.permissions, [p]);
+
+/**
+ * The menu, in its order. An entry shows when the person may use what it leads to: the permission
+ * of the API operation its page lists, or the page table's own answer (a hint only: the API decides
+ * each call). API Keys shows while the Customer API is on.
+ */
+const MENU: { href: string; label: string; shows: (s: Session, apiOn: boolean) => boolean }[] = [
+  { href: "/portal/services", label: "Services", shows: holds("view_services") },
+  { href: "/portal/order", label: "Order", shows: (s) => may(s, ORDER) },
+  { href: "/portal/orders", label: "Orders", shows: holds("view_invoices") },
+  { href: "/portal/invoices", label: "Invoices", shows: holds("view_invoices") },
+  { href: "/portal/proformas", label: "Proformas", shows: holds("view_invoices") },
+  { href: "/portal/balance", label: "Balance", shows: holds("view_billing") },
+  { href: "/portal/add-credit", label: "Add credit", shows: holds("pay_invoices") },
+  { href: "/portal/ssh-keys", label: "SSH keys", shows: holds("view_services") },
+  { href: "/portal/jobs", label: "Jobs", shows: holds("view_services") },
+  { href: "/portal/keys", label: "API Keys", shows: (_s, apiOn) => apiOn },
+  { href: "/portal/team", label: "Team", shows: (s) => s.isOwner },
+  { href: "/portal/reseller", label: "Reseller", shows: (s) => s.isOwner },
+  // A partner's other people with View Services reach the reseller panel, as the signed routes
+  // would let them (the owner's Reseller page holds the programme's settings).
+  {
+    href: "/portal/reseller/orders",
+    label: "Reseller",
+    shows: (s) => !s.isOwner && Boolean(s.partnerStatus) && holdsAny(s.permissions, ["view_services"]),
+  },
 ];
 
 /** Said on every page of a suspended account, before any form is tried. */
@@ -59,35 +72,7 @@ export function portalRouter(
 
   const render: Render = (res, title, body, o) => {
     const s = sessionOf(res);
-    // A menu entry shows when the person holds the permission of the API operation its page
-    // lists (a hint only: the API decides each call).
-    const areas: { href: string; label: string; needs: Permission }[] = [
-      { href: "/portal/services", label: "Services", needs: "view_services" },
-      { href: "/portal/orders", label: "Orders", needs: "view_invoices" },
-      { href: "/portal/invoices", label: "Invoices", needs: "view_invoices" },
-      { href: "/portal/proformas", label: "Proformas", needs: "view_invoices" },
-      { href: "/portal/balance", label: "Balance", needs: "view_billing" },
-      { href: "/portal/add-credit", label: "Add credit", needs: "pay_invoices" },
-      { href: "/portal/ssh-keys", label: "SSH keys", needs: "view_services" },
-      { href: "/portal/jobs", label: "Jobs", needs: "view_services" },
-    ];
-    const nav = [
-      ...areas.filter((a) => holdsAny(s.permissions, [a.needs])).map(({ href, label }) => ({ href, label })),
-      // Order and Team are drawn for a person who may use their forms (page-table.ts).
-      ...(may(s, ORDER) ? [{ href: "/portal/order", label: "Order" }] : []),
-      ...(o.nav ? [{ href: "/portal/keys", label: "API Keys" }] : []),
-      ...(s.isOwner
-        ? [
-            { href: "/portal/team", label: "Team" },
-            { href: "/portal/reseller", label: "Reseller" },
-          ]
-        : // A partner's other people with View Services reach the reseller panel, as the signed
-          // routes would let them (the owner's Reseller page holds the programme's settings).
-          s.partnerStatus && holdsAny(s.permissions, ["view_services"])
-          ? [{ href: "/portal/reseller/orders", label: "Reseller" }]
-          : []),
-    ];
-    nav.sort((a, b) => ORDER_OF_MENU.indexOf(a.href) - ORDER_OF_MENU.indexOf(b.href));
+    const nav = MENU.filter((m) => m.shows(s, o.nav)).map(({ href, label }) => ({ href, label }));
     sendPage(
       res,
       page({
