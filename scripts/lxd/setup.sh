@@ -91,6 +91,14 @@ for file in /etc/subuid /etc/subgid; do
 done
 
 # lxcfs must be mounted before the daemon starts: LXD looks for it at start-up only.
+# A mount whose lxcfs process has gone (the session or job that started it ended) stays in
+# /proc/mounts but answers "Transport endpoint is not connected", and every container started on it
+# fails to read /proc/meminfo: such a mount is lazily unmounted and lxcfs started again.
+lxcfs_answers() { timeout 5 cat /var/lib/lxcfs/proc/uptime >/dev/null 2>&1; }
+if grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts && ! lxcfs_answers; then
+  echo "lxcfs is mounted on /var/lib/lxcfs but does not answer (its process is gone): mounting it again"
+  fusermount -u -z /var/lib/lxcfs 2>/dev/null || umount -l /var/lib/lxcfs 2>/dev/null || true
+fi
 if ! grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts; then
   if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
     systemctl start lxcfs
@@ -101,8 +109,8 @@ if ! grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts; then
     # `npm run lxd:setup | tail` returns and stopping the caller's shell leaves lxcfs running.
     (cd / && exec setsid lxcfs /var/lib/lxcfs) </dev/null >>/var/log/lxcfs.log 2>&1 &
   fi
-  for _ in $(seq 1 50); do grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts && break; sleep 0.1; done
-  if grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts; then
+  for _ in $(seq 1 50); do grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts && lxcfs_answers && break; sleep 0.1; done
+  if grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts && lxcfs_answers; then
     restart_daemon=1
   else
     echo "lxcfs did not mount /var/lib/lxcfs (see /var/log/lxcfs.log): containers will see the host's /proc/meminfo" >&2

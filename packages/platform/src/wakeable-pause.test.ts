@@ -2,28 +2,51 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { wakeablePause } from "./wakeable-pause.ts";
 
-const timed = async (p: Promise<void>) => {
-  const start = performance.now();
-  await p;
-  return performance.now() - start;
+/**
+ * Whether a pause has ended, after the timers due by now ran. The timers are node:test's mock ones,
+ * so the checks are about the pause's rule, not the machine's clock (a real 60 ms timer can end
+ * 20 ms early by performance.now() on a loaded host: libuv starts it from a stale loop time).
+ */
+const ended = async (p: Promise<void>) => {
+  let done = false;
+  void p.then(() => {
+    done = true;
+  });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  return done;
 };
 
 describe("wakeablePause", () => {
-  it("waits the whole pause when nothing wakes it", async () => {
-    assert.ok((await timed(wakeablePause().pause(60))) >= 55);
+  it("waits the whole pause when nothing wakes it", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout"] });
+    const p = wakeablePause().pause(60);
+    t.mock.timers.tick(59);
+    assert.equal(await ended(p), false);
+    t.mock.timers.tick(1);
+    assert.equal(await ended(p), true);
   });
 
-  it("ends a pause when woken during it", async () => {
+  it("ends a pause when woken during it", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout"] });
     const p = wakeablePause();
-    const paused = timed(p.pause(60_000));
+    const paused = p.pause(60_000);
+    t.mock.timers.tick(10);
+    assert.equal(await ended(paused), false);
     p.wake();
-    assert.ok((await paused) < 1000);
+    assert.equal(await ended(paused), true);
   });
 
-  it("keeps a wake that came between pauses: the next pause ends at once, the one after waits", async () => {
+  it("keeps a wake that came between pauses: the next pause ends at once, the one after waits", async (t) => {
+    t.mock.timers.enable({ apis: ["setTimeout"] });
     const p = wakeablePause();
     p.wake(); // during a pass
-    assert.ok((await timed(p.pause(60_000))) < 1000);
-    assert.ok((await timed(p.pause(60))) >= 55);
+    const first = p.pause(60_000);
+    t.mock.timers.tick(0);
+    assert.equal(await ended(first), true);
+    const second = p.pause(60);
+    t.mock.timers.tick(59);
+    assert.equal(await ended(second), false);
+    t.mock.timers.tick(1);
+    assert.equal(await ended(second), true);
   });
 });
