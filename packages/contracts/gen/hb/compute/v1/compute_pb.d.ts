@@ -160,6 +160,9 @@ export declare type ReinstallRequest = Message<"hb.compute.v1.ReinstallRequest">
   imageId: string;
 
   /**
+   * The new root password: required for a VPS (the gateway refuses a reinstall without one); empty
+   * for a dedicated server, whose reinstall takes none.
+   *
    * @generated from field: string password = 5;
    */
   password: string;
