@@ -1,8 +1,8 @@
 /**
  * `npm run bench:lxd` (root, after npm run lxd:setup and npm run images): the lxd driver on a
- * scratch stack with COMPUTE_DRIVER=lxd. Measures order → SSH-able VPS (p50, p99 over
- * BENCH_LXD_ORDERS orders, default 20, BENCH_LXD_PARALLEL at a time, default 4), power action →
- * state change, and the CPU a VPS list page costs with 20 real machines (and that LXD's daemon
+ * scratch stack with COMPUTE_DRIVER=lxd. Measures order → SSH-able VPS (p50, p99) in phases of so
+ * many orders so many at a time (BENCH_LXD_PHASES, below), that every machine of the full host still
+ * answers, power action → state change, and the CPU a VPS list page costs with the real machines (and that LXD's daemon
  * spends none on it: states come from compute's rows, refreshed by the reconcile pass). Prints the
  * figures and writes them as a section of docs/benchmarks.md (kept by `npm run bench`).
  */
@@ -16,8 +16,48 @@ import { lxdUnavailable } from "../../services/compute/src/lxd/lxd-available.ts"
 import { commandTicks, cpuTicks, withScratchStack } from "./scratch-stack.ts";
 import { adminClients, fundedCustomer } from "./seed.ts";
 
-const ORDERS = Number(process.env.BENCH_LXD_ORDERS ?? 20);
-const PARALLEL = Number(process.env.BENCH_LXD_PARALLEL ?? 4);
+/**
+ * The order phases, `<at once>x<orders>` comma-separated (BENCH_LXD_PHASES): by default 5 orders one
+ * at a time, 20 four at a time, 10 ten at a time, then 5 more four at a time, so the host ends with
+ * 40 machines running.
+ */
+const PHASES = (process.env.BENCH_LXD_PHASES ?? "1x5,4x20,10x10,4x5").split(",").map((p) => {
+  const [parallel, orders] = p.split("x").map(Number);
+  if (!(parallel > 0 && orders > 0)) throw new Error(`BENCH_LXD_PHASES: "${p}" is not <at once>x<orders>`);
+  return { parallel, orders };
+});
+interface Phase {
+  orders: number;
+  parallel: number;
+  /** Machines already running on the host when the phase began. */
+  running: number;
+  p50: number;
+  p99: number;
+  wallMs: number;
+}
+
+/** The host's memory in use (MemTotal − MemAvailable), MiB. */
+function hostMemoryUsedMb(): number {
+  const info = readFileSync("/proc/meminfo", "utf8");
+  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, "m").exec(info)?.[1] ?? 0);
+  return Math.round((kb("MemTotal") - kb("MemAvailable")) / 1024);
+}
+
+/** GB used on the pool the machines were made on (hb-btrfs where it exists, else default). */
+function poolUsedGb(): string {
+  for (const pool of ["hb-btrfs", "default"]) {
+    try {
+      const out = execFileSync("lxc", ["query", `/1.0/storage-pools/${pool}/resources`], {
+        encoding: "utf8",
+      });
+      const used = (JSON.parse(out) as { space: { used: number } }).space.used;
+      return `${(used / 1e9).toFixed(1)} (${pool})`;
+    } catch {
+      // no such pool
+    }
+  }
+  return "unknown";
+}
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const HEADING = "## LXD driver (npm run bench:lxd)";
 const root = path.resolve(import.meta.dirname, "../..");
@@ -98,41 +138,80 @@ async function main() {
         diskGb: 2,
       });
 
-      // Order → SSH-able: the order's answer to `ssh hostname` printing the VPS's hostname.
+      // Order → SSH-able: the order's answer to `ssh hostname` printing the VPS's hostname, in
+      // phases of so many orders so many at a time; the machines of each phase stay, so the last
+      // phase orders onto a host that already runs the others.
       const ids: string[] = [];
-      const toSsh: number[] = [];
-      let next = 0;
-      try {
-        await Promise.all(
-          Array.from({ length: PARALLEL }, async () => {
-            while (next < ORDERS) {
-              const n = next++;
-              const t0 = Date.now();
-              const order = await api("POST", "/orders", {
-                productId: product!.id,
-                billingCycle: "monthly",
-                hostname: `bench-${n}`,
-                configOptions: { os_image_id: "debian-12" },
-              });
-              if (order.status !== 201) throw new Error(`order answered ${order.status}`);
-              const id: string = order.body.data.services[0].id;
-              ids.push(id);
-              const port = await until(
-                async () => {
-                  const v = (await api("GET", `/vps/${id}`)).body.data;
-                  return v?.instance?.state === "running" && v.instance.ssh_port
-                    ? v.instance.ssh_port
-                    : undefined;
-                },
-                180_000,
-                `VPS ${n} running`,
-              );
-              await until(async () => (ssh(port) === `bench-${n}` ? true : undefined), 60_000, `ssh ${n}`);
-              toSsh.push(Date.now() - t0);
-              process.stdout.write(`order ${n}: SSH-able after ${Date.now() - t0} ms\n`);
-            }
-          }),
+      const ports = new Map<string, number>();
+      const hostnames = new Map<string, string>();
+      const phases: Phase[] = [];
+      let n = 0;
+      const orderOne = async (): Promise<number> => {
+        const i = n++;
+        const t0 = Date.now();
+        const order = await api("POST", "/orders", {
+          productId: product!.id,
+          billingCycle: "monthly",
+          hostname: `bench-${i}`,
+          configOptions: { os_image_id: "debian-12" },
+        });
+        if (order.status !== 201) throw new Error(`order answered ${order.status}`);
+        const id: string = order.body.data.services[0].id;
+        ids.push(id);
+        hostnames.set(id, `bench-${i}`);
+        const port = await until(
+          async () => {
+            const v = (await api("GET", `/vps/${id}`)).body.data;
+            return v?.instance?.state === "running" && v.instance.ssh_port ? v.instance.ssh_port : undefined;
+          },
+          180_000,
+          `VPS ${i} running`,
         );
+        ports.set(id, port);
+        await until(async () => (ssh(port) === `bench-${i}` ? true : undefined), 60_000, `ssh ${i}`);
+        process.stdout.write(`order ${i}: SSH-able after ${Date.now() - t0} ms\n`);
+        return Date.now() - t0;
+      };
+      try {
+        for (const { orders, parallel } of PHASES) {
+          const before = ids.length;
+          const times: number[] = [];
+          let left = orders;
+          const t0 = Date.now();
+          await Promise.all(
+            Array.from({ length: parallel }, async () => {
+              while (left > 0) {
+                left--;
+                times.push(await orderOne());
+              }
+            }),
+          );
+          phases.push({
+            orders,
+            parallel,
+            running: before,
+            p50: pct(times, 50),
+            p99: pct(times, 99),
+            wallMs: Date.now() - t0,
+          });
+        }
+        // The full host: every machine ordered so far still answers SSH with its own hostname.
+        const memBefore = hostMemoryUsedMb();
+        let answering = 0;
+        for (const id of ids) {
+          const name = hostnames.get(id);
+          try {
+            await until(
+              async () => (ssh(ports.get(id) ?? 0) === name ? true : undefined),
+              30_000,
+              `ssh ${name}`,
+            );
+            answering++;
+          } catch {
+            process.stdout.write(`machine ${name} does not answer SSH\n`);
+          }
+        }
+        const host = { machines: ids.length, answering, memoryUsedMb: memBefore, poolUsedGb: poolUsedGb() };
 
         // Power action → recorded state change, on a few of them.
         const stopMs: number[] = [];
@@ -190,10 +269,9 @@ async function main() {
         clients.auth.close();
         clients.billing.close();
         const measured = {
-          orders: ORDERS,
-          parallel: PARALLEL,
-          orderToSshP50: pct(toSsh, 50),
-          orderToSshP99: pct(toSsh, 99),
+          phases,
+          host,
+          orders: ids.length,
           stopP50: pct(stopMs, 50),
           startP50: pct(startMs, 50),
           pageRps: Math.round(r.requests.average),
@@ -218,14 +296,28 @@ async function main() {
   );
   process.stdout.write(`${JSON.stringify(result)}\n`);
 
+  const phaseRows = result.phases
+    .map(
+      (ph) =>
+        `| ${ph.parallel} at once | ${ph.orders} | ${ph.running} | ${ph.p50} ms | ${ph.p99} ms | ${(ph.wallMs / 1000).toFixed(0)} s |`,
+    )
+    .join("\n");
   const section = `${HEADING}
 
-Measured ${new Date().toISOString().slice(0, 10)} on this machine (${os.cpus().length} cores, load average ${os.loadavg()[1].toFixed(0)} at the end), scratch stack with
-\`COMPUTE_DRIVER=lxd\`, Debian 12 image (256 MB, 2 GB plan), LXD ${"`dir`"} storage pool.
+Measured ${new Date().toISOString().slice(0, 10)} on this machine (${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, load average ${os.loadavg()[1].toFixed(0)} at the end), scratch stack with
+\`COMPUTE_DRIVER=lxd\`, Debian 12 image (256 MB, 2 GB plan), the pool \`npm run lxd:setup\` made (btrfs where the host has it).
+Order → SSH is from \`POST /orders\` to the first \`ssh … hostname\` printing the VPS's own hostname. The
+machines of each phase stay, so later phases order onto a host already running the earlier ones.
+
+| Phase | Orders | Machines already running | order → SSH p50 | p99 | Phase wall time |
+|---|---|---|---|---|---|
+${phaseRows}
 
 | Measure | Value |
 |---|---|
-| order → \`ssh hostname\` answers, p50 / p99 (${result.orders} orders, ${result.parallel} at a time) | ${result.orderToSshP50} ms / ${result.orderToSshP99} ms |
+| the full host: machines running, answering SSH with their own hostname | ${result.host.machines}, ${result.host.answering} |
+| host memory in use with them (MemTotal − MemAvailable, everything on the machine) | ${result.host.memoryUsedMb} MiB |
+| pool used | ${result.host.poolUsedGb} GB |
 | stop → instance.state \`stopped\`, p50 (5 machines) | ${result.stopP50} ms |
 | start → instance.state \`running\`, p50 (5 machines) | ${result.startP50} ms |
 | VPS list page (\`GET /vps?limit=50\`, ${result.orders} machines): requests/s, p99 | ${result.pageRps}, ${result.pageP99} ms |
