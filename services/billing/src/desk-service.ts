@@ -7,7 +7,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { notFound, type Sql } from "@hb/platform";
 import type { BillingHandlers } from "./handlers.ts";
-import { type DocumentRow, selectServices, summaryOut } from "./records.ts";
+import { DOCUMENT_NAMES, type DocumentRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
 
 export function createDeskService(sql: Sql): BillingHandlers {
@@ -17,7 +17,7 @@ export function createDeskService(sql: Sql): BillingHandlers {
       if (!service) throw notFound("Service");
       const [documents, events] = await Promise.all([
         sql<DocumentRow[]>`
-          select * from documents
+          select documents.*, ${sql.unsafe(DOCUMENT_NAMES)} from documents
           where service_id = ${service.id} or (order_id is not null and order_id = ${service.order_id ?? null})
           order by created_at desc, id desc limit 20`,
         sql<{ subject: string; created_at: Date }[]>`

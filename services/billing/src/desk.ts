@@ -12,7 +12,7 @@ import { transactionKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { lockBalance, moveEntry } from "./ledger.ts";
 import { formatMoney, money, parseMoney, type Units } from "./money.ts";
-import { type DocumentRow, type ServiceRow, summaryOut } from "./records.ts";
+import { DOCUMENT_NAMES, type DocumentRow, type ServiceRow, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
 import { keyedStaffWrite, sameWrite, settleStaffWrite, staffActor, staffMayWrite } from "./staff-writes.ts";
 
@@ -42,7 +42,7 @@ export function createDesk(sql: Sql, accounts: AccountLookup): BillingHandlers {
       ].map(at);
       const docs = (kind: string, p: ReturnType<typeof at>) =>
         sql<DocumentRow[]>`
-          select * from documents where customer_id = ${id} and kind = ${kind}
+          select documents.*, ${sql.unsafe(DOCUMENT_NAMES)} from documents where customer_id = ${id} and kind = ${kind}
           order by created_at desc, id desc limit ${p.limit} offset ${p.offset}`;
       // Independent reads, sent together: one round trip of latency for the whole page.
       const [services, invoices, proformas, balances, ledger, counts] = await Promise.all([

@@ -11,7 +11,7 @@ import { remember, replay } from "./idempotency.ts";
 import { currencyMismatch, lockedBalance } from "./ledger.ts";
 import { listPage } from "./list-query.ts";
 import { money, requestedMoney, type Units } from "./money.ts";
-import { type DocumentRow, type LineRow, selectServices } from "./records.ts";
+import { DOCUMENT_NAMES, type DocumentRow, type LineRow, selectServices } from "./records.ts";
 import { documentOut } from "./records-out.ts";
 import { callerOf, transact } from "./shared.ts";
 
@@ -45,7 +45,7 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
           req,
           PAGE_SIZE.default,
           {
-            select: sql`select *`,
+            select: sql`select documents.*, ${sql.unsafe(DOCUMENT_NAMES)}`,
             from: sql`from documents where customer_id = ${caller.customerId} and kind = ${kind}
               ${status ? sql`and status = ${status}` : sql``}`,
             orderBy: sql`created_at desc, id desc`,
@@ -70,7 +70,8 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
       const caller = callerOf(req.caller);
       const kind = kindOf(req.kind);
       const [d] = await sql<DocumentRow[]>`
-        select * from documents where id = ${req.documentId} and customer_id = ${caller.customerId} and kind = ${kind}`;
+        select documents.*, ${sql.unsafe(DOCUMENT_NAMES)}
+        from documents where id = ${req.documentId} and customer_id = ${caller.customerId} and kind = ${kind}`;
       if (!d) throw notFound(kind === "invoice" ? "Invoice" : "Proforma");
       const lines = await sql<
         LineRow[]

@@ -7,7 +7,7 @@ import { remember, replay } from "./idempotency.ts";
 import { lockBalance, lockedBalance } from "./ledger.ts";
 import { listPage } from "./list-query.ts";
 import { placeOrder, priceItems } from "./order-placement.ts";
-import { type DocumentRow, type OrderRow, selectServices, summaryOut } from "./records.ts";
+import { DOCUMENT_NAMES, type DocumentRow, type OrderRow, selectServices, summaryOut } from "./records.ts";
 import { orderOut } from "./records-out.ts";
 import { callerOf, transact } from "./shared.ts";
 
@@ -48,7 +48,22 @@ export function createOrders(sql: Sql, ns: string): BillingHandlers {
           ${status ? sql`and status = ${status}` : sql``} ${paid ? sql`and payment_status = ${paid}` : sql``}`,
         orderBy: sql`created_at desc, id desc`,
       });
-      return { orders: rows.map((o) => orderOut(o)), total };
+      // The page's services in one statement: each order says how its services stand (a list that
+      // reads "all terminated" for an order whose every service is gone, issue 29 §3).
+      const services = rows.length
+        ? await selectServices(sql, "s.order_id = any($1::uuid[]) order by s.created_at, s.id", [
+            rows.map((o) => o.id),
+          ])
+        : [];
+      return {
+        orders: rows.map((o) =>
+          orderOut(
+            o,
+            services.filter((s) => s.order_id === o.id),
+          ),
+        ),
+        total,
+      };
     },
 
     async getOrder(req) {
@@ -60,7 +75,7 @@ export function createOrders(sql: Sql, ns: string): BillingHandlers {
       const services = await selectServices(sql, "s.order_id = $1 order by s.created_at, s.id", [order.id]);
       const docs = await sql<
         DocumentRow[]
-      >`select * from documents where order_id = ${order.id} order by created_at`;
+      >`select documents.*, ${sql.unsafe(DOCUMENT_NAMES)} from documents where order_id = ${order.id} order by created_at`;
       return { order: orderOut(order, services, docs), services: services.map(summaryOut) };
     },
   };

@@ -36,6 +36,10 @@ export function documentOut(d: DocumentRow, lines: LineRow[] = []): Document {
     createdAt: timestampFromDate(d.created_at),
     dueDate: timestampFromDate(d.due_date),
     paidAt: d.paid_at ? timestampFromDate(d.paid_at) : undefined,
+    orderNumber: d.order_number ?? undefined,
+    serviceHostname: d.service_hostname || undefined,
+    convertedInvoiceNumber: d.converted_invoice_number ?? undefined,
+    fromProformaNumber: d.from_proforma_number ?? undefined,
     lines: lines.map((l) => ({
       id: l.id,
       description: l.description,

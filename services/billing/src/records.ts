@@ -89,7 +89,24 @@ export interface DocumentRow {
   created_at: Date;
   due_date: Date;
   paid_at: Date | null;
+  /** Read only where the query selects DOCUMENT_NAMES (the lists and the detail). */
+  order_number?: string | null;
+  service_hostname?: string | null;
+  converted_invoice_number?: string | null;
+  from_proforma_number?: string | null;
 }
+
+/**
+ * What a document's ids name, as columns beside `documents.*` (the outer table must be
+ * `documents`, unaliased): correlated look-ups by primary key, and the proforma a document came
+ * from by the converted_to index, so a page of documents names its order, service and converted
+ * invoice in the same statement instead of a query per row.
+ */
+export const DOCUMENT_NAMES = `
+  (select o.order_number from orders o where o.id = documents.order_id) as order_number,
+  (select s.hostname from services s where s.id = documents.service_id) as service_hostname,
+  (select c.number from documents c where c.id = documents.converted_to) as converted_invoice_number,
+  (select f.number from documents f where f.converted_to = documents.id limit 1) as from_proforma_number`;
 
 export interface LineRow {
   id: string;

@@ -4346,6 +4346,10 @@ export interface operations {
                      *           "order_id": null,
                      *           "service_id": "0195e3a0-7c1e-7b3a-9f5e-2d4c6a8b0c11",
                      *           "converted_invoice_id": null,
+                     *           "order_number": null,
+                     *           "service_hostname": "web-1.example.com",
+                     *           "converted_invoice_number": null,
+                     *           "from_proforma_number": null,
                      *           "created_at": "2026-11-23T10:00:00.000Z",
                      *           "due_date": "2026-11-30T10:00:00.000Z",
                      *           "paid_at": null
@@ -4378,6 +4382,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -17301,6 +17313,10 @@ export interface operations {
                      *           "order_id": null,
                      *           "service_id": "0195e3a0-7c1e-7b3a-9f5e-2d4c6a8b0c11",
                      *           "converted_invoice_id": null,
+                     *           "order_number": null,
+                     *           "service_hostname": "web-1.example.com",
+                     *           "converted_invoice_number": null,
+                     *           "from_proforma_number": null,
                      *           "created_at": "2026-11-23T10:00:00.000Z",
                      *           "due_date": "2026-11-30T10:00:00.000Z",
                      *           "paid_at": "2026-11-23T10:00:00.000Z"
@@ -17358,6 +17374,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -18249,6 +18273,14 @@ export interface operations {
                                     service_id: string | null;
                                     /** @description a paid proforma: the invoice it became */
                                     converted_invoice_id: string | null;
+                                    /** @description the number (ORD-…) of the order it bills */
+                                    order_number: string | null;
+                                    /** @description the hostname of the service it bills, when it bills one service */
+                                    service_hostname: string | null;
+                                    /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                    converted_invoice_number: string | null;
+                                    /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                    from_proforma_number: string | null;
                                     /** Format: date-time */
                                     created_at: string;
                                     /** Format: date-time */
@@ -18522,6 +18554,10 @@ export interface operations {
                      *           "order_id": "0195e3a3-4b5d-7e6f-8a7b-9c0d1e2f3a4b",
                      *           "service_id": "0195e3a0-7c1e-7b3a-9f5e-2d4c6a8b0c11",
                      *           "converted_invoice_id": null,
+                     *           "order_number": null,
+                     *           "service_hostname": "web-1.example.com",
+                     *           "converted_invoice_number": null,
+                     *           "from_proforma_number": null,
                      *           "created_at": "2026-11-23T10:00:00.000Z",
                      *           "due_date": "2026-11-30T10:00:00.000Z",
                      *           "paid_at": null
@@ -18574,6 +18610,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -18898,6 +18942,10 @@ export interface operations {
                      *           "order_id": "0195e3a3-4b5d-7e6f-8a7b-9c0d1e2f3a4b",
                      *           "service_id": "0195e3a0-7c1e-7b3a-9f5e-2d4c6a8b0c11",
                      *           "converted_invoice_id": null,
+                     *           "order_number": null,
+                     *           "service_hostname": "web-1.example.com",
+                     *           "converted_invoice_number": null,
+                     *           "from_proforma_number": null,
                      *           "created_at": "2026-11-23T10:00:00.000Z",
                      *           "due_date": "2026-11-30T10:00:00.000Z",
                      *           "paid_at": null
@@ -18950,6 +18998,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -19260,6 +19316,10 @@ export interface operations {
                      *           "order_id": "0195e3a3-4b5d-7e6f-8a7b-9c0d1e2f3a4b",
                      *           "service_id": "0195e3a0-7c1e-7b3a-9f5e-2d4c6a8b0c11",
                      *           "converted_invoice_id": null,
+                     *           "order_number": null,
+                     *           "service_hostname": "web-1.example.com",
+                     *           "converted_invoice_number": null,
+                     *           "from_proforma_number": null,
                      *           "created_at": "2026-11-23T10:00:00.000Z",
                      *           "due_date": "2026-11-30T10:00:00.000Z",
                      *           "paid_at": null
@@ -19318,6 +19378,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -19589,6 +19657,10 @@ export interface operations {
                      *           "order_id": "0195e3a3-4b5d-7e6f-8a7b-9c0d1e2f3a4b",
                      *           "service_id": "0195e3a0-7c1e-7b3a-9f5e-2d4c6a8b0c11",
                      *           "converted_invoice_id": null,
+                     *           "order_number": null,
+                     *           "service_hostname": "web-1.example.com",
+                     *           "converted_invoice_number": null,
+                     *           "from_proforma_number": null,
                      *           "created_at": "2026-11-23T10:00:00.000Z",
                      *           "due_date": "2026-11-30T10:00:00.000Z",
                      *           "paid_at": null
@@ -19642,6 +19714,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -21794,7 +21874,10 @@ export interface operations {
                      *             "payment_status": "unpaid",
                      *             "total": 12.5,
                      *             "currency": "EUR",
-                     *             "created_at": "2026-11-23T10:00:00.000Z"
+                     *             "created_at": "2026-11-23T10:00:00.000Z",
+                     *             "services_by_status": {
+                     *               "pending_payment": 1
+                     *             }
                      *           }
                      *         ],
                      *         "pagination": {
@@ -21823,6 +21906,10 @@ export interface operations {
                                 currency: string;
                                 /** Format: date-time */
                                 created_at: string;
+                                /** @description how many of the services the order produced are in each status */
+                                services_by_status: {
+                                    [key: string]: number;
+                                };
                             }[];
                             pagination: {
                                 page: number;
@@ -22093,6 +22180,10 @@ export interface operations {
                      *           "order_id": "0195e3a0-7b00-7d1e-8f20-3a4b5c6d7e8f",
                      *           "service_id": null,
                      *           "converted_invoice_id": null,
+                     *           "order_number": "ORD-5120",
+                     *           "service_hostname": null,
+                     *           "converted_invoice_number": null,
+                     *           "from_proforma_number": null,
                      *           "created_at": "2026-11-23T10:00:00.000Z",
                      *           "due_date": "2026-11-30T10:00:00.000Z",
                      *           "paid_at": null
@@ -22160,6 +22251,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -22186,6 +22285,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -22504,6 +22611,10 @@ export interface operations {
                      *             "order_id": "0195e3a0-7b00-7d1e-8f20-3a4b5c6d7e8f",
                      *             "service_id": null,
                      *             "converted_invoice_id": null,
+                     *             "order_number": "ORD-5120",
+                     *             "service_hostname": null,
+                     *             "converted_invoice_number": null,
+                     *             "from_proforma_number": null,
                      *             "created_at": "2026-11-23T10:00:00.000Z",
                      *             "due_date": "2026-11-30T10:00:00.000Z",
                      *             "paid_at": null
@@ -22588,6 +22699,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -22613,6 +22732,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -22863,6 +22990,10 @@ export interface operations {
                      *             "order_id": null,
                      *             "service_id": "0195e3a0-7c1e-7b3a-9f5e-2d4c6a8b0c11",
                      *             "converted_invoice_id": null,
+                     *             "order_number": null,
+                     *             "service_hostname": "web-1.example.com",
+                     *             "converted_invoice_number": null,
+                     *             "from_proforma_number": null,
                      *             "created_at": "2026-11-23T10:00:00.000Z",
                      *             "due_date": "2026-11-30T10:00:00.000Z",
                      *             "paid_at": null
@@ -22911,6 +23042,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -23150,6 +23289,10 @@ export interface operations {
                      *         "order_id": null,
                      *         "service_id": "0195e3a0-7c1e-7b3a-9f5e-2d4c6a8b0c11",
                      *         "converted_invoice_id": null,
+                     *         "order_number": null,
+                     *         "service_hostname": "web-1.example.com",
+                     *         "converted_invoice_number": null,
+                     *         "from_proforma_number": null,
                      *         "created_at": "2026-11-23T10:00:00.000Z",
                      *         "due_date": "2026-11-30T10:00:00.000Z",
                      *         "paid_at": null,
@@ -23187,6 +23330,14 @@ export interface operations {
                             service_id: string | null;
                             /** @description a paid proforma: the invoice it became */
                             converted_invoice_id: string | null;
+                            /** @description the number (ORD-…) of the order it bills */
+                            order_number: string | null;
+                            /** @description the hostname of the service it bills, when it bills one service */
+                            service_hostname: string | null;
+                            /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                            converted_invoice_number: string | null;
+                            /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                            from_proforma_number: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -23756,6 +23907,10 @@ export interface operations {
                      *             "order_id": "0195e3a0-7b00-7d1e-8f20-3a4b5c6d7e8f",
                      *             "service_id": null,
                      *             "converted_invoice_id": null,
+                     *             "order_number": "ORD-5120",
+                     *             "service_hostname": null,
+                     *             "converted_invoice_number": null,
+                     *             "from_proforma_number": null,
                      *             "created_at": "2026-11-23T10:00:00.000Z",
                      *             "due_date": "2026-11-30T10:00:00.000Z",
                      *             "paid_at": null
@@ -23804,6 +23959,14 @@ export interface operations {
                                 service_id: string | null;
                                 /** @description a paid proforma: the invoice it became */
                                 converted_invoice_id: string | null;
+                                /** @description the number (ORD-…) of the order it bills */
+                                order_number: string | null;
+                                /** @description the hostname of the service it bills, when it bills one service */
+                                service_hostname: string | null;
+                                /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                                converted_invoice_number: string | null;
+                                /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                                from_proforma_number: string | null;
                                 /** Format: date-time */
                                 created_at: string;
                                 /** Format: date-time */
@@ -24043,6 +24206,10 @@ export interface operations {
                      *         "order_id": "0195e3a0-7b00-7d1e-8f20-3a4b5c6d7e8f",
                      *         "service_id": null,
                      *         "converted_invoice_id": null,
+                     *         "order_number": "ORD-5120",
+                     *         "service_hostname": null,
+                     *         "converted_invoice_number": null,
+                     *         "from_proforma_number": null,
                      *         "created_at": "2026-11-23T10:00:00.000Z",
                      *         "due_date": "2026-11-30T10:00:00.000Z",
                      *         "paid_at": null,
@@ -24080,6 +24247,14 @@ export interface operations {
                             service_id: string | null;
                             /** @description a paid proforma: the invoice it became */
                             converted_invoice_id: string | null;
+                            /** @description the number (ORD-…) of the order it bills */
+                            order_number: string | null;
+                            /** @description the hostname of the service it bills, when it bills one service */
+                            service_hostname: string | null;
+                            /** @description a paid proforma: the number (INV-…) of the invoice it became */
+                            converted_invoice_number: string | null;
+                            /** @description an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two */
+                            from_proforma_number: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */

@@ -2,7 +2,7 @@ import { type Document, DocumentKind } from "@hb/contracts/hb/billing/v1/documen
 import type { Order, PlacedOrder } from "@hb/contracts/hb/billing/v1/orders_pb";
 import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/services_pb";
 import type { z } from "zod";
-import type { order, orderCreation, orderDetail, orderDocument } from "../wire/order.ts";
+import type { listedOrder, order, orderCreation, orderDetail, orderDocument } from "../wire/order.ts";
 import { amountNumber, iso, orNull, required } from "./contract.ts";
 import {
   documentStatusWords,
@@ -25,6 +25,16 @@ export function orderJson(o: Order): z.infer<typeof order> {
     currency: required(o.total, "order total").currency,
     created_at: iso(o.createdAt),
   };
+}
+
+/** The order record of the list, with how its services stand. */
+export function listedOrderJson(o: Order): z.infer<typeof listedOrder> {
+  const byStatus: Partial<Record<string, number>> = {};
+  for (const s of o.services) {
+    const w = serviceStatusWords.wire(s.status);
+    byStatus[w] = (byStatus[w] ?? 0) + 1;
+  }
+  return { ...orderJson(o), services_by_status: byStatus };
 }
 
 /** Either kind of document, as an order lists its documents. */

@@ -4,7 +4,7 @@ import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
 import { required } from "../mappers/contract.ts";
 import { billingCycleWords, orderPaymentStatusWords, orderStatusWords } from "../mappers/enums.ts";
-import { orderCreationJson, orderDetailJson, orderJson } from "../mappers/order.ts";
+import { listedOrderJson, orderCreationJson, orderDetailJson } from "../mappers/order.ts";
 import { productDetailJson, productJson } from "../mappers/product.ts";
 import { route } from "../route.ts";
 import { hostname, idParam, pageQuery, pagination } from "../schemas.ts";
@@ -149,7 +149,7 @@ export const orderRoutes = [
         limit: query.limit,
       });
       return {
-        data: { orders: orders.map(orderJson), pagination: pagination(query.page, query.limit, total) },
+        data: { orders: orders.map(listedOrderJson), pagination: pagination(query.page, query.limit, total) },
       };
     },
   }),

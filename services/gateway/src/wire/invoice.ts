@@ -23,6 +23,19 @@ const documentOf = <K extends "invoice" | "proforma">(kind: K) =>
     order_id: z.uuid().nullable(),
     service_id: z.uuid().nullable(),
     converted_invoice_id: z.uuid().nullable().meta({ description: "a paid proforma: the invoice it became" }),
+    order_number: z.string().nullable().meta({ description: "the number (ORD-…) of the order it bills" }),
+    service_hostname: z
+      .string()
+      .nullable()
+      .meta({ description: "the hostname of the service it bills, when it bills one service" }),
+    converted_invoice_number: z
+      .string()
+      .nullable()
+      .meta({ description: "a paid proforma: the number (INV-…) of the invoice it became" }),
+    from_proforma_number: z.string().nullable().meta({
+      description:
+        "an invoice a paid proforma became: that proforma's number (PRO-…); the two are one charge, not two",
+    }),
     created_at: z.iso.datetime(),
     due_date: z.iso.datetime(),
     paid_at: z.iso.datetime().nullable(),
@@ -84,6 +97,10 @@ export const invoiceExample = {
   order_id: null,
   service_id: "0195e3a0-7c1e-7b3a-9f5e-2d4c6a8b0c11",
   converted_invoice_id: null,
+  order_number: null,
+  service_hostname: "web-1.example.com",
+  converted_invoice_number: null,
+  from_proforma_number: null,
   created_at: "2026-11-23T10:00:00.000Z",
   due_date: "2026-11-30T10:00:00.000Z",
   paid_at: null,
@@ -103,6 +120,10 @@ export const proformaExample = {
   order_id: "0195e3a0-7b00-7d1e-8f20-3a4b5c6d7e8f",
   service_id: null,
   converted_invoice_id: null,
+  order_number: "ORD-5120",
+  service_hostname: null,
+  converted_invoice_number: null,
+  from_proforma_number: null,
   created_at: "2026-11-23T10:00:00.000Z",
   due_date: "2026-11-30T10:00:00.000Z",
   paid_at: null,

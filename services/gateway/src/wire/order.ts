@@ -36,7 +36,14 @@ export const orderDetail = order.extend({
   documents: z.array(billingDocument),
 });
 
-export const orderList = z.object({ orders: z.array(order), pagination });
+/** The list's record adds how the order's services stand, so an order whose services are all gone reads so. */
+export const listedOrder = order.extend({
+  services_by_status: z
+    .partialRecord(serviceStatus, z.int().min(0))
+    .meta({ description: "how many of the services the order produced are in each status" }),
+});
+
+export const orderList = z.object({ orders: z.array(listedOrder), pagination });
 
 /** The order creation result's document: what to pay, or what credit paid. */
 export const orderDocument = z.object({
@@ -73,7 +80,10 @@ export const orderExample = {
   created_at: "2026-11-23T10:00:00.000Z",
 };
 
-export const orderListExample = { orders: [orderExample], pagination: paginationExample };
+export const orderListExample = {
+  orders: [{ ...orderExample, services_by_status: { pending_payment: 1 } }],
+  pagination: paginationExample,
+};
 
 export const orderDetailExample = {
   ...orderExample,

@@ -105,6 +105,33 @@ export declare type Document = Message<"hb.billing.v1.Document"> & {
    * @generated from field: repeated hb.billing.v1.DocumentLine lines = 15;
    */
   lines: DocumentLine[];
+
+  /**
+   * What the ids above name, read with the document (issue 29 §3), so a list shows "ORD-…",
+   * the service's hostname and "became INV-…" without a call per row. Unset where the id is.
+   *
+   * @generated from field: optional string order_number = 16;
+   */
+  orderNumber?: string | undefined;
+
+  /**
+   * @generated from field: optional string service_hostname = 17;
+   */
+  serviceHostname?: string | undefined;
+
+  /**
+   * A paid proforma: the number (INV-…) of the invoice it became.
+   *
+   * @generated from field: optional string converted_invoice_number = 18;
+   */
+  convertedInvoiceNumber?: string | undefined;
+
+  /**
+   * An invoice a paid proforma became: that proforma's number (PRO-…), so the two read as one charge.
+   *
+   * @generated from field: optional string from_proforma_number = 19;
+   */
+  fromProformaNumber?: string | undefined;
 };
 
 /**
