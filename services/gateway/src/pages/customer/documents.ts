@@ -9,8 +9,9 @@ import { html } from "../html.ts";
 import { sessionOf } from "../session.ts";
 import { operation, type PageApi, Refused } from "./api.ts";
 import { action, bodyText, doneOf, type Kit, page } from "./kit.ts";
+import { documentFor, documentStatus, oneCharge, orderLink, serviceLink } from "./names.ts";
 import { may, pageAction } from "./page-table.ts";
-import { at, badge, buttonForm, facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
+import { at, buttonForm, facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
 
 type Doc = z.infer<typeof invoice> & { items?: { description: string; amount: string }[] };
 
@@ -103,13 +104,13 @@ ${pager("/portal/balance", tx.data.pagination)}`;
 <button type="submit">Filter</button></form>
 ${table(
   k.title,
-  ["Number", "Status", "Total", "Due", "Purpose", "Created"],
+  ["Number", "Status", "Total", "Due", "For", "Created"],
   docs.map((d) => [
     html`<a href="/portal/${plural}/${d.id}">${d.number}</a>`,
-    badge(d.status),
+    documentStatus(d),
     money(d.total, d.currency),
     money(d.amount_due, d.currency),
-    d.purpose,
+    documentFor(d),
     at(d.created_at).slice(0, 10),
   ]),
   status ? `No ${plural} with this status.` : `No ${plural} yet.`,
@@ -120,7 +121,7 @@ ${pager(`/portal/${plural}`, r.data.pagination as { page: number; limit: number;
     page(kit, router, `/${plural}/:id`, async (req, res, api) => {
       const d = (await api<Doc>(k.one, { params: { id: String(req.params.id) } })).data;
       const body = html`${facts([
-        ["Status", badge(d.status)],
+        ["Status", documentStatus(d)],
         ["Total", money(d.total, d.currency)],
         ["Paid", money(d.amount_paid, d.currency)],
         ["Due", money(d.amount_due, d.currency)],
@@ -128,18 +129,10 @@ ${pager(`/portal/${plural}`, r.data.pagination as { page: number; limit: number;
         ["Created", at(d.created_at)],
         ["Due date", at(d.due_date)],
         ["Paid at", at(d.paid_at)],
-        ["Order", d.order_id ? html`<a href="/portal/orders/${d.order_id}">${d.order_id}</a>` : undefined],
-        [
-          "Service",
-          d.service_id ? html`<a href="/portal/services/${d.service_id}">${d.service_id}</a>` : undefined,
-        ],
-        [
-          "Became invoice",
-          d.converted_invoice_id
-            ? html`<a href="/portal/invoices/${d.converted_invoice_id}">${d.converted_invoice_id}</a>`
-            : undefined,
-        ],
+        ["Order", d.order_id ? orderLink(d.order_id, d.order_number) : undefined],
+        ["Service", d.service_id ? serviceLink(d.service_id, d.service_hostname) : undefined],
       ])}
+${oneCharge(d)}
 ${
   d.items?.length
     ? table(

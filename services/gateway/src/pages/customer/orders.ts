@@ -4,10 +4,11 @@ import type { z } from "zod";
 import { orderQuantity } from "../../routes/orders.ts";
 import type { orderCreation, orderDetail, orderList } from "../../wire/order.ts";
 import type { productDetail, productList } from "../../wire/product.ts";
-import { html } from "../html.ts";
+import { type Html, html } from "../html.ts";
 import { sessionOf } from "../session.ts";
 import { operation, type PageApi, Refused } from "./api.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page } from "./kit.ts";
+import { documentStatus } from "./names.ts";
 import { orderLineFields } from "./order-fields.ts";
 import { may, pageAction } from "./page-table.ts";
 import { agoInMinutes, type EarlierOrder } from "./repeat-order.ts";
@@ -174,11 +175,12 @@ ${orderLineFields(p, f)}
     ).data;
     const body = html`${table(
       "Orders",
-      ["Number", "Status", "Payment", "Total", "Placed"],
+      ["Number", "Status", "Payment", "Services", "Total", "Placed"],
       r.orders.map((o) => [
         html`<a href="/portal/orders/${o.id}">${o.order_number}</a>`,
         badge(o.status),
         badge(o.payment_status),
+        servicesStanding(o.services_by_status),
         money(o.total, o.currency),
         at(o.created_at),
       ]),
@@ -200,6 +202,7 @@ ${may(sessionOf(res), ORDER) ? html`<p><a href="/portal/order">Order a new servi
       ["Placed", at(o.created_at)],
       ["Payment problem", o.payment_error ?? undefined],
     ])}
+${allTerminated(o.services.map((x) => x.status)) ? html`<p class="notice" id="all-terminated">Every service of this order is terminated: nothing of it runs or is billed any more.</p>` : ""}
 <h2>Services</h2>
 ${table(
   "Services of the order",
@@ -216,7 +219,7 @@ ${table(
   ["Document", "Status", "Total"],
   o.documents.map((d) => [
     html`<a href="/portal/${d.type}s/${d.id}">${d.number}</a>`,
-    badge(d.status),
+    documentStatus(d),
     money(d.total, d.currency),
   ]),
   "No documents.",
@@ -239,4 +242,16 @@ function repeatQuestion(earlier: EarlierOrder) {
     ? html`<section class="warning" role="alert" id="repeat-order"><p><strong>The same order is being placed right now</strong> (from another tab or window). Look at <a href="/portal/orders">your orders</a> first; order another only if you mean to have two.</p></section>`
     : html`<section class="warning" role="alert" id="repeat-order"><p><strong>You ordered the same ${agoInMinutes(earlier.placedAt)}</strong>: <a href="/portal/orders/${earlier.id}">${earlier.number}</a>. Order another?</p>
 <p>Nothing is placed until you confirm below; <a href="/portal/orders/${earlier.id}">see ${earlier.number}</a> if one is all you wanted.</p></section>`;
+}
+
+const allTerminated = (statuses: string[]) =>
+  statuses.length > 0 && statuses.every((x) => x === "terminated");
+
+/** How an order's services stand, in words: "all terminated" when none is left, else the counts. */
+function servicesStanding(byStatus: Partial<Record<string, number>>): Html | string {
+  const counts = Object.entries(byStatus).filter((e): e is [string, number] => (e[1] ?? 0) > 0);
+  if (counts.length === 0) return "none";
+  if (allTerminated(counts.map(([k]) => k)))
+    return html`<span class="badge badge-terminated">all terminated</span>`;
+  return counts.map(([k, n]) => `${n} ${k.replaceAll("_", " ")}`).join(", ");
 }

@@ -1,10 +1,11 @@
 import type { Router } from "express";
 import type { z } from "zod";
 import type { addonList, availableAddonList } from "../../../wire/addon.ts";
-import type { upgrade, upgradePaths } from "../../../wire/upgrade.ts";
+import type { upgradeDetail, upgradePaths } from "../../../wire/upgrade.ts";
 import { html } from "../../html.ts";
 import { sessionOf } from "../../session.ts";
 import { action, bodyText, doneOf, type Kit, page } from "../kit.ts";
+import { orderLink, serviceLink } from "../names.ts";
 import { may } from "../page-table.ts";
 import { at, badge, buttonForm, facts, formTokens, money, table } from "../ui.ts";
 import { ACT, attempt, back, detailOf, OPS, serviceTabs, svcBase } from "./table.ts";
@@ -84,13 +85,20 @@ ${holding.length ? html`<fieldset class="field"><legend>Remove these add-ons</le
     );
   });
   page(kit, router, "/upgrades/:id", async (req, res, api) => {
-    const u = (await api<z.infer<typeof upgrade>>(OPS.upgrade, { params: { id: String(req.params.id) } }))
-      .data;
+    const u = (
+      await api<z.infer<typeof upgradeDetail>>(OPS.upgrade, { params: { id: String(req.params.id) } })
+    ).data;
+    // One upgrade names one service: its hostname from the service's own record (the upgrade
+    // carries the id); a service no longer readable is named by its id.
+    const service = await attempt(
+      api<{ hostname: string; name: string }>(OPS.detail, { params: { id: u.service_id } }),
+    );
     const cur = u.document?.currency ?? sessionOf(res).currency;
     const body = html`${facts([
       ["Status", badge(u.status)],
       ["Type", u.type],
-      ["Service", html`<a href="${svcBase(u.service_id)}">${u.service_id}</a>`],
+      ["Service", serviceLink(u.service_id, service.value?.hostname || service.value?.name)],
+      ["Order", u.order ? orderLink(u.order.id, u.order.order_number) : undefined],
       ["Amount", money(u.amount, cur)],
       ["Credit", money(u.credit, cur)],
       ["Price holds until", at(u.priced_until)],
@@ -107,7 +115,12 @@ ${
     : ""
 }
 ${u.status === "awaiting_payment" && may(sessionOf(res), ACT.cancelUpgrade) ? buttonForm(`/portal/upgrades/${u.id}/cancel`, "Cancel the upgrade", sessionOf(res).csrfToken, { danger: true }) : ""}`;
-    kit.render(res, "Upgrade", body, await doneOf(kit, req, res));
+    kit.render(
+      res,
+      `Upgrade of ${service.value?.hostname || service.value?.name || "a service"}`,
+      body,
+      await doneOf(kit, req, res),
+    );
   });
   action(
     kit,
