@@ -12,7 +12,7 @@ import { amount, CURRENT, type CustomerShell, pageOf, pager, table, word } from 
 import type { AdminDeps } from "./admin-page.ts";
 import { day, when } from "./format.ts";
 import { emptyForm, type FormState, field, formErrors, formFields, generalError } from "./forms.ts";
-import { html } from "./html.ts";
+import { type Html, html } from "./html.ts";
 import { sessionOf } from "./session.ts";
 import { OutcomeUnknown, settleMoneyWrite } from "./staff-audit.ts";
 
@@ -42,11 +42,12 @@ export function customerMoneyRoutes(router: Router, d: AdminDeps, shell: Custome
           ? html`<p class="empty">No ${label.toLowerCase()}.</p>`
           : table(
               label,
-              ["Number", "Status", "Total", "Paid", "Due", "Created", "Due date"],
+              ["Number", "Status", "For", "Total", "Paid", "Due", "Created", "Due date"],
               list.map(
                 (
                   x,
-                ) => html`<tr><td class="mono">${x.number}</td><td>${word(enumWord(DocumentStatusSchema, x.status))}</td>
+                ) => html`<tr><td class="mono">${x.number}</td><td>${word(enumWord(DocumentStatusSchema, x.status))}${x.convertedInvoiceNumber ? html`, became <span class="mono">${x.convertedInvoiceNumber}</span>` : ""}${x.fromProformaNumber ? html` (was <span class="mono">${x.fromProformaNumber}</span>)` : ""}</td>
+<td>${documentFor(c.id, x)}</td>
 <td>${amount(x.total)}</td><td>${amount(x.amountPaid)}</td><td>${amount(x.amountDue)}</td><td>${when(x.createdAt)}</td><td>${day(x.dueDate)}</td></tr>`,
               ),
             );
@@ -199,4 +200,13 @@ ${pager(`/admin/customers/${c.id}/balance`, "transactions_page", page, b.transac
       });
     }
   });
+}
+
+/** What a document bills, for staff: its service by hostname (its staff page) and its order by number. */
+function documentFor(customerId: string, x: Document): Html | string {
+  const service = x.serviceId
+    ? html`<a href="/admin/customers/${customerId}/services/${x.serviceId}">${x.serviceHostname || x.serviceId}</a>`
+    : "";
+  const order = x.orderNumber ? html`<span class="mono">${x.orderNumber}</span>` : "";
+  return service || order ? html`${service}${service && order ? " · " : ""}${order}` : "—";
 }

@@ -169,8 +169,14 @@ function auditTable(actions: StaffAction[]): Html {
       (
         a,
       ) => html`<tr><td>${when(a.createdAt)}</td><td>${a.staffName}<br><span class="hint">${a.staffEmail}</span></td>
-<td class="mono">${a.action}</td><td class="mono">${a.target || "—"}</td><td>${factsOf(a.before)}</td><td>${factsOf(a.after)}</td>
+<td class="mono">${a.action}</td><td class="mono">${targetOf(a)}</td><td>${factsOf(a.before)}</td><td>${factsOf(a.after)}</td>
 <td>${a.reason || "—"}</td><td>${OUTCOME[a.outcome] ?? "—"}${a.error ? html`: ${a.error}` : ""}</td></tr>`,
     ),
   );
 }
+
+/** An entry's target; a service's links to its staff page (issue 29 §6: every list naming a service). */
+const targetOf = (a: StaffAction): Html | string =>
+  a.action.startsWith("service.") && a.target && a.customerId
+    ? html`<a href="/admin/customers/${a.customerId}/services/${a.target}">${a.target}</a>`
+    : a.target || "—";
