@@ -122,4 +122,34 @@ describe("admin panel: the support desk's search", () => {
     // A query that is no address is not sent to compute as one (it would be refused 400).
     assert.equal((await v.get("/admin/search?q=%25_%5C")).status, 200);
   });
+
+  it("the customer's invoices and proformas name the service by hostname, linked to its staff page, and the order by number", async () => {
+    const acct = await newAccount();
+    const product = await newProduct("vps", { monthly: "10.0000" });
+    const hostname = `${unique("billed")}.example.test`.toLowerCase();
+    const { service } = await billing.adminCreateService({
+      customerId: acct.customerId,
+      productId: product.id,
+      kind: kindOf("vps"),
+      status: ServiceStatus.ACTIVE,
+      hostname,
+    });
+    const { document } = await billing.adminCreateInvoice({ serviceId: service!.id });
+    const placed = await api("POST", "/api/v1/orders", {
+      key: acct.key,
+      body: { productId: product.id, billingCycle: "monthly" },
+    });
+    assert.equal(placed.status, 201, placed.text);
+    const staff = await staffMember(["view_clients"]);
+    const v = await signInVisitor(GATEWAY, "admin", staff.email);
+    const customer = `/admin/customers/${acct.customerId}`;
+    const r = await v.get(`${customer}/documents`);
+    assert.equal(r.status, 200);
+    const row = (n: string) => r.text.split("<tr>").find((x) => x.includes(n)) ?? "";
+    assert.ok(
+      row(document!.number).includes(`<a href="${customer}/services/${service!.id}">${hostname}</a>`),
+      "the invoice links the service's staff page by hostname",
+    );
+    assert.ok(row(placed.body.data.proforma.number).includes(placed.body.data.order.order_number));
+  });
 });
