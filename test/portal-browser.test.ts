@@ -161,6 +161,24 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     await page.getByText("Only the account owner manages the team.").waitFor();
   });
 
+  it("the Team page with members, before and after an invitation, passes every axe rule at 1280 and 390 px", async () => {
+    const owner = await portalOwner();
+    await portalMember(owner.customerId, ["view_services"]);
+    await portalMember(owner.customerId, ["view_invoices", "pay_invoices"]);
+    for (const width of [1280, 390]) {
+      const { page } = await browser.newPage(width);
+      await signIn(page, "portal", owner.email);
+      await page.goto(`${GATEWAY}/portal/team`);
+      await assertAccessible(page, { every: true, where: `/portal/team at ${width} px` });
+      await page.getByLabel("Name").fill("Ivy Invited");
+      await page.getByLabel("E-mail address").fill(`ivy-${width}-${Date.now()}@example.test`);
+      await page.getByRole("button", { name: "Invite", exact: true }).click();
+      await page.getByRole("textbox", { name: "Link" }).waitFor();
+      await assertAccessible(page, { every: true, where: `/portal/team after an invitation at ${width} px` });
+      assert.equal(await fitsWidth(page), true, `the team page fits ${width} px`);
+    }
+  });
+
   it("the owner invites a member, who sets a password through the one-time link and signs in", async () => {
     const owner = await portalOwner();
     const { page } = await browser.newPage();

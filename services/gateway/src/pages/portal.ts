@@ -126,7 +126,7 @@ export function portalRouter(
   resellerStreamRoutes(kit, router, clients.webhooks);
   cartRoutes(kit, router);
   keyRoutes(router, clients, render, api, apiEnabled);
-  teamRoutes(router, clients, render, publicUrl);
+  teamRoutes(router, clients, render, publicUrl, api.once);
   resellerRoutes(router, clients, render);
   return router;
 }

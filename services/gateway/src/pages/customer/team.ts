@@ -4,7 +4,6 @@ import type { Request, Response, Router } from "express";
 import type { PageClients } from "../../clients.ts";
 import {
   checkedPermissions,
-  csrfField,
   emptyForm,
   type FormState,
   field,
@@ -14,7 +13,10 @@ import {
 } from "../forms.ts";
 import { type Html, html } from "../html.ts";
 import { sessionOf } from "../session.ts";
+import type { OnceStore, Outcome } from "./once.ts";
+import { validToken } from "./once.ts";
 import { pageAction } from "./page-table.ts";
+import { formTokens } from "./ui.ts";
 
 export type Render = (
   res: Response,
@@ -35,29 +37,25 @@ export const TEAM = {
     path: "/team",
     ops: [],
     own: OWNER,
-    form: "session",
-    redirect: "the Team page, with the set-password link",
+    redirect: "/portal/team?link=:personId (the set-password link, shown once)",
   }),
   permissions: pageAction({
     path: "/team/:id/permissions",
     ops: [],
     own: OWNER,
-    form: "session",
-    redirect: "the Team page",
+    redirect: "/portal/team",
   }),
   link: pageAction({
     path: "/team/:id/link",
     ops: [],
     own: OWNER,
-    form: "session",
-    redirect: "the Team page, with the link",
+    redirect: "/portal/team?link=:id (the link, shown once)",
   }),
   remove: pageAction({
     path: "/team/:id/remove",
     ops: [],
     own: OWNER,
-    form: "session",
-    redirect: "the Team page",
+    redirect: "/portal/team",
   }),
 };
 
@@ -68,15 +66,25 @@ function permissionBoxes(prefix: string, chosen: readonly string[]): Html {
   )}</ul>`;
 }
 
-/** Team: the owner invites members, sets their permissions, sends a new set-password link, removes them. */
-export function teamRoutes(router: Router, clients: PageClients, render: Render, publicUrl: string) {
+/**
+ * Team: the owner invites members, sets their permissions, sends a new set-password link, removes
+ * them. Every form acts once (once.ts): a double click invites one person and sends one link, and a
+ * link made by a form is kept for the page its redirect shows, once, never in the URL or the outcome.
+ */
+export function teamRoutes(
+  router: Router,
+  clients: PageClients,
+  render: Render,
+  publicUrl: string,
+  once: OnceStore,
+) {
   const onlyOwner = (res: Response) =>
     render(res, "Team", html`<p>Only the account owner manages the team.</p>`, { status: 403, nav: true });
 
   async function teamPage(
     res: Response,
     f: FormState,
-    o: { link?: { name: string; url: string }; status?: number; notice?: string } = {},
+    o: { link?: { name: string; url: string }; status?: number; notice?: string; error?: string } = {},
   ) {
     const s = sessionOf(res);
     const nav = await clients.auth.getSettings({}).then((r) => r.settings?.customerApiEnabled ?? false);
@@ -97,7 +105,7 @@ ${
         (m) => html`<section class="card" aria-labelledby="m-${m.id}">
 <h3 id="m-${m.id}">${m.name} <span class="hint">${m.email}</span></h3>
 <form method="post" action="/portal/team/${m.id}/permissions">
-${csrfField(s.csrfToken)}
+${formTokens(s.csrfToken)}
 <fieldset><legend>Permissions of ${m.name}</legend>${permissionBoxes(`p-${m.id}`, m.permissions)}</fieldset>
 <button type="submit">Save permissions<span class="sr"> of ${m.name}</span></button>
 </form>
@@ -105,23 +113,23 @@ ${
   // A link only sets a first password (auth refuses one for a member who has chosen theirs).
   m.hasPassword
     ? html`<p class="hint">${m.name} has chosen a password.</p>`
-    : html`<form method="post" action="/portal/team/${m.id}/link" class="inline">${csrfField(s.csrfToken)}<button type="submit">New set-password link<span class="sr"> for ${m.name}</span></button></form>`
+    : html`<form method="post" action="/portal/team/${m.id}/link" class="inline">${formTokens(s.csrfToken)}<button type="submit">New set-password link<span class="sr"> for ${m.name}</span></button></form>`
 }
-<form method="post" action="/portal/team/${m.id}/remove" class="inline">${csrfField(s.csrfToken)}<button type="submit" class="danger">Remove ${m.name}</button></form>
+<form method="post" action="/portal/team/${m.id}/remove" class="inline">${formTokens(s.csrfToken)}<button type="submit" class="danger">Remove ${m.name}</button></form>
 </section>`,
       )
     : html`<p>No team members yet.</p>`
 }
 <h2>Invite a member</h2>
 <form method="post" action="/portal/team" novalidate>
-${csrfField(s.csrfToken)}
+${formTokens(s.csrfToken)}
 ${generalError(f)}
 ${field(f, "name", "Name", { required: true })}
 ${field(f, "email", "E-mail address", { type: "email", required: true })}
 <fieldset><legend>Permissions</legend>${permissionBoxes("new", (f.values.permissions ?? "").split(","))}</fieldset>
 <button type="submit">Invite</button>
 </form>`;
-    render(res, "Team", body, { status: o.status, notice: o.notice, nav });
+    render(res, "Team", body, { status: o.status, notice: o.notice, error: o.error, nav });
   }
 
   const linkFor = async (personId: string) => {
@@ -139,61 +147,117 @@ ${field(f, "email", "E-mail address", { type: "email", required: true })}
       fn(req, res).catch(next);
     };
 
+  /**
+   * A team form, once per its one-time token: the first submission acts, a repeat is sent where
+   * the first went (303 with ?done=, whose page shows its notice and, once, a link it made). A
+   * refusal of auth's gives the claim back and comes back to `refused`.
+   */
+  const teamAction = (
+    path: string,
+    act: (req: Request, res: Response, token: string) => Promise<Outcome>,
+    refused: (req: Request, res: Response, err: unknown) => Promise<void>,
+  ) =>
+    router.post(
+      path,
+      ownerOnly(async (req, res) => {
+        const token = req.body?._once;
+        const subject = sessionOf(res).subjectId;
+        if (!validToken(token)) return expired(res);
+        let outcome: Outcome;
+        try {
+          outcome = await once.run(subject, token, () => act(req, res, token));
+        } catch (err) {
+          return refused(req, res, err);
+        }
+        if (outcome.expired) return expired(res);
+        const to = outcome.location || "/portal/team";
+        res.redirect(303, `${to}${to.includes("?") ? "&" : "?"}done=${token}`);
+      }),
+    );
+  const expired = (res: Response) =>
+    render(
+      res,
+      "Form expired",
+      html`<p role="alert" class="error">This form has expired; go back, reload the page and send it again.</p>`,
+      { status: 400, nav: true },
+    );
+  /** No such member (a stale page, another tab removed them): nothing was done, the form may be sent again. */
+  class NoMember extends Error {}
+  const memberOrFail = async (res: Response, id: string) => {
+    const m = await member(res, id);
+    if (!m) throw new NoMember("No such team member");
+    return m;
+  };
+  const refusedOnPage = async (_req: Request, res: Response, err: unknown) => {
+    if (err instanceof NoMember)
+      return teamPage(res, { values: {}, errors: {}, general: err.message }, { status: 404 });
+    const r = resolveError(err);
+    if (r.status >= 500) throw err;
+    await teamPage(res, emptyForm(), { status: r.status, error: r.message });
+  };
+
   router.get(
     "/team",
-    ownerOnly((_req, res) => teamPage(res, emptyForm())),
-  );
-
-  router.post(
-    "/team",
     ownerOnly(async (req, res) => {
-      const { permissions, values } = personFormValues(req.body);
-      try {
-        const { person } = await clients.auth.createPerson({
-          customerId: sessionOf(res).customerId,
-          name: values.name,
-          email: values.email,
-          permissions,
-        });
-        await teamPage(res, emptyForm(), { link: { name: person!.name, url: await linkFor(person!.id) } });
-      } catch (err) {
-        await teamPage(res, formErrors(err, values), { status: resolveError(err).status });
-      }
-    }),
-  );
-
-  router.post(
-    "/team/:id/permissions",
-    ownerOnly(async (req, res) => {
-      const m = await member(res, String(req.params.id));
-      if (!m)
-        return teamPage(res, { values: {}, errors: {}, general: "No such team member" }, { status: 404 });
-      await clients.auth.setPermissions({
-        personId: m.id,
-        permissions: checkedPermissions(req.body),
+      const s = sessionOf(res);
+      const done = await once.outcome(s.subjectId, req.query.done);
+      const url = done && (await once.takeSecret(s.subjectId, req.query.done));
+      const linked =
+        url && typeof req.query.link === "string" ? await member(res, req.query.link) : undefined;
+      await teamPage(res, emptyForm(), {
+        notice: done?.notice,
+        error: done?.error,
+        link: linked && url ? { name: linked.name, url } : undefined,
       });
-      await teamPage(res, emptyForm(), { notice: `Saved the permissions of ${m.name}.` });
     }),
   );
 
-  router.post(
+  teamAction(
+    "/team",
+    async (req, res, token) => {
+      const { permissions, values } = personFormValues(req.body);
+      const { person } = await clients.auth.createPerson({
+        customerId: sessionOf(res).customerId,
+        name: values.name,
+        email: values.email,
+        permissions,
+      });
+      await once.keepSecret(sessionOf(res).subjectId, token, await linkFor(person!.id));
+      return { location: `/portal/team?link=${person!.id}`, notice: `Invited ${person!.name}.` };
+    },
+    async (req, res, err) => {
+      const { values } = personFormValues(req.body);
+      await teamPage(res, formErrors(err, values), { status: resolveError(err).status });
+    },
+  );
+
+  teamAction(
+    "/team/:id/permissions",
+    async (req, res) => {
+      const m = await memberOrFail(res, String(req.params.id));
+      await clients.auth.setPermissions({ personId: m.id, permissions: checkedPermissions(req.body) });
+      return { location: "/portal/team", notice: `Saved the permissions of ${m.name}.` };
+    },
+    refusedOnPage,
+  );
+
+  teamAction(
     "/team/:id/link",
-    ownerOnly(async (req, res) => {
-      const m = await member(res, String(req.params.id));
-      if (!m)
-        return teamPage(res, { values: {}, errors: {}, general: "No such team member" }, { status: 404 });
-      await teamPage(res, emptyForm(), { link: { name: m.name, url: await linkFor(m.id) } });
-    }),
+    async (req, res, token) => {
+      const m = await memberOrFail(res, String(req.params.id));
+      await once.keepSecret(sessionOf(res).subjectId, token, await linkFor(m.id));
+      return { location: `/portal/team?link=${m.id}`, notice: `A new set-password link for ${m.name}.` };
+    },
+    refusedOnPage,
   );
 
-  router.post(
+  teamAction(
     "/team/:id/remove",
-    ownerOnly(async (req, res) => {
-      const m = await member(res, String(req.params.id));
-      if (!m)
-        return teamPage(res, { values: {}, errors: {}, general: "No such team member" }, { status: 404 });
+    async (req, res) => {
+      const m = await memberOrFail(res, String(req.params.id));
       await clients.portal.removePerson({ personId: m.id });
-      await teamPage(res, emptyForm(), { notice: `Removed ${m.name}; their keys are revoked.` });
-    }),
+      return { location: "/portal/team", notice: `Removed ${m.name}; their keys are revoked.` };
+    },
+    refusedOnPage,
   );
 }
