@@ -5,14 +5,15 @@ import { describeNeeds, holdsAny, resolveError, SCOPE_NEEDS, SCOPES } from "@hb/
 import express, { type Response, type Router } from "express";
 import type { PageClients } from "../../clients.ts";
 import { day, dayStart, when } from "../format.ts";
-import { csrfField, emptyForm, type FormState, field, formErrors, generalError } from "../forms.ts";
+import { emptyForm, type FormState, field, formErrors, generalError } from "../forms.ts";
 import { type Html, html } from "../html.ts";
 import { logFilterOf, requestLogView } from "../request-log.ts";
 import { sessionOf } from "../session.ts";
 import type { Kit } from "./kit.ts";
-import { newToken, validToken } from "./once.ts";
+import { type Outcome, validToken } from "./once.ts";
 import { may, pageAction } from "./page-table.ts";
 import type { Render } from "./team.ts";
+import { formTokens } from "./ui.ts";
 
 const KEY_FIELDS = { label: "label", ip_allowlist: "allowlist", expires_on: "expires", scopes: "scopes" };
 
@@ -28,14 +29,12 @@ const ACT = {
     path: "/keys/:id/edit",
     ops: [],
     own: OWN_KEYS,
-    form: "session",
     redirect: "/portal/keys?saved=1",
   }),
   revoke: pageAction({
     path: "/keys/:id/revoke",
     ops: [],
     own: OWN_KEYS,
-    form: "session",
     redirect: "/portal/keys?revoked=1",
   }),
 };
@@ -121,6 +120,7 @@ ${createForm(s, f, atLimit ? `The account has reached its limit of ${list.active
 
   keys.post("/", async (req, res, next) => {
     const s = sessionOf(res);
+    if (!may(s, ACT.create)) return notAllowed(res);
     const scopes = [req.body.scopes ?? []].flat().map(String);
     const values = {
       label: String(req.body.label ?? ""),
@@ -183,6 +183,28 @@ ${createForm(s, f, atLimit ? `The account has reached its limit of ${list.active
     }
   });
 
+  /** The form's action, once per its token: a repeat goes where the first went. */
+  async function onceOnly(res: Response, token: string, act: () => Promise<Outcome>): Promise<void> {
+    const outcome = await api.once.run(sessionOf(res).subjectId, token, act);
+    if (outcome.expired) return expired(res);
+    res.redirect(303, outcome.location || "/portal/keys");
+  }
+  const expired = (res: Response) =>
+    render(
+      res,
+      "Form expired",
+      html`<p role="alert" class="error">This form has expired; go back, reload the page and send it again.</p>`,
+      { status: 400, nav: true },
+    );
+  /** The table refuses the person (page-table.ts may): the form was not drawn for them either. */
+  const notAllowed = (res: Response) =>
+    render(
+      res,
+      "Not available",
+      html`<p role="alert" class="error">Your permissions on this account do not cover API keys: a key needs one of the view permissions.</p>`,
+      { status: 403, nav: true },
+    );
+
   const ownKey = async (res: Response, id: string) => {
     const list = await clients.auth.listKeys({ personId: sessionOf(res).subjectId });
     return list.keys.find((k) => k.id === id);
@@ -206,7 +228,7 @@ ${createForm(s, f, atLimit ? `The account has reached its limit of ${list.active
       html`<p class="mono">${k.display}</p>
 <p>Scopes cannot be changed; create a new key for other scopes.</p>
 <form method="post" action="/portal/keys/${k.id}/edit" novalidate>
-${csrfField(s.csrfToken)}
+${formTokens(s.csrfToken)}
 ${generalError(f)}
 ${field(f, "label", "Label", { required: true })}
 ${field(f, "expires", "Expires on (last day the key works)", { type: "date", hint: "Leave empty for no expiry." })}
@@ -233,6 +255,9 @@ ${field(f, "allowlist", "IP allowlist", { multiline: true, hint: "Addresses or C
 
   keys.post("/:id/edit", async (req, res, next) => {
     try {
+      if (!may(sessionOf(res), ACT.edit)) return notAllowed(res);
+      const token = req.body._once;
+      if (!validToken(token)) return expired(res);
       const k = await ownKey(res, req.params.id);
       if (!k || k.status === ApiKeyStatus.REVOKED) return notFound(res);
       const values = {
@@ -244,14 +269,16 @@ ${field(f, "allowlist", "IP allowlist", { multiline: true, hint: "Addresses or C
       if (values.expires && !expiresOn)
         return editPage(res, k, { values, errors: { expires: "Enter a date as YYYY-MM-DD" } }, 400);
       try {
-        await clients.auth.updateKey({
-          personId: sessionOf(res).subjectId,
-          keyId: k.id,
-          label: values.label,
-          ipAllowlist: values.allowlist,
-          expiry: expiresOn ? { case: "expiresOn", value: expiresOn } : { case: "noExpiry", value: true },
+        await onceOnly(res, token, async () => {
+          await clients.auth.updateKey({
+            personId: sessionOf(res).subjectId,
+            keyId: k.id,
+            label: values.label,
+            ipAllowlist: values.allowlist,
+            expiry: expiresOn ? { case: "expiresOn", value: expiresOn } : { case: "noExpiry", value: true },
+          });
+          return { location: "/portal/keys?saved=1" };
         });
-        res.redirect(303, "/portal/keys?saved=1");
       } catch (err) {
         editPage(res, k, formErrors(err, values, KEY_FIELDS), resolveError(err).status);
       }
@@ -270,7 +297,7 @@ ${field(f, "allowlist", "IP allowlist", { multiline: true, hint: "Addresses or C
         html`<p class="mono">${k.display}</p>
 <p class="warning"><strong>Revoking is irreversible.</strong> Every request made with this key is refused from the moment you confirm, and the key cannot be restored.</p>
 <form method="post" action="/portal/keys/${k.id}/revoke">
-${csrfField(sessionOf(res).csrfToken)}
+${formTokens(sessionOf(res).csrfToken)}
 <button type="submit" class="danger">Revoke this key for good</button> <a href="/portal/keys">Cancel</a>
 </form>`,
         { nav: true },
@@ -282,10 +309,15 @@ ${csrfField(sessionOf(res).csrfToken)}
 
   keys.post("/:id/revoke", async (req, res, next) => {
     try {
+      if (!may(sessionOf(res), ACT.revoke)) return notAllowed(res);
+      const token = req.body._once;
+      if (!validToken(token)) return expired(res);
       const k = await ownKey(res, req.params.id);
       if (!k) return notFound(res);
-      await clients.auth.revokeKey({ personId: sessionOf(res).subjectId, keyId: k.id });
-      res.redirect(303, "/portal/keys?revoked=1");
+      await onceOnly(res, token, async () => {
+        await clients.auth.revokeKey({ personId: sessionOf(res).subjectId, keyId: k.id });
+        return { location: "/portal/keys?revoked=1" };
+      });
     } catch (err) {
       next(err);
     }
@@ -366,7 +398,7 @@ function createForm(s: Session, f: FormState, disabledReason: string): Html {
   });
   return html`${disabledReason ? html`<p class="warning" id="limit-reason">${disabledReason}</p>` : ""}
 <form method="post" action="/portal/keys" novalidate>
-${csrfField(s.csrfToken)}<input type="hidden" name="_once" value="${newToken()}">
+${formTokens(s.csrfToken)}
 ${generalError(f)}
 <fieldset${disabledReason ? html` disabled` : ""}>
 <legend class="sr">New key</legend>
