@@ -2,7 +2,7 @@ import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import type { Session } from "@hb/contracts/hb/auth/v1/portal_pb";
 import type { Permission } from "@hb/platform";
 import type { CooldownRule } from "@hb/platform/cooldown";
-import { decideKey } from "@hb/platform/key-decision";
+import { decideKey, KEY_REFUSALS, type KeyRefusal } from "@hb/platform/key-decision";
 import type { z } from "zod";
 import { needOf, type RouteDef } from "../../route.ts";
 import { allRoutes } from "../../routes/index.ts";
@@ -95,9 +95,22 @@ export function actionNeed(a: PageAction): ActionNeed {
  * control only when this says yes; the API still decides each call (module switches included).
  */
 export function may(s: Pick<Session, "permissions" | "customerStatus" | "isOwner">, a: PageAction): boolean {
+  return refusalOf(s, a) === undefined;
+}
+
+/**
+ * Why the person may not use the action (the API's refusal: permission or suspension), or
+ * undefined when they may. `read`: only the action's permission, for the page that shows what the
+ * action made (a suspended account still reads it, as the API's reads).
+ */
+export function refusalOf(
+  s: Pick<Session, "permissions" | "customerStatus" | "isOwner">,
+  a: PageAction,
+  o: { read?: boolean } = {},
+): KeyRefusal | undefined {
   const need = actionNeed(a);
-  if (need.ownerOnly && !s.isOwner) return false;
-  const refusal = decideKey(
+  if (need.ownerOnly && !s.isOwner) return KEY_REFUSALS.permission;
+  return decideKey(
     {
       customerApiEnabled: true,
       inventoryModule: true,
@@ -112,9 +125,8 @@ export function may(s: Pick<Session, "permissions" | "customerStatus" | "isOwner
       window: { count: 0, limit: 1, reset: 0 },
       nowMs: 0,
     },
-    { scope: "", permissionsAny: need.permissions, write: need.write },
+    { scope: "", permissionsAny: need.permissions, write: need.write && !o.read },
   );
-  return refusal === undefined;
 }
 
 /** The account is suspended: every page says so, and no write control is drawn. */

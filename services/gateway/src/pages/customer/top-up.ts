@@ -1,4 +1,3 @@
-import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import type { Session } from "@hb/contracts/hb/auth/v1/portal_pb";
 import {
   type TopUp,
@@ -6,8 +5,7 @@ import {
   TopUpStatus,
   TopUpStatusSchema,
 } from "@hb/contracts/hb/billing/v1/payments_pb";
-import { enumWord, holdsAny, isUuid, PAGE_SIZE, resolveError } from "@hb/platform";
-import { KEY_REFUSALS } from "@hb/platform/key-decision";
+import { enumWord, isUuid, PAGE_SIZE, resolveError } from "@hb/platform";
 import {
   currencyDecimals,
   displayMoney,
@@ -24,7 +22,7 @@ import { type Html, html } from "../html.ts";
 import { sessionOf } from "../session.ts";
 import { Refused } from "./api.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page, refusalPage } from "./kit.ts";
-import { may, pageAction } from "./page-table.ts";
+import { may, pageAction, refusalOf } from "./page-table.ts";
 import { buttonForm, facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
 
 const BASE = "/portal/add-credit";
@@ -80,14 +78,12 @@ export function topUpRoutes(
     currency: s.currency,
   });
 
-  /** The API's refusals for a person who may not pay, or an account that is read-only. */
+  /**
+   * The table's refusal (page-table.ts) for a person who may not pay, or, for a write, an account
+   * that is read-only: every top-up action has the same need, so the card's stands for them all.
+   */
   function refusal(res: Response, write: boolean): Refused | undefined {
-    const s = sessionOf(res);
-    const r = !holdsAny(s.permissions, ["pay_invoices"])
-      ? KEY_REFUSALS.permission
-      : write && s.customerStatus === CustomerStatus.SUSPENDED
-        ? KEY_REFUSALS.suspended
-        : undefined;
+    const r = refusalOf(sessionOf(res), ACT.card, { read: !write });
     return r ? new Refused(403, { success: false, error: r.message, code: r.code }) : undefined;
   }
 
