@@ -27,8 +27,11 @@ export interface PageAction {
    * Empty for an action the API has no operation for; `own` then says what it needs and why.
    */
   ops: readonly Operation[];
-  /** "once": a one-time token, the first submission acts and every repeat gets its outcome. */
-  form: "once" | "session";
+  /**
+   * "once": a one-time token, the first submission acts and every repeat gets its outcome. Every
+   * portal action is (the team and key forms, auth's own, too): no form is CSRF-only.
+   */
+  form: "once";
   /** Where the person lands after it (a description: a path template or "the job's page"). */
   redirect: string;
   /** Only for an action without an API operation: its need, and the reason it has no operation. */
