@@ -76,6 +76,44 @@ describe("the cart", () => {
     assert.equal((await ordersOf(key)).length, 1, "nothing ordered twice");
   });
 
+  it("several of one line get distinct, numbered hostnames (web-1, web-2, …), from the order form and from the cart", async () => {
+    const { key, v } = await signedIn();
+    const product = await newProduct("vps", { monthly: "1.0000" });
+    const hostnamesOf = async (orderId: string) =>
+      ((await api("GET", `/api/v1/orders/${orderId}`, { key })).body.data.services as { hostname: string }[])
+        .map((s) => s.hostname)
+        .sort();
+
+    const form = await v.get(`/portal/order/${product.id}`);
+    const ordered = await v.post(`/portal/order/${product.id}`, {
+      _csrf: csrfIn(form.text),
+      _once: onceIn(form.text),
+      billingCycle: "monthly",
+      hostname: "web.example.test",
+      quantity: "3",
+    });
+    assert.equal(ordered.status, 303, ordered.text);
+    const [first] = await ordersOf(key);
+    assert.deepEqual(await hostnamesOf(first.id), [
+      "web-1.example.test",
+      "web-2.example.test",
+      "web-3.example.test",
+    ]);
+
+    assert.equal((await addLine(v, product.id, { hostname: "db", quantity: "2" })).status, 303);
+    const cart = await v.get("/portal/cart");
+    const placed = await v.post("/portal/cart/order", { _csrf: csrfIn(cart.text), _once: onceIn(cart.text) });
+    assert.equal(placed.status, 303);
+    const second = (await ordersOf(key)).find((o) => o.id !== first.id);
+    assert.deepEqual(await hostnamesOf(second!.id), ["db-1", "db-2"]);
+
+    // A name with no room for its number is refused when the line is added, naming the longest.
+    const long = `${"a".repeat(62)}.example.test`;
+    const refused = await addLine(v, product.id, { hostname: long, quantity: "10" });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, new RegExp(`${"a".repeat(62)}-10\\.example\\.test: must be a valid hostname`));
+  });
+
   it("refuses beside its field a line the order would refuse, and keeps none of it", async () => {
     const { v } = await signedIn();
     const monthlyOnly = await newProduct("vps", { monthly: "10.0000" });

@@ -9,6 +9,7 @@ import { html } from "../html.ts";
 import { sessionOf } from "../session.ts";
 import { operation, type PageApi, Refused } from "./api.ts";
 import type { CartLine } from "./cart-store.ts";
+import { numberedHostnames } from "./hostnames.ts";
 import { action, doneOf, fieldErrors, type Kit, page } from "./kit.ts";
 import { orderLineFields } from "./order-fields.ts";
 import { may, pageAction } from "./page-table.ts";
@@ -82,10 +83,10 @@ function lineTotal(p: Product | undefined, l: CartLine): { units?: bigint; curre
 /** The cart's lines as the API's order items, one per service (reseller orders take the same). */
 export const orderItemsOf = (lines: CartLine[]) =>
   lines.flatMap((l) =>
-    Array.from({ length: l.quantity }, () => ({
+    numberedHostnames(l.hostname ?? "", l.quantity).map((hostname) => ({
       productId: l.productId,
       billingCycle: l.billingCycle,
-      ...(l.hostname ? { hostname: l.hostname } : {}),
+      ...(hostname ? { hostname } : {}),
       ...(l.osImage ? { configOptions: { os_image_id: l.osImage } } : {}),
     })),
   );
@@ -205,6 +206,10 @@ ${orderLineFields(p, f)}
       }
       const quantity = orderQuantity.safeParse(v.quantity);
       if (!quantity.success) throw refusedOn("quantity", quantity.error.issues[0].message);
+      // The numbered names (web-1 … web-12) are what the order sends: the longest must pass too.
+      const longest = numberedHostnames(v.hostname, quantity.data).at(-1) ?? "";
+      const numbered = orderItem.shape.hostname.safeParse(longest || undefined);
+      if (!numbered.success) throw refusedOn("hostname", `${longest}: ${numbered.error.issues[0].message}`);
       const p = (await api<Product>(OPS.product, { params: { id: productId } })).data;
       if (!p.billing_cycles.some((c) => c.cycle === v.billingCycle))
         throw refusedOn("billingCycle", `${p.name} is not offered ${v.billingCycle || "without a cycle"}`);

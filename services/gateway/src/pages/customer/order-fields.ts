@@ -15,7 +15,7 @@ export function orderLineFields(p: z.infer<typeof productDetail>, f: FormState):
 ${p.billing_cycles.map((c, n) => html`<div><input type="radio" id="cycle-${n}" name="billingCycle" value="${c.cycle}"${c.cycle === cycle ? html` checked` : ""}> <label for="cycle-${n}">${c.cycle}: ${money(c.price, p.currency)}</label></div>`)}
 ${f.errors.billingCycle ? html`<p class="error" id="f-billingCycle-error">${f.errors.billingCycle}</p>` : ""}
 </fieldset>
-${field(f, "hostname", "Hostname", { hint: "Optional: a name such as web1.example.com." })}
+${field(f, "hostname", "Hostname", { hint: "Optional: a name such as web.example.com. Several are numbered: web-1.example.com, web-2.example.com, …" })}
 ${
   p.os_images.length
     ? html`<div class="field${f.errors.osImage ? " invalid" : ""}"><label for="f-osImage">Operating system</label><select id="f-osImage" name="osImage">${p.os_images.map((i) => html`<option value="${i.id}"${i.id === f.values.osImage ? html` selected` : ""}>${i.name}</option>`)}</select>${f.errors.osImage ? html`<p class="error" id="f-osImage-error">${f.errors.osImage}</p>` : ""}</div>`

@@ -7,6 +7,7 @@ import type { productDetail, productList } from "../../wire/product.ts";
 import { type Html, html } from "../html.ts";
 import { sessionOf } from "../session.ts";
 import { operation, type PageApi, Refused } from "./api.ts";
+import { numberedHostnames } from "./hostnames.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page } from "./kit.ts";
 import { documentStatus } from "./names.ts";
 import { orderLineFields } from "./order-fields.ts";
@@ -150,7 +151,16 @@ ${orderLineFields(p, f)}
       try {
         r = (
           await api<z.infer<typeof orderCreation>>(OPS.order, {
-            body: n === 1 ? item : { items: Array.from({ length: n }, () => item) },
+            // Several of one line: one item each, named web-1, web-2, … (hostnames.ts).
+            body:
+              n === 1
+                ? item
+                : {
+                    items: numberedHostnames(v.hostname, n).map((h) => ({
+                      ...item,
+                      ...(h ? { hostname: h } : {}),
+                    })),
+                  },
             token,
           })
         ).data;
