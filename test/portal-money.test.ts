@@ -214,19 +214,27 @@ describe("money in the portal", () => {
 
   it("a reloaded team invite adds nobody twice: one person per e-mail in a team, 409 with the reason beside the field", async () => {
     const { owner, v } = await signedIn();
-    const page = await v.get("/portal/team");
-    const invite = {
-      _csrf: csrfIn(page.text),
-      name: "Tess",
-      email: "tess@example.test",
-      permissions: "view_services",
+    /** The invitation form as a fresh Team page serves it (its own one-time token). */
+    const freshInvite = async () => {
+      const page = await v.get("/portal/team");
+      return {
+        _csrf: csrfIn(page.text),
+        _once: onceIn(page.text),
+        name: "Tess",
+        email: "tess@example.test",
+        permissions: "view_services",
+      };
     };
+    const invite = await freshInvite();
     const first = await v.post("/portal/team", invite);
-    assert.equal(first.status, 200);
-    assert.match(first.text, /Set-password link for Tess/);
-    // The reload of that result posts the form again; the same address in other letters too.
+    assert.equal(first.status, 303);
+    assert.match((await v.get(first.location)).text, /Set-password link for Tess/);
+    // The reload of that result posts the same form again: its first outcome, nobody added.
+    const reloaded = await v.post("/portal/team", invite);
+    assert.equal(reloaded.location, first.location);
+    // The same address typed again in a new form, in other letters too, or the owner's.
     for (const email of ["tess@example.test", "Tess@Example.TEST", owner.email]) {
-      const again = await v.post("/portal/team", { ...invite, email });
+      const again = await v.post("/portal/team", { ...(await freshInvite()), email });
       assert.equal(again.status, 409, email);
       assert.match(
         again.text,
@@ -248,8 +256,8 @@ describe("money in the portal", () => {
     // Someone removed can be invited again.
     const tess = people.find((p) => p.email === "tess@example.test")!;
     await portal.removePerson({ personId: tess.id });
-    const back = await v.post("/portal/team", invite);
-    assert.equal(back.status, 200, "re-invited after removal");
+    const back = await v.post("/portal/team", await freshInvite());
+    assert.equal(back.status, 303, "re-invited after removal");
   });
 
   it("a short balance on a proforma leads to Add credit with the missing amount and pays part as the API allows; amounts read with their currency", async () => {
