@@ -10,6 +10,7 @@ import { Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { resolveError } from "@hb/platform";
 import postgres from "postgres";
 import { DEFAULT_LOG2_COST, hashPassword } from "../services/auth/src/passwords.ts";
+import { newToken } from "../services/gateway/src/pages/customer/once.ts";
 import { auth, GATEWAY, unique } from "./helpers.ts";
 import {
   csrfIn,
@@ -232,7 +233,11 @@ describe("passwords and sessions", () => {
     const team = await v.get("/portal/team");
     assert.match(team.text, /has chosen a password/);
     assert.doesNotMatch(team.text, new RegExp(`/portal/team/${member.personId}/link`));
-    const r = await v.post(`/portal/team/${member.personId}/link`, { _csrf: csrfIn(team.text) });
+    // Forged (the page draws no such form), with a token of its own as any team form carries.
+    const r = await v.post(`/portal/team/${member.personId}/link`, {
+      _csrf: csrfIn(team.text),
+      _once: newToken(),
+    });
     assert.equal(r.status, 409);
     assert.match(r.text, /already has a password/);
     assert.doesNotMatch(r.text, /set-password\?token=/);
