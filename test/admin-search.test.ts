@@ -151,5 +151,19 @@ describe("admin panel: the support desk's search", () => {
       "the invoice links the service's staff page by hostname",
     );
     assert.ok(row(placed.body.data.proforma.number).includes(placed.body.data.order.order_number));
+
+    // Paid, the proforma says which invoice it became, and the invoice which proforma it was.
+    await addCredit(acct, "20");
+    const paid = await api("POST", `/api/v1/proformas/${placed.body.data.proforma.id}/pay`, {
+      key: acct.key,
+      body: {},
+    });
+    assert.equal(paid.status, 200, paid.text);
+    const inv = paid.body.data.invoice.invoice_number as string;
+    const after = await v.get(`${customer}/documents`);
+    const rowAfter = (n: string) =>
+      after.text.split("<tr>").find((x) => x.startsWith(`<td class="mono">${n}</td>`)) ?? "";
+    assert.ok(rowAfter(placed.body.data.proforma.number).includes(`became <span class="mono">${inv}</span>`));
+    assert.ok(rowAfter(inv).includes(`(was <span class="mono">${placed.body.data.proforma.number}</span>)`));
   });
 });

@@ -2,13 +2,22 @@
  * A customer's money in the admin panel: invoices and proformas, balances and transactions, and
  * the credit adjustment (billing's DeskAdjustCredit, keyed by its audit id).
  */
-import { type Document, DocumentStatusSchema } from "@hb/contracts/hb/billing/v1/documents_pb";
+import type { Document } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { TransactionKindSchema } from "@hb/contracts/hb/billing/v1/ledger_pb";
 import { enumWord, resolveError } from "@hb/platform";
 import { readMoney } from "@hb/platform/money";
 import type { Request, Response, Router } from "express";
 import { allowed } from "./admin-actions.ts";
-import { amount, CURRENT, type CustomerShell, pageOf, pager, table, word } from "./admin-customer-view.ts";
+import {
+  amount,
+  CURRENT,
+  type CustomerShell,
+  documentState,
+  pageOf,
+  pager,
+  table,
+  word,
+} from "./admin-customer-view.ts";
 import type { AdminDeps } from "./admin-page.ts";
 import { day, when } from "./format.ts";
 import { emptyForm, type FormState, field, formErrors, formFields, generalError } from "./forms.ts";
@@ -44,9 +53,7 @@ export function customerMoneyRoutes(router: Router, d: AdminDeps, shell: Custome
               label,
               ["Number", "Status", "For", "Total", "Paid", "Due", "Created", "Due date"],
               list.map(
-                (
-                  x,
-                ) => html`<tr><td class="mono">${x.number}</td><td>${word(enumWord(DocumentStatusSchema, x.status))}${x.convertedInvoiceNumber ? html`, became <span class="mono">${x.convertedInvoiceNumber}</span>` : ""}${x.fromProformaNumber ? html` (was <span class="mono">${x.fromProformaNumber}</span>)` : ""}</td>
+                (x) => html`<tr><td class="mono">${x.number}</td><td>${documentState(x)}</td>
 <td>${documentFor(c.id, x)}</td>
 <td>${amount(x.total)}</td><td>${amount(x.amountPaid)}</td><td>${amount(x.amountDue)}</td><td>${when(x.createdAt)}</td><td>${day(x.dueDate)}</td></tr>`,
               ),

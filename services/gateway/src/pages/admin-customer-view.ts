@@ -3,8 +3,9 @@
  * write, the customer's header, the 404 page, and the table and pager the tabs draw with.
  */
 import { type Customer, CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
+import { type Document, DocumentStatusSchema } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
-import { isUuid, resolveError } from "@hb/platform";
+import { enumWord, isUuid, resolveError } from "@hb/platform";
 import type { Request, Response, Router } from "express";
 import type { AdminDeps } from "./admin-page.ts";
 import { money } from "./customer/ui.ts";
@@ -39,6 +40,10 @@ const DONE: Record<string, string> = {
 
 export const amount = (m: Money | undefined) => (m ? money(m.amount, m.currency) : "—");
 export const word = (s: string) => (s ? s.replaceAll("_", " ") : "—");
+
+/** A document's status for staff, and which invoice a paid proforma became (or came from): one charge. */
+export const documentState = (x: Document): Html =>
+  html`${word(enumWord(DocumentStatusSchema, x.status))}${x.convertedInvoiceNumber ? html`, became <span class="mono">${x.convertedInvoiceNumber}</span>` : ""}${x.fromProformaNumber ? html` (was <span class="mono">${x.fromProformaNumber}</span>)` : ""}`;
 export const pageOf = (v: unknown) =>
   Math.max(1, Math.min(100_000, Number.parseInt(String(v ?? "1"), 10) || 1));
 export const PAGE_ROWS = PAGE;

@@ -6,12 +6,11 @@
 
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { ProductKindSchema, ServiceStatusSchema } from "@hb/contracts/hb/billing/v1/common_pb";
-import { DocumentStatusSchema } from "@hb/contracts/hb/billing/v1/documents_pb";
 import { JobStatusSchema } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { InstanceStateSchema } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { enumWord, isUuid, resolveError } from "@hb/platform";
 import type { Router } from "express";
-import { amount, CURRENT, type CustomerShell, table, word } from "./admin-customer-view.ts";
+import { amount, CURRENT, type CustomerShell, documentState, table, word } from "./admin-customer-view.ts";
 import type { AdminDeps } from "./admin-page.ts";
 import { day, when } from "./format.ts";
 import { html } from "./html.ts";
@@ -87,7 +86,7 @@ ${
         ["Number", "Status", "Total", "Due", "Created"],
         b.documents.map(
           (x) =>
-            html`<tr><td class="mono">${x.number}</td><td>${word(enumWord(DocumentStatusSchema, x.status))}</td><td>${amount(x.total)}</td><td>${amount(x.amountDue)}</td><td>${when(x.createdAt)}</td></tr>`,
+            html`<tr><td class="mono">${x.number}</td><td>${documentState(x)}</td><td>${amount(x.total)}</td><td>${amount(x.amountDue)}</td><td>${when(x.createdAt)}</td></tr>`,
         ),
       )
 }
