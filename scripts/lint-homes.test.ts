@@ -31,6 +31,16 @@ const PLANTED: Record<string, { file: string; text: string }> = {
     file: "services/gateway/src/pages/planted.ts",
     text: "export const when = (d: Date) => d.toISOString().slice(0, 16);\n",
   },
+  "account-currency": {
+    file: "services/billing/src/planted.ts",
+    text:
+      'import type { Sql } from "@hb/platform";\n' +
+      "export const c = (sql: Sql) => sql`select balance, currency from balances where person_id = 'p'`;\n",
+  },
+  "currency-decimals": {
+    file: "services/billing/src/payments/planted.ts",
+    text: 'export const WHOLE = new Set(["JPY", "KRW", "CLP", "VND"]);\n',
+  },
 };
 
 describe("one home per rule (scripts/lint-homes.ts)", () => {

@@ -140,6 +140,50 @@ function isDateFormat(node: ts.Node): boolean {
   );
 }
 
+/** The literal text of a template (its substitutions left out), or of a plain string. */
+function templateText(node: ts.Node): string | undefined {
+  if (ts.isNoSubstitutionTemplateLiteral(node) || ts.isStringLiteral(node)) return node.text;
+  if (ts.isTemplateExpression(node))
+    return node.head.text + node.templateSpans.map((s) => s.literal.text).join(" ");
+  return undefined;
+}
+
+// A query that reads the `currency` column of `balances`: the account's currency, read again.
+const BALANCE_CURRENCY =
+  /\bselect\b(?:(?!\bfrom\b)[\s\S])*\bcurrency\b(?:(?!\bfrom\b)[\s\S])*\bfrom\s+balances\b/i;
+
+/** SQL (a tagged template, or text handed to `unsafe`) reading a balance's currency. */
+function readsBalanceCurrency(node: ts.Node): boolean {
+  const text = ts.isTaggedTemplateExpression(node)
+    ? templateText(node.template)
+    : ts.isCallExpression(node) &&
+        ts.isPropertyAccessExpression(node.expression) &&
+        node.expression.name.text === "unsafe" &&
+        node.arguments[0]
+      ? templateText(node.arguments[0])
+      : undefined;
+  return text !== undefined && BALANCE_CURRENCY.test(text);
+}
+
+/** Currencies whose decimals are not two for ISO 4217 or for a card provider: naming three of them is a table. */
+const ODD_DECIMAL_CURRENCIES = new Set(
+  "BIF CLP DJF GNF ISK JPY KMF KRW MGA PYG RWF UGX UYI VND VUV XAF XOF XPF BHD IQD JOD KWD LYD OMR TND".split(
+    " ",
+  ),
+);
+
+/** A table of currency decimals: an object keyed by, or a list of, three or more such codes. */
+function isDecimalsTable(node: ts.Node): boolean {
+  let codes: string[] = [];
+  if (ts.isObjectLiteralExpression(node))
+    codes = node.properties.flatMap((p) =>
+      p.name && (ts.isIdentifier(p.name) || ts.isStringLiteral(p.name)) ? [p.name.text] : [],
+    );
+  else if (ts.isArrayLiteralExpression(node))
+    codes = node.elements.flatMap((e) => (ts.isStringLiteral(e) ? [e.text] : []));
+  return codes.filter((c) => ODD_DECIMAL_CURRENCIES.has(c)).length >= 3;
+}
+
 export const RULES: Rule[] = [
   {
     name: "uuid-check",
@@ -180,6 +224,21 @@ export const RULES: Rule[] = [
     message: "a date formatted on a page by hand: use when / day from services/gateway/src/pages/format.ts",
     applies: isPagesFile,
     match: isDateFormat,
+  },
+  {
+    name: "account-currency",
+    home: ["services/billing/src/account-currency.ts"],
+    message:
+      "the account's currency read from balances again: use accountCurrency / lockBalance from services/billing/src/account-currency.ts",
+    applies: (f) => f.startsWith("services/billing/"),
+    match: readsBalanceCurrency,
+  },
+  {
+    name: "currency-decimals",
+    home: ["packages/platform/src/currency-decimals.ts"],
+    message:
+      "a table of currency decimals: use currencyDecimals / cardDecimals from @hb/platform/currency-decimals (packages/platform/src/currency-decimals.ts)",
+    match: isDecimalsTable,
   },
 ];
 

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { currencyDecimals } from "./currency-decimals.ts";
 import { resolveError } from "./errors.ts";
 import { BILLING_CURRENCIES } from "./iso-codes.ts";
 import {
-  currencyDecimals,
   displayMoney,
   FORMATTED_MONEY,
   formatMoney,

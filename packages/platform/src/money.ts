@@ -4,6 +4,7 @@
  * ("units") for arithmetic, so binary floating point never touches a sum. Billing computes with
  * it, the gateway reads request amounts and writes the spec's fields with it, the pages show it.
  */
+import { currencyDecimals } from "./currency-decimals.ts";
 import { apiError } from "./errors.ts";
 
 export type Units = bigint;
@@ -101,18 +102,6 @@ export function formatMoney(units: Units): string {
  * 4 fractional digits, so the number is the closest double to it and JSON prints those digits back.
  */
 export const toNumber = (units: Units): number => Number(formatMoney(units));
-
-/** The decimals a currency is shown with (ISO 4217's minor unit: 2 for EUR, 0 for JPY). */
-export function currencyDecimals(currency: string): number {
-  try {
-    return (
-      new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().minimumFractionDigits ??
-      2
-    );
-  } catch {
-    return 2; // not a currency Intl knows: shown as cents
-  }
-}
 
 /**
  * An amount for people to read: the currency's own decimals at least, more only when the amount has

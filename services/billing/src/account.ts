@@ -1,29 +1,23 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { badRequest, PAGE_SIZE, type Sql } from "@hb/platform";
+import { accountCurrency, balanceRow, currencyOf, lockBalance } from "./account-currency.ts";
 import type { AccountLookup } from "./account-lookup.ts";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import { serviceStatus, transactionKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
-import { lockBalance, move } from "./ledger.ts";
+import { move } from "./ledger.ts";
 import { listPage } from "./list-query.ts";
 import { formatMoney, money, monthlyEquivalent, requestedMoney } from "./money.ts";
 import { callerOf, transact } from "./shared.ts";
 
 /** `accounts` answers who belongs to which customer and in which currency it pays (auth owns both). */
 export function createAccount(sql: Sql, accounts: AccountLookup): BillingHandlers {
-  const balanceRow = async (personId: string) =>
-    (
-      await sql<
-        { balance: string; currency: string }[]
-      >`select balance, currency from balances where person_id = ${personId}`
-    )[0];
-
   return {
     async getAccount(req) {
       const caller = callerOf(req.caller);
-      const row = await balanceRow(caller.personId);
-      return { balance: moneyOut(row?.balance ?? "0", row?.currency ?? "") };
+      const row = await balanceRow(sql, caller.personId);
+      return { balance: moneyOut(row?.balance ?? "0", currencyOf(row, "")) };
     },
 
     async getUsage(req) {
@@ -41,10 +35,10 @@ export function createAccount(sql: Sql, accounts: AccountLookup): BillingHandler
       const [hourly] = await sql<{ charged: string }[]>`
         select coalesce(sum(-amount), 0)::text as charged from ledger
         where customer_id = ${caller.customerId} and kind = 'hourly_charge' and created_at >= date_trunc('month', ${clock.now()}::timestamptz)`;
-      const row = await balanceRow(caller.personId);
+      const row = await balanceRow(sql, caller.personId);
       const monthly = recurring.reduce((sum, r) => sum + monthlyEquivalent(money(r.amount), r.cycle), 0n);
       // Every figure is in the account's currency: the balance's once it holds credit.
-      const currency = row?.currency ?? caller.currency;
+      const currency = currencyOf(row, caller.currency);
       return {
         usage: {
           servicesTotal: services.reduce((n, s) => n + s.count, 0),
@@ -75,9 +69,9 @@ export function createAccount(sql: Sql, accounts: AccountLookup): BillingHandler
           from: sql`from ledger where person_id = ${caller.personId}`,
           orderBy: sql`ledger.id desc`,
         }),
-        balanceRow(caller.personId),
+        balanceRow(sql, caller.personId),
       ]);
-      const currency = balance?.currency ?? caller.currency;
+      const currency = currencyOf(balance, caller.currency);
       return {
         transactions: rows.map((r) => ({
           id: BigInt(r.id),
@@ -103,7 +97,7 @@ export function createAccount(sql: Sql, accounts: AccountLookup): BillingHandler
           `person_id must name a person of customer ${req.customerId}; ${req.personId} is not one`,
         );
       }
-      const currency = account.currency;
+      const currency = await accountCurrency(sql, { personId: req.personId, currency: account.currency });
       if (req.currency && req.currency !== currency) {
         throw badRequest("currency", `currency must be the account's own, ${currency}, not ${req.currency}`);
       }

@@ -4,6 +4,7 @@ import { BuyAddonResponseSchema, RequestUpgradeResponseSchema } from "@hb/contra
 import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
 import type { UpgradeSchema } from "@hb/contracts/hb/billing/v1/upgrades_pb";
 import { apiError, badRequest, newId, notFound, prepared, type Sql, type TxSql } from "@hb/platform";
+import { currencyMismatch, lockBalance } from "./account-currency.ts";
 import { priceIn } from "./catalogue.ts";
 import { clock } from "./clock.ts";
 import { moneyOut, timeOut } from "./contract-values.ts";
@@ -11,7 +12,7 @@ import { createDocument, payNewDocumentFromCredit } from "./documents.ts";
 import { addonBillingType, addonStatus, billingCycle, upgradeKind, upgradeStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
-import { balanceOf, currencyMismatch, lockBalance, refundPayments } from "./ledger.ts";
+import { balanceOf, refundPayments } from "./ledger.ts";
 import { addCycle, CYCLE_MONTHS, formatMoney, max, money, type Units } from "./money.ts";
 import { dispatchPaid, onDocumentPaid } from "./paid-dispatch.ts";
 import { remainingShare } from "./proration.ts";
@@ -97,8 +98,8 @@ function assertChangeable(s: ServiceRow, caller: { currency: string }) {
 }
 
 export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
-  /** The currency of the service an upgrade changes. */
-  const currencyOf = async (db: Sql | TxSql, serviceId: string) =>
+  /** The currency of the service an upgrade changes (the account's when it was ordered). */
+  const serviceCurrency = async (db: Sql | TxSql, serviceId: string) =>
     (await db<{ currency: string }[]>`select currency from services where id = ${serviceId}`)[0].currency;
 
   return {
@@ -472,7 +473,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
         UpgradeRow[]
       >`select * from upgrades where id = ${req.upgradeId} and customer_id = ${caller.customerId}`;
       if (!u) throw notFound("Upgrade");
-      return { upgrade: upgradeOut(u, await currencyOf(sql, u.service_id)) };
+      return { upgrade: upgradeOut(u, await serviceCurrency(sql, u.service_id)) };
     },
 
     async cancelUpgrade(req) {
@@ -492,7 +493,7 @@ export function createAddonsUpgrades(sql: Sql, ns: string): BillingHandlers {
         if (u.document_id) await cancelDocument(tx, u.document_id, "upgrade cancelled");
         if (u.order_id) await tx`update orders set status = 'cancelled' where id = ${u.order_id}`;
         const [final] = await tx<UpgradeRow[]>`select * from upgrades where id = ${u.id}`;
-        return { upgrade: upgradeOut(final, await currencyOf(tx, u.service_id)) };
+        return { upgrade: upgradeOut(final, await serviceCurrency(tx, u.service_id)) };
       });
     },
 

@@ -6,11 +6,12 @@
  */
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { badRequest, PAGE_SIZE, pageWindow, type Sql } from "@hb/platform";
+import { accountCurrency, customerBalances, lockBalance } from "./account-currency.ts";
 import type { AccountLookup } from "./account-lookup.ts";
 import { moneyOut } from "./contract-values.ts";
 import { transactionKind } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
-import { lockBalance, moveEntry } from "./ledger.ts";
+import { moveEntry } from "./ledger.ts";
 import { formatMoney, money, parseMoney, type Units } from "./money.ts";
 import { DOCUMENT_NAMES, type DocumentRow, type ServiceRow, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
@@ -52,8 +53,7 @@ export function createDesk(sql: Sql, accounts: AccountLookup): BillingHandlers {
           order by s.created_at desc, s.id desc limit ${s.limit} offset ${s.offset}`,
         docs("invoice", inv),
         docs("proforma", pro),
-        sql<{ person_id: string; balance: string; currency: string }[]>`
-          select person_id, balance::text, currency from balances where customer_id = ${id} order by person_id`,
+        customerBalances(sql, id),
         sql<LedgerRow[]>`
           select id::text, person_id, staff_id, amount::text, balance_after::text, kind, description, document_id,
                  currency, created_at
@@ -98,7 +98,7 @@ export function createDesk(sql: Sql, accounts: AccountLookup): BillingHandlers {
       const account = await accounts(req.customerId, req.personId, actor.staffId ?? undefined);
       if (actor.staffId !== null) staffMayWrite(account.staffPermissions, ["edit_clients"]);
       if (!account.personBelongs) throw badRequest("person_id", "must name a person of this customer");
-      const currency = account.currency;
+      const currency = await accountCurrency(sql, { personId: req.personId, currency: account.currency });
       const reason = req.reason.trim();
       const answer = (balance: Units, id: string) => ({
         balance: moneyOut(formatMoney(balance), currency),

@@ -3,12 +3,12 @@ import { PayDocumentResponseSchema } from "@hb/contracts/hb/billing/v1/billing_p
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { apiError, badRequest, notFound, PAGE_SIZE, type Sql } from "@hb/platform";
+import { currencyMismatch, lockedBalance } from "./account-currency.ts";
 import { moneyOut } from "./contract-values.ts";
 import { createDocument, lockedDocument, payFromCredit } from "./documents.ts";
 import { documentKind, documentStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
-import { currencyMismatch, lockedBalance } from "./ledger.ts";
 import { listPage } from "./list-query.ts";
 import { money, requestedMoney, type Units } from "./money.ts";
 import { DOCUMENT_NAMES, type DocumentRow, type LineRow, selectServices } from "./records.ts";

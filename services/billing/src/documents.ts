@@ -1,6 +1,7 @@
 import { apiError, newId, type TxSql } from "@hb/platform";
+import { currencyMismatch, lockBalance, lockedBalance } from "./account-currency.ts";
 import { clock } from "./clock.ts";
-import { currencyMismatch, insufficientCredit, lockBalance, lockedBalance, movementCtes } from "./ledger.ts";
+import { insufficientCredit, movementCtes } from "./ledger.ts";
 import { formatMoney, money, toNumber, type Units } from "./money.ts";
 import { checkPayable, dispatchPaid } from "./paid-dispatch.ts";
 import type { DocumentRow, OrderRow } from "./records.ts";

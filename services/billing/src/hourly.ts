@@ -1,6 +1,7 @@
 import type { Sql } from "@hb/platform";
+import { lockBalance } from "./account-currency.ts";
 import { clock } from "./clock.ts";
-import { lockBalance, move } from "./ledger.ts";
+import { move } from "./ledger.ts";
 import { money } from "./money.ts";
 import { selectServices } from "./records.ts";
 import { setServiceState } from "./service-state.ts";

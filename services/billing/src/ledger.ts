@@ -1,54 +1,7 @@
 import { apiError, type TxSql } from "@hb/platform";
+import { lockBalance } from "./account-currency.ts";
 import { clock } from "./clock.ts";
 import { formatMoney, min, money, type Units } from "./money.ts";
-
-/**
- * Locks the person's balance row for the rest of the transaction (creating it at zero when
- * missing). Every movement of a person's money goes through here, so concurrent payments are
- * serialised on that row and a balance can never be spent twice. A balance holds one currency:
- * money in any other currency is refused here, whatever path it came by.
- */
-export async function lockBalance(
-  tx: TxSql,
-  personId: string,
-  customerId: string,
-  currency: string,
-  /** The row lockedBalance returned, when the caller has already read it in this transaction. */
-  locked?: { balance: string; currency: string },
-): Promise<Units> {
-  const row =
-    locked ?? (await lockedBalance(tx, personId)) ?? (await openBalance(tx, personId, customerId, currency));
-  if (row.currency !== currency) throw currencyMismatch(currency, row.currency);
-  return money(row.balance);
-}
-
-/**
- * The person's balance row, locked for the rest of the transaction; undefined when the person has
- * none yet. One round trip: the row exists for everyone who ever held money.
- */
-export async function lockedBalance(
-  tx: TxSql,
-  personId: string,
-): Promise<{ balance: string; currency: string } | undefined> {
-  const [row] = await tx<
-    { balance: string; currency: string }[]
-  >`select balance, currency from balances where person_id = ${personId} for update`.execute();
-  return row;
-}
-
-/** Creates the person's balance at zero (a concurrent creator may win) and locks it. */
-async function openBalance(tx: TxSql, personId: string, customerId: string, currency: string) {
-  await tx`insert into balances (person_id, customer_id, currency) values (${personId}, ${customerId}, ${currency})
-    on conflict (person_id) do nothing`;
-  const row = await lockedBalance(tx, personId);
-  if (!row) throw new Error("balance row vanished inside its transaction");
-  return row;
-}
-
-export const currencyMismatch = (asked: string, account: string, field = "currency") =>
-  apiError("BAD_REQUEST", `This is priced in ${asked}; your account pays in ${account}`, {
-    violations: [{ field, message: `not available in ${account} (priced in ${asked})` }],
-  });
 
 export interface Movement {
   personId: string;

@@ -7,6 +7,7 @@
 import { create } from "@bufbuild/protobuf";
 import { type OrderItem, type PlacedOrder, PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
 import { apiError, badRequest, isUuid, newId, type Sql, type TxSql } from "@hb/platform";
+import { currencyMismatch, lockBalance } from "./account-currency.ts";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import {
@@ -18,7 +19,7 @@ import {
 } from "./documents.ts";
 import { billingCycle } from "./enums.ts";
 import { orderEvent } from "./events.ts";
-import { balanceOf, currencyMismatch, lockBalance, move } from "./ledger.ts";
+import { balanceOf, move } from "./ledger.ts";
 // What paying an order's proforma does, registered with the "document paid" dispatch.
 import "./order-paid.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";

@@ -1,10 +1,10 @@
 import { fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import { PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
 import { notFound, PAGE_SIZE, type Sql } from "@hb/platform";
+import { lockBalance, lockedBalance } from "./account-currency.ts";
 import { orderPaymentStatus, orderStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
-import { lockBalance, lockedBalance } from "./ledger.ts";
 import { listPage } from "./list-query.ts";
 import { placeOrder, priceItems } from "./order-placement.ts";
 import { DOCUMENT_NAMES, type DocumentRow, type OrderRow, selectServices, summaryOut } from "./records.ts";

@@ -12,11 +12,11 @@
  */
 import { ConnectError } from "@connectrpc/connect";
 import { apiError, newId, type Sql, type TxSql } from "@hb/platform";
+import { lockedBalance } from "./account-currency.ts";
 import { readBillingSettings } from "./billing-settings.ts";
 import { clock } from "./clock.ts";
 import { createDocument, payFromCredit } from "./documents.ts";
 import type { DueLock } from "./hourly.ts";
-import { lockedBalance } from "./ledger.ts";
 import { addCycle, CYCLE_MONTHS, formatMoney, HOURLY, money } from "./money.ts";
 import { onDocumentPaid, onDocumentPayable } from "./paid-dispatch.ts";
 import { type DocumentRow, type ServiceRow, selectServices } from "./records.ts";

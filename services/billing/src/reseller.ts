@@ -2,13 +2,14 @@ import { fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/p
 import { PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
 import type { ResellerServiceSchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { apiError, notFound, type Sql } from "@hb/platform";
+import { lockBalance } from "./account-currency.ts";
 import { moneyOut } from "./contract-values.ts";
 import { payFromCredit } from "./documents.ts";
 import { orderPaymentMode } from "./enums.ts";
 import { orderEvent } from "./events.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
-import { balanceOf, lockBalance } from "./ledger.ts";
+import { balanceOf } from "./ledger.ts";
 import { formatMoney, money } from "./money.ts";
 import { placeOrder, priceItems } from "./order-placement.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices, summaryOut } from "./records.ts";

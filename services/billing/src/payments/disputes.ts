@@ -1,7 +1,8 @@
 import type { TxSql } from "@hb/platform";
 import { displayMoney } from "@hb/platform/money";
+import { lockBalance } from "../account-currency.ts";
 import { clock } from "../clock.ts";
-import { lockBalance, move } from "../ledger.ts";
+import { move } from "../ledger.ts";
 import { formatMoney, max, min, money, type Units } from "../money.ts";
 import type { DisputeFacts } from "./provider.ts";
 import { takeBack } from "./take-back.ts";

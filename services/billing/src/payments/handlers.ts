@@ -16,7 +16,9 @@ import {
   PAGE_SIZE,
   type Sql,
 } from "@hb/platform";
+import { cardDecimals } from "@hb/platform/currency-decimals";
 import { displayMoney } from "@hb/platform/money";
+import { accountCurrency } from "../account-currency.ts";
 import type { AccountLookup } from "../account-lookup.ts";
 import { clock } from "../clock.ts";
 import { moneyOut } from "../contract-values.ts";
@@ -24,7 +26,7 @@ import { listPage } from "../list-query.ts";
 import { formatMoney, money, parseMoney, type Units } from "../money.ts";
 import { callerOf, isUniqueViolation } from "../shared.ts";
 import { cardReview, noteOutcome } from "./card-review.ts";
-import { cardDecimals, toMinor } from "./minor-units.ts";
+import { toMinor } from "./minor-units.ts";
 import { BadSignature, type CardProvider } from "./provider.ts";
 import { newReference } from "./reference.ts";
 import type { TopUpRow } from "./top-up-row.ts";
@@ -60,16 +62,6 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
   const { sql } = d;
   const range = (currency: string) =>
     `${displayMoney(d.limits.min, currency)} to ${displayMoney(d.limits.max, currency)}`;
-
-  /** The account's currency: its balance's once it holds money, else the account's own. */
-  async function currencyOf(ids: { personId: string; currency: string }): Promise<string> {
-    const [row] = await sql<
-      { currency: string }[]
-    >`select currency from balances where person_id = ${ids.personId}`;
-    const c = row?.currency ?? ids.currency;
-    if (!c) throw apiError("BAD_REQUEST", "The account has no currency");
-    return c;
-  }
 
   function amountOf(text: string, currency: string, card: boolean): Units {
     const amount = parseMoney(text);
@@ -125,7 +117,7 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
     // The portal's Add credit page ----------------------------------------------------------
     async getTopUpOptions(req) {
       const ids = payer(req.caller);
-      const currency = await currencyOf(ids);
+      const currency = await accountCurrency(sql, ids);
       return {
         cardEnabled: d.card !== undefined && toMinor(d.limits.min, currency) !== undefined,
         currency,
@@ -139,7 +131,7 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
       const ids = payer(req.caller);
       const card = d.card;
       if (!card) throw apiError("FEATURE_DISABLED", "Card payments are not offered");
-      const currency = await currencyOf(ids);
+      const currency = await accountCurrency(sql, ids);
       const amount = amountOf(req.amount, currency, true);
       const urls = { success_url: req.successUrl, cancel_url: req.cancelUrl };
       for (const [field, u] of Object.entries(urls)) {
@@ -178,7 +170,7 @@ export function createPaymentHandlers(d: PaymentsDeps): PaymentHandlers {
 
     async requestBankTransfer(req) {
       const ids = payer(req.caller);
-      const currency = await currencyOf(ids);
+      const currency = await accountCurrency(sql, ids);
       const amount = amountOf(req.amount, currency, false);
       const row = await insertTopUp(ids, {
         method: "bank_transfer",

@@ -1,5 +1,6 @@
 import type { TxSql } from "@hb/platform";
-import { lockBalance, move } from "../ledger.ts";
+import { lockBalance } from "../account-currency.ts";
+import { move } from "../ledger.ts";
 import { min, type Units } from "../money.ts";
 
 /**

@@ -14,6 +14,7 @@ import type {
   ConfirmBankTransferResponseSchema,
 } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { badRequest, notFound, type Sql, type TxSql } from "@hb/platform";
+import { currencyDecimals } from "@hb/platform/currency-decimals";
 import { displayMoney } from "@hb/platform/money";
 import type { AccountLookup } from "../account-lookup.ts";
 import { formatMoney, money, parseMoney, type Units } from "../money.ts";
@@ -23,36 +24,6 @@ import type { TopUpRow } from "./top-up-row.ts";
 import { alreadyConfirmed, creditOnce, topUpOut } from "./top-ups.ts";
 
 type Answer = MessageInitShape<typeof ConfirmBankTransferResponseSchema>;
-
-/** ISO 4217 minor-unit digits of the currencies that do not have two. */
-const DECIMALS: Record<string, number> = {
-  BIF: 0,
-  CLP: 0,
-  DJF: 0,
-  GNF: 0,
-  ISK: 0,
-  JPY: 0,
-  KMF: 0,
-  KRW: 0,
-  PYG: 0,
-  RWF: 0,
-  UGX: 0,
-  UYI: 0,
-  VND: 0,
-  VUV: 0,
-  XAF: 0,
-  XOF: 0,
-  XPF: 0,
-  BHD: 3,
-  IQD: 3,
-  JOD: 3,
-  KWD: 3,
-  LYD: 3,
-  OMR: 3,
-  TND: 3,
-};
-/** Decimals an amount of money may have in `currency` (a bank moves no fraction of its minor unit). */
-export const currencyDecimals = (currency: string): number => DECIMALS[currency.toUpperCase()] ?? 2;
 
 const withinDecimals = (amount: Units, decimals: number) =>
   amount % 10n ** BigInt(4 - Math.min(4, decimals)) === 0n;

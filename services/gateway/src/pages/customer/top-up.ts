@@ -6,13 +6,8 @@ import {
   TopUpStatusSchema,
 } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { enumWord, isUuid, PAGE_SIZE, resolveError } from "@hb/platform";
-import {
-  currencyDecimals,
-  displayMoney,
-  MONEY_DECIMALS,
-  readMoney,
-  readPositiveMoney,
-} from "@hb/platform/money";
+import { currencyDecimals } from "@hb/platform/currency-decimals";
+import { displayMoney, MONEY_DECIMALS, readMoney, readPositiveMoney } from "@hb/platform/money";
 import type { Request, Response, Router } from "express";
 import type { PageClients } from "../../clients.ts";
 import { PORTAL_COOLDOWNS } from "../../cooldowns.ts";
