@@ -27,7 +27,7 @@ import {
 } from "@hb/platform";
 import { createAccount } from "./account.ts";
 import { accountLookup } from "./account-lookup.ts";
-import { createAddonsUpgrades } from "./addons-upgrades.ts";
+import { createAddons } from "./addons.ts";
 import { createCatalogue } from "./catalogue.ts";
 import { startClock } from "./clock.ts";
 import { loadBillingConfig } from "./config.ts";
@@ -43,6 +43,7 @@ import { startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
 import { createReseller } from "./reseller.ts";
 import { createServiceHandlers } from "./service-handlers.ts";
 import { createSettingsHandlers } from "./settings-handlers.ts";
+import { createUpgrades } from "./upgrades.ts";
 
 const log = createLogger("billing");
 
@@ -74,7 +75,8 @@ runMain(log, async () => {
     ...createOrders(sql, cfg.HB_NS),
     ...createDocumentHandlers(sql, cfg.HB_NS),
     ...createReseller(sql, cfg.HB_NS),
-    ...createAddonsUpgrades(sql, cfg.HB_NS),
+    ...createAddons(sql, cfg.HB_NS),
+    ...createUpgrades(sql, cfg.HB_NS),
     // A test hook: AdminAdvanceClock exists only in a process started with clock control.
     ...(cfg.BILLING_CLOCK_CONTROL ? createClockAdmin(sql, cfg.HB_NS, cfg.DUE_CATCH_UP_STEPS) : {}),
     ...createSettingsHandlers(sql),

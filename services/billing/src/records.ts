@@ -132,3 +132,32 @@ export interface OrderRow {
   payment_error: string | null;
   created_at: Date;
 }
+
+/** A product option (an add-on a product offers). */
+export interface OptionRow {
+  id: string;
+  product_id: string;
+  name: string;
+  recurring_price: string | null;
+  one_time_price: string | null;
+}
+
+/** An upgrade of a service, as stored. */
+export interface UpgradeRow {
+  id: string;
+  service_id: string;
+  kind: string;
+  from_product_id: string;
+  to_product_id: string | null;
+  add_options: string[];
+  remove_options: string[];
+  amount: string;
+  status: string;
+  document_id: string | null;
+  order_id: string | null;
+  priced_until: Date | null;
+  credit: string;
+  created_at: Date;
+  completed_at: Date | null;
+  priced_at: Date | null;
+}

@@ -4,6 +4,7 @@
  */
 import type { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { apiError, notFound, type Sql, type TxSql } from "@hb/platform";
+import { currencyMismatch } from "./account-currency.ts";
 import { clock } from "./clock.ts";
 import { serviceAction } from "./enums.ts";
 import { serviceEvent } from "./events.ts";
@@ -124,4 +125,11 @@ export async function setServiceState(
     await serviceEvent(tx, ns, type, updated, order as never, reason);
   }
   return updated;
+}
+
+/** Add-ons and upgrades change only an active service, in the caller's currency. */
+export function assertChangeable(s: ServiceRow, caller: { currency: string }) {
+  if (s.status !== "active")
+    throw apiError("CONFLICT", `Add-ons and upgrades need an active service (this one is ${s.status})`);
+  if (caller.currency && caller.currency !== s.currency) throw currencyMismatch(s.currency, caller.currency);
 }
