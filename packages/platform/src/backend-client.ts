@@ -1,6 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { type ClientHandle, type ClientOptions, rpcClient, type Transport } from "./rpc.ts";
+import { type ClientHandle, type ClientOptions, rpcClient } from "./rpc-client.ts";
+import type { Transport } from "./rpc-wire.ts";
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 

@@ -20,6 +20,7 @@ export * from "./request-context.ts";
 export * from "./request-log.ts";
 export * from "./retention.ts";
 export * from "./rpc.ts";
+export * from "./rpc-client.ts";
 export * from "./rpc-context.ts";
 export * from "./service-identity.ts";
 export * from "./shutdown.ts";

@@ -1,8 +1,8 @@
 /**
- * The one transport module. Handlers are written once in Connect's ServiceImpl shape with
- * protobuf-es types; this file serves and calls them over plain gRPC with @grpc/grpc-js (the
- * cheaper transport on the hot path, see docs/benchmarks.md) or with connect-node. Both speak the
- * gRPC protocol on the wire, so any gRPC client, probe or tool works against either. Either way a
+ * The serving side of the transport (clients: rpc-client.ts; what both share: rpc-wire.ts).
+ * Handlers are written once in Connect's ServiceImpl shape with protobuf-es types; this file
+ * serves them over plain gRPC with @grpc/grpc-js (the cheaper transport on the hot path, see
+ * docs/benchmarks.md) or with connect-node. Both speak the gRPC protocol on the wire, so any gRPC client, probe or tool works against either. Either way a
  * request is checked against the rules its contract declares (request-rules.ts) before its handler.
  * Every connection is mutual TLS and every call is checked against the allow-list (allow-list.ts)
  * by the caller's certificate (service-identity.ts) before anything else.
@@ -13,23 +13,17 @@
  * with the call's code. A transport only adapts its call object to it.
  */
 import http2 from "node:http2";
-import { isIP } from "node:net";
 import type { TLSSocket } from "node:tls";
 import {
   create,
   type DescMethodServerStreaming,
   type DescMethodUnary,
   type DescService,
-  fromBinary,
-  toBinary,
 } from "@bufbuild/protobuf";
 import {
-  type Client,
   Code,
   ConnectError,
   type ConnectRouter,
-  type Transport as ConnectTransport,
-  createClient,
   createContextKey,
   createContextValues,
   createHandlerContext,
@@ -38,21 +32,24 @@ import {
 } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
-import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 import { type CallerCheck, callerCheck } from "./allow-list.ts";
 import { callerIdentity } from "./caller-identity.ts";
 import { apiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { runInContext } from "./request-context.ts";
+import { beginServerCall, endServerCall, metadataText } from "./rpc-context.ts";
 import {
-  beginServerCall,
-  clientCall,
-  contextInterceptor,
-  endServerCall,
-  metadataText,
-} from "./rpc-context.ts";
+  connectNode,
+  grpcMethodDefinition,
+  grpcStatusOf,
+  streamingMethods,
+  type Transport,
+  unaryMethods,
+} from "./rpc-wire.ts";
 import { identityOf, type TlsIdentity } from "./service-identity.ts";
 import { isDependencyUnavailable } from "./unavailable.ts";
+
+export type { Transport } from "./rpc-wire.ts";
 
 /**
  * The request rules (protovalidate and its CEL interpreter), loaded only by a process that serves
@@ -64,19 +61,6 @@ const requestRules = () => {
   requestRulesModule ??= import("./request-rules.ts");
   return requestRulesModule;
 };
-
-/**
- * connect-node, loaded only by a process that uses the Connect transport: grpc-js is the default,
- * and loading both cost every service resident memory it never used (issue 13).
- */
-let connectNodeModule: Promise<typeof import("@connectrpc/connect-node")> | undefined;
-const connectNode = () => {
-  connectNodeModule ??= import("@connectrpc/connect-node");
-  return connectNodeModule;
-};
-
-export type Transport = "grpc-js" | "connect";
-const errorInfoKey = "hb-error-bin";
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry of heterogeneous services; each pair is typed where it is built
 export type ServiceBinding = { desc: DescService; impl: Partial<ServiceImpl<any>> };
@@ -94,18 +78,9 @@ export interface RpcServer {
 type UnaryFn = (req: unknown, ctx: HandlerContext) => unknown;
 const handlerOf = (b: ServiceBinding, m: DescMethodUnary) => b.impl[m.localName] as UnaryFn | undefined;
 
-function unaryMethods(desc: DescService): DescMethodUnary[] {
-  return desc.methods.filter((m): m is DescMethodUnary => m.methodKind === "unary");
-}
-
 type StreamFn = (req: unknown, ctx: HandlerContext) => AsyncIterable<unknown>;
 const streamHandlerOf = (b: ServiceBinding, m: DescMethodServerStreaming) =>
   b.impl[m.localName] as StreamFn | undefined;
-
-/** Server-streaming methods (a live feed such as the webhooks service's event stream). */
-function streamingMethods(desc: DescService): DescMethodServerStreaming[] {
-  return desc.methods.filter((m): m is DescMethodServerStreaming => m.methodKind === "server_streaming");
-}
 
 const healthBinding = bind(Health, {
   check: () => ({ status: HealthCheckResponse_ServingStatus.SERVING }),
@@ -232,12 +207,6 @@ async function* serveStream(
 }
 
 /** A ConnectError as grpc-js sends it: the code, the message and the ErrorInfo detail as binary metadata. */
-function grpcStatusOf(ce: ConnectError): Partial<grpc.StatusObject> {
-  const md = new grpc.Metadata();
-  const info = ce.findDetails(ErrorInfoSchema)[0];
-  if (info) md.set(errorInfoKey, Buffer.from(toBinary(ErrorInfoSchema, info)));
-  return { code: ce.code as number, details: ce.rawMessage, metadata: md };
-}
 
 export async function serveRpc(
   transport: Transport,
@@ -480,154 +449,5 @@ async function serveConnect(
           resolve();
         });
       }),
-  };
-}
-
-export interface ClientOptions {
-  timeoutMs: number;
-  /** This process's identity: the server checks it, and the server's certificate is checked against its CA. */
-  tls: TlsIdentity;
-}
-
-export interface ClientHandle<S extends DescService> {
-  client: Client<S>;
-  close(): void;
-}
-
-/** A typed client for one service. Every call carries a deadline. */
-export function rpcClient<S extends DescService>(
-  transport: Transport,
-  desc: S,
-  address: string,
-  opts: ClientOptions,
-): ClientHandle<S> {
-  return transport === "grpc-js" ? grpcJsClient(desc, address, opts) : connectClient(desc, address, opts);
-}
-
-function connectClient<S extends DescService>(
-  desc: S,
-  address: string,
-  opts: ClientOptions,
-): ClientHandle<S> {
-  const made = connectNode().then(({ createGrpcTransport }) =>
-    createGrpcTransport({
-      baseUrl: `https://${address}`,
-      defaultTimeoutMs: opts.timeoutMs,
-      interceptors: [contextInterceptor],
-      nodeOptions: { ca: opts.tls.ca, cert: opts.tls.cert, key: opts.tls.key },
-    }),
-  );
-  // The client is made now and its transport on the first call, once connect-node has loaded.
-  const transport: ConnectTransport = {
-    unary: (method, signal, timeoutMs, header, input, contextValues) =>
-      made.then((t) => t.unary(method, signal, timeoutMs, header, input, contextValues)),
-    stream: (method, signal, timeoutMs, header, input, contextValues) =>
-      made.then((t) => t.stream(method, signal, timeoutMs, header, input, contextValues)),
-  };
-  return { client: createClient(desc, transport), close: () => {} };
-}
-
-/**
- * grpc-js names the TLS server (SNI) after the address's host, an IP address too, which RFC 6066
- * forbids and Node warns about (DEP0123) in every process that calls 127.0.0.1, as `npm start`'s
- * and the tests' stacks do. A loopback address is reached as `localhost` instead: the name is
- * sent and the server's certificate checked against it (the development certificates carry it).
- * Any other address keeps grpc-js's own behaviour (deployments use DNS names).
- */
-function loopbackServerName(address: string): string | undefined {
-  const host = address.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1");
-  const loopback = (isIP(host) === 4 && host.startsWith("127.")) || host === "::1";
-  return loopback ? "localhost" : undefined;
-}
-
-function grpcJsClient<S extends DescService>(desc: S, address: string, opts: ClientOptions): ClientHandle<S> {
-  const credentials = grpc.credentials.createSsl(opts.tls.ca, opts.tls.key, opts.tls.cert);
-  const serverName = loopbackServerName(address);
-  const channel = new grpc.Client(address, credentials, {
-    ...(serverName ? { "grpc.ssl_target_name_override": serverName } : {}),
-    "grpc.keepalive_time_ms": 30_000,
-    // Calls are retried by the callers that may retry them; grpc-js's own retry machinery costs
-    // CPU on every call (measured in docs/benchmarks.md).
-    "grpc.enable_retries": 0,
-    "grpc.max_receive_message_length": 16 * 1024 * 1024,
-  });
-  const client: Record<string, unknown> = {};
-  for (const method of unaryMethods(desc)) {
-    const path = `/${desc.typeName}/${method.name}`;
-    const serialize = (v: never) => Buffer.from(toBinary(method.input, v));
-    const deserialize = (b: Buffer) => fromBinary(method.output, b);
-    client[method.localName] = (req: unknown, callOpts?: { timeoutMs?: number }) =>
-      new Promise((resolve, reject) => {
-        const deadline = Date.now() + (callOpts?.timeoutMs ?? opts.timeoutMs);
-        const outgoing = clientCall(path);
-        channel.makeUnaryRequest(
-          path,
-          serialize,
-          deserialize,
-          create(method.input, req as never) as never,
-          outgoing.metadata,
-          { deadline },
-          (err, value) => {
-            outgoing.done(err ? err.message : undefined);
-            if (err) reject(fromGrpcError(err));
-            else resolve(value);
-          },
-        );
-      });
-  }
-  for (const method of streamingMethods(desc)) {
-    const path = `/${desc.typeName}/${method.name}`;
-    const serialize = (v: never) => Buffer.from(toBinary(method.input, v));
-    const deserialize = (b: Buffer) => fromBinary(method.output, b);
-    // A stream has no deadline unless the caller gives one; the caller's signal cancels it.
-    client[method.localName] = async function* (
-      req: unknown,
-      callOpts?: { timeoutMs?: number; signal?: AbortSignal },
-    ) {
-      const call = channel.makeServerStreamRequest(
-        path,
-        serialize,
-        deserialize,
-        create(method.input, req as never) as never,
-        clientCall(path).metadata,
-        callOpts?.timeoutMs ? { deadline: Date.now() + callOpts.timeoutMs } : {},
-      );
-      const cancel = () => call.cancel();
-      callOpts?.signal?.addEventListener("abort", cancel, { once: true });
-      try {
-        for await (const message of call) yield message;
-      } catch (err) {
-        if (callOpts?.signal?.aborted) return;
-        throw fromGrpcError(err as grpc.ServiceError);
-      } finally {
-        callOpts?.signal?.removeEventListener("abort", cancel);
-        call.cancel();
-      }
-    };
-  }
-  return { client: client as Client<S>, close: () => channel.close() };
-}
-
-function fromGrpcError(err: grpc.ServiceError): ConnectError {
-  const raw = err.metadata?.get(errorInfoKey)[0];
-  const details =
-    raw instanceof Buffer ? [{ desc: ErrorInfoSchema, value: fromBinary(ErrorInfoSchema, raw) }] : [];
-  return new ConnectError(err.details || err.message, err.code as unknown as Code, undefined, details, err);
-}
-
-/** How grpc-js serves one method: its path and the protobuf-es (de)serialisers of its messages. */
-function grpcMethodDefinition(
-  path: string,
-  method: DescMethodUnary | DescMethodServerStreaming,
-  responseStream: boolean,
-): grpc.MethodDefinition<unknown, unknown> {
-  return {
-    path,
-    requestStream: false,
-    responseStream,
-    requestSerialize: (v) => Buffer.from(toBinary(method.input, v as never)),
-    requestDeserialize: (b: Buffer) => fromBinary(method.input, b),
-    responseSerialize: (v) => Buffer.from(toBinary(method.output, v as never)),
-    responseDeserialize: (b: Buffer) => fromBinary(method.output, b),
   };
 }
