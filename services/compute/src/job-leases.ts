@@ -1,0 +1,65 @@
+/**
+ * A job row's lease: the worker that accepted or claimed a job holds it for LEASE_SECONDS, and only
+ * that worker records the job's outcome (jobs.ts); a crashed worker's jobs are claimed again when
+ * their lease runs out.
+ */
+import { newId, prepared, type Sql, type TxSql } from "@hb/platform";
+import type { JobRow } from "./driver.ts";
+import type { MachineRow } from "./machines.ts";
+
+/** How long a claimed job is left to its worker before another may take it over (a crash). */
+const LEASE_SECONDS = 30;
+
+const JOB_COLUMNS = "id, service_id, customer_id, action, target_state, copy_id, claim, driver_state";
+
+/** Inserts an accepted action's job, leased to the caller, first due after `firstCheckMs`. */
+export async function insertJob(
+  tx: TxSql,
+  m: Pick<MachineRow, "service_id" | "customer_id">,
+  action: string,
+  targetState: string,
+  copyId: string | null,
+  firstCheckMs: number,
+): Promise<JobRow> {
+  const [job] = await tx.unsafe<JobRow[]>(
+    `insert into jobs (id, service_id, customer_id, action, target_state, copy_id, claim, started_at,
+                         lease_until, due_at, expected_at)
+       select $1::uuid, $2::uuid, $3::uuid, $4::text, $5::text, $6::uuid, $7::uuid, clock.t, clock.t + make_interval(secs => $8),
+              clock.t + make_interval(secs => $9), clock.t + make_interval(secs => $9)
+       from (select clock_timestamp() as t) clock
+       returning ${JOB_COLUMNS}`,
+    [
+      newId(),
+      m.service_id,
+      m.customer_id,
+      action,
+      targetState,
+      copyId,
+      newId(),
+      LEASE_SECONDS,
+      firstCheckMs / 1000,
+    ],
+    prepared,
+  );
+  return job;
+}
+
+/** Leases up to 50 due jobs to this worker in one statement; the row locks end with it. */
+export async function claimDue(sql: Sql): Promise<JobRow[]> {
+  const claim = newId();
+  const rows = await sql.unsafe<(JobRow & { due_at: Date })[]>(
+    `with due as (
+       select id, due_at from jobs
+       where status = 'running' and due_at <= clock_timestamp()
+         and (lease_until is null or lease_until < clock_timestamp())
+       order by due_at limit 50 for update skip locked)
+     update jobs j set claim = $1, lease_until = clock_timestamp() + make_interval(secs => $2)
+     from due where j.id = due.id
+     returning ${JOB_COLUMNS.split(", ")
+       .map((c) => `j.${c}`)
+       .join(", ")}, due.due_at`,
+    [claim, LEASE_SECONDS],
+    prepared,
+  );
+  return rows.sort((a, b) => a.due_at.getTime() - b.due_at.getTime());
+}

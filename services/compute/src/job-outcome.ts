@@ -1,0 +1,88 @@
+/**
+ * What a job's outcome does to the rows (inside the transaction that records it, jobs.ts): a
+ * failure fails the job (and a build's event says so); a success records what the provider built
+ * or changed on the machine, marks the copy the job worked on available, and, for a build, sends
+ * the machine.provisioned event with the machine's addresses.
+ */
+import { type TxSql, writeOutbox } from "@hb/platform";
+import type { JobOutcome, JobRow } from "./driver.ts";
+import { type IpRow, ipsOf, type MachineRow } from "./machines.ts";
+
+/** Records `outcome` on the job and its machine; the caller holds both rows locked and the job's lease. */
+export async function applyOutcome(tx: TxSql, ns: string, job: JobRow, m: MachineRow, outcome: JobOutcome) {
+  if (!outcome.ok) {
+    await Promise.all([
+      outcome.destroyed
+        ? tx`update machines set state = 'error', has_instance = false where service_id = ${m.service_id}`.execute()
+        : undefined,
+      tx`update jobs set status = 'failed', progress = 100, finished_at = clock_timestamp(), claim = null,
+        lease_until = null, error_code = ${outcome.code}, error_message = ${outcome.message} where id = ${job.id}`.execute(),
+      job.action === "build" ? machineEvent(tx, ns, m, false, outcome.message, []) : undefined,
+    ]);
+    return;
+  }
+  const changes: Promise<unknown>[] = [];
+  if (outcome.built) {
+    for (const ip of outcome.addresses ?? []) {
+      changes.push(
+        tx`insert into ip_addresses (service_id, address, version, prefix_length, purpose)
+          values (${m.service_id}, ${ip.address}, ${ip.version}, ${ip.prefix_length}, ${ip.purpose}) on conflict do nothing`.execute(),
+      );
+    }
+    changes.push(tx`update machines set has_instance = true where service_id = ${m.service_id}`.execute());
+  }
+  // Creating a copy leaves the machine as it was; reverting or restoring brings it back up.
+  if (job.copy_id)
+    changes.push(tx`update copies set status = 'available' where id = ${job.copy_id}`.execute());
+  if (outcome.snapshotsLost)
+    changes.push(
+      tx`update copies set status = 'deleted' where service_id = ${m.service_id}
+        and collection = 'snapshot' and status <> 'deleted'`.execute(),
+    );
+  if (outcome.sshPort)
+    changes.push(
+      tx`update machines set ssh_port = ${outcome.sshPort} where service_id = ${m.service_id}`.execute(),
+    );
+  if (outcome.driverState)
+    changes.push(
+      tx`update machines set driver_state = driver_state || ${JSON.stringify(outcome.driverState)}::text::jsonb
+        where service_id = ${m.service_id}`.execute(),
+    );
+  if (outcome.state)
+    changes.push(
+      tx`update machines set state = ${outcome.state} where service_id = ${m.service_id}`.execute(),
+    );
+  // The event names the machine's addresses as they stand after the inserts above.
+  const ips = job.action === "build" ? ipsOf(tx, m.service_id).execute() : undefined;
+  // Awaited together: a statement that fails leaves no other's rejection unhandled.
+  const [addresses] = await Promise.all([ips, ...changes]);
+  await Promise.all([
+    addresses ? machineEvent(tx, ns, m, true, "", addresses) : undefined,
+    tx`update jobs set status = 'succeeded', progress = 100, finished_at = clock_timestamp(), claim = null,
+      lease_until = null where id = ${job.id}`.execute(),
+  ]);
+}
+
+async function machineEvent(
+  tx: TxSql,
+  ns: string,
+  m: MachineRow,
+  success: boolean,
+  error: string,
+  ips: IpRow[],
+) {
+  await writeOutbox(tx, ns, {
+    type: success ? "machine.provisioned" : "machine.provisioning_failed",
+    payload: {
+      case: "machine",
+      value: {
+        serviceId: m.service_id,
+        customerId: m.customer_id,
+        success,
+        serverIp: (ips.find((i) => i.version === 4) ?? ips[0])?.address ?? "",
+        hostname: m.hostname,
+        error,
+      },
+    },
+  });
+}
