@@ -1,7 +1,8 @@
 import type { Logger, Sql } from "@hb/platform";
 import type { AccountLookup } from "../account-lookup.ts";
 import { money } from "../money.ts";
-import { createPaymentHandlers, type PaymentHandlers } from "./handlers.ts";
+import type { PaymentHandlers } from "./deps.ts";
+import { createPaymentHandlers } from "./handlers.ts";
 import { stripeProvider } from "./stripe-driver.ts";
 
 interface PaymentsSettings {
