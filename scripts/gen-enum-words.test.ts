@@ -20,4 +20,12 @@ describe("the enum words generated from the contracts", () => {
     );
     assert.equal(SERVICE_STATUS_WORDS[0], "pending_payment");
   });
+
+  it("writes only the tables another file names: an unused one is dead code", async () => {
+    const source = await enumWordsSource();
+    const written = [...source.matchAll(/export const (\w+_WORDS)/g)].map((m) => m[1]);
+    assert.ok(written.includes("SERVICE_STATUS_WORDS"));
+    // Nothing uses the delivery statuses' words (webhooks maps its own enum), so no table is written.
+    assert.ok(!written.includes("DELIVERY_STATUS_WORDS"), written.join(" "));
+  });
 });
