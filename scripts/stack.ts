@@ -75,7 +75,7 @@ const serviceNodeArgs = () =>
 const memoryEnv = { MALLOC_ARENA_MAX: "2" };
 
 const entry = (name: string) => path.join(root, "services", name, "src", "main.ts");
-export const availableServices = () => SERVICES.filter((s) => existsSync(entry(s.name)));
+const availableServices = () => SERVICES.filter((s) => existsSync(entry(s.name)));
 
 // Generous: on two shared cores a dozen private stacks may start at once in the test run.
 async function waitFor(what: string, check: () => Promise<boolean>, proc: ChildProcess, timeoutMs = 90_000) {

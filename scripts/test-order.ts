@@ -16,7 +16,7 @@ export const TIMES_FILE = path.join(root, "node_modules", ".cache", "hb-test-tim
  * The slowest files of a full run, slowest first, for a checkout with no times of its own
  * (measured on two cores; see docs/architecture.md, "Test run").
  */
-export const KNOWN_SLOW = [
+const KNOWN_SLOW = [
   "test/faults.test.ts",
   "services/compute/src/lxd/driver.test.ts",
   "test/company-wide.test.ts",

@@ -9,7 +9,7 @@ const auth = () => client([AuthService, AuthStaffService], "AUTH_ADDR", "127.0.0
 const portal = () => client([PortalService], "AUTH_ADDR", "127.0.0.1:50051");
 
 /** A one-time set-password link (the portal's or the admin panel's) for a person or staff member. */
-export async function passwordLink(realm: Realm, subjectId: string): Promise<string> {
+async function passwordLink(realm: Realm, subjectId: string): Promise<string> {
   const { token } = await portal().createPasswordLink({ realm, subjectId });
   const base = process.env.PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? "8080"}`;
   return `${base}${realm === Realm.ADMIN ? "/admin" : "/portal"}/set-password?token=${encodeURIComponent(token)}`;

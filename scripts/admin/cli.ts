@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import type { ResolvedError } from "@hb/platform";
 import { type Command, type CommandGroup, type FlagSpec, UsageError } from "./common.ts";
 
-export const TOOL = "npm run admin --";
+const TOOL = "npm run admin --";
 
 export type Parsed =
   | { kind: "help"; text: string }
@@ -186,7 +186,7 @@ function usageLine(name: string, command: Command): string {
   return parts.join(" ");
 }
 
-export function commandHelp(name: string, command: Command): string {
+function commandHelp(name: string, command: Command): string {
   const rows: [string, string][] = [
     ...command.args.map((a): [string, string] => [`<${a.name}>`, a.help]),
     ...Object.entries(command.flags).map(([flag, spec]): [string, string] => [
@@ -210,7 +210,7 @@ function commandList(commands: [string, Command][]): string {
   return commands.map(([n, c]) => `  ${n.padEnd(width)}  ${c.summary}`).join("\n");
 }
 
-export function toolHelp(groups: CommandGroup[]): string {
+function toolHelp(groups: CommandGroup[]): string {
   return [
     `Usage: ${TOOL} <command> [<arguments>] [--flags]   (prints JSON)`,
     `       ${TOOL} <command> --help                     (that command's arguments and flags)`,

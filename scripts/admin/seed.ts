@@ -185,7 +185,7 @@ async function demoPartnerSecret(
 }
 
 /** Other services' demo data (machines, catalogue, credit) hook in here. */
-export const seedHooks: Array<
+const seedHooks: Array<
   (demo: { customerId: string; ownerPersonId: string; memberPersonId: string }) => Promise<void>
 > = [];
 
@@ -200,7 +200,7 @@ export const seedCommands: CommandGroup = {
   },
 };
 
-export const DEMO_PRODUCTS: Array<{
+const DEMO_PRODUCTS: Array<{
   name: string;
   kind: ProductKind;
   /** EUR per cycle. */

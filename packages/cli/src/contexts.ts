@@ -5,7 +5,7 @@ import { CliExit, type Runtime } from "./runtime.ts";
 import { readSecret } from "./vps.ts";
 
 /** Shows a key as its marker and prefix only: the secret never reaches a terminal. */
-export const maskKey = (key: string) => {
+const maskKey = (key: string) => {
   const m = /^([a-z]+_[A-Za-z0-9]{8})_/.exec(key);
   return m ? `${m[1]}_…` : "…";
 };

@@ -13,7 +13,7 @@ const cell = (v: unknown): string => {
 };
 
 /** Rows as left-aligned columns separated by two spaces, with a header line. */
-export function renderTable<T>(rows: T[], columns: Column<T>[]): string {
+function renderTable<T>(rows: T[], columns: Column<T>[]): string {
   const cells = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => cell(c.value(r))))];
   const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i].length)));
   return cells
@@ -27,7 +27,7 @@ export function renderTable<T>(rows: T[], columns: Column<T>[]): string {
 }
 
 /** One record as "field  value" lines; nested objects as JSON. */
-export function renderRecord(record: Record<string, unknown>): string {
+function renderRecord(record: Record<string, unknown>): string {
   const width = Math.max(0, ...Object.keys(record).map((k) => k.length));
   return Object.entries(record)
     .map(([k, v]) => `${k.padEnd(width)}  ${cell(v)}`)

@@ -10,7 +10,7 @@ import { registerSshKeys } from "./ssh-keys.ts";
 import { registerVps } from "./vps.ts";
 import { registerWebhooks } from "./webhooks.ts";
 
-export const VERSION = "0.1.0";
+const VERSION = "0.1.0";
 
 /** Every command of hb. A new group is one file exporting register<Group>(program, rt), added here. */
 export function buildProgram(rt: Runtime): Command {

@@ -7,7 +7,7 @@ import { CliExit, type Runtime } from "./runtime.ts";
 type Vps = DataOf<"/vps">[number];
 type PowerResult = DataOf<"/vps/{id}/power/{action}", "post">;
 
-export const vpsColumns = [
+const vpsColumns = [
   { header: "ID", value: (v: Vps) => v.id },
   { header: "HOSTNAME", value: (v: Vps) => v.hostname },
   { header: "STATUS", value: (v: Vps) => v.status },
@@ -25,7 +25,7 @@ export function withWait(cmd: Command): Command {
 }
 
 /** Prints an action's result, or with --wait follows its job and prints the job. */
-export async function reportJob(
+async function reportJob(
   rt: Runtime,
   cmd: Command,
   hb: HbClient,

@@ -24,7 +24,7 @@ export function loadConfig<T extends z.ZodRawShape>(shape: T, env: NodeJS.Proces
 const configError = (lines: string[]) =>
   new ConfigError(`Invalid configuration:\n${lines.map((l) => `  ${l}`).join("\n")}`);
 
-export class ConfigError extends Error {}
+class ConfigError extends Error {}
 
 /** The variables every service shares; each service adds its own. */
 export const commonConfig = {

@@ -1,7 +1,7 @@
 import { commonConfig, loadConfig } from "@hb/platform";
 import { z } from "zod";
 
-export const authConfigShape = {
+const authConfigShape = {
   ...commonConfig,
   /**
    * Server-side pepper for key hashes. The development default, or any placeholder or value

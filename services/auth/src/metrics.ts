@@ -1,6 +1,6 @@
 import { Histogram, latencyBuckets, metricsRegistry } from "@hb/platform";
 
-export const verifySeconds = new Histogram({
+const verifySeconds = new Histogram({
   name: "auth_key_verification_seconds",
   help: "Time to verify an API key (database, hash, rate window), by outcome (accepted, refused)",
   labelNames: ["outcome"] as const,

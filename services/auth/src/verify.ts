@@ -141,7 +141,7 @@ function check(row: KeyRow, req: VerifyRequest, window: WindowCount, permissions
 }
 
 /** Accepted clock skew for signed reseller requests; an older request cannot be replayed. */
-export const SIGNATURE_MAX_SKEW_SECONDS = 300;
+const SIGNATURE_MAX_SKEW_SECONDS = 300;
 
 function checkResellerSignature(secret: string | null, req: VerifyRequest): string | undefined {
   if (!secret) return "No signing secret is configured for this partner";

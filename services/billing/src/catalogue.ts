@@ -36,7 +36,7 @@ interface ProductRow {
 }
 
 /** A catalogue row as the contract's product; prices in the product's currency. */
-export function productOut(p: ProductRow): MessageInitShape<typeof CatalogueProductSchema> {
+function productOut(p: ProductRow): MessageInitShape<typeof CatalogueProductSchema> {
   const price = (text: string) => moneyOut(money(text), p.currency);
   return {
     id: p.id,

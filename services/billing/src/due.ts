@@ -15,7 +15,7 @@ import { transact } from "./shared.ts";
  * terminated (service.terminated), nothing is refunded, and it no longer renews. Claimed with SKIP
  * LOCKED so replicas never terminate one service twice.
  */
-export async function endTermsDue(sql: Sql, ns: string, lock: DueLock = "skip"): Promise<number> {
+async function endTermsDue(sql: Sql, ns: string, lock: DueLock = "skip"): Promise<number> {
   return transact(sql, async (tx) => {
     const due = await selectServices(
       tx,
@@ -77,7 +77,7 @@ async function runDueWorkNow(sql: Sql, ns: string, lock: DueLock, steps: number)
 // with work still due; queued behind it, the second pass sees the rows again with the new time.
 let tail: Promise<unknown> = Promise.resolve();
 
-export function runDueWork(sql: Sql, ns: string, lock: DueLock = "skip", steps = 500): Promise<boolean> {
+function runDueWork(sql: Sql, ns: string, lock: DueLock = "skip", steps = 500): Promise<boolean> {
   const run = tail.then(() => runDueWorkNow(sql, ns, lock, steps));
   tail = run.catch(() => {});
   return run;

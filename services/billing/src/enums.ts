@@ -41,12 +41,12 @@ export interface EnumCodec<S extends string, E extends number> {
  * A codec from the contract's descriptor and its generated words. (A hand-written word → value
  * record is still accepted, for codecs added before this; prefer the descriptor.)
  */
-export function enumCodec<S extends string, E extends number>(
+function enumCodec<S extends string, E extends number>(
   desc: GenEnum<E>,
   words: readonly S[],
 ): EnumCodec<S, E>;
-export function enumCodec<S extends string, E extends number>(words: Record<S, E>): EnumCodec<S, E>;
-export function enumCodec<S extends string, E extends number>(
+function enumCodec<S extends string, E extends number>(words: Record<S, E>): EnumCodec<S, E>;
+function enumCodec<S extends string, E extends number>(
   source: DescEnum | Record<S, E>,
   only?: readonly S[],
 ): EnumCodec<S, E> {

@@ -45,9 +45,6 @@ export function shiftMonths(from: Date, months: number, anchorDay = from.getUTCD
 export const nthDueDate = (anchor: Date, cycle: string, n: number): Date =>
   shiftMonths(anchor, (CYCLE_MONTHS[cycle] ?? 1) * n);
 
-/** The anchor day of a service or add-on (the day of month of its first term), in UTC. */
-export const anchorDayOf = (firstTermStart: Date): number => firstTermStart.getUTCDate();
-
 /** Monthly-equivalent of a recurring amount (for usage), rounded to 4 decimals. */
 export function monthlyEquivalent(amount: Units, cycle: string): Units {
   if (cycle === HOURLY) return amount * 730n; // hours in an average month

@@ -58,7 +58,7 @@ export function provisioningStatus(services: ServiceRow[]) {
   return "not_started";
 }
 
-export const orderServiceOut = (s: ServiceRow): MessageInitShape<typeof OrderServiceSchema> => ({
+const orderServiceOut = (s: ServiceRow): MessageInitShape<typeof OrderServiceSchema> => ({
   id: s.id,
   status: serviceStatus.out(s.status),
   hostname: s.hostname,

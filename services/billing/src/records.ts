@@ -35,7 +35,7 @@ export interface ServiceRow {
 }
 
 /** Services joined with their product name. */
-export const serviceSelect = `select s.*, p.name as product_name from services s join products p on p.id = s.product_id`;
+const serviceSelect = `select s.*, p.name as product_name from services s join products p on p.id = s.product_id`;
 
 type Queryable = { unsafe: Sql["unsafe"] };
 /**

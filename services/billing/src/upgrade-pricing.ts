@@ -16,7 +16,7 @@ import { prorate, remainingShare } from "./proration.ts";
 import type { DocumentRow } from "./records.ts";
 
 /** How long an upgrade invoice holds the price it was issued at. */
-export const PRICE_HOLD_MS = 30 * 60_000;
+const PRICE_HOLD_MS = 30 * 60_000;
 
 /** The instant an upgrade paid at `paidAt` counts from: when it was priced, within the hold; else the payment. */
 export const pricedFrom = (pricedAt: Date, paidAt: Date): Date =>

@@ -18,7 +18,7 @@ const NAME_BY_STATUS = new Map(Object.entries(STATUS_BY_NAME).map(([name, s]) =>
  * between its start and the driver's expected finish (expected_at, from its `firstCheckMs`) already
  * gone, held at 99 while the job runs past it, 100 once it has finished.
  */
-export const PROGRESS_SQL = `case when status <> 'running' then 100
+const PROGRESS_SQL = `case when status <> 'running' then 100
   else coalesce(least(99, greatest(0, floor(100 * extract(epoch from clock_timestamp() - started_at)
          / nullif(extract(epoch from expected_at - started_at), 0))))::int, 99) end`;
 

@@ -76,7 +76,7 @@ export function addressesFor(serviceId: string): IpRow[] {
 export const hasInstance = (m: MachineRow) => m.has_instance || m.state === "creating";
 
 /** The machine's instance, or undefined when it has none. */
-export function instanceOf(m: MachineRow): Instance | undefined {
+function instanceOf(m: MachineRow): Instance | undefined {
   if (!hasInstance(m)) return undefined;
   return create(InstanceSchema, {
     state: instanceStates.of(m.state),

@@ -57,7 +57,7 @@ export interface UsageBucket {
 }
 
 /** The start of the step a moment falls in: steps are aligned to the epoch, so every pass agrees. */
-export const bucketStart = (at: Date, stepS: number): Date =>
+const bucketStart = (at: Date, stepS: number): Date =>
   new Date(Math.floor(at.getTime() / (stepS * 1000)) * stepS * 1000);
 
 /** Two buckets of the same machine, tier and step as one: what the database's upsert also does. */

@@ -36,7 +36,7 @@ const meaning: Record<ErrorCode, string> = {
 };
 
 /** The refusals a route can answer with, from its kind and what it declares. */
-export function refusalsOf(r: RouteDef): ErrorCode[] {
+function refusalsOf(r: RouteDef): ErrorCode[] {
   const codes = new Set<ErrorCode>(["BAD_REQUEST"]);
   if (typeof r.auth === "object") {
     for (const c of [

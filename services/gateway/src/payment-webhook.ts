@@ -5,7 +5,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { parserRefusal } from "./body.ts";
 import { sendError, sendOk } from "./envelope.ts";
 
-export const STRIPE_WEBHOOK_PATH = "/payments/stripe/webhook";
+const STRIPE_WEBHOOK_PATH = "/payments/stripe/webhook";
 /** Stripe's events are a few kilobytes; its documented ceiling is far below this. */
 const LIMIT = "512kb";
 

@@ -65,7 +65,7 @@ export const hostname = z
  * Control characters and the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
  * U+2066-U+2069): a name shown in a list must read as what it is, not reorder what follows it.
  */
-export const UNSHOWABLE = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
+const UNSHOWABLE = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
 
 /** A display name (SSH keys): trimmed, 1 to 100 characters, nothing that hides or reorders text. */
 export const displayName = z

@@ -100,7 +100,7 @@ const idOf = (v: string | { id: string } | null | undefined): string | undefined
   typeof v === "string" ? v : (v?.id ?? undefined);
 
 /** The event reduced to what moves money; every other type is ignored. */
-export function readStripeEvent(event: Stripe.Event): ProviderEvent {
+function readStripeEvent(event: Stripe.Event): ProviderEvent {
   const base = { id: event.id, type: event.type };
   switch (event.type) {
     case "checkout.session.completed":

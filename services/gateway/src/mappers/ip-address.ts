@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { addressList, ipAddress } from "../wire/machine.ts";
 import { ipPurposes } from "./compute-wire.ts";
 
-export function ipAddressJson(a: IpAddress): z.infer<typeof ipAddress> {
+function ipAddressJson(a: IpAddress): z.infer<typeof ipAddress> {
   if (a.version !== 4 && a.version !== 6) throw new Error(`compute sent IP version ${a.version}`);
   return {
     address: a.address,

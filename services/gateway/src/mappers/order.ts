@@ -38,7 +38,7 @@ export function listedOrderJson(o: Order): z.infer<typeof listedOrder> {
 }
 
 /** Either kind of document, as an order lists its documents. */
-export const billingDocumentJson = (d: Document) =>
+const billingDocumentJson = (d: Document) =>
   d.kind === DocumentKind.PROFORMA ? proformaJson(d) : invoiceJson(d);
 
 /** GET /orders/{id}: the order, each service's billing record, and its documents. */

@@ -4,7 +4,7 @@ import type { osImages } from "../wire/machine.ts";
 
 type OsImageWire = z.infer<typeof osImages>["images"][number];
 
-export const osImageJson = (i: OsImage): OsImageWire => ({ id: i.id, name: i.name });
+const osImageJson = (i: OsImage): OsImageWire => ({ id: i.id, name: i.name });
 
 /** GET /vps/{id}/os-images and /dedicated/{id}/os-images. */
 export const osImageListJson = (images: OsImage[]): z.infer<typeof osImages> => ({

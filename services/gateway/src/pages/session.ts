@@ -60,7 +60,7 @@ export function cookieWriter(publicUrl: string) {
 }
 export type CookieWriter = ReturnType<typeof cookieWriter>;
 
-export const sameToken = (a: string, b: string) =>
+const sameToken = (a: string, b: string) =>
   a.length === b.length && a.length > 0 && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** The signed-in session of a page request (set by requireSession). */

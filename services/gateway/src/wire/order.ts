@@ -70,7 +70,7 @@ export const orderCreation = z.object({
   credit_balance: z.number(),
 });
 
-export const orderExample = {
+const orderExample = {
   id: "0195e3a0-7b00-7d1e-8f20-3a4b5c6d7e8f",
   order_number: "ORD-5120",
   status: "pending",

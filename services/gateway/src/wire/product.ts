@@ -36,7 +36,7 @@ export const productDetail = product.extend({
 
 export const productList = z.object({ products: z.array(product) });
 
-export const productExample = {
+const productExample = {
   id: "0195e39f-1a2b-7c3d-8e4f-5a6b7c8d9e01",
   name: "VPS Small",
   kind: "vps",

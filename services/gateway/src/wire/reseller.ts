@@ -6,7 +6,7 @@ import { productRef, serviceStatus } from "./service.ts";
 const address = z.string().nullable().meta({ description: "the server's address, null until built" });
 
 /** A service as a reseller order row carries it (status, hostname, address). */
-export const resellerOrderService = z.object({
+const resellerOrderService = z.object({
   id: z.uuid(),
   status: serviceStatus,
   hostname: z.string(),

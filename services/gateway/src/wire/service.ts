@@ -9,7 +9,7 @@ export const serviceStatus = z.enum(SERVICE_STATUSES);
 
 /** A machine's instance state (spec: VPS instance.state). */
 export const INSTANCE_STATES = INSTANCE_STATE_WORDS;
-export const instanceState = z.enum(INSTANCE_STATES);
+const instanceState = z.enum(INSTANCE_STATES);
 
 export const productRef = z.object({ id: z.uuid(), name: z.string() });
 

@@ -72,7 +72,7 @@ export type Envelope<T> = { data: T } & Record<string, unknown>;
 export type PageApi = <T>(op: Operation, input?: CallInput) => Promise<Envelope<T>>;
 
 /** Fills a path template's `:name` parts; a value is one path segment, encoded. */
-export function fillPath(template: string, params: Record<string, string> = {}): string {
+function fillPath(template: string, params: Record<string, string> = {}): string {
   return template.replace(/:([A-Za-z]+)/g, (_m, name: string) => {
     const v = params[name];
     if (v === undefined) throw new Error(`path parameter ${name} missing for ${template}`);

@@ -27,7 +27,7 @@ export interface Outcome {
 
 const TOKEN = /^[A-Za-z0-9_-]{24}$/;
 /** How long a shown form may be sent (a tab left open over lunch still works). */
-export const FORM_LIFETIME_SECONDS = 6 * 3600;
+const FORM_LIFETIME_SECONDS = 6 * 3600;
 /** Longer than any token can claim: a token's outcome is there as long as the token is accepted. */
 const KEPT_SECONDS = FORM_LIFETIME_SECONDS + 3600;
 const WAIT_MS = 20_000;
@@ -41,7 +41,7 @@ export function newToken(now = Date.now()): string {
 export const validToken = (t: unknown): t is string => typeof t === "string" && TOKEN.test(t);
 
 /** A token shown within its lifetime (and not in the future, give or take a clock's minute). */
-export function freshToken(token: string, now = Date.now()): boolean {
+function freshToken(token: string, now = Date.now()): boolean {
   const shown = Buffer.from(token, "base64url").readUInt32BE(0) * 1000;
   return shown <= now + 60_000 && now - shown <= FORM_LIFETIME_SECONDS * 1000;
 }

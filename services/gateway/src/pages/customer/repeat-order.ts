@@ -10,7 +10,7 @@ import type { Redis } from "@hb/platform/redis";
  * is placed only when the form confirms it names the earlier order. Orders placed over the API are
  * not looked at: a program that sends the same order twice has its Idempotency-Key for that.
  */
-export const REPEAT_WINDOW_SECONDS = 600;
+const REPEAT_WINDOW_SECONDS = 600;
 
 /** The earlier identical order, or "placing" while one is being placed from another tab. */
 export type EarlierOrder = { id: string; number: string; placedAt: number } | "placing";

@@ -200,14 +200,14 @@ ${table(
 }
 
 /** The four charts of a machine's usage history, or why there are none. */
-export function usageCharts(h: History): Html {
+function usageCharts(h: History): Html {
   if (!h.points.length) {
     return html`<p class="empty">No readings in the ${RANGE_WORDS[h.range]} yet: compute records each machine's usage every minute while it exists.</p>`;
   }
   return html`${CHARTS.map((c) => html`<h3>${c.title}</h3>${chart(h, c)}`)}`;
 }
 
-export const rangeOf = (q: unknown): Range =>
+const rangeOf = (q: unknown): Range =>
   typeof q === "string" && (USAGE_RANGES as readonly string[]).includes(q) ? (q as Range) : DEFAULT_RANGE;
 
 /**
