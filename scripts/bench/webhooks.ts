@@ -1,0 +1,141 @@
+/** The bench's webhooks part (scripts/bench.ts): events through JetStream and the webhooks service to a receiver. */
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
+import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
+import { backendClient } from "@hb/platform";
+import type { Stack } from "../stack.ts";
+import { commandTicks, cpuTicks, machineBusyTicks } from "./scratch-stack.ts";
+import { adminIdentity } from "./seed.ts";
+
+/** 10,000 events across 100 partners through JetStream, the webhooks service and a local receiver. */
+export async function webhookBench(stack: Stack, env: Record<string, string>): Promise<string> {
+  const { create, toBinary } = await import("@bufbuild/protobuf");
+  const { timestampNow } = await import("@bufbuild/protobuf/wkt");
+  const { EventSchema } = await import("@hb/contracts/hb/events/v1/events_pb");
+  const { ServiceStatus } = await import("@hb/contracts/hb/billing/v1/common_pb");
+  const { PartnerStatus } = await import("@hb/contracts/hb/auth/v1/partners_pb");
+  const { WebhooksService } = await import("@hb/contracts/hb/webhooks/v1/webhooks_pb");
+  const { newId } = await import("@hb/platform");
+  const { jetstream } = await import("@nats-io/jetstream");
+  const { connect } = await import("@nats-io/transport-node");
+  const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
+  // Events offered per second (issue 13 asks 3,000/s held); 0 publishes as fast as it can.
+  const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 0);
+  const PARTNERS = 100;
+  const published = new Map<string, number>();
+  const arrived = new Map<string, number>();
+  const receiver = spawn(process.execPath, [path.join(import.meta.dirname, "webhook-receiver.ts")], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines = (await import("node:readline")).createInterface({ input: receiver.stdout! });
+  const port = await new Promise<number>((resolve) => {
+    lines.once("line", (l) => {
+      resolve(Number(l));
+      lines.on("line", (arrival) => {
+        const [id, at] = arrival.split(" ");
+        arrived.set(id, Number(at));
+      });
+    });
+  });
+  const auth = backendClient("grpc-js", [AuthService, AuthStaffService], env.AUTH_ADDR, {
+    timeoutMs: 10_000,
+    tls: adminIdentity(env),
+  });
+  const webhooks = backendClient("grpc-js", [WebhooksService, WebhooksStaffService], env.WEBHOOKS_ADDR, {
+    timeoutMs: 10_000,
+    tls: adminIdentity(env),
+  });
+  await webhooks.client.updateProgrammeSettings({ addAllowedDestinations: [`127.0.0.1:${port}`] });
+  const partners: string[] = [];
+  for (let i = 0; i <= PARTNERS; i++) {
+    const { customer } = await auth.client.createCustomer({
+      name: `P${i}`,
+      email: `p${i}@bench.test`,
+      currency: "EUR",
+    });
+    await auth.client.createPartner({ customerId: customer!.id, status: PartnerStatus.ACTIVE });
+    await webhooks.client.setWebhookUrl({
+      partnerId: customer!.id,
+      url: `http://127.0.0.1:${port}/${i === PARTNERS ? "hang" : "hook"}`,
+    });
+    partners.push(customer!.id);
+  }
+  const hanging = partners.pop()!;
+  auth.close();
+  webhooks.close();
+  const nc = await connect({ servers: env.NATS_URL ?? process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+  const js = jetstream(nc);
+  const subject = `${env.HB_NS}.events.service.suspended`;
+  const publish = async (partnerId: string, serviceId: string) => {
+    const event = create(EventSchema, {
+      id: newId(),
+      type: "service.suspended",
+      occurredAt: timestampNow(),
+      partnerId,
+      payload: { case: "service", value: { serviceId, status: ServiceStatus.SUSPENDED, hostname: "h" } },
+    });
+    await js.publish(subject, toBinary(EventSchema, event), { msgID: event.id });
+  };
+  for (let i = 0; i < 20; i++) await publish(hanging, newId()); // a partner whose endpoint hangs
+  // CPU from the first publish to the last arrival: the machine's (every process, PostgreSQL and
+  // NATS included) and the processes of the pipeline, per delivery.
+  const cpuPids = {
+    webhooks: stack.procs.get("webhooks")!.pid!,
+    compute: stack.procs.get("compute")!.pid!,
+    receiver: receiver.pid!,
+    "bench (publisher)": process.pid,
+  };
+  const cpuBefore = Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, cpuTicks(pid)]));
+  const machineBefore = machineBusyTicks();
+  const serversBefore = { postgres: commandTicks("postgres"), "nats-server": commandTicks("nats-server") };
+  const start = Date.now();
+  const batch: Promise<void>[] = [];
+  for (let i = 0; i < EVENTS; i++) {
+    // Offered at RATE events/s (0: as fast as the publisher goes), in steps of 10 ms.
+    if (RATE > 0 && i % Math.max(1, RATE / 100) === 0) {
+      const due = start + (i / RATE) * 1000;
+      if (due > Date.now()) {
+        await Promise.all(batch.splice(0));
+        await new Promise((r) => setTimeout(r, due - Date.now()));
+      }
+    }
+    const id = newId();
+    published.set(id, Date.now());
+    batch.push(publish(partners[i % PARTNERS], id));
+    if (batch.length >= 200) await Promise.all(batch.splice(0));
+  }
+  await Promise.all(batch);
+  const publishedIn = Date.now() - start;
+  const until = Date.now() + 180_000;
+  while (arrived.size < EVENTS && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+  const perDelivery = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, arrived.size));
+  const cpu = {
+    ...Object.fromEntries(
+      Object.entries(cpuPids).map(([k, pid]) => [k, perDelivery(cpuTicks(pid) - cpuBefore[k])]),
+    ),
+    postgres: perDelivery(commandTicks("postgres") - serversBefore.postgres),
+    "nats-server": perDelivery(commandTicks("nats-server") - serversBefore["nats-server"]),
+    "whole machine": perDelivery(machineBusyTicks() - machineBefore),
+  };
+  await nc.close();
+  receiver.kill("SIGTERM");
+  const lat = [...arrived.entries()].map(([id, t]) => t - published.get(id)!).sort((a, b) => a - b);
+  const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] ?? NaN;
+  const last = Math.max(...arrived.values());
+  const offered = RATE > 0 ? `offered at ${RATE.toLocaleString("en")} events/s and ` : "";
+  const text = `${EVENTS.toLocaleString("en")} events across ${PARTNERS} partners (plus one partner whose endpoint never answers, with the default 30 s deadline), ${offered}published to JetStream in ${publishedIn} ms (${Math.round(EVENTS / (publishedIn / 1000)).toLocaleString("en")} events/s), delivery pass every 1 s, to a receiver on loopback (a process of its own):
+
+| Delivered | Throughput (first publish → last delivery) | p50 event → delivery | p99 event → delivery |
+|---|---|---|---|
+| ${arrived.size.toLocaleString("en")} of ${EVENTS.toLocaleString("en")} | ${Math.round(arrived.size / ((last - start) / 1000)).toLocaleString("en")} deliveries/s | ${pct(50)} ms | ${pct(99)} ms |
+
+CPU per delivery from the first publish to the last arrival (µs): ${Object.entries(cpu)
+    .map(([k, v]) => `${k} ${v.toLocaleString("en")}`)
+    .join(", ")} (the machine's figure includes PostgreSQL, NATS and every other process).
+
+Latency is measured from publishing the event (the outbox relay's step) to its first arrival at the receiver; it includes the wait for the next pass (up to 1 s). The hanging partner's deliveries time out after 30 s each without delaying the other partners, which are served concurrently.`;
+  process.stdout.write(`${text}\n`);
+  return text;
+}
