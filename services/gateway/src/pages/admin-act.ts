@@ -5,7 +5,7 @@
  */
 import type { Request, Response, Router } from "express";
 import { type ActionBody, ADMIN_ACTIONS, type AdminAction, type AdminActionName } from "./admin-actions.ts";
-import type { AdminNeeds, AdminRender } from "./admin-page.ts";
+import type { AdminNeeds, AdminRender } from "./admin-guards.ts";
 import { html } from "./html.ts";
 import type { Audited, StaffWrite } from "./staff-audit.ts";
 

@@ -10,9 +10,10 @@
  * (test/admin-actions.test.ts): each action acts once per token, writes its audit row, and is drawn
  * only for staff allowed it.
  */
+
+import type { StaffPermission } from "@hb/platform";
 import type { Response } from "express";
 import { z } from "zod";
-import type { StaffPermission } from "./admin-page.ts";
 import { sessionOf } from "./session.ts";
 
 /** A text field of a form: absent is empty; bounded like the API's strings. */
