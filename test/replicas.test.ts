@@ -268,7 +268,8 @@ describe("two replicas of every service", () => {
       await eventually(
         async () =>
           (
-            await db`select 1 from webhooks.deliveries where status <> 'delivered' or lease_until is not null limit 1`
+            await db`select 1 from webhooks.deliveries where status <> 'delivered'
+              union all select 1 from webhooks.partner_queues where holder is not null limit 1`
           ).length === 0,
         60_000,
         200,

@@ -109,10 +109,18 @@ export function storedThrough(nats: NatsLink, ns: string): () => Promise<number 
 }
 
 /**
- * Turns partner events into pending deliveries. Idempotent (the event id is unique per delivery),
+ * Turns partner events into pending deliveries. Idempotent (the delivery's id is the event's),
  * acked only after commit. An event raised while the partner has no URL on file is dropped.
+ * `stored` is told the batch's last stream position once it is acked, so deliveries are
+ * claimed as they arrive instead of at the next pass.
  */
-export function startEventsConsumer(sql: Sql, nats: NatsLink, ns: string, log: Logger): BatchConsumer {
+export function startEventsConsumer(
+  sql: Sql,
+  nats: NatsLink,
+  ns: string,
+  log: Logger,
+  stored: (seq: number) => void = () => {},
+): BatchConsumer {
   const s = streams(ns);
   return consumeBatches(
     nats,
@@ -152,6 +160,7 @@ export function startEventsConsumer(sql: Sql, nats: NatsLink, ns: string, log: L
       }
       if (rows.length === 0) return;
       await sql`
+      with stored as (
       insert into deliveries (id, partner_id, event_id, event, data, request_id, traceparent, created_at, stream_seq)
       -- Created when the event occurred, not when this replica read it (retention and the URL rule
       -- read it); the queue's order is the stream's (stream_seq), whichever replica stored first.
@@ -164,7 +173,14 @@ export function startEventsConsumer(sql: Sql, nats: NatsLink, ns: string, log: L
       -- late must not queue an event raised before the URL was set.
       where exists (select 1 from partner_webhooks w
         where w.partner_id = r.partner_id and w.on_file_since <= r.occurred_at)
-      on conflict do nothing`;
+      on conflict do nothing
+      returning partner_id)
+      -- the partner's queue, leased by whoever serves it (partner-lease.ts), made with its first delivery
+      insert into partner_queues (partner_id) select distinct partner_id from stored on conflict do nothing`;
+      // After this batch's acks, which consumeBatches sends once this returns: the floor a claim
+      // reads then most likely covers it.
+      const last = Math.max(...msgs.map((m) => m.seq));
+      setImmediate(() => stored(last));
     },
     // Events become deliveries as they arrive: a fetch waiting for a full batch held them up to a
     // second, most of the 1.5 s allowed from event to first attempt (issue 13).

@@ -94,9 +94,11 @@ export function createHandlers(
           "No webhook URL is on file; set one with PUT /api/v1/reseller/account/webhook",
         );
       const id = newId();
-      await sql`insert into deliveries (id, partner_id, event_id, event, data)
-        values (${id}, ${partnerId}, ${newId()}, 'webhook.test',
-                ${sql.json({ message: "This is a test event from the reseller programme.", partnerId } as never)})`;
+      await sql`with stored as (insert into deliveries (id, partner_id, event_id, event, data)
+          values (${id}, ${partnerId}, ${id}, 'webhook.test',
+                  ${sql.json({ message: "This is a test event from the reseller programme.", partnerId } as never)})
+          returning partner_id)
+        insert into partner_queues (partner_id) select partner_id from stored on conflict do nothing`;
       return { deliveryId: id };
     },
 

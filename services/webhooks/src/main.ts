@@ -31,12 +31,16 @@ const log = createLogger("webhooks");
 runMain(log, async () => {
   const cfg = loadConfig({
     ...commonConfig,
-    /** How often the delivery pass runs: once a minute. */
+    /**
+     * How often partners are looked at when nothing wakes the loop (events arriving do): what it
+     * waits for is a delivery coming due after back-off. Once a minute.
+     */
     WEBHOOK_PASS_INTERVAL_MS: z.coerce.number().int().min(100).default(60_000),
     /** Success means a 2xx within this deadline. */
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
-    WEBHOOK_PASS_BATCH: z.coerce.number().int().min(1).default(5000),
+    /** Attempts per partner per lease held before it goes behind the others. */
     WEBHOOK_PER_PARTNER: z.coerce.number().int().min(1).default(100),
+    /** Partners served at once by one replica. */
     WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).default(128),
     /** Event streams (`hb webhooks listen`) one partner may hold open at once on a replica. */
     WEBHOOK_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(5),
@@ -55,7 +59,6 @@ runMain(log, async () => {
   const opts = {
     timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
     perPartner: cfg.WEBHOOK_PER_PARTNER,
-    batch: cfg.WEBHOOK_PASS_BATCH,
     concurrency: cfg.WEBHOOK_CONCURRENCY,
     storedThrough: storedThrough(nats, cfg.HB_NS),
   };
@@ -74,8 +77,8 @@ runMain(log, async () => {
     tls,
     cfg.HEALTH_PORT,
   );
-  const consumer = startEventsConsumer(sql, nats, cfg.HB_NS, log);
   const pass = startPassLoop(sql, auth.client, log, cfg.WEBHOOK_PASS_INTERVAL_MS, opts);
+  const consumer = startEventsConsumer(sql, nats, cfg.HB_NS, log, pass.stored);
   // Delivery records are kept 30 days. Events need no table of their own: a delivery's unique
   // event id is what makes a redelivered event a no-op.
   const retention = startRetention(sql, [{ table: "deliveries", column: "created_at" }], log);

@@ -1,0 +1,179 @@
+import { beginContext, endContext, type Logger, runInContext, SpanKind, type Sql } from "@hb/platform";
+import { type AttemptResult, attemptDelivery } from "./attempt.ts";
+import { backoffSeconds } from "./backoff.ts";
+import { deliveryMessage } from "./delivery-message.ts";
+import { deliveriesTotal } from "./metrics.ts";
+import { leaseSeconds, releaseLease, renewLease, sendableNow } from "./partner-lease.ts";
+
+/** Successful attempts recorded per statement. */
+const FLUSH_EVERY = 20;
+
+interface DeliveryRow {
+  id: string;
+  event: string;
+  data: unknown;
+  attempts: number;
+  /** The request that raised the event, from its NATS headers. */
+  request_id: string | null;
+  traceparent: string | null;
+}
+
+export interface DrainOptions {
+  timeoutMs: number;
+  /** At most this many attempts per lease held, so one busy partner cannot crowd out the rest. */
+  perPartner: number;
+  maxAttempts: number;
+  baseDelaySeconds: number;
+  allowed: ReadonlySet<string>;
+  /** The consumer's ack floor now (see `sendableNow`). */
+  storedThrough: () => Promise<number>;
+}
+
+export interface DrainTarget {
+  partnerId: string;
+  /** The partner's URL on file, if any. */
+  url: string | undefined;
+  /** The partner's signing secret ("" when none), or undefined while it may not receive anything. */
+  secret: string | undefined;
+}
+
+export interface Drained {
+  attempted: number;
+  /** It stopped at the per-lease limit with deliveries still sendable: serve it again soon. */
+  more: boolean;
+}
+
+/**
+ * Serves one partner whose lease `holder` holds: its sendable deliveries in queue order, re-read
+ * as they are sent so events stored meanwhile follow at once, until none is left, one fails (the
+ * queue stops there; the next pass sends the later ones, so a failing delivery is overtaken once
+ * it backs off), `perPartner` were attempted, or the lease is lost. Then the lease is released.
+ */
+export async function drainPartner(
+  sql: Sql,
+  log: Logger,
+  holder: string,
+  target: DrainTarget,
+  opts: DrainOptions,
+): Promise<Drained> {
+  const { partnerId, url, secret } = target;
+  const release = () => releaseLease(sql, holder, partnerId);
+  if (secret === undefined) {
+    // Nothing goes out while the profile is pending or suspended; the deliveries wait.
+    await release();
+    return { attempted: 0, more: false };
+  }
+  if (!url) {
+    await sql`update deliveries set status = 'cancelled', last_error = 'No webhook URL on file'
+      where partner_id = ${partnerId} and status = 'pending'`;
+    await release();
+    return { attempted: 0, more: false };
+  }
+  // Successful attempts are recorded in batches (one statement per FLUSH_EVERY, and before the
+  // queue is re-read): a crash can then repeat only those not yet recorded, with the same
+  // X-Webhook-Id, which at-least-once delivery allows. A delivery is written once more in all:
+  // its attempt, count and status in one update.
+  const delivered: { id: string; code: number | null }[] = [];
+  const flush = async () => {
+    if (delivered.length === 0) return;
+    const batch = delivered.slice();
+    await sql`update deliveries d set status = 'delivered', attempts = d.attempts + 1, response_code = v.code,
+        last_error = null, delivered_at = clock_timestamp()
+      from unnest(${batch.map((x) => x.id)}::uuid[], ${batch.map((x) => x.code)}::int[]) as v(id, code)
+      where d.id = v.id`;
+    delivered.splice(0, batch.length);
+  };
+  let attempted = 0;
+  let renewedAt = Date.now();
+  try {
+    for (;;) {
+      const through = await opts.storedThrough();
+      const queue = await sql<DeliveryRow[]>`
+        select id, event, data, attempts, request_id, traceparent from deliveries d
+        where d.partner_id = ${partnerId} and ${sendableNow(sql, through)}
+        order by d.stream_seq, d.created_at, d.id limit ${opts.perPartner - attempted}`;
+      if (queue.length === 0) break;
+      for (const d of queue) {
+        if (Date.now() - renewedAt > (leaseSeconds(opts.timeoutMs) * 1000) / 3) {
+          renewedAt = Date.now();
+          if (!(await renewLease(sql, holder, partnerId, opts.timeoutMs))) {
+            // Taken over after this process stalled past the lease: the new holder sends the rest.
+            await flush();
+            return { attempted, more: false };
+          }
+        }
+        attempted++;
+        const attempts = d.attempts + 1;
+        const final = attempts >= opts.maxAttempts;
+        const result = await attemptOne(log, d, url, secret, attempts, final, opts);
+        if (result.ok) {
+          delivered.push({ id: d.id, code: result.status ?? null });
+          if (delivered.length >= FLUSH_EVERY) await flush();
+          continue;
+        }
+        await flush();
+        await sql`update deliveries set attempts = ${attempts}, response_code = ${result.status ?? null},
+          last_error = ${result.error ?? null}, status = ${final ? "failed" : "pending"},
+          next_attempt_at = clock_timestamp() + make_interval(secs => ${backoffSeconds(opts.baseDelaySeconds, attempts)})
+          where id = ${d.id}`;
+        await release();
+        return { attempted, more: false };
+      }
+      await flush();
+      if (attempted >= opts.perPartner) {
+        await release();
+        return { attempted, more: true };
+      }
+    }
+    await release();
+    return { attempted, more: false };
+  } catch (err) {
+    // A statement failed part-way (PostgreSQL away for a moment, a deadline). Deliveries already
+    // sent are recorded if the database allows it now, and then the partner is free again: the
+    // delivery in hand, if its outcome was not recorded, is sent again. If they cannot be
+    // recorded, the lease stays until it runs out, so they are not sent again at once.
+    try {
+      await flush();
+      await release();
+    } catch {}
+    throw err;
+  }
+}
+
+function attemptOne(
+  log: Logger,
+  d: DeliveryRow,
+  url: string,
+  secret: string,
+  attempts: number,
+  final: boolean,
+  opts: DrainOptions,
+): Promise<AttemptResult> {
+  // Each attempt runs in the context of the request that raised its event, however late.
+  const ctx = beginContext("webhook delivery", SpanKind.CLIENT, {
+    requestId: d.request_id,
+    traceparent: d.traceparent,
+  });
+  return runInContext(ctx, async () => {
+    let r: AttemptResult;
+    if (!secret) r = { ok: false, error: "webhook secret not configured" };
+    else {
+      const message = deliveryMessage(d, secret);
+      r = await attemptDelivery(url, message.body, message.headers, {
+        timeoutMs: opts.timeoutMs,
+        allowed: opts.allowed,
+      });
+    }
+    const outcome = r.ok ? "delivered" : final ? "failed" : "retry";
+    deliveriesTotal.labels({ outcome }).inc();
+    log.debug("webhook attempt", {
+      deliveryId: d.id,
+      event: d.event,
+      attempt: attempts,
+      outcome,
+      status: r.status,
+    });
+    endContext(ctx, r.ok ? undefined : (r.error ?? `status ${r.status}`));
+    return r;
+  });
+}
