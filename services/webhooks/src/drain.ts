@@ -115,7 +115,8 @@ export async function drainPartner(
         await sql`update deliveries set attempts = ${attempts}, response_code = ${result.status ?? null},
           last_error = ${result.error ?? null}, status = ${final ? "failed" : "pending"},
           next_attempt_at = clock_timestamp() + make_interval(secs => ${backoffSeconds(opts.baseDelaySeconds, attempts)})
-          where id = ${d.id}`;
+          -- a holder that stalled past its lease must not undo what the next holder recorded
+          where id = ${d.id} and status = 'pending'`;
         await release();
         return { attempted, more: false };
       }
