@@ -125,7 +125,7 @@ export async function webhookBench(stack: Stack, env: Record<string, string>): P
   const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] ?? NaN;
   const last = Math.max(...arrived.values());
   const offered = RATE > 0 ? `offered at ${RATE.toLocaleString("en")} events/s and ` : "";
-  const text = `${EVENTS.toLocaleString("en")} events across ${PARTNERS} partners (plus one partner whose endpoint never answers, with the default 30 s deadline), ${offered}published to JetStream in ${publishedIn} ms (${Math.round(EVENTS / (publishedIn / 1000)).toLocaleString("en")} events/s), delivery pass every 1 s, to a receiver on loopback (a process of its own):
+  const text = `${EVENTS.toLocaleString("en")} events across ${PARTNERS} partners (plus one partner whose endpoint never answers, with the default 30 s deadline), ${offered}published to JetStream in ${publishedIn} ms (${Math.round(EVENTS / (publishedIn / 1000)).toLocaleString("en")} events/s), partners' queues leased as their events are stored (a pass every 1 s besides), to a receiver on loopback (a process of its own):
 
 | Delivered | Throughput (first publish → last delivery) | p50 event → delivery | p99 event → delivery |
 |---|---|---|---|
@@ -135,7 +135,7 @@ CPU per delivery from the first publish to the last arrival (µs): ${Object.entr
     .map(([k, v]) => `${k} ${v.toLocaleString("en")}`)
     .join(", ")} (the machine's figure includes PostgreSQL, NATS and every other process).
 
-Latency is measured from publishing the event (the outbox relay's step) to its first arrival at the receiver; it includes the wait for the next pass (up to 1 s). The hanging partner's deliveries time out after 30 s each without delaying the other partners, which are served concurrently.`;
+Latency is measured from publishing the event (the outbox relay's step) to its first arrival at the receiver; it includes the wait for the event to be stored and its partner's queue claimed. The hanging partner's deliveries time out after 30 s each without delaying the other partners, which are served concurrently.`;
   process.stdout.write(`${text}\n`);
   return text;
 }
