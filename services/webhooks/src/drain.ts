@@ -43,6 +43,28 @@ export interface Drained {
   more: boolean;
 }
 
+/** The first `n` deliveries of the partner's queue sendable now, in queue order. */
+export function queueHead(sql: Sql, partnerId: string, through: number, n: number) {
+  return sql<DeliveryRow[]>`
+    select id, event, data, attempts, request_id, traceparent from deliveries d
+    where d.partner_id = ${partnerId} and ${sendableNow(sql, through)}
+    order by d.stream_seq, d.created_at, d.id limit ${n}`;
+}
+
+/** A delivery answered with a 2xx (`code`, the status). */
+export interface Sent {
+  id: string;
+  code: number | null;
+}
+
+/** Records successful attempts: status, count and answer in one update per delivery. */
+export async function recordDelivered(sql: Sql, sent: Sent[]) {
+  await sql`update deliveries d set status = 'delivered', attempts = d.attempts + 1, response_code = v.code,
+      last_error = null, delivered_at = clock_timestamp()
+    from unnest(${sent.map((x) => x.id)}::uuid[], ${sent.map((x) => x.code)}::int[]) as v(id, code)
+    where d.id = v.id`;
+}
+
 /**
  * Serves one partner whose lease `holder` holds: its sendable deliveries in queue order, re-read
  * as they are sent so events stored meanwhile follow at once, until none is left, one fails (the
@@ -73,25 +95,18 @@ export async function drainPartner(
   // queue is re-read): a crash can then repeat only those not yet recorded, with the same
   // X-Webhook-Id, which at-least-once delivery allows. A delivery is written once more in all:
   // its attempt, count and status in one update.
-  const delivered: { id: string; code: number | null }[] = [];
+  const delivered: Sent[] = [];
   const flush = async () => {
     if (delivered.length === 0) return;
     const batch = delivered.slice();
-    await sql`update deliveries d set status = 'delivered', attempts = d.attempts + 1, response_code = v.code,
-        last_error = null, delivered_at = clock_timestamp()
-      from unnest(${batch.map((x) => x.id)}::uuid[], ${batch.map((x) => x.code)}::int[]) as v(id, code)
-      where d.id = v.id`;
+    await recordDelivered(sql, batch);
     delivered.splice(0, batch.length);
   };
   let attempted = 0;
   let renewedAt = Date.now();
   try {
     for (;;) {
-      const through = await opts.storedThrough();
-      const queue = await sql<DeliveryRow[]>`
-        select id, event, data, attempts, request_id, traceparent from deliveries d
-        where d.partner_id = ${partnerId} and ${sendableNow(sql, through)}
-        order by d.stream_seq, d.created_at, d.id limit ${opts.perPartner - attempted}`;
+      const queue = await queueHead(sql, partnerId, await opts.storedThrough(), opts.perPartner - attempted);
       if (queue.length === 0) break;
       for (const d of queue) {
         if (Date.now() - renewedAt > (leaseSeconds(opts.timeoutMs) * 1000) / 3) {
