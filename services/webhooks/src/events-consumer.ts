@@ -119,7 +119,7 @@ export function startEventsConsumer(
   nats: NatsLink,
   ns: string,
   log: Logger,
-  stored: (seq: number) => void = () => {},
+  stored: (seq: number, partners: Iterable<string>) => void = () => {},
 ): BatchConsumer {
   const s = streams(ns);
   return consumeBatches(
@@ -180,7 +180,8 @@ export function startEventsConsumer(
       // After this batch's acks, which consumeBatches sends once this returns: the floor a claim
       // reads then most likely covers it.
       const last = Math.max(...msgs.map((m) => m.seq));
-      setImmediate(() => stored(last));
+      const partners = new Set(rows.map((r) => r.partner_id));
+      setImmediate(() => stored(last, partners));
     },
     // Events become deliveries as they arrive: a fetch waiting for a full batch held them up to a
     // second, most of the 1.5 s allowed from event to first attempt (issue 13).

@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { PartnerLookupService } from "@hb/contracts/hb/auth/v1/partner_lookup_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { type Logger, newId, type Sql, wakeablePause } from "@hb/platform";
-import { type Drained, drainPartner } from "./drain.ts";
+import { type Drained, type DrainOptions, drainPartner } from "./drain.ts";
 import { claimPartners } from "./partner-lease.ts";
 
 export interface PassOptions {
@@ -53,6 +53,7 @@ async function claimAndServe(
   holder: string,
   n: number,
   floor: ReturnType<typeof sharedFloor>,
+  arrival?: DrainOptions["arrival"],
 ): Promise<{ partnerId: string; done: Promise<Drained> }[]> {
   const claimed = await claimPartners(sql, holder, n, opts.timeoutMs, await floor.read());
   if (claimed.length === 0) return [];
@@ -76,6 +77,7 @@ async function claimAndServe(
     baseDelaySeconds: settings.base_delay_seconds,
     allowed: new Set(settings.allowed_destinations),
     storedThrough: floor.read,
+    arrival,
   };
   return claimed.map((partnerId) => {
     const p = partners.get(partnerId);
@@ -140,13 +142,39 @@ export function startPassLoop(
   let storedHere = 0;
   let lagWaitMs = 10;
   const idle = wakeablePause();
+  // Partners whose queue ran empty, waiting for their next events (drain.ts).
+  const waiting = new Map<string, () => void>();
+  const wakeWaiting = (partners: Iterable<string>) => {
+    for (const p of partners) waiting.get(p)?.();
+  };
+  const arrival = (partnerId: string, ms: number) =>
+    stopped
+      ? Promise.resolve(false)
+      : new Promise<boolean>((resolve) => {
+          const timer = setTimeout(end, ms);
+          function end() {
+            clearTimeout(timer);
+            waiting.delete(partnerId);
+            resolve(!stopped);
+          }
+          waiting.set(partnerId, end);
+        });
   const loop = (async () => {
     while (!stopped) {
       let lagging = false;
       try {
         const free = opts.concurrency - serving.size;
         if (free > 0) {
-          for (const { partnerId, done } of await claimAndServe(sql, auth, log, opts, holder, free, floor)) {
+          for (const { partnerId, done } of await claimAndServe(
+            sql,
+            auth,
+            log,
+            opts,
+            holder,
+            free,
+            floor,
+            arrival,
+          )) {
             serving.set(partnerId, done);
             void done.then((d) => {
               const wasFull = serving.size >= opts.concurrency;
@@ -163,19 +191,23 @@ export function startPassLoop(
       // Events stored here but not yet under the floor (their ack is on its way, or another
       // replica has not stored an earlier batch yet) are looked at again shortly.
       lagWaitMs = lagging ? Math.min(lagWaitMs * 2, intervalMs) : 10;
+      // The floor may have passed what waiting partners were held back by.
+      if (lagging) wakeWaiting([...waiting.keys()]);
       await idle.pause(lagging ? lagWaitMs : intervalMs);
     }
     await Promise.allSettled([...serving.values()]);
   })();
   return {
-    /** Events up to stream position `seq` were stored: claim now. */
-    stored: (seq: number) => {
+    /** Events up to stream position `seq` were stored, for `partners`: serve them now. */
+    stored: (seq: number, partners: Iterable<string>) => {
       storedHere = Math.max(storedHere, seq);
       floor.stale();
+      wakeWaiting(partners);
       idle.wake();
     },
     stop: async () => {
       stopped = true;
+      wakeWaiting([...waiting.keys()]);
       idle.wake();
       await loop;
     },
