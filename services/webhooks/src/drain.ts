@@ -16,6 +16,8 @@ interface DeliveryRow {
   /** The request that raised the event, from its NATS headers. */
   request_id: string | null;
   traceparent: string | null;
+  /** The partner's URL on file when the queue was read. */
+  url: string | null;
 }
 
 export interface DrainOptions {
@@ -25,6 +27,11 @@ export interface DrainOptions {
   maxAttempts: number;
   baseDelaySeconds: number;
   allowed: ReadonlySet<string>;
+  /**
+   * The partner's signing secret ("" when none), or undefined while it may not receive anything
+   * (pending, suspended, unknown), read now from auth.
+   */
+  profile: (partnerId: string) => Promise<string | undefined>;
   /** The consumer's ack floor now (see `sendableNow`). */
   storedThrough: () => Promise<number>;
   /**
@@ -42,14 +49,6 @@ export interface DrainOptions {
  */
 const LINGER_MS = 250;
 
-export interface DrainTarget {
-  partnerId: string;
-  /** The partner's URL on file, if any. */
-  url: string | undefined;
-  /** The partner's signing secret ("" when none), or undefined while it may not receive anything. */
-  secret: string | undefined;
-}
-
 export interface Drained {
   attempted: number;
   /** It stopped at the per-lease limit with deliveries still sendable: serve it again soon. */
@@ -59,7 +58,9 @@ export interface Drained {
 /** The first `n` deliveries of the partner's queue sendable now, in queue order. */
 export function queueHead(sql: Sql, partnerId: string, through: number, n: number) {
   return sql<DeliveryRow[]>`
-    select id, event, data, attempts, request_id, traceparent from deliveries d
+    select id, event, data, attempts, request_id, traceparent,
+      (select url from partner_webhooks where partner_id = ${partnerId}) as url
+    from deliveries d
     where d.partner_id = ${partnerId} and ${sendableNow(sql, through)}
     order by d.stream_seq, d.created_at, d.id limit ${n}`;
 }
@@ -88,22 +89,10 @@ export async function drainPartner(
   sql: Sql,
   log: Logger,
   holder: string,
-  target: DrainTarget,
+  partnerId: string,
   opts: DrainOptions,
 ): Promise<Drained> {
-  const { partnerId, url, secret } = target;
   const release = () => releaseLease(sql, holder, partnerId);
-  if (secret === undefined) {
-    // Nothing goes out while the profile is pending or suspended; the deliveries wait.
-    await release();
-    return { attempted: 0, more: false };
-  }
-  if (!url) {
-    await sql`update deliveries set status = 'cancelled', last_error = 'No webhook URL on file'
-      where partner_id = ${partnerId} and status = 'pending'`;
-    await release();
-    return { attempted: 0, more: false };
-  }
   // Successful attempts are recorded in batches (one statement per FLUSH_EVERY, and before the
   // queue is re-read): a crash can then repeat only those not yet recorded, with the same
   // X-Webhook-Id, which at-least-once delivery allows. A delivery is written once more in all:
@@ -130,6 +119,20 @@ export async function drainPartner(
         break;
       }
       lingerUntil = undefined;
+      // The profile and URL are read after the queue, for each part of it: whatever is sent was
+      // stored before they were read, so an event queued after a suspension or a URL removal is
+      // never sent under the state before it.
+      const secret = await opts.profile(partnerId);
+      const url = queue[0].url;
+      if (secret === undefined || !url) {
+        await flush();
+        // Nothing goes out while the profile is pending or suspended; the deliveries wait.
+        if (secret !== undefined)
+          await sql`update deliveries set status = 'cancelled', last_error = 'No webhook URL on file'
+            where partner_id = ${partnerId} and status = 'pending'`;
+        await release();
+        return { attempted, more: false };
+      }
       for (const d of queue) {
         if (Date.now() - renewedAt > (leaseSeconds(opts.timeoutMs) * 1000) / 3) {
           renewedAt = Date.now();

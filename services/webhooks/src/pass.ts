@@ -42,17 +42,16 @@ function sharedFloor(read: PassOptions["storedThrough"]) {
 
 /**
  * Leases up to `n` partners with deliveries sendable now and starts serving each (drain.ts);
- * returns one promise per partner served. The partners' profiles, URLs and the programme's
- * settings are read once for all of them.
+ * returns one promise per partner served. The programme's settings are read once for all of them.
  */
 async function claimAndServe(
   sql: Sql,
-  auth: Client<typeof PartnerLookupService>,
   log: Logger,
   opts: PassOptions,
   holder: string,
   n: number,
   floor: ReturnType<typeof sharedFloor>,
+  profile: DrainOptions["profile"],
   arrival?: DrainOptions["arrival"],
 ): Promise<{ partnerId: string; done: Promise<Drained> }[]> {
   const claimed = await claimPartners(sql, holder, n, opts.timeoutMs, await floor.read());
@@ -60,41 +59,56 @@ async function claimAndServe(
   const [settings] = await sql<
     { max_attempts: number; base_delay_seconds: number; allowed_destinations: string[] }[]
   >`select * from programme_settings`;
-  const urls = new Map(
-    (
-      await sql<
-        { partner_id: string; url: string }[]
-      >`select partner_id, url from partner_webhooks where partner_id in ${sql(claimed)}`
-    ).map((r) => [r.partner_id, r.url]),
-  );
-  const partners = new Map(
-    (await auth.getPartnerForDelivery({ customerIds: claimed })).partners.map((p) => [p.customerId, p]),
-  );
   const drainOpts = {
     timeoutMs: opts.timeoutMs,
     perPartner: opts.perPartner,
     maxAttempts: settings.max_attempts,
     baseDelaySeconds: settings.base_delay_seconds,
     allowed: new Set(settings.allowed_destinations),
+    profile,
     storedThrough: floor.read,
     arrival,
   };
   return claimed.map((partnerId) => {
-    const p = partners.get(partnerId);
-    const secret = p?.status === PartnerStatus.ACTIVE ? p.signingSecret : undefined;
-    const done = drainPartner(
-      sql,
-      log,
-      holder,
-      { partnerId, url: urls.get(partnerId), secret },
-      drainOpts,
-    ).catch((err) => {
+    const done = drainPartner(sql, log, holder, partnerId, drainOpts).catch((err) => {
       // drainPartner has already recorded what it could and freed or kept the lease.
       log.warn("partner delivery failed", { partnerId, err });
       return { attempted: 0, more: false };
     });
     return { partnerId, done };
   });
+}
+
+/**
+ * Partners' signing secrets from auth (undefined for a partner that may not receive anything),
+ * the partners asked for within a millisecond in one call.
+ */
+export function partnerProfiles(auth: Client<typeof PartnerLookupService>) {
+  let asked:
+    | Map<string, { resolve: (s: string | undefined) => void; reject: (e: unknown) => void }[]>
+    | undefined;
+  const lookUp = async () => {
+    const batch = asked!;
+    asked = undefined;
+    try {
+      const { partners } = await auth.getPartnerForDelivery({ customerIds: [...batch.keys()] });
+      const found = new Map(partners.map((p) => [p.customerId, p]));
+      for (const [id, waiters] of batch) {
+        const p = found.get(id);
+        for (const w of waiters) w.resolve(p?.status === PartnerStatus.ACTIVE ? p.signingSecret : undefined);
+      }
+    } catch (err) {
+      for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
+    }
+  };
+  return (partnerId: string) =>
+    new Promise<string | undefined>((resolve, reject) => {
+      if (!asked) {
+        asked = new Map();
+        setTimeout(lookUp, 1);
+      }
+      asked.set(partnerId, [...(asked.get(partnerId) ?? []), { resolve, reject }]);
+    });
 }
 
 /**
@@ -110,12 +124,12 @@ export async function runPass(
 ): Promise<{ claimed: number; done: Promise<number> }> {
   const served = await claimAndServe(
     sql,
-    auth,
     log,
     opts,
     newId(),
     opts.concurrency,
     sharedFloor(opts.storedThrough),
+    partnerProfiles(auth),
   );
   const done = Promise.all(served.map((s) => s.done)).then((r) => r.reduce((n, d) => n + d.attempted, 0));
   return { claimed: served.length, done };
@@ -137,6 +151,7 @@ export function startPassLoop(
 ) {
   const holder = newId();
   const floor = sharedFloor(opts.storedThrough);
+  const profile = partnerProfiles(auth);
   const serving = new Map<string, Promise<Drained>>();
   let stopped = false;
   let storedHere = 0;
@@ -167,12 +182,12 @@ export function startPassLoop(
         if (free > 0) {
           for (const { partnerId, done } of await claimAndServe(
             sql,
-            auth,
             log,
             opts,
             holder,
             free,
             floor,
+            profile,
             arrival,
           )) {
             serving.set(partnerId, done);
