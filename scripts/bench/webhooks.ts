@@ -83,6 +83,8 @@ export async function webhookBench(stack: Stack, env: Record<string, string>): P
   // NATS included) and the processes of the pipeline, per delivery.
   const cpuPids = {
     webhooks: stack.procs.get("webhooks")!.pid!,
+    // asked for each partner's profile before its deliveries go out
+    auth: stack.procs.get("auth")!.pid!,
     compute: stack.procs.get("compute")!.pid!,
     receiver: receiver.pid!,
     "bench (publisher)": process.pid,
