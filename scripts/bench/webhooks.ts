@@ -5,6 +5,7 @@ import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { backendClient } from "@hb/platform";
+import postgres from "postgres";
 import type { Stack } from "../stack.ts";
 import { commandTicks, cpuTicks, machineBusyTicks } from "./scratch-stack.ts";
 import { adminIdentity } from "./seed.ts";
@@ -92,6 +93,22 @@ export async function webhookBench(stack: Stack, env: Record<string, string>): P
   const cpuBefore = Object.fromEntries(Object.entries(cpuPids).map(([k, pid]) => [k, cpuTicks(pid)]));
   const machineBefore = machineBusyTicks();
   const serversBefore = { postgres: commandTicks("postgres"), "nats-server": commandTicks("nats-server") };
+  // What PostgreSQL did per delivery, free of the machine's other load: the stack database's
+  // transactions and the rows webhooks wrote (each insert or update is one tuple version).
+  const pg = postgres(env.DATABASE_URL, { max: 1, onnotice: () => {} });
+  const pgWork = async () => {
+    await pg`select pg_stat_force_next_flush()`.catch(() => {});
+    const [x] = await pg<{ xacts: string }[]>`select (xact_commit + xact_rollback)::text as xacts
+      from pg_stat_database where datname = current_database()`;
+    const tables = await pg<{ relname: string; written: string }[]>`
+      select relname, (n_tup_ins + n_tup_upd)::text as written from pg_stat_all_tables
+      where schemaname = 'webhooks' and relname in ('deliveries', 'partner_queues')`;
+    return {
+      xacts: Number(x.xacts),
+      ...Object.fromEntries(tables.map((t) => [t.relname, Number(t.written)])),
+    } as Record<string, number>;
+  };
+  const pgBefore = await pgWork();
   const start = Date.now();
   const batch: Promise<void>[] = [];
   for (let i = 0; i < EVENTS; i++) {
@@ -121,6 +138,11 @@ export async function webhookBench(stack: Stack, env: Record<string, string>): P
     "nats-server": perDelivery(commandTicks("nats-server") - serversBefore["nats-server"]),
     "whole machine": perDelivery(machineBusyTicks() - machineBefore),
   };
+  // A backend reports its statistics at most once a second while busy, and within 10 s once idle.
+  await new Promise((r) => setTimeout(r, 11_000));
+  const pgAfter = await pgWork();
+  await pg.end();
+  const pgPer = (k: string) => ((pgAfter[k] ?? 0) - (pgBefore[k] ?? 0)) / Math.max(1, arrived.size);
   await nc.close();
   receiver.kill("SIGTERM");
   const lat = [...arrived.entries()].map(([id, t]) => t - published.get(id)!).sort((a, b) => a - b);
@@ -136,6 +158,8 @@ export async function webhookBench(stack: Stack, env: Record<string, string>): P
 CPU per delivery from the first publish to the last arrival (µs): ${Object.entries(cpu)
     .map(([k, v]) => `${k} ${v.toLocaleString("en")}`)
     .join(", ")} (the machine's figure includes PostgreSQL, NATS and every other process).
+
+PostgreSQL per delivery (the stack's database only): ${pgPer("xacts").toFixed(2)} transactions; rows written by webhooks ${pgPer("deliveries").toFixed(2)} in deliveries${"partner_queues" in pgAfter ? `, ${pgPer("partner_queues").toFixed(2)} in partner_queues` : ""} (each insert or update is one tuple version).
 
 Latency is measured from publishing the event (the outbox relay's step) to its first arrival at the receiver; it includes the wait for the event to be stored and its partner's queue claimed. The hanging partner's deliveries time out after 30 s each without delaying the other partners, which are served concurrently.`;
   process.stdout.write(`${text}\n`);
