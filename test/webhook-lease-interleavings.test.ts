@@ -158,7 +158,7 @@ describe("partner leases under any interleaving of two replicas", () => {
           }
         }
       }),
-      { numRuns: 50 },
+      { numRuns: 30 },
     );
   });
 });
