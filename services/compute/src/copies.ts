@@ -84,10 +84,8 @@ export function createCopies(sql: Sql, { jobs, drivers }: ComputeDeps): Handlers
       if (n >= MAX_COPIES)
         throw apiError("CONFLICT", `At most ${MAX_COPIES} ${collection}s per machine; delete one first`);
       const name = asked.trim() || `${collection}-${new Date().toISOString().slice(0, 19)}`;
-      const [copy] = await tx<
-        CopyRow[]
-      >`insert into copies (id, service_id, customer_id, collection, name, size_gb)
-        values (${newId()}, ${m.service_id}, ${customerId}, ${collection}, ${name}, ${Math.ceil(m.disk_gb / 4)})
+      const [copy] = await tx<CopyRow[]>`insert into copies (id, service_id, customer_id, collection, name)
+        values (${newId()}, ${m.service_id}, ${customerId}, ${collection}, ${name})
         returning *`;
       const job = await jobs.accept(tx, m, `${collection}_create`, m.state, copy.id);
       return { copy, job };

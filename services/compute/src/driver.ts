@@ -35,6 +35,8 @@ export type JobOutcome =
       sshPort?: number;
       /** the rebuild removed the machine's snapshots at the provider: they leave its list */
       snapshotsLost?: boolean;
+      /** the size of the copy a snapshot_create or backup_create made, whole GB rounded up */
+      copySizeGb?: number;
     }
   | {
       ok: false;
