@@ -11605,6 +11605,7 @@ export interface operations {
                                 name: string;
                                 /** @enum {string} */
                                 status: "creating" | "available" | "restoring";
+                                /** @description its size as the provider measured it, in whole GB rounded up; 0 while it is being made or where the provider cannot measure it */
                                 size_gb: number;
                                 /** Format: date-time */
                                 created_at: string;
@@ -12706,6 +12707,7 @@ export interface operations {
                                 name: string;
                                 /** @enum {string} */
                                 status: "creating" | "available" | "restoring";
+                                /** @description its size as the provider measured it, in whole GB rounded up; 0 while it is being made or where the provider cannot measure it */
                                 size_gb: number;
                                 /** Format: date-time */
                                 created_at: string;
