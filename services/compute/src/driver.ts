@@ -44,6 +44,11 @@ export type JobOutcome =
       message: string;
       /** the instance is gone (failed build or rebuild) */
       destroyed?: boolean;
+      /**
+       * the instance is gone and this job did not remove it (deleted behind the platform's back):
+       * the machine is lost, and only a rebuild is taken (compute answers 409 CONFLICT)
+       */
+      lost?: boolean;
     };
 
 /** Figures for GET /vps/{id}/stats and the traffic view; compute adds the instance state. */

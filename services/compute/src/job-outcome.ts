@@ -13,7 +13,7 @@ import { type IpRow, ipsOf, type MachineRow } from "./machines.ts";
 export async function applyOutcome(tx: TxSql, ns: string, job: JobRow, m: MachineRow, outcome: JobOutcome) {
   if (!outcome.ok) {
     await Promise.all([
-      failedMachine(tx, job, m, outcome.destroyed)?.execute(),
+      failedMachine(tx, job, m, outcome)?.execute(),
       tx`update jobs set status = 'failed', progress = 100, finished_at = clock_timestamp(), claim = null,
         lease_until = null, error_code = ${outcome.code}, error_message = ${outcome.message} where id = ${job.id}`.execute(),
       job.action === "build" ? machineEvent(tx, ns, m, false, outcome.message, []) : undefined,
@@ -42,6 +42,9 @@ export async function applyOutcome(tx: TxSql, ns: string, job: JobRow, m: Machin
       tx`update copies set status = 'deleted' where service_id = ${m.service_id}
         and collection = 'snapshot' and status <> 'deleted'`.execute(),
     );
+  // A job that succeeded found the instance there (a rebuild made it again): no longer lost.
+  if (m.lost_at)
+    changes.push(tx`update machines set lost_at = null where service_id = ${m.service_id}`.execute());
   if (outcome.sshPort)
     changes.push(
       tx`update machines set ssh_port = ${outcome.sshPort} where service_id = ${m.service_id}`.execute(),
@@ -67,13 +70,17 @@ export async function applyOutcome(tx: TxSql, ns: string, job: JobRow, m: Machin
 }
 
 /**
- * The machine after a failed job: without an instance when the job destroyed it. A rebuild
+ * The machine after a failed job: lost when the provider found its instance gone without the job
+ * removing it (it keeps its instance record); without an instance when the job destroyed it. A rebuild
  * (restore, revert, reinstall) that failed with the instance kept leaves it in a state no job
  * knows: `error` lets the provider's reconcile pass record the real one (the pass leaves
  * `creating` machines alone, so one stayed `creating` for ever).
  */
-function failedMachine(tx: TxSql, job: JobRow, m: MachineRow, destroyed?: boolean) {
-  if (destroyed)
+function failedMachine(tx: TxSql, job: JobRow, m: MachineRow, outcome: JobOutcome & { ok: false }) {
+  if (outcome.lost)
+    return tx`update machines set state = 'error', lost_at = coalesce(lost_at, clock_timestamp())
+      where service_id = ${m.service_id}`;
+  if (outcome.destroyed)
     return tx`update machines set state = 'error', has_instance = false where service_id = ${m.service_id}`;
   if (m.state === "creating" && job.action !== "build")
     return tx`update machines set state = 'error' where service_id = ${m.service_id}`;

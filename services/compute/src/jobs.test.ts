@@ -27,7 +27,7 @@ import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
-import { connectDb, createLogger, migrate, type Sql } from "@hb/platform";
+import { connectDb, createLogger, migrate, resolveError, type Sql } from "@hb/platform";
 import postgres from "postgres";
 import { countWireRoundTrips, type WireCounter } from "../../../scripts/bench/wire-round-trips.ts";
 import type { JobRow, ProviderDriver } from "./driver.ts";
@@ -135,6 +135,25 @@ const copier: ProviderDriver = {
   },
 };
 
+/** Power actions the vanisher driver was asked to start. */
+const vanisherStarts: string[] = [];
+/** A driver whose machines' instances were deleted behind its back: power finds them lost. */
+const vanisher: ProviderDriver = {
+  ...probe,
+  name: "vanisher",
+  async start(job) {
+    if (job.action === "reinstall") return undefined;
+    vanisherStarts.push(job.action);
+    return {
+      ok: false,
+      code: "PROVIDER_ERROR",
+      message: "The machine's container no longer exists",
+      lost: true,
+    };
+  },
+  run: (job, m) => probe.run(job, m),
+};
+
 describe("jobs with a provider driver other than the simulator", () => {
   let sql: Sql;
   let jobs: ReturnType<typeof createJobs>;
@@ -164,7 +183,7 @@ describe("jobs with a provider driver other than the simulator", () => {
       createLogger("test", "error"),
     );
     keeperSql = sql;
-    const drivers = { probe, keeper, copier };
+    const drivers = { probe, keeper, copier, vanisher };
     jobs = createJobs(sql, "jobs-test", drivers);
     const deps = { jobs, drivers, defaultProvider: "probe" };
     compute = createHandlers(sql, deps);
@@ -426,6 +445,44 @@ describe("jobs with a provider driver other than the simulator", () => {
     const again = await restore();
     await drain();
     assert.equal((await jobOf(again.jobId))?.status, JobStatus.SUCCEEDED);
+  });
+
+  it("a machine lost at its provider answers 409 to power, keeps its instance, and is rebuilt by a reinstall", async () => {
+    const serviceId = randomUUID();
+    await compute.provision!(
+      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname: "gone" }),
+      ctx,
+    );
+    await drain();
+    await sql`update machines set provider = 'vanisher' where service_id = ${serviceId}`;
+    const reboot = async () =>
+      compute.runPowerAction!(
+        create(RunPowerActionRequestSchema, { caller, serviceId, action: PowerAction.REBOOT }),
+        ctx,
+      );
+    const conflict = (err: unknown) => {
+      const e = resolveError(err);
+      return e.status === 409 && e.code === "CONFLICT" && /reinstall/.test(e.message);
+    };
+    const instance = async () =>
+      (
+        await compute.describeMachines!(
+          create(DescribeMachinesRequestSchema, { caller, serviceIds: [serviceId] }),
+          ctx,
+        )
+      ).machines?.[0]?.instance;
+    await assert.rejects(reboot(), conflict, "the provider's finding, not 424");
+    assert.equal((await instance())?.state, InstanceState.ERROR, "still shown, as error, not 404");
+    assert.ok((await instance())?.lostAt, "lost, for staff");
+    await assert.rejects(reboot(), conflict, "refused before the provider is asked again");
+    assert.deepEqual(vanisherStarts, ["reboot"]);
+    await compute.reinstall!(
+      create(ReinstallRequestSchema, { caller, serviceId, kind: MachineKind.VPS, imageId: "debian-12" }),
+      ctx,
+    );
+    await drain();
+    assert.equal((await instance())?.state, InstanceState.RUNNING);
+    assert.equal((await instance())?.lostAt, undefined, "rebuilt: no longer lost");
   });
 
   it("gives concurrent builds different SSH proxy ports, each reserved in its job, and says when none is left", async () => {

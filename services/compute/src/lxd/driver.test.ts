@@ -345,16 +345,6 @@ describe("lxd driver", { skip: unavailable }, () => {
       assert.equal(await status(m), "gone");
     });
 
-    it("a container deleted out of band fails its power job with PROVIDER_ERROR", async () => {
-      const m = await built(d);
-      lxc("delete", "--force", instanceName(m.service_id));
-      const outcome = await settle(d, job(m, "reboot"), m);
-      assert.equal(outcome.ok, false);
-      assert.equal(!outcome.ok && outcome.code, "PROVIDER_ERROR");
-      assert.match(!outcome.ok ? outcome.message : "", /no longer exists/);
-      assert.equal(!outcome.ok && outcome.destroyed, true);
-    });
-
     it("a daemon that stops answering during a job: the job waits, then fails after the limit", async () => {
       const m = await built(d);
       // The driver reaches LXD through a socket this test can take away mid-job.

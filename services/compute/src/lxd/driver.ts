@@ -24,6 +24,7 @@ import {
 } from "./backups.ts";
 import { type LxdClient, LxdError, type LxdInstance, type LxdInstanceState } from "./client.ts";
 import { capacityOf, DEFAULT_HOST_LIMITS, type HostLimits, hasFreeDisk, surveyHosts } from "./hosts.ts";
+import { goneOutcome } from "./lost.ts";
 
 export interface LxdDriverConfig {
   /** The daemons (or clusters) machines may be placed on; the first is used when one is not recorded. */
@@ -525,11 +526,11 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
     return found;
   }
 
-  /** A failed job; `gone` when its instance no longer exists (power, reinstall, password then 404). */
-  const failure = (job: JobRow, message: string, gone = false): JobOutcome =>
+  /** A failed job; `gone` when its instance no longer exists (destroyed or lost: lost.ts). */
+  const failure = (job: JobRow, m: MachineRow, message: string, gone = false): JobOutcome =>
     job.action === "build"
       ? { ok: false, code: "BUILD_FAILED", message, destroyed: true }
-      : { ok: false, code: "PROVIDER_ERROR", message, ...(gone ? { destroyed: true } : {}) };
+      : { ok: false, code: "PROVIDER_ERROR", message, ...(gone ? goneOutcome(job.action, m) : {}) };
 
   /** Whether LXD says the machine's instance is gone (false when it exists or LXD cannot tell). */
   async function instanceGone(m: MachineRow, p: Progress): Promise<boolean> {
@@ -641,7 +642,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
           }
           return undefined;
         }
-        return failure(job, "The LXD host did not answer; the job was given up");
+        return failure(job, m, "The LXD host did not answer; the job was given up");
       }
       const message =
         err instanceof JobFailure
@@ -663,7 +664,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         ).catch(() => undefined);
       }
       // A rebuild that failed after removing the old instance leaves the machine without one.
-      return failure(job, message, job.action !== "build" && (await instanceGone(m, p)));
+      return failure(job, m, message, job.action !== "build" && (await instanceGone(m, p)));
     }
   }
 

@@ -10,3 +10,8 @@ update copies c set status = 'available'
 update copies c set status = 'deleted'
   from machines m
   where m.service_id = c.service_id and m.service_status = 'terminated' and c.status <> 'deleted';
+
+-- When the provider found the machine's instance gone without the platform removing it (a
+-- container deleted behind its back): the machine keeps its instance record, reads `error`, and
+-- only a rebuild (reinstall, backup restore) is taken until one succeeds. Staff see it as lost.
+alter table machines add column if not exists lost_at timestamptz;
