@@ -51,10 +51,19 @@ export interface IpRow {
 
 export const CONTROLS = ["power", "reinstall", "password", "snapshots", "backups", "rescue"] as const;
 
+/**
+ * Controls in the contract that no provider carries out and no route takes: never advertised,
+ * whatever the plan says (issue 30: `rescue: true` was shown with no rescue boot behind it).
+ */
+const NOT_OFFERED: readonly string[] = ["rescue"];
+
 /** Which controls the plan allows; a switched-off control is refused before the provider is asked. */
 export const capabilitiesOf = (m: MachineRow) =>
   Object.fromEntries(
-    CONTROLS.map((c) => [c, !m.disabled_controls.includes(c) && (c !== "snapshots" || m.kind === "vps")]),
+    CONTROLS.map((c) => [
+      c,
+      !NOT_OFFERED.includes(c) && !m.disabled_controls.includes(c) && (c !== "snapshots" || m.kind === "vps"),
+    ]),
   ) as Record<(typeof CONTROLS)[number], boolean>;
 
 /** Addresses from the documentation ranges, stable per service. */
