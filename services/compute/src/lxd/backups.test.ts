@@ -53,6 +53,15 @@ describe("lxd backups", { skip: unavailable || noBtrfs }, () => {
     assert.equal(existsSync(fileOf(m, copy_id)), false, "a terminated machine's backups are removed");
   });
 
+  it("a restore whose backup file is missing fails with the machine untouched", async () => {
+    const m = await built(d);
+    const outcome = await settle(d, job(m, "backup_restore", { copy_id: randomUUID() }), m);
+    assert.equal(outcome.ok, false);
+    assert.match(!outcome.ok ? outcome.message : "", /missing from the backup store/);
+    assert.equal(!outcome.ok && outcome.destroyed, undefined);
+    assert.equal(await status(m), "Running");
+  });
+
   it("a backup that runs past its deadline fails and leaves no LXD backup and no file", async () => {
     const hurried = createLxdDriver({ ...driverConfig([real]), storagePool: BTRFS_POOL, copyDeadlineMs: 0 });
     const m = await built(hurried);

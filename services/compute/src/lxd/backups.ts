@@ -96,6 +96,20 @@ export function createSteps({ c, url, job, backupDir, serviceId }: CopyContext):
   ];
 }
 
+/**
+ * The step that makes sure the backup's file is in the store before a restore removes the
+ * instance: a missing file fails the job with the machine untouched.
+ */
+export const backupPresent = ({ job, backupDir, serviceId }: CopyContext): Step => ({
+  name: "check",
+  async act() {
+    await stat(backupFile(backupDir, serviceId, job.copy_id ?? "")).catch(() => {
+      throw new JobFailure("The backup's file is missing from the backup store");
+    });
+    return undefined;
+  },
+});
+
 /** The step that brings a backup's instance back from the backup directory (its old one removed). */
 export function importStep(
   { c, job, backupDir, serviceId }: CopyContext,

@@ -9,6 +9,7 @@ import type {
 } from "../driver.ts";
 import type { IpRow, MachineRow } from "../machines.ts";
 import {
+  backupPresent,
   type CopyContext,
   type CopyPlace,
   copyName,
@@ -383,6 +384,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         ];
       case "backup_restore":
         return [
+          backupPresent(copyContext(c, job, m)),
           keepPlace,
           forceStop,
           remove,
