@@ -115,6 +115,13 @@ describe("admin panel: the support desk's search", () => {
     const machine = await v.get(`${customer}/services/${service!.id}`);
     assert.equal(machine.status, 200);
     assert.ok(machine.text.includes(ip.address), "the machine's address is shown");
+    assert.doesNotMatch(machine.text, /<strong>lost<\/strong>/);
+    // Its instance found gone at the provider (issue 30): staff see it lost.
+    const marked = serviceSql("compute");
+    await marked`update compute.machines set state = 'error', lost_at = now() where service_id = ${service!.id}`;
+    await marked.end({ timeout: 5 });
+    const lost = await v.get(`${customer}/services/${service!.id}`);
+    assert.match(lost.text, /<strong>lost<\/strong>: its instance has been gone at the provider since/);
     assert.equal((await v.get(`/admin/customers/${o.customerId}/services/${serviceId}`)).status, 404);
 
     const none = await v.get(`/admin/search?q=${encodeURIComponent(unique("nothing"))}`);

@@ -663,6 +663,14 @@ describe("snapshots, backups and cancelling a VPS", () => {
     ).secretKey;
     const refused = await api("DELETE", `/api/v1/vps/${id}`, { key: noScope, body: { immediate: true } });
     assert.equal(refused.body.code, "SCOPE_REQUIRED");
+    const snapshots = async () =>
+      (await api("GET", `/api/v1/vps/${id}/snapshots`, { key: acct.key })).body.data.snapshots;
+    const backups = async () =>
+      (await api("GET", `/api/v1/services/${id}/backups`, { key: acct.key })).body.data.backups;
+    await api("POST", `/api/v1/vps/${id}/snapshots`, { key: acct.key, body: { name: "before" } });
+    await api("POST", `/api/v1/services/${id}/backups`, { key: acct.key, body: {} });
+    await eventually(async () => (await snapshots())[0]?.status === "available");
+    await eventually(async () => (await backups())[0]?.status === "available");
     const r = await api("DELETE", `/api/v1/vps/${id}`, {
       key: acct.key,
       body: { immediate: true, reason: "done" },
@@ -672,6 +680,9 @@ describe("snapshots, backups and cancelling a VPS", () => {
     await computeHasStatus(id, "terminated");
     const start = await api("POST", `/api/v1/vps/${id}/start`, { key: acct.key });
     assert.deepEqual([start.status, start.body.code], [403, "FORBIDDEN"]);
+    // Its copies ended with it: none still reads available.
+    assert.deepEqual(await snapshots(), []);
+    assert.deepEqual(await backups(), []);
   });
 
   it("DELETE /vps/{id} without immediate schedules the cancellation, shown as in the VPS record", async () => {

@@ -146,6 +146,37 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
     assert.equal((await job(revert.body.data.job_id)).status, "succeeded");
     assert.equal(await eventually(async () => ssh(port, "cat /root/marker"), 30_000), "before");
 
+    // A backup brings back a file deleted after it (issue 30: backups never completed on LXD).
+    ssh(port, "echo kept > /root/backed-up");
+    const backup = await call("POST", `/services/${id}/backups`, { name: "e2e" });
+    assert.equal(backup.status, 200, backup.text);
+    assert.equal((await job(backup.body.data.job_id)).status, "succeeded");
+    const [listed] = (await call("GET", `/services/${id}/backups`)).body.data.backups;
+    assert.equal(listed.status, "available");
+    assert.ok(listed.size_gb >= 1, "the exported file's size, not a share of the plan's disk");
+    ssh(port, "rm /root/backed-up");
+    const restore = await call("POST", `/services/${id}/backups/${listed.id}/restore`);
+    assert.equal(restore.status, 200, restore.text);
+    assert.equal((await job(restore.body.data.job_id)).status, "succeeded");
+    assert.equal(await eventually(async () => ssh(port, "cat /root/backed-up"), 30_000), "kept");
+
+    // Deleted behind the platform's back: lost (error, still shown), power refused with 409, and a
+    // reinstall rebuilds it.
+    lxc("delete", "--force", `hb-${id}`);
+    await eventually(
+      async () => (await call("GET", `/vps/${id}`)).body.data.instance?.state === "error",
+      15_000,
+    );
+    const refused = await call("POST", `/vps/${id}/reboot`);
+    assert.deepEqual([refused.status, refused.body.code], [409, "CONFLICT"], refused.text);
+    const rebuild = await call("POST", `/vps/${id}/reinstall`, {
+      image_id: "debian-12",
+      password: "correct horse battery",
+    });
+    assert.equal(rebuild.status, 200, rebuild.text);
+    assert.equal((await job(rebuild.body.data.job_id)).status, "succeeded");
+    assert.equal(await eventually(async () => ssh(port, "hostname"), 30_000), "lxd-e2e");
+
     // Stopped outside the platform: the reconcile pass records it.
     lxc("stop", "--force", `hb-${id}`);
     await eventually(

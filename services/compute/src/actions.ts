@@ -6,7 +6,7 @@ import { type ComputeDeps, callerId, type Handlers } from "./context.ts";
 import type { JobOutcome, JobRow } from "./driver.ts";
 import { instanceStates, kindFilter, powerActions } from "./enums.ts";
 import { statsOf } from "./machine-info.ts";
-import { assertControllable, hasInstance, type MachineRow, ownMachine } from "./machines.ts";
+import { assertControllable, hasInstance, lostMachine, type MachineRow, ownMachine } from "./machines.ts";
 import { DISPATCH, dispatchedPowerAction, powerTable } from "./power.ts";
 
 /** Machine control: power actions, the generic dispatcher, reinstall and password reset. */
@@ -30,7 +30,8 @@ export function createActions(sql: Sql, { jobs, drivers }: ComputeDeps): Handler
     });
     // The password reaches the driver in memory only (JobRow.secret); the job row never holds it.
     const outcome = await jobs.launch(secret ? { ...job, secret } : job, m);
-    if (outcome && !outcome.ok) throw apiError("PROVIDER_ERROR", outcome.message);
+    if (outcome && !outcome.ok)
+      throw outcome.lost ? lostMachine() : apiError("PROVIDER_ERROR", outcome.message);
     return { job, outcome };
   }
 

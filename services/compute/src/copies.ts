@@ -10,7 +10,13 @@ import { apiError, newId, notFound, type Sql, type TxSql } from "@hb/platform";
 import { type ComputeDeps, callerId, type Handlers } from "./context.ts";
 import type { JobRow } from "./driver.ts";
 import { copyStatuses } from "./enums.ts";
-import { assertCapability, assertControllable, type MachineRow, ownMachine } from "./machines.ts";
+import {
+  assertCapability,
+  assertControllable,
+  lostMachine,
+  type MachineRow,
+  ownMachine,
+} from "./machines.ts";
 
 interface CopyRow {
   id: string;
@@ -72,7 +78,8 @@ export function createCopies(sql: Sql, { jobs, drivers }: ComputeDeps): Handlers
     });
     if (launch) {
       const outcome = await jobs.launch(launch.job, launch.m);
-      if (outcome && !outcome.ok) throw apiError("PROVIDER_ERROR", outcome.message);
+      if (outcome && !outcome.ok)
+        throw outcome.lost ? lostMachine() : apiError("PROVIDER_ERROR", outcome.message);
     }
     return answer as T;
   }
@@ -81,13 +88,12 @@ export function createCopies(sql: Sql, { jobs, drivers }: ComputeDeps): Handlers
     return write(customerId, serviceId, collection, async (m, tx) => {
       const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from copies
         where service_id = ${m.service_id} and collection = ${collection} and status <> 'deleted'`;
+      if (m.lost_at) throw lostMachine();
       if (n >= MAX_COPIES)
         throw apiError("CONFLICT", `At most ${MAX_COPIES} ${collection}s per machine; delete one first`);
       const name = asked.trim() || `${collection}-${new Date().toISOString().slice(0, 19)}`;
-      const [copy] = await tx<
-        CopyRow[]
-      >`insert into copies (id, service_id, customer_id, collection, name, size_gb)
-        values (${newId()}, ${m.service_id}, ${customerId}, ${collection}, ${name}, ${Math.ceil(m.disk_gb / 4)})
+      const [copy] = await tx<CopyRow[]>`insert into copies (id, service_id, customer_id, collection, name)
+        values (${newId()}, ${m.service_id}, ${customerId}, ${collection}, ${name})
         returning *`;
       const job = await jobs.accept(tx, m, `${collection}_create`, m.state, copy.id);
       return { copy, job };

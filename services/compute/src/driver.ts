@@ -35,6 +35,8 @@ export type JobOutcome =
       sshPort?: number;
       /** the rebuild removed the machine's snapshots at the provider: they leave its list */
       snapshotsLost?: boolean;
+      /** the size of the copy a snapshot_create or backup_create made, whole GB rounded up */
+      copySizeGb?: number;
     }
   | {
       ok: false;
@@ -42,6 +44,11 @@ export type JobOutcome =
       message: string;
       /** the instance is gone (failed build or rebuild) */
       destroyed?: boolean;
+      /**
+       * the instance is gone and this job did not remove it (deleted behind the platform's back):
+       * the machine is lost, and only a rebuild is taken (compute answers 409 CONFLICT)
+       */
+      lost?: boolean;
     };
 
 /** Figures for GET /vps/{id}/stats and the traffic view; compute adds the instance state. */

@@ -10,18 +10,24 @@ import type { HandlerContext } from "@connectrpc/connect";
 import { PowerAction } from "@hb/contracts/hb/compute/v1/actions_pb";
 import {
   AdminCreateMachineRequestSchema,
+  CreateBackupRequestSchema,
   CreateSnapshotRequestSchema,
   DescribeMachinesRequestSchema,
+  GetJobRequestSchema,
+  ListBackupsRequestSchema,
   ProvisionRequestSchema,
   ReinstallRequestSchema,
   ResetPasswordRequestSchema,
+  RestoreBackupRequestSchema,
   RevertSnapshotRequestSchema,
   RunPowerActionRequestSchema,
 } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { CopyStatus } from "@hb/contracts/hb/compute/v1/copies_pb";
+import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
-import { connectDb, createLogger, migrate, type Sql } from "@hb/platform";
+import { connectDb, createLogger, migrate, resolveError, type Sql } from "@hb/platform";
 import postgres from "postgres";
 import { countWireRoundTrips, type WireCounter } from "../../../scripts/bench/wire-round-trips.ts";
 import type { JobRow, ProviderDriver } from "./driver.ts";
@@ -114,6 +120,40 @@ const keeper: ProviderDriver = {
   },
 };
 
+/**
+ * A driver whose copies are made with a measured size, or fail when the machine's driver state
+ * says so (as an LXD backup past its deadline does).
+ */
+const copier: ProviderDriver = {
+  ...probe,
+  name: "copier",
+  async run(job, m) {
+    if (!job.copy_id) return probe.run(job, m);
+    if ((m.driver_state as { fail?: boolean }).fail)
+      return { ok: false, code: "PROVIDER_ERROR", message: "LXD did not finish the backup in time" };
+    return job.action.endsWith("_create") ? { ok: true, copySizeGb: 3 } : { ok: true, state: "running" };
+  },
+};
+
+/** Power actions the vanisher driver was asked to start. */
+const vanisherStarts: string[] = [];
+/** A driver whose machines' instances were deleted behind its back: power finds them lost. */
+const vanisher: ProviderDriver = {
+  ...probe,
+  name: "vanisher",
+  async start(job) {
+    if (job.action === "reinstall") return undefined;
+    vanisherStarts.push(job.action);
+    return {
+      ok: false,
+      code: "PROVIDER_ERROR",
+      message: "The machine's container no longer exists",
+      lost: true,
+    };
+  },
+  run: (job, m) => probe.run(job, m),
+};
+
 describe("jobs with a provider driver other than the simulator", () => {
   let sql: Sql;
   let jobs: ReturnType<typeof createJobs>;
@@ -143,7 +183,7 @@ describe("jobs with a provider driver other than the simulator", () => {
       createLogger("test", "error"),
     );
     keeperSql = sql;
-    const drivers = { probe, keeper };
+    const drivers = { probe, keeper, copier, vanisher };
     jobs = createJobs(sql, "jobs-test", drivers);
     const deps = { jobs, drivers, defaultProvider: "probe" };
     compute = createHandlers(sql, deps);
@@ -356,6 +396,93 @@ describe("jobs with a provider driver other than the simulator", () => {
       ["deleted"],
       "the snapshots the rebuild removed leave the list",
     );
+  });
+
+  it("records a copy's measured size; a failed backup leaves the list, a failed restore leaves it available", async () => {
+    const serviceId = randomUUID();
+    await compute.provision!(
+      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname: "copied" }),
+      ctx,
+    );
+    await drain();
+    await sql`update machines set provider = 'copier' where service_id = ${serviceId}`;
+    const failing = (fail: boolean) =>
+      sql`update machines set driver_state = ${JSON.stringify({ fail })}::text::jsonb where service_id = ${serviceId}`;
+    const list = async () => {
+      const { backups = [] } = await compute.listBackups!(
+        create(ListBackupsRequestSchema, { caller, serviceId }),
+        ctx,
+      );
+      return backups.map((b) => [b.name, CopyStatus[b.status ?? 0], b.sizeGb]);
+    };
+    const backup = (name: string) =>
+      compute.createBackup!(create(CreateBackupRequestSchema, { caller, serviceId, name }), ctx);
+    const jobOf = async (jobId = "") =>
+      (await compute.getJob!(create(GetJobRequestSchema, { caller, jobId }), ctx)).job;
+
+    const made = await backup("kept");
+    assert.equal(made.backup?.sizeGb, 0, "not measured while it is being made");
+    await drain();
+    assert.deepEqual(await list(), [["kept", "AVAILABLE", 3]], "the size the provider measured");
+
+    await failing(true);
+    const lost = await backup("lost");
+    await drain();
+    assert.equal((await jobOf(lost.jobId))?.status, JobStatus.FAILED);
+    assert.deepEqual(await list(), [["kept", "AVAILABLE", 3]], "the failed backup is not left creating");
+
+    const kept = made.backup?.id ?? "";
+    const restore = () =>
+      compute.restoreBackup!(create(RestoreBackupRequestSchema, { caller, serviceId, backupId: kept }), ctx);
+    const failed = await restore();
+    await drain();
+    assert.equal((await jobOf(failed.jobId))?.status, JobStatus.FAILED);
+    assert.deepEqual(await list(), [["kept", "AVAILABLE", 3]], "available to restore again, not 409");
+    const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${serviceId}`;
+    assert.equal(m.state, "error", "not left creating: the reconcile pass records the real state");
+
+    await failing(false);
+    const again = await restore();
+    await drain();
+    assert.equal((await jobOf(again.jobId))?.status, JobStatus.SUCCEEDED);
+  });
+
+  it("a machine lost at its provider answers 409 to power, keeps its instance, and is rebuilt by a reinstall", async () => {
+    const serviceId = randomUUID();
+    await compute.provision!(
+      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname: "gone" }),
+      ctx,
+    );
+    await drain();
+    await sql`update machines set provider = 'vanisher' where service_id = ${serviceId}`;
+    const reboot = async () =>
+      compute.runPowerAction!(
+        create(RunPowerActionRequestSchema, { caller, serviceId, action: PowerAction.REBOOT }),
+        ctx,
+      );
+    const conflict = (err: unknown) => {
+      const e = resolveError(err);
+      return e.status === 409 && e.code === "CONFLICT" && /reinstall/.test(e.message);
+    };
+    const instance = async () =>
+      (
+        await compute.describeMachines!(
+          create(DescribeMachinesRequestSchema, { caller, serviceIds: [serviceId] }),
+          ctx,
+        )
+      ).machines?.[0]?.instance;
+    await assert.rejects(reboot(), conflict, "the provider's finding, not 424");
+    assert.equal((await instance())?.state, InstanceState.ERROR, "still shown, as error, not 404");
+    assert.ok((await instance())?.lostAt, "lost, for staff");
+    await assert.rejects(reboot(), conflict, "refused before the provider is asked again");
+    assert.deepEqual(vanisherStarts, ["reboot"]);
+    await compute.reinstall!(
+      create(ReinstallRequestSchema, { caller, serviceId, kind: MachineKind.VPS, imageId: "debian-12" }),
+      ctx,
+    );
+    await drain();
+    assert.equal((await instance())?.state, InstanceState.RUNNING);
+    assert.equal((await instance())?.lostAt, undefined, "rebuilt: no longer lost");
   });
 
   it("gives concurrent builds different SSH proxy ports, each reserved in its job, and says when none is left", async () => {

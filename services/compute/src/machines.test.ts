@@ -53,6 +53,11 @@ describe("capabilities", () => {
     assert.equal(caps.reinstall, false);
     assert.equal(caps.power, true);
   });
+
+  it("never advertises rescue: no provider boots a rescue image and no route asks for one", () => {
+    assert.equal(capabilitiesOf(machine()).rescue, false);
+    assert.equal(capabilitiesOf(machine({ kind: "dedicated" })).rescue, false);
+  });
 });
 
 describe("rule order for a control", () => {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   type Capabilities,
   CapabilitiesSchema,
@@ -34,6 +35,8 @@ export interface MachineRow {
   /** The provider driver's own state; compute stores it and never reads it. */
   driver_state: Record<string, unknown>;
   service_status: string;
+  /** Since when its instance has been gone without the platform removing it (a rebuild clears it). */
+  lost_at?: Date | null;
   /** What it was doing when its service was suspended (running or stopped); null otherwise. */
   state_before_suspension?: string | null;
   created_at: Date;
@@ -48,10 +51,19 @@ export interface IpRow {
 
 export const CONTROLS = ["power", "reinstall", "password", "snapshots", "backups", "rescue"] as const;
 
+/**
+ * Controls in the contract that no provider carries out and no route takes: never advertised,
+ * whatever the plan says (issue 30: `rescue: true` was shown with no rescue boot behind it).
+ */
+const NOT_OFFERED: readonly string[] = ["rescue"];
+
 /** Which controls the plan allows; a switched-off control is refused before the provider is asked. */
 export const capabilitiesOf = (m: MachineRow) =>
   Object.fromEntries(
-    CONTROLS.map((c) => [c, !m.disabled_controls.includes(c) && (c !== "snapshots" || m.kind === "vps")]),
+    CONTROLS.map((c) => [
+      c,
+      !NOT_OFFERED.includes(c) && !m.disabled_controls.includes(c) && (c !== "snapshots" || m.kind === "vps"),
+    ]),
   ) as Record<(typeof CONTROLS)[number], boolean>;
 
 /** Addresses from the documentation ranges, stable per service. */
@@ -86,6 +98,7 @@ function instanceOf(m: MachineRow): Instance | undefined {
     osImageId: m.os,
     rescueMode: m.rescue_mode,
     sshPort: m.ssh_port ?? undefined,
+    lostAt: m.lost_at ? timestampFromDate(m.lost_at) : undefined,
   });
 }
 
@@ -153,8 +166,18 @@ export function assertControllable(m: MachineRow, control: (typeof CONTROLS)[num
         : "The machine is still being built",
     );
   }
+  // A lost machine takes the controls that rebuild it (reinstall; a backup restore, which its
+  // creation refuses on its own) and refuses the rest clearly, rather than each failing at the provider.
+  if (m.lost_at && control !== "reinstall" && control !== "backups") throw lostMachine();
   assertCapability(m, control);
 }
+
+/** The refusal of an action a lost machine cannot take (409: the machine is in the wrong state). */
+export const lostMachine = () =>
+  apiError(
+    "CONFLICT",
+    "The machine's instance no longer exists at the provider; reinstall it (or restore a backup) to rebuild it",
+  );
 
 /** A control switched off for the plan: refused before the provider is asked, reads included. */
 export function assertCapability(m: MachineRow, control: (typeof CONTROLS)[number]) {

@@ -86,6 +86,11 @@ export function startServiceEventConsumer(
                       ${ids.map((id) => String(last.get(id)!.terminated))}::text[]::bool[])
             as v(service_id, status, terminated)
           where m.service_id = v.service_id`;
+        // Its snapshots and backups end with it (the terminate job removes them at the provider):
+        // none reads available after the service is gone.
+        if (ended.length > 0)
+          await tx`update copies set status = 'deleted'
+            where service_id = any(${ended}::uuid[]) and status <> 'deleted'`;
         const accepted: JobRow[] = [];
         for (const m of removable) {
           const job = await jobs?.accept(tx, m, "terminate", "stopped");

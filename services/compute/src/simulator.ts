@@ -23,6 +23,10 @@ type SimulatorState = {
   controller_fails?: boolean;
 };
 
+/** The disk the simulated machine uses, GB: steady per machine, as a copy of it measures it. */
+const usedDiskGb = (m: MachineRow) =>
+  Math.floor((m.disk_gb * createHash("sha256").update(m.service_id).digest()[2]) / 510);
+
 const sinceCreatedS = (m: MachineRow) => Math.max(0, (Date.now() - m.created_at.getTime()) / 1000);
 
 /** With failure injection on, a hostname with "fail" as one of its words (web-fail-1, fail-over-1) fails its build. */
@@ -78,6 +82,7 @@ export function createSimulatorDriver(cfg: SimulatorConfig): ProviderDriver {
           : { ok: true, state: "running", built: true, addresses: addressesFor(m.service_id) };
       }
       if (job.action === "password") return { ok: true };
+      if (job.action.endsWith("_create")) return { ok: true, copySizeGb: Math.max(1, usedDiskGb(m)) };
       return { ok: true, state: job.target_state };
     },
     async stats(m) {

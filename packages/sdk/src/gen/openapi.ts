@@ -4966,7 +4966,7 @@ export interface operations {
                      *           "password": true,
                      *           "snapshots": true,
                      *           "backups": true,
-                     *           "rescue": true
+                     *           "rescue": false
                      *         }
                      *       }
                      *     }
@@ -4981,7 +4981,7 @@ export interface operations {
                             kind: string;
                             /** @description Empty while the machine does not exist */
                             actions: string[];
-                            /** @description Which controls the plan allows; a control switched off is refused before the provider is asked */
+                            /** @description Which controls the plan allows; a control switched off is refused before the provider is asked. rescue is always false: no provider boots a rescue image yet, and no route asks for one */
                             capabilities: {
                                 power: boolean;
                                 reinstall: boolean;
@@ -7238,6 +7238,7 @@ export interface operations {
                                 memory_mb: number;
                                 disk_gb: number;
                                 os: string;
+                                /** @description Always false: no provider boots a rescue image yet */
                                 rescue_mode: boolean;
                                 /** @description Host port forwarded to the machine's SSH port at primary_ip, where SSH is reached that way */
                                 ssh_port?: number;
@@ -7502,7 +7503,7 @@ export interface operations {
                      *           "password": true,
                      *           "snapshots": true,
                      *           "backups": true,
-                     *           "rescue": true
+                     *           "rescue": false
                      *         }
                      *       }
                      *     }
@@ -7562,13 +7563,14 @@ export interface operations {
                                 memory_mb: number;
                                 disk_gb: number;
                                 os: string;
+                                /** @description Always false: no provider boots a rescue image yet */
                                 rescue_mode: boolean;
                                 /** @description Host port forwarded to the machine's SSH port at primary_ip, where SSH is reached that way */
                                 ssh_port?: number;
                             };
                             /** Format: date-time */
                             created_at: string;
-                            /** @description Which controls the plan allows; a control switched off is refused before the provider is asked */
+                            /** @description Which controls the plan allows; a control switched off is refused before the provider is asked. rescue is always false: no provider boots a rescue image yet, and no route asks for one */
                             capabilities: {
                                 power: boolean;
                                 reinstall: boolean;
@@ -11605,6 +11607,7 @@ export interface operations {
                                 name: string;
                                 /** @enum {string} */
                                 status: "creating" | "available" | "restoring";
+                                /** @description its size as the provider measured it, in whole GB rounded up; 0 while it is being made or where the provider cannot measure it */
                                 size_gb: number;
                                 /** Format: date-time */
                                 created_at: string;
@@ -12706,6 +12709,7 @@ export interface operations {
                                 name: string;
                                 /** @enum {string} */
                                 status: "creating" | "available" | "restoring";
+                                /** @description its size as the provider measured it, in whole GB rounded up; 0 while it is being made or where the provider cannot measure it */
                                 size_gb: number;
                                 /** Format: date-time */
                                 created_at: string;
@@ -13629,6 +13633,7 @@ export interface operations {
                                 memory_mb: number;
                                 disk_gb: number;
                                 os: string;
+                                /** @description Always false: no provider boots a rescue image yet */
                                 rescue_mode: boolean;
                                 /** @description Host port forwarded to the machine's SSH port at primary_ip, where SSH is reached that way */
                                 ssh_port?: number;
@@ -13893,7 +13898,7 @@ export interface operations {
                      *           "password": true,
                      *           "snapshots": false,
                      *           "backups": true,
-                     *           "rescue": true
+                     *           "rescue": false
                      *         }
                      *       }
                      *     }
@@ -13953,13 +13958,14 @@ export interface operations {
                                 memory_mb: number;
                                 disk_gb: number;
                                 os: string;
+                                /** @description Always false: no provider boots a rescue image yet */
                                 rescue_mode: boolean;
                                 /** @description Host port forwarded to the machine's SSH port at primary_ip, where SSH is reached that way */
                                 ssh_port?: number;
                             };
                             /** Format: date-time */
                             created_at: string;
-                            /** @description Which controls the plan allows; a control switched off is refused before the provider is asked */
+                            /** @description Which controls the plan allows; a control switched off is refused before the provider is asked. rescue is always false: no provider boots a rescue image yet, and no route asks for one */
                             capabilities: {
                                 power: boolean;
                                 reinstall: boolean;

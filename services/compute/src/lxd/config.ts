@@ -3,6 +3,7 @@ import type { Sql } from "@hb/platform";
 import { z } from "zod";
 import type { JobRow } from "../driver.ts";
 import { rememberJobProgress } from "../jobs.ts";
+import { DEFAULT_COPY_DEADLINE_MS } from "./backups.ts";
 import { createLxdClient, httpsEndpoint, type LxdClient } from "./client.ts";
 import { createLxdDriver } from "./driver.ts";
 import { DEFAULT_HOST_LIMITS } from "./hosts.ts";
@@ -30,6 +31,8 @@ export const lxdConfig = {
   LXD_PROFILES: z.string().default("default"),
   LXD_BACKUP_DIR: z.string().default(path.join(import.meta.dirname, "../../../../.tmp/lxd-backups")),
   LXD_UNREACHABLE_FAIL_MS: z.coerce.number().int().min(0).default(120_000),
+  /** How long a snapshot's or backup's job (making or restoring it) may take before it fails. */
+  LXD_COPY_DEADLINE_MS: z.coerce.number().int().min(0).default(DEFAULT_COPY_DEADLINE_MS),
   /** How often instance states are compared with LXD's (a machine stopped from outside). */
   LXD_RECONCILE_MS: z.coerce.number().int().min(100).default(10_000),
   /** Capacity (docs/providers.md): memory kept for the host, MB, and how far plans may overcommit. */
@@ -83,6 +86,7 @@ export function lxdDriverFromEnv(sql: Sql, cfg: LxdEnv, clients: LxdClient[]) {
     profiles: cfg.LXD_PROFILES.split(",").filter(Boolean),
     backupDir: cfg.LXD_BACKUP_DIR,
     unreachableFailMs: cfg.LXD_UNREACHABLE_FAIL_MS,
+    copyDeadlineMs: cfg.LXD_COPY_DEADLINE_MS,
     hostLimits: {
       reserveMb: cfg.LXD_HOST_RESERVE_MB,
       memoryOvercommit: cfg.LXD_MEMORY_OVERCOMMIT,

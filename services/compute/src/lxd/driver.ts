@@ -1,5 +1,3 @@
-import { mkdir, readFile, rm } from "node:fs/promises";
-import path from "node:path";
 import { apiError } from "@hb/platform";
 import type {
   DriverState,
@@ -10,8 +8,24 @@ import type {
   ProviderDriver,
 } from "../driver.ts";
 import type { IpRow, MachineRow } from "../machines.ts";
+import {
+  backupPresent,
+  type CopyContext,
+  type CopyPlace,
+  copyName,
+  copySize,
+  createSteps,
+  DEFAULT_COPY_DEADLINE_MS,
+  dropBackups,
+  importStep,
+  isCopyJob,
+  JobFailure,
+  removeCopy,
+  type Step,
+} from "./backups.ts";
 import { type LxdClient, LxdError, type LxdInstance, type LxdInstanceState } from "./client.ts";
 import { capacityOf, DEFAULT_HOST_LIMITS, type HostLimits, hasFreeDisk, surveyHosts } from "./hosts.ts";
+import { goneOutcome } from "./lost.ts";
 
 export interface LxdDriverConfig {
   /** The daemons (or clusters) machines may be placed on; the first is used when one is not recorded. */
@@ -30,6 +44,8 @@ export interface LxdDriverConfig {
   backupDir: string;
   /** How long the daemon may stay unreachable during a job before the job fails. */
   unreachableFailMs: number;
+  /** How long a snapshot's or backup's job may take (default DEFAULT_COPY_DEADLINE_MS). */
+  copyDeadlineMs?: number;
   /** The customer's SSH public keys on file, written to root's authorized_keys on (re)build. */
   sshKeysOf(customerId: string): Promise<string[]>;
   /** A free port for a job's new SSH proxy device, reserved for the job as it is chosen. */
@@ -78,6 +94,8 @@ type Progress = {
   forced?: boolean;
   /** steps done again after LXD failed them in passing (transientLxdFailure) */
   transient_retries?: number;
+  /** when (ms) a copy's job first started an operation: its deadline counts from there */
+  started_at?: number;
 };
 
 /**
@@ -89,16 +107,6 @@ type Progress = {
 export const transientLxdFailure = (message: string) =>
   /fork(file|start)\.sock|forkfile|forkstart/i.test(message);
 const TRANSIENT_RETRIES = 3;
-
-/** One step of a job: does its part (answering an operation id to wait on, or nothing). */
-interface Step {
-  name: string;
-  act(): Promise<string | undefined>;
-  /** Whether the step's effect is in place: asked when its operation is gone (a daemon restart). */
-  done?(): Promise<boolean>;
-  /** After its operation failed with this error: whether to do the step again (it fixed the cause). */
-  retry?(err: string): Promise<boolean>;
-}
 
 const LXD_STATES: Record<string, string> = {
   Running: "running",
@@ -117,11 +125,7 @@ export const instanceName = (serviceId: string) => `hb-${serviceId}`;
  */
 export const proxyPortTaken = (startError: string) =>
   /address already in use|starting proxy device/i.test(startError);
-const copyName = (copyId: string) => `c-${copyId}`;
 const POWER_TIMEOUT_S = 30;
-
-/** A failure whose message is the customer-safe reason a job failed. */
-class JobFailure extends Error {}
 
 /**
  * The `lxd` provider: VPSes as LXD system containers. Every job is a short list of steps; a step
@@ -366,63 +370,30 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         // A password given with the reinstall is set once the new system runs.
         return [keepPlace, forceStop, remove, create, identity, start, ...(secret ? [setPassword] : [])];
       case "terminate":
-        return [forceStop, remove];
+        return [forceStop, remove, dropBackups(cfg.backupDir, m.service_id)];
       case "password":
         return [setPassword];
       case "snapshot_create":
-        return [
-          {
-            name: "snapshot",
-            act: () =>
-              c.submit("POST", `${url}/snapshots`, { name: copyName(job.copy_id ?? ""), stateful: false }),
-          },
-        ];
+      case "backup_create":
+        return createSteps(copyContext(c, job, m));
       case "snapshot_revert":
         return [
           forceStop,
           { name: "restore", act: () => c.submit("PUT", url, { restore: copyName(job.copy_id ?? "") }) },
           start,
         ];
-      case "backup_create": {
-        const backup = copyName(job.copy_id ?? "");
-        return [
-          {
-            name: "backup",
-            act: () =>
-              c.submit("POST", `${url}/backups`, {
-                name: backup,
-                instance_only: false,
-                optimized_storage: false,
-                compression_algorithm: "gzip",
-              }),
-          },
-          {
-            name: "export",
-            async act() {
-              await mkdir(cfg.backupDir, { recursive: true });
-              await c.download(`${url}/backups/${backup}/export`, backupFile(m, job));
-              return c.submit("DELETE", `${url}/backups/${backup}`);
-            },
-          },
-        ];
-      }
       case "backup_restore":
         return [
+          backupPresent(copyContext(c, job, m)),
           keepPlace,
           forceStop,
           remove,
-          {
-            name: "import",
-            async act() {
-              const data = await readFile(backupFile(m, job));
-              const target = p.member ? `?target=${encodeURIComponent(p.member)}` : "";
-              return c.send("POST", `/1.0/instances${target}`, data, {
-                "content-type": "application/octet-stream",
-                "x-lxd-pool": await poolOf(c),
-              });
-            },
-            done: async () => Boolean(await instance(c, name)),
-          },
+          importStep(
+            copyContext(c, job, m),
+            p.member ? `?target=${encodeURIComponent(p.member)}` : "",
+            () => poolOf(c),
+            async () => Boolean(await instance(c, name)),
+          ),
           start,
         ];
       case "suspend":
@@ -459,8 +430,17 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
     bind: "host",
   });
 
-  const backupFile = (m: MachineRow, job: JobRow) =>
-    path.join(cfg.backupDir, `${m.service_id}-${job.copy_id ?? "none"}.tar.gz`);
+  /** Where a machine's copies are kept: its instance's LXD snapshots and backups, the backup store. */
+  const copyPlace = (c: LxdClient, m: MachineRow): CopyPlace => ({
+    c,
+    url: `/1.0/instances/${instanceName(m.service_id)}`,
+    backupDir: cfg.backupDir,
+    serviceId: m.service_id,
+  });
+  const copyContext = (c: LxdClient, job: JobRow, m: MachineRow): CopyContext => ({
+    ...copyPlace(c, m),
+    job,
+  });
 
   /** A power action: LXD's state change, skipped when the instance is already where it should be. */
   function powerStep(
@@ -515,9 +495,12 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
       case "terminate":
         return { ok: true, state: "stopped" };
       case "password":
-      case "snapshot_create":
-      case "backup_create":
         return { ok: true };
+      case "snapshot_create":
+      case "backup_create": {
+        const sizeGb = await copySize(copyContext(clientOf(machineState(m).endpoint), job, m));
+        return sizeGb === undefined ? { ok: true } : { ok: true, copySizeGb: sizeGb };
+      }
       default:
         return { ok: true, state: job.target_state };
     }
@@ -545,11 +528,11 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
     return found;
   }
 
-  /** A failed job; `gone` when its instance no longer exists (power, reinstall, password then 404). */
-  const failure = (job: JobRow, message: string, gone = false): JobOutcome =>
+  /** A failed job; `gone` when its instance no longer exists (destroyed or lost: lost.ts). */
+  const failure = (job: JobRow, m: MachineRow, message: string, gone = false): JobOutcome =>
     job.action === "build"
       ? { ok: false, code: "BUILD_FAILED", message, destroyed: true }
-      : { ok: false, code: "PROVIDER_ERROR", message, ...(gone ? { destroyed: true } : {}) };
+      : { ok: false, code: "PROVIDER_ERROR", message, ...(gone ? goneOutcome(job.action, m) : {}) };
 
   /** Whether LXD says the machine's instance is gone (false when it exists or LXD cannot tell). */
   async function instanceGone(m: MachineRow, p: Progress): Promise<boolean> {
@@ -593,6 +576,11 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
       const steps = plan(job, m, p, secret);
       if (p.op) {
         const c = clientOf(p.endpoint ?? machineState(m).endpoint);
+        if (
+          isCopyJob(job.action) &&
+          Date.now() - (p.started_at ?? Date.now()) > (cfg.copyDeadlineMs ?? DEFAULT_COPY_DEADLINE_MS)
+        )
+          throw new JobFailure(`LXD did not finish the ${job.action.split("_")[0]} in time; it was given up`);
         let op: Awaited<ReturnType<LxdClient["operation"]>> | undefined;
         try {
           op = await c.operation(p.op);
@@ -625,6 +613,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         if (opId) {
           p.step = i;
           p.op = opId;
+          p.started_at ??= Date.now();
           p.unreachable_since = undefined;
           await cfg.remember(job, p);
           return undefined;
@@ -655,7 +644,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
           }
           return undefined;
         }
-        return failure(job, "The LXD host did not answer; the job was given up");
+        return failure(job, m, "The LXD host did not answer; the job was given up");
       }
       const message =
         err instanceof JobFailure
@@ -666,8 +655,18 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
               : `LXD: ${err.message}`
             : "The LXD driver failed";
       if (job.action === "build") await cleanUp(m, p);
+      if (job.copy_id && (job.action === "snapshot_create" || job.action === "backup_create")) {
+        // A copy that failed leaves nothing behind: an LXD snapshot or backup, a partial export.
+        const c = clientOf(p.endpoint ?? machineState(m).endpoint);
+        await removeCopy(
+          copyPlace(c, m),
+          job.action === "snapshot_create" ? "snapshot" : "backup",
+          job.copy_id,
+          p.op,
+        ).catch(() => undefined);
+      }
       // A rebuild that failed after removing the old instance leaves the machine without one.
-      return failure(job, message, job.action !== "build" && (await instanceGone(m, p)));
+      return failure(job, m, message, job.action !== "build" && (await instanceGone(m, p)));
     }
   }
 
@@ -727,17 +726,11 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
       throw apiError("PROVIDER_ERROR", "Game servers are not run by the lxd provider");
     },
     async forgetCopy(m, collection, copyId) {
-      const c = clientOf(machineState(m).endpoint);
-      const url = `/1.0/instances/${instanceName(m.service_id)}`;
-      if (collection === "snapshot") {
-        try {
-          await waitOp(c, await c.submit("DELETE", `${url}/snapshots/${copyName(copyId)}`));
-        } catch (err) {
-          if (!(err instanceof LxdError && err.status === 404)) throw err;
-        }
-      } else {
-        await rm(path.join(cfg.backupDir, `${m.service_id}-${copyId}.tar.gz`), { force: true });
-      }
+      await removeCopy(
+        copyPlace(clientOf(machineState(m).endpoint), m),
+        collection === "snapshot" ? "snapshot" : "backup",
+        copyId,
+      );
     },
   };
   return driver;

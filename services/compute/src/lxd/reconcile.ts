@@ -21,23 +21,30 @@ export function createReconciler(sql: Sql, clients: LxdClient[], log: Logger) {
         }
       }),
     );
-    const machines = await sql<{ service_id: string; state: string; endpoint: string | null }[]>`
-      select service_id, state, driver_state->>'endpoint' as endpoint from machines m
+    const machines = await sql<
+      { service_id: string; state: string; endpoint: string | null; lost: boolean }[]
+    >`
+      select service_id, state, driver_state->>'endpoint' as endpoint, lost_at is not null as lost from machines m
       where provider = 'lxd' and has_instance and state <> 'creating'
         and not exists (select 1 from jobs j where j.service_id = m.service_id and j.status = 'running')`;
-    const changed: { id: string; state: string }[] = [];
+    const changed: { id: string; state: string; missing: boolean }[] = [];
     for (const m of machines) {
       const instances = seen.get(m.endpoint ?? clients[0]?.endpoint.name ?? "");
       if (!instances) continue;
       const status = instances.get(`hb-${m.service_id}`);
       const state = status ? (LXD_STATES[status] ?? "error") : "error";
-      if (state !== m.state) changed.push({ id: m.service_id, state });
+      if (state !== m.state || !status !== m.lost)
+        changed.push({ id: m.service_id, state, missing: !status });
     }
     if (changed.length === 0) return 0;
     // Again only where no job started meanwhile: a job's outcome is the newer word.
-    const r = await sql`update machines m set state = v.state
-      from unnest(${changed.map((c) => c.id)}::uuid[], ${changed.map((c) => c.state)}::text[]) as v(id, state)
-      where m.service_id = v.id and m.state <> v.state
+    // An instance missing from its endpoint's list was deleted behind the platform's back: lost
+    // (until a rebuild, or an operator, puts it back).
+    const r = await sql`update machines m set state = v.state,
+        lost_at = case when v.missing then coalesce(m.lost_at, clock_timestamp()) end
+      from unnest(${changed.map((c) => c.id)}::uuid[], ${changed.map((c) => c.state)}::text[],
+                  ${changed.map((c) => String(c.missing))}::text[]::bool[]) as v(id, state, missing)
+      where m.service_id = v.id and (m.state <> v.state or v.missing <> (m.lost_at is not null))
         and not exists (select 1 from jobs j where j.service_id = m.service_id and j.status = 'running')`;
     log.info("reconcile recorded states changed outside the platform", { machines: r.count });
     return r.count;

@@ -59,7 +59,11 @@ export function servicePageRoutes(router: Router, d: AdminDeps, shell: CustomerS
 ${
   machine
     ? html`<dl class="facts"><dt>Hostname</dt><dd class="mono">${machine.hostname}</dd><dt>Provider</dt><dd>${machine.provider}</dd>
-<dt>State</dt><dd>${machine.instance ? word(enumWord(InstanceStateSchema, machine.instance.state)) : "no instance"}</dd>
+<dt>State</dt><dd>${machine.instance ? word(enumWord(InstanceStateSchema, machine.instance.state)) : "no instance"}${
+        machine.instance?.lostAt
+          ? html` — <strong>lost</strong>: its instance has been gone at the provider since ${when(machine.instance.lostAt)}; a reinstall or a backup restore rebuilds it`
+          : ""
+      }</dd>
 <dt>Size</dt><dd>${machine.instance ? `${machine.instance.vcpus} vCPU, ${machine.instance.memoryMb} MB, ${machine.instance.diskGb} GB` : "—"}</dd>
 <dt>IP addresses</dt><dd class="mono">${machine.ipAddresses?.addresses.map((a) => a.address).join(", ") || "—"}</dd></dl>`
     : html`<p class="empty">No machine for this service.</p>`

@@ -7,7 +7,10 @@ export const copy = z.object({
   id: z.uuid(),
   name: z.string(),
   status: z.enum(COPY_STATUS_WORDS),
-  size_gb: z.int(),
+  size_gb: z.int().meta({
+    description:
+      "its size as the provider measured it, in whole GB rounded up; 0 while it is being made or where the provider cannot measure it",
+  }),
   created_at: z.iso.datetime(),
 });
 

@@ -23,7 +23,7 @@ export const instance = z
     memory_mb: z.int(),
     disk_gb: z.int(),
     os: z.string(),
-    rescue_mode: z.boolean(),
+    rescue_mode: z.boolean().describe("Always false: no provider boots a rescue image yet"),
     ssh_port: z
       .int()
       .optional()
@@ -38,7 +38,9 @@ export const capabilities = z
       z.ZodBoolean
     >,
   )
-  .describe("Which controls the plan allows; a control switched off is refused before the provider is asked");
+  .describe(
+    "Which controls the plan allows; a control switched off is refused before the provider is asked. rescue is always false: no provider boots a rescue image yet, and no route asks for one",
+  );
 
 /** The machine record of the VPS and dedicated lists (the spec's VPS record); `kind` tells which. */
 function machineRecord<K extends string>(kind: K) {
@@ -160,7 +162,7 @@ const capabilitiesExample = {
   password: true,
   snapshots: true,
   backups: true,
-  rescue: true,
+  rescue: false,
 };
 const recordExample = (kind: "vps" | "dedicated") => ({
   id: "0193a5c2-7d1e-7c4a-9f3b-2e8d6a1b4c5d",

@@ -31,6 +31,8 @@ export declare type Snapshot = Message<"hb.compute.v1.Snapshot"> & {
   status: CopyStatus;
 
   /**
+   * As the provider measured it, whole GB rounded up; 0 until measured (or where it cannot be).
+   *
    * @generated from field: int32 size_gb = 4;
    */
   sizeGb: number;
@@ -67,6 +69,8 @@ export declare type Backup = Message<"hb.compute.v1.Backup"> & {
   status: CopyStatus;
 
   /**
+   * As the provider measured it, whole GB rounded up; 0 until measured (or where it cannot be).
+   *
    * @generated from field: int32 size_gb = 4;
    */
   sizeGb: number;

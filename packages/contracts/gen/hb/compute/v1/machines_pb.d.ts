@@ -116,6 +116,15 @@ export declare type Instance = Message<"hb.compute.v1.Instance"> & {
    * @generated from field: optional int32 ssh_port = 7;
    */
   sshPort?: number | undefined;
+
+  /**
+   * Since when the provider has found the instance gone without the platform removing it (deleted
+   * behind its back): only a reinstall or a backup restore is taken until one rebuilds it. For
+   * staff; the customer API does not show it.
+   *
+   * @generated from field: google.protobuf.Timestamp lost_at = 8;
+   */
+  lostAt?: Timestamp | undefined;
 };
 
 /**
