@@ -7,7 +7,7 @@ import { createLxdClient, httpsEndpoint, type LxdClient } from "./client.ts";
 import { createLxdDriver } from "./driver.ts";
 import { DEFAULT_HOST_LIMITS } from "./hosts.ts";
 import { parsePool, proxyAddressOf } from "./network.ts";
-import { allocateNetwork } from "./network-pool.ts";
+import { allocateNetwork } from "./network-allocate.ts";
 
 /** Compute's environment for the lxd driver (docs/providers.md). */
 export const lxdConfig = {

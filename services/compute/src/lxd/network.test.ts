@@ -136,12 +136,15 @@ const inside = (name: string, script: string, ...args: string[]) => {
   lxc("exec", name, "--", "sh", "-c", `{ ${script}; } >/dev/.hb-exec-out 2>&1`, "sh", ...args);
   return lxc("file", "pull", `${name}/dev/.hb-exec-out`, "-");
 };
-/** Of host:port targets, those a TCP connection from inside the container opens to (all tried at once). */
+/**
+ * Of host:port targets, those a TCP connection from inside the container opens to (all tried at
+ * once; busybox's nc runs `true` once connected, so an open connection ends at once).
+ */
 const reachableFrom = (name: string, targets: string[]) =>
   inside(
     name,
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell script's own expansions
-    'for t in "$@"; do (nc -w 2 "${t%:*}" "${t##*:}" </dev/null >/dev/null 2>&1 && echo "$t") & done; wait',
+    'for t in "$@"; do (timeout 5 nc -w 2 "${t%:*}" "${t##*:}" -e true >/dev/null 2>&1 && echo "$t") & done; wait',
     ...targets,
   )
     .split("\n")
@@ -149,14 +152,7 @@ const reachableFrom = (name: string, targets: string[]) =>
     .sort();
 /** A listener inside the container on port 7000 that answers every connection. */
 const listen = (name: string) =>
-  lxc(
-    "exec",
-    name,
-    "--",
-    "sh",
-    "-c",
-    "setsid sh -c 'while :; do nc -l -p 7000 -e echo hi; done' </dev/null >/dev/null 2>&1 &",
-  );
+  lxc("exec", name, "--", "sh", "-c", "setsid nc -ll -p 7000 -e echo hi </dev/null >/dev/null 2>&1 &");
 
 after(() => {
   if (unavailable) return;
