@@ -289,7 +289,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
             // The plan's disk is the root disk's size (a btrfs quota; the dir pool ignores it).
             root: { type: "disk", path: "/", pool: await poolOf(c), size: `${m.disk_gb}GiB` },
             ...(p.ssh_port ? { ssh: proxyDevice(p.ssh_port) } : {}),
-            ...(p.network ? { eth0: nicDevice(p.network) } : {}),
+            ...(p.network ? { eth0: nicDevice(p.network, m.service_id) } : {}),
           },
         });
       },

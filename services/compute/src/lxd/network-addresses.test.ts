@@ -2,7 +2,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { freeAddress, guestFiles, parsePool, proxyAddressOf, subnetAt, subnetCount } from "./network.ts";
+import {
+  freeAddress,
+  guestFiles,
+  macOf,
+  parsePool,
+  proxyAddressOf,
+  subnetAt,
+  subnetCount,
+} from "./network.ts";
 
 const toInt = (ip: string) => ip.split(".").reduce((n, p) => n * 256 + Number(p), 0);
 
@@ -37,6 +45,13 @@ describe("the machine network pool", () => {
       freeAddress(s, ["198.18.1.2", "198.18.1.3", "198.18.1.4", "198.18.1.5", "198.18.1.6"]),
       undefined,
     );
+  });
+
+  it("gives a service one MAC address for all its instances, in LXD's range", () => {
+    const id = "2f1c0d6e-8a4b-4a3e-9a53-0c1d2e3f4a5b";
+    assert.equal(macOf(id), macOf(id));
+    assert.match(macOf(id), /^00:16:3e:[0-7][0-9a-f](:[0-9a-f]{2}){2}$/);
+    assert.notEqual(macOf(id), macOf("7c9e6679-7425-40de-944b-e07fc1f90ae7"));
   });
 
   it("writes the machine's static address and apt's proxy", () => {

@@ -109,11 +109,19 @@ async function build(d: ProviderDriver, customer_id: string, os: string) {
     service_status: "active",
     created_at: new Date(),
   } as unknown as MachineRow; // only the columns the driver reads
+  const outcome = await settle(d, m, "build");
+  const address = outcome.ok ? outcome.addresses?.[0]?.address : undefined;
+  assert.ok(address, "the build reports the machine's address");
+  return { m, name: instanceName(service_id), address, outcome };
+}
+
+/** Runs a job as the job loop does, until the driver answers its outcome; it must succeed. */
+async function settle(d: ProviderDriver, m: MachineRow, action: string): Promise<JobOutcome> {
   const job: JobRow = {
     id: randomUUID(),
-    service_id,
-    customer_id,
-    action: "build",
+    service_id: m.service_id,
+    customer_id: m.customer_id,
+    action,
     target_state: "running",
     copy_id: null,
     claim: randomUUID(),
@@ -122,9 +130,7 @@ async function build(d: ProviderDriver, customer_id: string, os: string) {
   const outcome: JobOutcome =
     (await d.start(job, m)) ?? (await eventually(async () => (await d.run(job, m)) ?? false, 60_000, 100));
   assert.equal(outcome.ok, true, JSON.stringify(outcome));
-  const address = outcome.ok ? outcome.addresses?.[0]?.address : undefined;
-  assert.ok(address, "the build reports the machine's address");
-  return { m, name: instanceName(service_id), address, outcome };
+  return outcome;
 }
 
 const lxc = (...args: string[]) => execFileSync("lxc", args, { encoding: "utf8" }).trim();
@@ -207,6 +213,19 @@ describe("lxd machine networks", { skip: unavailable }, () => {
     await eventually(async () => reachableFrom(b1.name, [`${b1.address}:7000`]).length === 1, 15_000, 200);
     assert.deepEqual(reachableFrom(a1.name, [`${b1.address}:7000`]), []);
     assert.deepEqual(reachableFrom(b1.name, [`${a2.address}:7000`]), []);
+  });
+
+  it("keeps a machine's card and address through a reinstall", async () => {
+    const row = {
+      ...a2.m,
+      state: "running",
+      has_instance: true,
+      driver_state: (a2.outcome.ok && a2.outcome.driverState) || {},
+    };
+    const outcome = await settle(driver, row, "reinstall");
+    assert.deepEqual(outcome.ok && outcome.addresses, a2.outcome.ok && a2.outcome.addresses);
+    listen(a2.name);
+    await eventually(async () => reachableFrom(a1.name, [`${a2.address}:7000`]).length === 1, 15_000, 200);
   });
 
   it("blocks the host's services, on every host address, except the apt proxy", async () => {

@@ -8,6 +8,7 @@
  * bridge only with its nftables firewall driver, and hosts here have iptables (the xtables driver), so
  * ACLs would be refused; separate bridges isolate with nothing LXD has to enforce.
  */
+import { createHash } from "node:crypto";
 import type { IpRow } from "../machines.ts";
 import { type LxdClient, LxdError } from "./client.ts";
 
@@ -118,12 +119,25 @@ export async function ensureBridge(c: LxdClient, net: MachineNetwork) {
   }
 }
 
+/**
+ * The machine's MAC address, the same for every instance of the service: a reinstall keeps its
+ * address and MAC together, so its siblings' ARP caches stay right (a new MAC behind the same
+ * address is unreachable from them until their entries expire). LXD's own prefix, 00:16:3e.
+ */
+export function macOf(serviceId: string) {
+  const h = createHash("sha256").update(serviceId).digest();
+  return ["00", "16", "3e", ...[h[0] & 0x7f, h[1], h[2]].map((b) => b.toString(16).padStart(2, "0"))].join(
+    ":",
+  );
+}
+
 /** The machine's network card on its customer's bridge. */
-export const nicDevice = (net: MachineNetwork) => ({
+export const nicDevice = (net: MachineNetwork, serviceId: string) => ({
   type: "nic",
   nictype: "bridged",
   parent: net.bridge,
   name: "eth0",
+  hwaddr: macOf(serviceId),
 });
 
 const netmask = (prefix: number) => toIp(2 ** 32 - 2 ** (32 - prefix));
