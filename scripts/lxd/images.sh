@@ -74,16 +74,23 @@ build_busybox() {
   need_pkg busybox-static
   local dir="$out/busybox"
   rm -rf "$dir"
-  mkdir -p "$dir"/rootfs/{bin,sbin,etc,root,tmp,proc,sys,dev,run,var/log}
+  mkdir -p "$dir"/rootfs/{bin,sbin,etc,root,tmp,proc,sys,dev,run,var/log} \
+    "$dir"/rootfs/etc/network/if-{pre-up,up,down,post-down}.d
+  # busybox's ifup keeps its state in /var/run.
+  ln -s /run "$dir/rootfs/var/run"
   cp /bin/busybox "$dir/rootfs/bin/busybox"
   for applet in $(/bin/busybox --list); do
     [ "$applet" = busybox ] || ln -sf busybox "$dir/rootfs/bin/$applet"
   done
-  # A small init: takes the hostname from /etc/hostname (the driver writes it) and exits on the
-  # signals LXD sends for a clean stop (SIGPWR) so stop and restart do not wait for a timeout.
+  # A small init: takes the hostname from /etc/hostname (the driver writes it), brings up the
+  # network the driver writes in /etc/network/interfaces (when the host gives machines one) and
+  # exits on the signals LXD sends for a clean stop (SIGPWR) so stop and restart do not wait for a
+  # timeout.
   cat >"$dir/rootfs/sbin/init" <<'INIT'
 #!/bin/sh
 [ -s /etc/hostname ] && hostname "$(cat /etc/hostname)"
+# lo is up already (ifup reports it as an error); eth0 is what matters.
+[ -s /etc/network/interfaces ] && ifup -a >/dev/null 2>&1
 trap 'exit 0' PWR TERM USR2
 while :; do sleep 3600 & wait $!; done
 INIT

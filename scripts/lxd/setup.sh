@@ -6,7 +6,8 @@
 # storage pool, the root disk in the default profile and no managed network; then adds a btrfs pool
 # (hb-btrfs, on a loop file) where the kernel and btrfs-progs allow, so root disk sizes hold.
 # `lxd init --auto` would try to create a bridge on a free private subnet; machines here have none, and
-# tests reach containers through proxy devices on 127.0.0.1 instead, so no bridge is made.
+# tests reach containers through proxy devices on 127.0.0.1 instead, so no bridge is made here; with
+# HB_LXD_NETWORK_SUBNET set, scripts/lxd/network.sh prepares per-customer machine networks (below).
 set -euo pipefail
 
 if [ "$(id -u)" != 0 ]; then
@@ -215,4 +216,13 @@ else
     echo "no btrfs storage pool ($reason): machines go on the dir pool \`default\`, where LXD cannot" \
       "enforce root disk sizes (a machine may write past its plan's disk, and its disk use reads 0)" >&2
   fi
+fi
+
+# Machine networks (docs/providers.md): only when asked, with HB_LXD_NETWORK_SUBNET (e.g.
+# 198.18.0.0/16; compute's LXD_NETWORK_POOL must name the same pool). Without it machines have no
+# network card and are reached through their SSH proxy on 127.0.0.1 only.
+if [ -n "${HB_LXD_NETWORK_SUBNET:-}" ]; then
+  "$(dirname "$0")/network.sh"
+else
+  echo "no machine network (set HB_LXD_NETWORK_SUBNET, e.g. 198.18.0.0/16, to give machines one)"
 fi

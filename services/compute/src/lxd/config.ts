@@ -7,6 +7,8 @@ import { DEFAULT_COPY_DEADLINE_MS } from "./backups.ts";
 import { createLxdClient, httpsEndpoint, type LxdClient } from "./client.ts";
 import { createLxdDriver } from "./driver.ts";
 import { DEFAULT_HOST_LIMITS } from "./hosts.ts";
+import { parsePool, proxyAddressOf } from "./network.ts";
+import { allocateNetwork } from "./network-allocate.ts";
 
 /** Compute's environment for the lxd driver (docs/providers.md). */
 export const lxdConfig = {
@@ -43,6 +45,15 @@ export const lxdConfig = {
   LXD_DISK_RESERVE_GB: z.coerce.number().min(0).default(DEFAULT_HOST_LIMITS.diskReserveGb),
   /** limits.processes per GiB of the plan's memory (at least MIN_PROCESSES). */
   LXD_PROCESSES_PER_GIB: z.coerce.number().int().min(1).default(512),
+  /**
+   * Machines' private networks: the pool (a /15 to /23, never a private range; the same as
+   * lxd:setup's HB_LXD_NETWORK_SUBNET) each customer's subnet comes from. Empty: no network card.
+   */
+  LXD_NETWORK_POOL: z.string().default(""),
+  /** The size of each customer's subnet (/24: 253 machines). */
+  LXD_NETWORK_PREFIX: z.coerce.number().int().min(24).max(29).default(24),
+  /** apt's proxy inside machines; empty: http://<the pool's first address>:3142 (lxd:setup's). */
+  LXD_APT_PROXY: z.string().default(""),
 };
 
 export type LxdEnv = z.infer<z.ZodObject<typeof lxdConfig>>;
@@ -78,6 +89,7 @@ export function lxdDriverFromEnv(sql: Sql, cfg: LxdEnv, clients: LxdClient[]) {
       .filter((p) => p.length === 2 && p[0] && p[1]),
   );
   const remember = rememberJobProgress(sql);
+  const pool = cfg.LXD_NETWORK_POOL ? parsePool(cfg.LXD_NETWORK_POOL) : undefined;
   return createLxdDriver({
     clients,
     images,
@@ -94,6 +106,15 @@ export function lxdDriverFromEnv(sql: Sql, cfg: LxdEnv, clients: LxdClient[]) {
       diskReserveGb: cfg.LXD_DISK_RESERVE_GB,
     },
     processesPerGib: cfg.LXD_PROCESSES_PER_GIB,
+    ...(pool
+      ? {
+          network: {
+            aptProxy: cfg.LXD_APT_PROXY || `http://${proxyAddressOf(pool)}:3142`,
+            allocate: (job, m, endpoint) =>
+              allocateNetwork(sql, pool, cfg.LXD_NETWORK_PREFIX, job, m, endpoint),
+          },
+        }
+      : {}),
     async sshKeysOf(customerId) {
       const rows = await sql<{ public_key: string }[]>`
         select public_key from ssh_keys where customer_id = ${customerId} order by created_at`;

@@ -26,6 +26,7 @@ import {
 import { type LxdClient, LxdError, type LxdInstance, type LxdInstanceState } from "./client.ts";
 import { capacityOf, DEFAULT_HOST_LIMITS, type HostLimits, hasFreeDisk, surveyHosts } from "./hosts.ts";
 import { goneOutcome } from "./lost.ts";
+import { ensureBridge, guestFiles, ipRows, type MachineNetwork, nicDevice } from "./network.ts";
 
 export interface LxdDriverConfig {
   /** The daemons (or clusters) machines may be placed on; the first is used when one is not recorded. */
@@ -56,6 +57,13 @@ export interface LxdDriverConfig {
   hostLimits?: HostLimits;
   /** A machine's process limit per GiB of its plan's memory (limits.processes; default 512). */
   processesPerGib?: number;
+  /** Machines' private networks (network.ts); absent: machines have no network card. */
+  network?: {
+    /** apt's proxy inside machines, http://address:port */
+    aptProxy: string;
+    /** The customer's bridge on the endpoint and a free address on it, reserved for the job. */
+    allocate(job: JobRow, m: MachineRow, endpoint: string): Promise<MachineNetwork>;
+  };
 }
 
 /** The btrfs pool `npm run lxd:setup` makes (scripts/lxd/setup.sh): root disk sizes hold there. */
@@ -76,6 +84,8 @@ export type LxdMachineState = {
   /** the cluster member it runs on, when the endpoint is a cluster */
   member?: string;
   ssh_port?: number;
+  /** its place on its customer's network, when the host gives machines one */
+  network?: MachineNetwork;
 };
 
 /** A job's progress, kept in jobs.driver_state between calls (and across a compute restart). */
@@ -90,6 +100,7 @@ type Progress = {
   unreachable_since?: number;
   /** SSH ports found taken on the host and replaced */
   port_retries?: number;
+  network?: MachineNetwork;
   /** a suspension's clean stop ran out of time: the stop is forced */
   forced?: boolean;
   /** steps done again after LXD failed them in passing (transientLxdFailure) */
@@ -223,12 +234,12 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
     );
   }
 
-  async function makeDir(c: LxdClient, name: string, dir: string) {
+  async function makeDir(c: LxdClient, name: string, dir: string, mode = "0700") {
     try {
       await c.send("POST", `/1.0/instances/${name}/files?path=${encodeURIComponent(dir)}`, Buffer.alloc(0), {
         "x-lxd-uid": "0",
         "x-lxd-gid": "0",
-        "x-lxd-mode": "0700",
+        "x-lxd-mode": mode,
         "x-lxd-type": "directory",
       });
     } catch (err) {
@@ -264,6 +275,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
       name: "create",
       async act() {
         const target = p.member ? `?target=${encodeURIComponent(p.member)}` : "";
+        if (p.network) await ensureBridge(c, p.network);
         return c.submit("POST", `/1.0/instances${target}`, {
           name,
           type: "container",
@@ -281,6 +293,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
             // The plan's disk is the root disk's size (a btrfs quota; the dir pool ignores it).
             root: { type: "disk", path: "/", pool: await poolOf(c), size: `${m.disk_gb}GiB` },
             ...(p.ssh_port ? { ssh: proxyDevice(p.ssh_port) } : {}),
+            ...(p.network ? { eth0: nicDevice(p.network, m.service_id) } : {}),
           },
         });
       },
@@ -299,6 +312,12 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
           keys.map((k) => `${k.trim()}\n`).join(""),
           "0600",
         );
+        if (p.network && cfg.network) {
+          for (const dir of ["/etc/network", "/etc/apt", "/etc/apt/apt.conf.d"])
+            await makeDir(c, name, dir, "0755");
+          for (const f of guestFiles(p.network, cfg.network.aptProxy))
+            await pushFile(c, name, f.path, f.content, f.mode);
+        }
         return undefined;
       },
     };
@@ -330,6 +349,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         p.endpoint = where.endpoint;
         p.member = where.member;
         p.ssh_port = await cfg.allocatePort(job);
+        if (cfg.network) p.network = await cfg.network.allocate(job, m, where.endpoint);
         await cfg.remember(job, p);
         return undefined;
       },
@@ -341,6 +361,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         p.endpoint = ms.endpoint ?? c.endpoint.name;
         p.member = ms.member;
         p.ssh_port = ms.ssh_port;
+        p.network = ms.network;
         return undefined;
       },
     };
@@ -475,7 +496,12 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
 
   /** The outcome of a job whose steps have all finished. */
   async function finished(job: JobRow, m: MachineRow, p: Progress): Promise<JobOutcome> {
-    const kept: LxdMachineState = { endpoint: p.endpoint, member: p.member, ssh_port: p.ssh_port };
+    const kept: LxdMachineState = {
+      endpoint: p.endpoint,
+      member: p.member,
+      ssh_port: p.ssh_port,
+      ...(p.network ? { network: p.network } : {}),
+    };
     switch (job.action) {
       case "build":
       case "reinstall":
@@ -506,8 +532,10 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
     }
   }
 
-  /** Its public addresses as LXD reports them; on loopback-only hosts, the proxy's address. */
+  /** Its addresses: the one given on its private network, else as LXD reports them, else the proxy's. */
   async function addressesOf(m: MachineRow, p: Progress): Promise<IpRow[]> {
+    // The address it was given (the guest may not have brought it up yet).
+    if (p.network) return ipRows(p.network);
     const c = clientOf(p.endpoint ?? machineState(m).endpoint);
     const s = await c.get<LxdInstanceState>(`/1.0/instances/${instanceName(m.service_id)}/state`);
     const found: IpRow[] = [];
