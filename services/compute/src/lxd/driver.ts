@@ -11,6 +11,7 @@ import type {
 } from "../driver.ts";
 import type { IpRow, MachineRow } from "../machines.ts";
 import { type LxdClient, LxdError, type LxdInstance, type LxdInstanceState } from "./client.ts";
+import { openLxdConsole } from "./console.ts";
 import { capacityOf, DEFAULT_HOST_LIMITS, type HostLimits, hasFreeDisk, surveyHosts } from "./hosts.ts";
 
 export interface LxdDriverConfig {
@@ -726,6 +727,8 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
     async game() {
       throw apiError("PROVIDER_ERROR", "Game servers are not run by the lxd provider");
     },
+    console: (m, size) =>
+      openLxdConsole(clientOf(machineState(m).endpoint), instanceName(m.service_id), size),
     async forgetCopy(m, collection, copyId) {
       const c = clientOf(machineState(m).endpoint);
       const url = `/1.0/instances/${instanceName(m.service_id)}`;
