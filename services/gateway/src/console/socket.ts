@@ -12,6 +12,12 @@ import type { ConsoleGrant, ConsoleTickets } from "./tickets.ts";
 
 /** Where a console's WebSocket is opened (the gateway's server answers its upgrade). */
 export const CONSOLE_SOCKET_PATH = `${API_PREFIX}/console/ws`;
+/**
+ * The same, for the portal's page: its session cookie is scoped to /portal, so the browser sends it
+ * only to a path under it.
+ */
+export const PORTAL_CONSOLE_SOCKET_PATH = "/portal/console/ws";
+const SOCKET_PATHS = new Set([CONSOLE_SOCKET_PATH, PORTAL_CONSOLE_SOCKET_PATH]);
 
 /** Who may keep a console open: the permission the ticket's route asks (routes/console.ts). */
 const CONSOLE_PERMISSIONS = ["manage_services"];
@@ -216,7 +222,7 @@ export function consoleSockets(deps: ConsoleSocketDeps) {
   return {
     /** Serves an upgrade request when it is a console's; answers false for any other path. */
     handle(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-      if (new URL(req.url ?? "/", origin).pathname !== CONSOLE_SOCKET_PATH) return false;
+      if (!SOCKET_PATHS.has(new URL(req.url ?? "/", origin).pathname)) return false;
       socket.on("error", () => undefined);
       upgrade(req, socket, head).catch((err: unknown) => {
         log.error("console upgrade failed", { err });

@@ -1,5 +1,5 @@
 import type { Router } from "express";
-import { CONSOLE_SOCKET_PATH } from "../../../console/socket.ts";
+import { PORTAL_CONSOLE_SOCKET_PATH } from "../../../console/socket.ts";
 import { CONSOLE_ASSETS } from "../../console-assets.ts";
 import { html } from "../../html.ts";
 import { sessionOf } from "../../session.ts";
@@ -56,7 +56,7 @@ ${open}`,
       `Console: ${nameOf(s)}`,
       html`${tabs}
 <p id="console-status" role="status">Connecting… (the console needs JavaScript)</p>
-<div id="console" class="console" data-socket="${CONSOLE_SOCKET_PATH}?ticket=${ticket}"></div>
+<div id="console" class="console" data-socket="${PORTAL_CONSOLE_SOCKET_PATH}?ticket=${ticket}"></div>
 ${open}`,
       { ...done, assets: CONSOLE_ASSETS },
     );
