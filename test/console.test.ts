@@ -77,6 +77,14 @@ const refused = (s: Awaited<ReturnType<typeof connect>>) => {
   assert.ok("status" in s, "the console was refused");
   return s;
 };
+/** How the console closed, within a deadline (a console left open fails the test, not hangs it). */
+const closing = (s: Session, ms = 10_000) =>
+  Promise.race([
+    s.closed,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`the console was still open after ${ms} ms`)), ms).unref(),
+    ),
+  ]);
 const shows = (s: Session, pattern: RegExp) => eventually(async () => pattern.test(s.text()), 10_000);
 
 const ticketFor = (acct: { key: string }, id: string) =>
@@ -116,7 +124,7 @@ describe("the console over the API", () => {
     const [row] = await auditOf(vps);
     assert.deepEqual([row.via, row.person_id, row.key_id], ["api", acct.ownerId, acct.keyId]);
     s.type("exit\r");
-    assert.deepEqual(await s.closed, { code: 1000, reason: "ended" });
+    assert.deepEqual(await closing(s), { code: 1000, reason: "ended" });
     await eventually(async () => (await auditOf(vps))[0].close_reason === "ended", 10_000);
 
     const again = refused(await connect(url));
@@ -176,7 +184,7 @@ describe("the console over the API", () => {
       action: ServiceAction.SUSPEND,
       reason: "console test",
     });
-    assert.deepEqual(await s.closed, { code: 1000, reason: "suspended" });
+    assert.deepEqual(await closing(s), { code: 1000, reason: "suspended" });
     await eventually(async () => (await auditOf(id))[0]?.close_reason === "suspended", 10_000);
   });
 });
@@ -218,7 +226,7 @@ describe("the console in the portal", () => {
     const [row] = await auditOf(vps);
     assert.deepEqual([row.via, row.person_id, row.key_id], ["portal", owner.ownerId, ""]);
     await p.v.post("/portal/sign-out", {});
-    assert.deepEqual(await s.closed, { code: 1000, reason: "session-ended" });
+    assert.deepEqual(await closing(s), { code: 1000, reason: "session-ended" });
   });
 
   it("a portal ticket is refused from another origin and without the session", async () => {
