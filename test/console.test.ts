@@ -25,8 +25,11 @@ import { csrfIn, portalMember, portalOwner, signInVisitor } from "./portal-pages
 import { serviceSql } from "./support/service-db.ts";
 
 const db = serviceSql("compute");
+/** Every socket a test opened, ended when the file ends (one a failed test left open included). */
+const sockets = new Set<WebSocket>();
 const redis = connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
 after(async () => {
+  for (const ws of sockets) ws.terminate();
   await db.end({ timeout: 5 });
   redis.disconnect();
 });
@@ -46,6 +49,7 @@ function connect(
 ): Promise<Session | { status: number; body: { code: string; error: string } }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { headers });
+    sockets.add(ws);
     let out = "";
     const closed = new Promise<{ code: number; reason: string }>((r) =>
       ws.on("close", (code, reason) => r({ code, reason: reason.toString() })),
