@@ -60,6 +60,8 @@ process.env.WEBHOOK_PASS_INTERVAL_MS ??= "300";
 process.env.WEBHOOK_TIMEOUT_MS ??= "1500";
 // The webhook event stream sends its heartbeat comments twice a second in tests.
 process.env.STREAM_HEARTBEAT_MS ??= "500";
+// An open portal console checks its session three times a second, so sign-out tests end soon.
+process.env.CONSOLE_SESSION_CHECK_MS ??= "300";
 // Every test file refuses keys from 127.0.0.1 on the shared gateway: its slow-down of failed
 // authentication would hold them all, so it is tested on a gateway of its own (auth-throttle.test.ts).
 process.env.AUTH_FAILURES_FREE ??= "1000000";

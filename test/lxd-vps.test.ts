@@ -12,6 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
+import WebSocket from "ws";
 import { lxdUnavailable } from "../services/compute/src/lxd/lxd-available.ts";
 import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
@@ -128,6 +129,34 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
     assert.equal(port, sshPort(), "the VPS record shows the proxy device's port");
     // sshd comes up a moment after the container reports running.
     assert.equal(await eventually(async () => ssh(port, "hostname"), 30_000), "lxd-e2e");
+
+    // The root password set over the API logs in on the web console (issue 30 §5, issue 29 §4).
+    const pw = await call("POST", `/vps/${id}/password`, { password: "console-e2e-pass" });
+    assert.equal(pw.status, 200, pw.text);
+    assert.equal((await job(pw.body.data.job_id)).status, "succeeded");
+    const ticket = await call("POST", `/vps/${id}/console`);
+    assert.equal(ticket.status, 201, ticket.text);
+    const ws = new WebSocket(ticket.body.data.url);
+    let screen = "";
+    ws.on("message", (d: Buffer) => {
+      screen += d.toString("utf8");
+    });
+    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+    const typeIn = (text: string) => ws.send(Buffer.from(text), { binary: true });
+    try {
+      await eventually(async () => /login: *$/.test(screen), 20_000);
+      typeIn("root\n");
+      await eventually(async () => /Password: *$/.test(screen), 10_000);
+      typeIn("console-e2e-pass\n");
+      // A command typed before Debian's shell was up was lost (seen here): wait for root's prompt.
+      await eventually(async () => /# *$/.test(screen), 15_000);
+      typeIn("echo on-$(hostname)-$((6*7))\n");
+      await eventually(async () => screen.includes("on-lxd-e2e-42"), 15_000);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; the console showed: ${JSON.stringify(screen.slice(-600))}`);
+    } finally {
+      ws.terminate();
+    }
 
     const bootId = () => ssh(port, "cat /proc/sys/kernel/random/boot_id");
     const before = bootId();

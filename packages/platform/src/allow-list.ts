@@ -40,6 +40,8 @@ export const ALLOWED_CALLERS: Readonly<Record<string, readonly (ServiceIdentity 
   // staff identities only (never the portal's, whose pages act for customers).
   "hb.billing.v1.BillingDeskService": ["admin-panel", "admin"],
   "hb.compute.v1.ComputeService": ["gateway"],
+  // Web consoles: the gateway relays the browser's WebSocket (portal page or API ticket) to them.
+  "hb.compute.v1.ComputeConsoleService": ["gateway"],
   "hb.compute.v1.ComputeProvisioningService": ["billing"],
   "hb.compute.v1.ComputeStaffService": ["admin"],
   // The support desk's power actions on a customer's machine.

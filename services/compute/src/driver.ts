@@ -1,4 +1,5 @@
 import type { AdminCreateMachineRequest, ProvisionRequest } from "@hb/contracts/hb/compute/v1/compute_pb";
+import type { ConsoleSize, MachineConsole } from "./console/types.ts";
 import type { IpRow, MachineRow } from "./machines.ts";
 
 /** A job as a driver sees it. `claim` identifies the worker that may record its outcome. */
@@ -116,6 +117,8 @@ export interface ProviderDriver {
   capacity?(): Promise<HostCapacity>;
   /** Removes a deleted snapshot or backup from the provider, where it keeps one (best effort). */
   forgetCopy?(m: MachineRow, collection: string, copyId: string): Promise<void>;
+  /** Opens a running machine's console (console/consoles.ts relays it); absent: it has none. */
+  console?(m: MachineRow, size: ConsoleSize): Promise<MachineConsole>;
 }
 
 export type Drivers = Record<string, ProviderDriver>;

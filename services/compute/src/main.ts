@@ -2,6 +2,7 @@ import path from "node:path";
 import { ComputeDeskService } from "@hb/contracts/hb/compute/v1/compute_desk_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { ComputeStaffService } from "@hb/contracts/hb/compute/v1/compute_staff_pb";
+import { ComputeConsoleService } from "@hb/contracts/hb/compute/v1/console_pb";
 import { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import {
   bind,
@@ -22,6 +23,7 @@ import {
   testSwitches,
 } from "@hb/platform";
 import { z } from "zod";
+import { createConsoles } from "./console/consoles.ts";
 import type { Drivers } from "./driver.ts";
 import { createHandlers } from "./handlers.ts";
 import { createJobs } from "./jobs.ts";
@@ -74,6 +76,7 @@ runMain(log, async () => {
     maxMachines: cfg.COMPUTE_MAX_MACHINES,
   };
   const handlers = createHandlers(sql, deps);
+  const consoles = createConsoles(sql, drivers, log);
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.COMPUTE_ADDR),
@@ -82,6 +85,7 @@ runMain(log, async () => {
       bind(ComputeProvisioningService, handlers),
       bind(ComputeStaffService, handlers),
       bind(ComputeDeskService, handlers),
+      bind(ComputeConsoleService, consoles.handlers),
     ],
     log,
     loadTlsIdentity(cfg),
@@ -90,7 +94,10 @@ runMain(log, async () => {
   const relay = startOutboxRelay(sql, nats, log);
   const jobLoop = jobs.startLoop(log);
   const usage = startUsageSampler(sql, drivers, log, cfg.USAGE_SAMPLE_MS);
-  const events = startServiceEventConsumer(sql, nats, cfg.HB_NS, log, jobs);
+  const events = startServiceEventConsumer(sql, nats, cfg.HB_NS, log, jobs, (changes) => {
+    for (const { serviceId, status } of changes)
+      if (status === "suspended" || status === "terminated") consoles.closeServices([serviceId], status);
+  });
   const reconcile =
     clients.length > 0 ? createReconciler(sql, clients, log).start(cfg.LXD_RECONCILE_MS) : undefined;
   // Finished jobs answer GET /jobs/{id} for 30 days; event ids need keeping no longer either.
@@ -110,6 +117,7 @@ runMain(log, async () => {
   });
 
   onShutdown(log, [
+    ["consoles", async () => consoles.stop()],
     ["rpc", () => server.close()],
     ["job-loop", () => jobLoop.stop()],
     ["reconcile", async () => reconcile?.stop()],

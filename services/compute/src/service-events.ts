@@ -30,6 +30,8 @@ export function startServiceEventConsumer(
   ns: string,
   log: Logger,
   jobs?: Pick<Jobs, "accept" | "launchAll" | "settleSuspensions">,
+  /** Told each batch's status changes once committed (open consoles of a suspended service close). */
+  onStatus?: (changes: { serviceId: string; status: string }[]) => void,
 ): BatchConsumer {
   const s = streams(ns);
   const durable = "compute-service-events";
@@ -100,6 +102,7 @@ export function startServiceEventConsumer(
         if (jobs) accepted.push(...(await jobs.settleSuspensions(tx, changed)));
         return accepted;
       });
+      onStatus?.(events);
       // Handed to the driver once committed, as every accepted job is; the loop carries them on.
       await jobs?.launchAll(toLaunch);
     },

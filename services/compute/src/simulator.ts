@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { simulatedConsole } from "./console/simulated.ts";
 import type { JobOutcome, JobRow, ProviderDriver } from "./driver.ts";
 import { addressesFor, type MachineRow } from "./machines.ts";
 
@@ -108,6 +109,7 @@ export function createSimulatorDriver(cfg: SimulatorConfig): ProviderDriver {
     async game() {
       return { game: "minecraft", players: { online: 0, max: 20 } };
     },
+    console: async (m, size) => simulatedConsole(m, size),
   };
   return driver;
 }

@@ -11,6 +11,7 @@ import {
 } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ComputeDeskService } from "@hb/contracts/hb/compute/v1/compute_desk_pb";
 import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import { ComputeConsoleService } from "@hb/contracts/hb/compute/v1/console_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { backendClient, loadTlsIdentity, rpcClient } from "@hb/platform";
@@ -51,6 +52,8 @@ export function createClients(cfg: GatewayConfig) {
     auth: rpcClient(t, AuthService, cfg.AUTH_ADDR, api),
     billing: rpcClient(t, BillingService, cfg.BILLING_ADDR, api),
     compute: rpcClient(t, ComputeService, cfg.COMPUTE_ADDR, api),
+    // Web consoles (console/socket.ts), relayed for the API's routes and the portal's Console page.
+    console: rpcClient(t, ComputeConsoleService, cfg.COMPUTE_ADDR, api),
     webhooks: rpcClient(t, WebhooksService, cfg.WEBHOOKS_ADDR, api),
     // The payment provider's webhook, forwarded by the public endpoint (payment-webhook.ts).
     paymentEvents: rpcClient(t, PaymentEventService, cfg.BILLING_ADDR, api),
@@ -70,6 +73,7 @@ export function createClients(cfg: GatewayConfig) {
     keys: handles.keys.client,
     billing: handles.billing.client,
     compute: handles.compute.client,
+    console: handles.console.client,
     webhooks: handles.webhooks.client,
     paymentEvents: handles.paymentEvents.client,
     /** The admin pages' clients, presenting the admin-panel certificate. */

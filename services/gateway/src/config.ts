@@ -48,6 +48,10 @@ const gatewayConfigShape = {
   PORTAL_TLS_KEY: z.string().min(1, "the portal's private key's path is required"),
   /** Heartbeat comments on the webhook event stream, so proxies keep an idle stream open. */
   STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  /** How long a web console ticket (POST /vps/{id}/console) may wait to be used. */
+  CONSOLE_TICKET_TTL_S: z.coerce.number().int().min(5).max(600).default(60),
+  /** How often an open portal console checks that its person is still signed in (and may use it). */
+  CONSOLE_SESSION_CHECK_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
   /**
    * Failed authentication per source address (auth-throttle.ts): this many failures in the window
    * are answered at once; each further one waits, from the base delay doubling up to the maximum.

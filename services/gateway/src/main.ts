@@ -7,6 +7,8 @@ import { buildApp } from "./app.ts";
 import { authThrottleScripts, createAuthThrottle } from "./auth-throttle.ts";
 import { createClients } from "./clients.ts";
 import { loadGatewayConfig } from "./config.ts";
+import { consoleSockets } from "./console/socket.ts";
+import { consoleTickets } from "./console/tickets.ts";
 import { startKeySync } from "./key-sync.ts";
 import { createRequestLogPublisher, jetStreamBatchPublisher } from "./request-log.ts";
 import { allRoutes } from "./routes/index.ts";
@@ -24,13 +26,17 @@ runMain(log, async () => {
   const keys = cfg.KEY_TABLE
     ? startKeySync(clients.keys, `${os.hostname()}/${process.pid}`, log, cfg.KEY_SNAPSHOT_CHUNK)
     : undefined;
+  const tickets = consoleTickets(redis, cfg.HB_NS, cfg.CONSOLE_TICKET_TTL_S);
   const requestLog = createRequestLogPublisher(jetStreamBatchPublisher(nats, cfg.HB_NS), log);
   const app = buildApp({
     cfg,
     clients,
     redis,
     log,
-    routes: allRoutes(cfg.PUBLIC_URL, { streamHeartbeatMs: cfg.STREAM_HEARTBEAT_MS }),
+    routes: allRoutes(cfg.PUBLIC_URL, {
+      streamHeartbeatMs: cfg.STREAM_HEARTBEAT_MS,
+      consoleTickets: tickets,
+    }),
     requestLog,
     authThrottle: createAuthThrottle(
       redis,
@@ -58,6 +64,17 @@ runMain(log, async () => {
   server.on("request", (_req, res: http.ServerResponse) => {
     if (draining) res.setHeader("Connection", "close");
   });
+  // WebSockets: the web console's (console/socket.ts) is the only one; any other upgrade is dropped.
+  const consoles = consoleSockets({
+    clients,
+    tickets,
+    publicUrl: cfg.PUBLIC_URL,
+    log,
+    sessionCheckMs: cfg.CONSOLE_SESSION_CHECK_MS,
+  });
+  server.on("upgrade", (req, socket, head) => {
+    if (draining || !consoles.handle(req, socket, head)) socket.destroy();
+  });
   await new Promise<void>((resolve) => server.listen(cfg.PORT, cfg.HOST, resolve));
   log.info("gateway listening", { port: cfg.PORT });
 
@@ -78,6 +95,7 @@ runMain(log, async () => {
           });
         }),
     ],
+    ["consoles", async () => consoles.close()],
     ["request-log", () => requestLog.flush()],
     ["key-table", () => keys?.close()],
     ["nats", () => nats.close()],

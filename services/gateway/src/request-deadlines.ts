@@ -26,11 +26,15 @@ export function enforceRequestDeadlines(server: http.Server, limits: RequestDead
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) =>
     connections.get(req.socket)?.received(req, res),
   );
+  // An upgraded connection (the web console's WebSocket) is no longer HTTP: its request came whole.
+  server.on("upgrade", (req: http.IncomingMessage) => connections.get(req.socket)?.upgraded());
 }
 
 interface ConnectionDeadlines {
   /** A request's headers are in: from now its body is timed, then the next request's headers. */
   received(req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** The connection left HTTP (a WebSocket): no deadline applies any more. */
+  upgraded(): void;
 }
 
 function watchConnection(socket: net.Socket, limits: RequestDeadlines): ConnectionDeadlines {
@@ -80,6 +84,10 @@ function watchConnection(socket: net.Socket, limits: RequestDeadlines): Connecti
   awaitHeaders();
 
   return {
+    upgraded() {
+      generation++;
+      clearTimeout(timer);
+    },
     received(req, res) {
       latest = res;
       const began = begunAt ?? Date.now();

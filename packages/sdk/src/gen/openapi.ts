@@ -615,6 +615,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/vps/{id}/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Web console: a short-lived, single-use WebSocket ticket
+         * @description A ticket for the VPS's web console, a terminal on the machine's login prompt (root and its
+         *     password; `POST /vps/{id}/password` sets it). Open the WebSocket in `url` within
+         *     `expires_in_seconds`; the ticket opens one console, once. Binary frames carry the terminal's
+         *     bytes both ways (keystrokes up, output down); a text frame `{"type":"resize","cols":120,"rows":40}`
+         *     changes the size. The console closes (code 1000, reason `ended`, `suspended`, `terminated`,
+         *     `stopped`) when its login session ends, the service is suspended or ended, or the machine stops.
+         *     A refused WebSocket is answered with this API's error envelope and status (401 for a ticket
+         *     unknown, used or expired; 403 for a suspended service; 409 for a machine not running). Every
+         *     console opened is recorded with the key that asked for it. Needs the manage permission: a
+         *     console is the machine's root login. A simulated VPS's console says it is simulated and echoes.
+         */
+        post: operations["postVpsIdConsole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/vps/{id}/snapshots": {
         parameters: {
             query?: never;
@@ -11473,6 +11502,275 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         code?: "RATE_LIMITED" | "ACTION_RATE_LIMITED";
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: platform-side failure (generic message) */
+            500: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "INTERNAL_ERROR";
+                    };
+                };
+            };
+            /** @description `BAD_GATEWAY`: a platform service answered unexpectedly (generic message) */
+            502: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_GATEWAY";
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: a platform dependency is unavailable (generic message); retry later */
+            503: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "SERVICE_UNAVAILABLE";
+                    };
+                };
+            };
+        };
+    };
+    postVpsIdConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "ticket": "hbct_Vb3n0t4r3alT1ck3t-xxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     *         "url": "wss://api.example.com/api/v1/console/ws?ticket=hbct_Vb3n0t4r3alT1ck3t-xxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                     *         "expires_at": "2026-01-15T10:01:00Z",
+                     *         "expires_in_seconds": 60
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            /** @description Single use; opens one console within expires_in_seconds */
+                            ticket: string;
+                            /** @description The WebSocket to open (ws:// or wss://, the ticket already in its query); add &cols=&rows= for the size */
+                            url: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            expires_in_seconds: number;
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: invalid input, or the action does not apply to this resource; `details` names the fields */
+            400: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "BAD_REQUEST";
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: missing, malformed, unknown, expired or revoked key */
+            401: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Bearer realm="api", error="invalid_token" */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "UNAUTHORIZED";
+                    };
+                };
+            };
+            /** @description `FEATURE_DISABLED`: the Customer API or the route's module is switched off; `FORBIDDEN`: an account permission, the IP allowlist, the account type or the resource's state refused the call; `SCOPE_REQUIRED`: the key lacks the route's scope (named in `scope`); `ACCOUNT_SUSPENDED`: the account is suspended: writes are refused, reads allowed; `ACTION_NOT_ALLOWED`: the provider behind the service does not expose this action to customers */
+            403: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "FEATURE_DISABLED" | "FORBIDDEN" | "SCOPE_REQUIRED" | "ACCOUNT_SUSPENDED" | "ACTION_NOT_ALLOWED";
+                    };
+                };
+            };
+            /** @description `NOT_FOUND`: no such resource, or not this customer's */
+            404: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "NOT_FOUND";
+                    };
+                };
+            };
+            /** @description `CONFLICT`: the resource is in the wrong state for this call */
+            409: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "CONFLICT";
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: the key's hourly request limit is spent; see Retry-After */
+            429: {
+                headers: {
+                    /** @description The caller's X-Request-Id when it was a token of up to 128 characters, else a new id */
+                    "X-Request-Id"?: string;
+                    /** @description Requests allowed per key in the hourly window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window restarts */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft form: "hourly";r=<remaining>;t=<seconds> */
+                    RateLimit?: string;
+                    /** @description IETF draft form: "hourly";q=<limit>;w=3600 */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "RATE_LIMITED";
                     };
                 };
             };

@@ -207,6 +207,26 @@ describe("lxd driver", { skip: unavailable }, () => {
     assert.equal(!lost.ok && lost.code, "PROVIDER_ERROR");
   });
 
+  it("opens a login console: root's password logs in, a command's output comes back, closing ends it", async () => {
+    const m = await built(d);
+    assert.deepEqual(await settle(d, job(m, "password", { secret: "console pass 42" }), m), { ok: true });
+    const c = await (d.console as NonNullable<ProviderDriver["console"]>)(m, { cols: 100, rows: 30 });
+    let out = "";
+    const reading = (async () => {
+      for await (const chunk of c.output) out += Buffer.from(chunk).toString("utf8");
+    })();
+    await eventually(async () => /login: *$/.test(out), 20_000);
+    c.write(Buffer.from("root\n"));
+    await eventually(async () => /Password: *$/.test(out), 10_000);
+    c.write(Buffer.from("console pass 42\n"));
+    // The size the console was opened with, and arithmetic only a shell does.
+    c.write(Buffer.from("stty size; echo hb-$((6*7))\n"));
+    await eventually(async () => /30 100[\s\S]*hb-42/.test(out), 10_000);
+    assert.doesNotMatch(out, /console pass 42/, "the password is not echoed");
+    c.close();
+    await reading;
+  });
+
   it("finds the LXD daemon running from a directory that exists (npm run lxd:setup sees to it)", async () => {
     // Started from a checkout removed since (a CI clone), every rsync the daemon runs fails with
     // "getcwd(): No such file or directory": each snapshot on the dir pool failed that way.

@@ -24,6 +24,7 @@ import {
   type Step,
 } from "./backups.ts";
 import { type LxdClient, LxdError, type LxdInstance, type LxdInstanceState } from "./client.ts";
+import { openLxdConsole } from "./console.ts";
 import { capacityOf, DEFAULT_HOST_LIMITS, type HostLimits, hasFreeDisk, surveyHosts } from "./hosts.ts";
 import { goneOutcome } from "./lost.ts";
 import { ensureBridge, guestFiles, ipRows, type MachineNetwork, nicDevice } from "./network.ts";
@@ -753,6 +754,8 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
     async game() {
       throw apiError("PROVIDER_ERROR", "Game servers are not run by the lxd provider");
     },
+    console: (m, size) =>
+      openLxdConsole(clientOf(machineState(m).endpoint), instanceName(m.service_id), size),
     async forgetCopy(m, collection, copyId) {
       await removeCopy(
         copyPlace(clientOf(machineState(m).endpoint), m),

@@ -10,6 +10,7 @@ import { UNAVAILABLE_RETRY_AFTER_SECONDS } from "../envelope.ts";
 import type { ApiCall } from "../in-process.ts";
 import { refuseUnsafeText } from "../validation.ts";
 import { adminRouter } from "./admin.ts";
+import { consoleAssets } from "./console-assets.ts";
 import { onceStore } from "./customer/once.ts";
 import { html } from "./html.ts";
 import { FAVICON, page, SCRIPT, STYLESHEET } from "./layout.ts";
@@ -69,6 +70,12 @@ export function pagesRouter(deps: {
   router.get(SCRIPT, (_req, res) => {
     res.type("text/javascript").set("Cache-Control", "public, max-age=300").send(js);
   });
+  // The console page's terminal: xterm.js from its installed package (no CDN) and the page's script.
+  for (const a of consoleAssets()) {
+    router.get(a.path, (_req, res) => {
+      res.type(a.type).set("Cache-Control", "public, max-age=300").send(a.body);
+    });
+  }
   const forms = express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 200 });
   const once = onceStore(deps.redis, deps.ns);
   router.use(

@@ -20,13 +20,20 @@ export interface PageOptions {
   error?: string;
   /** A standing word about the account, on every page (a suspended account). */
   banner?: Html;
+  /** A page's own assets beside the shared ones (the console's terminal), all served by the gateway. */
+  assets?: PageAssets;
+}
+
+export interface PageAssets {
+  scripts: string[];
+  styles: string[];
 }
 
 export const STYLESHEET = "/assets/pages.css";
 export const SCRIPT = "/assets/pages.js";
 export const FAVICON = "/assets/favicon.svg";
 
-/** The whole document: one stylesheet and one optional script, both served by the gateway. */
+/** The whole document: the shared stylesheet and script (and a page's own assets), all served by the gateway. */
 export function page(o: PageOptions): Html {
   return html`<!doctype html>
 <html lang="en">
@@ -36,7 +43,14 @@ export function page(o: PageOptions): Html {
 <title>${o.title} · ${o.area}</title>
 <link rel="icon" href="${FAVICON}" type="image/svg+xml">
 <link rel="stylesheet" href="${STYLESHEET}">
-<script src="${SCRIPT}" defer></script>
+${(o.assets?.styles ?? []).map(
+  (href) => html`<link rel="stylesheet" href="${href}">
+`,
+)}<script src="${SCRIPT}" defer></script>
+${(o.assets?.scripts ?? []).map(
+  (src) => html`<script src="${src}" defer></script>
+`,
+)}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>

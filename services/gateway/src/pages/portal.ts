@@ -85,8 +85,10 @@ export function portalRouter(
         error: o.error,
         banner: suspended(s) ? SUSPENDED_BANNER : undefined,
         user: { name: s.name, signOut: "/portal/sign-out", csrf: s.csrfToken },
+        assets: o.assets,
       }),
       o.status,
+      o.assets !== undefined,
     );
   };
 

@@ -1,6 +1,8 @@
+import type { ConsoleTickets } from "../console/tickets.ts";
 import type { RouteDef } from "../route.ts";
 import { accountRoutes } from "./account.ts";
 import { addonUpgradeRoutes } from "./addons-upgrades.ts";
+import { consoleRoute } from "./console.ts";
 import { documentRoutesAll } from "./documents.ts";
 import { controlRoutes, copyRoutes, dedicatedRoutes, sshKeyRoutes, vpsRoutes } from "./machines.ts";
 import { metaRoutes } from "./meta.ts";
@@ -12,7 +14,10 @@ import { webhookStreamRoute } from "./webhook-stream.ts";
 /**
  * The whole route table. Each route group lives in its own file and is added here.
  */
-export function allRoutes(publicUrl: string, opts: { streamHeartbeatMs?: number } = {}): RouteDef[] {
+export function allRoutes(
+  publicUrl: string,
+  opts: { streamHeartbeatMs?: number; consoleTickets?: ConsoleTickets } = {},
+): RouteDef[] {
   const table: RouteDef[] = [];
   table.push(...metaRoutes(() => table, publicUrl));
   table.push(
@@ -20,6 +25,7 @@ export function allRoutes(publicUrl: string, opts: { streamHeartbeatMs?: number 
     ...serviceRoutes,
     ...controlRoutes,
     ...vpsRoutes,
+    consoleRoute(publicUrl, opts.consoleTickets),
     ...copyRoutes,
     ...dedicatedRoutes,
   );

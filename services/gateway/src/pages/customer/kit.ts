@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response, Router } from "express";
 import type { ApiCall } from "../../in-process.ts";
 import type { Html } from "../html.ts";
 import { html } from "../html.ts";
+import type { PageAssets } from "../layout.ts";
 import { sessionOf } from "../session.ts";
 import { type PageApi, pageApi, Refused } from "./api.ts";
 import type { OnceStore, Outcome } from "./once.ts";
@@ -13,6 +14,8 @@ export interface RenderOptions {
   status?: number;
   notice?: string;
   error?: string;
+  /** The page's own scripts and styles (the console's terminal); its CSP then allows inline styles. */
+  assets?: PageAssets;
 }
 
 /** What the customer pages are built with. */

@@ -2,6 +2,7 @@ import type { Router } from "express";
 import type { Kit } from "./kit.ts";
 import { addonRoutes } from "./service/addons.ts";
 import { cancelRoutes } from "./service/cancel.ts";
+import { consoleRoutes } from "./service/console.ts";
 import { copyRoutes } from "./service/copies.ts";
 import { overviewRoutes } from "./service/overview.ts";
 import { powerRoutes } from "./service/power.ts";
@@ -16,6 +17,7 @@ export function serviceRoutes(kit: Kit, router: Router): void {
   overviewRoutes(kit, router);
   powerRoutes(kit, router);
   reinstallRoutes(kit, router);
+  consoleRoutes(kit, router);
   copyRoutes(kit, router);
   cancelRoutes(kit, router);
   addonRoutes(kit, router);

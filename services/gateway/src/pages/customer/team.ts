@@ -12,6 +12,7 @@ import {
   personFormValues,
 } from "../forms.ts";
 import { type Html, html } from "../html.ts";
+import type { PageAssets } from "../layout.ts";
 import { sessionOf } from "../session.ts";
 import type { OnceStore, Outcome } from "./once.ts";
 import { validToken } from "./once.ts";
@@ -22,7 +23,7 @@ export type Render = (
   res: Response,
   title: string,
   body: Html,
-  o: { notice?: string; error?: string; status?: number; nav: boolean },
+  o: { notice?: string; error?: string; status?: number; nav: boolean; assets?: PageAssets },
 ) => void;
 
 /** The team is the account owner's to manage, through auth (the API has no team operations). */

@@ -40,6 +40,7 @@ export const OPS = {
   vpsPassword: operation("POST", "/vps/:id/password", "/portal/services/:id/password"),
   dedicatedPassword: operation("POST", "/dedicated/:id/password", "/portal/services/:id/password"),
   password: operation("POST", "/services/:id/password", "/portal/services/:id/password"),
+  vpsConsole: operation("POST", "/vps/:id/console", "/portal/services/:id/console"),
   snapshots: operation("GET", "/vps/:id/snapshots", "/portal/services/:id/copies"),
   snapshot: operation("POST", "/vps/:id/snapshots", "/portal/services/:id/copies"),
   revert: operation("POST", "/vps/:id/snapshots/:copyId/revert", "/portal/services/:id/copies"),
@@ -86,6 +87,11 @@ export const ACT = {
     path: "/services/:id/password",
     ops: [OPS.vpsPassword, OPS.dedicatedPassword, OPS.password],
     redirect: JOB,
+  }),
+  console: pageAction({
+    path: "/services/:id/console",
+    ops: [OPS.vpsConsole],
+    redirect: "/portal/services/:id/console with the console's ticket (the terminal opens on it)",
   }),
   snapshot: pageAction({ path: "/services/:id/snapshots", ops: [OPS.snapshot], redirect: COPIES }),
   backup: pageAction({ path: "/services/:id/backups", ops: [OPS.backup], redirect: COPIES }),
@@ -171,6 +177,9 @@ export function serviceTabs(res: Response, s: ServiceDetail, current: string): H
           [`${base}/reinstall`, "Reinstall", ACT.reinstall],
           [`${base}/password`, "Root password", ACT.password],
         ] as [string, string, PageAction][])
+      : []),
+    ...(s.kind === "vps"
+      ? ([[`${base}/console`, "Console", ACT.console]] as [string, string, PageAction][])
       : []),
     [`${base}/copies`, s.kind === "vps" ? "Snapshots and backups" : "Backups", undefined],
     [`${base}/addons`, "Add-ons", undefined],
