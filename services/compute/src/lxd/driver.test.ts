@@ -11,6 +11,7 @@ import net from "node:net";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { eventually } from "../../../../test/support/eventually.ts";
+import type { ProviderDriver } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
 import { createLxdClient, type LxdClient } from "./client.ts";
 import { BTRFS_POOL, createLxdDriver, instanceName, MIN_PROCESSES, processLimit } from "./driver.ts";
