@@ -334,6 +334,16 @@ async function keyedBench(
         vpsPids,
       ),
     );
+    // The largest page the API serves (?limit above 200 is cut to 200): what each service's heap
+    // limit (scripts/stack.ts) must hold at 50 connections; an error here would be an out-of-memory.
+    results.push(
+      await measure(
+        "keyed GET /api/v1/vps?limit=200, 5,000 VPS (the largest page)",
+        `${stack.gatewayUrl}/api/v1/vps?limit=200`,
+        headers,
+        vpsPids,
+      ),
+    );
     // A power action spread over the 5,000 machines (each has its own 10-a-minute cool-down).
     const sql = postgres(serviceDbUrl(env.DATABASE_URL, "compute"), { max: 1, onnotice: () => {} });
     const vpsIds = (

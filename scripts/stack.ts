@@ -65,14 +65,20 @@ export const compileCache =
 /**
  * Memory settings of every service process (the image sets the same, deploy/Dockerfile), measured
  * in docs/benchmarks.md: a young generation capped at 4 MB semi-spaces (V8 lets it grow to 32 MB
- * during start-up and keeps it committed while idle), and two glibc malloc arenas instead of one
- * per thread (the libuv and V8 worker threads each kept an arena's pages).
+ * during start-up and keeps it committed while idle), two glibc malloc arenas instead of one per
+ * thread (the libuv and V8 worker threads each kept an arena's pages), and an old generation
+ * capped at 256 MB. The cap is not there to be reached (the largest live heap measured, with
+ * the 200-row VPS page at 50 connections, is 53 MB): below V8's default limit for this
+ * machine (about 4 GB) V8 lets the old generation grow to about 1.3 times the live heap between
+ * full collections instead of up to 4 times, and uncollected garbage was what took the services
+ * from 120 to 250 MB under load. The pages V8 takes stay resident after it frees them.
  */
+export const SERVICE_NODE_ARGS = "--max-semi-space-size=4 --max-old-space-size=256";
+export const SERVICE_MEMORY_ENV = { MALLOC_ARENA_MAX: "2" } as const;
 // HB_SERVICE_NODE_ARGS (space-separated; empty for none) replaces the flags, to measure without them.
 // Read at each launch, so a benchmark can compare settings within one run.
 const serviceNodeArgs = () =>
-  (process.env.HB_SERVICE_NODE_ARGS ?? "--max-semi-space-size=4").split(" ").filter(Boolean);
-const memoryEnv = { MALLOC_ARENA_MAX: "2" };
+  (process.env.HB_SERVICE_NODE_ARGS ?? SERVICE_NODE_ARGS).split(" ").filter(Boolean);
 
 const entry = (name: string) => path.join(root, "services", name, "src", "main.ts");
 const availableServices = () => SERVICES.filter((s) => existsSync(entry(s.name)));
@@ -139,7 +145,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const proc = spawn(nodeBin, [...serviceNodeArgs(), entry(name)], {
       cwd: root,
       // Each process presents its own certificate and sees no other service's secrets.
-      env: { NODE_COMPILE_CACHE: compileCache, ...memoryEnv, ...envOf(name) },
+      env: { NODE_COMPILE_CACHE: compileCache, ...SERVICE_MEMORY_ENV, ...envOf(name) },
       stdio: ["ignore", opts.output, opts.output === "pipe" ? "pipe" : opts.output],
     });
     if (opts.output === "pipe") {

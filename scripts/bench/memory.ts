@@ -1,6 +1,6 @@
 /** The bench's memory part (scripts/bench.ts): each service's resident set idle and under a steady load. */
 import autocannon from "autocannon";
-import type { Stack } from "../stack.ts";
+import { SERVICE_NODE_ARGS, type Stack } from "../stack.ts";
 import { procBytes } from "./scratch-stack.ts";
 
 export function memoryTable(): string {
@@ -10,6 +10,8 @@ export function memoryTable(): string {
     `| When | ${names.join(" | ")} |`,
     `|---|${names.map(() => "---").join("|")}|`,
     ...memory.map((m) => `| ${m.when} | ${names.map((n) => m.mb[n]).join(" | ")} |`),
+    "",
+    `Services started with \`${process.env.HB_SERVICE_NODE_ARGS ?? SERVICE_NODE_ARGS}\` (scripts/stack.ts); targets: each under 120 MB idle and 160 MB under this load.`,
   ].join("\n");
 }
 
