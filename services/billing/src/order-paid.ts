@@ -10,6 +10,7 @@ import { addCycle, CYCLE_MONTHS, HOURLY } from "./money.ts";
 import { onDocumentPaid, type PaidPayment } from "./paid-dispatch.ts";
 import { wakeProvisioner } from "./provisioning.ts";
 import type { DocumentRow, OrderRow } from "./records.ts";
+import { recordOrderServices } from "./service-records.ts";
 
 async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidPayment) {
   if (!doc.order_id) return;
@@ -33,6 +34,7 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
       anchor_day = ${now.getUTCDate()}
     where s.order_id = ${doc.order_id} and s.status = 'pending_payment'`.execute();
   const [[order]] = await Promise.all([orderRows, servicesStarted, wakeProvisioner(tx).execute()]);
+  await recordOrderServices(tx, ns, doc.order_id);
   // A partner learns of the payment once the services are built (see provisioning.ts).
   if (order && !order.partner_id)
     await orderEvent(tx, ns, "order.paid", order, { invoiceId: payment.invoiceId });

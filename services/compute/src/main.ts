@@ -28,6 +28,7 @@ import { createJobs } from "./jobs.ts";
 import { lxdClients, lxdConfig, lxdDriverFromEnv } from "./lxd/config.ts";
 import { createReconciler } from "./lxd/reconcile.ts";
 import { startServiceEventConsumer } from "./service-events.ts";
+import { startServiceRecordConsumer } from "./service-records.ts";
 import { createSimulatorDriver } from "./simulator.ts";
 import { startUsageSampler } from "./usage-sampler.ts";
 
@@ -91,6 +92,7 @@ runMain(log, async () => {
   const jobLoop = jobs.startLoop(log);
   const usage = startUsageSampler(sql, drivers, log, cfg.USAGE_SAMPLE_MS);
   const events = startServiceEventConsumer(sql, nats, cfg.HB_NS, log, jobs);
+  const records = startServiceRecordConsumer(sql, nats, cfg.HB_NS, log);
   const reconcile =
     clients.length > 0 ? createReconciler(sql, clients, log).start(cfg.LXD_RECONCILE_MS) : undefined;
   // Finished jobs answer GET /jobs/{id} for 30 days; event ids need keeping no longer either.
@@ -116,6 +118,7 @@ runMain(log, async () => {
     ["usage-sampler", () => usage.stop()],
     ["retention", () => retention.stop()],
     ["service-events", () => events.stop()],
+    ["service-records", () => records.stop()],
     ["outbox", () => relay.stop()],
     ["nats", () => nats.close()],
     ["db", () => sql.end({ timeout: 5 })],

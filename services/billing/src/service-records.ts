@@ -1,0 +1,103 @@
+/**
+ * Billing's side of compute's copy of the service records (issue 31): every change to what a
+ * service's record shows (status, product, price, cycle, next due date, cancellation, hostname)
+ * writes a service_record.changed event with the whole record, in the change's own transaction.
+ * Compute keeps the latest per service and answers the machine pages from it without asking
+ * billing.
+ *
+ * Read-your-writes: the stream brings the events within milliseconds, but a customer's next
+ * request can be quicker. So the events an RPC committed are also handed to compute before
+ * billing answers it (withRecordHandOver); the scheduled work (renewal runs, overdue suspension,
+ * provisioning reports) has no caller waiting and relies on the stream alone.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Client } from "@connectrpc/connect";
+import type { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
+import type { Event } from "@hb/contracts/hb/events/v1/events_pb";
+import { type Logger, type Sql, type TxSql, writeOutboxBatch } from "@hb/platform";
+import { type ServiceRow, selectServices, summaryOut } from "./records.ts";
+
+export const SERVICE_RECORD_EVENT = "service_record.changed";
+
+/** The events written during the RPC being answered, to hand over once it has committed. */
+const written = new AsyncLocalStorage<Event[]>();
+
+/**
+ * Writes the current record of each service (as this transaction sees it) as an event. Call it
+ * after the change, in the same transaction.
+ */
+export async function recordServices(tx: TxSql, ns: string, serviceIds: readonly string[]): Promise<void> {
+  if (serviceIds.length === 0) return;
+  await record(tx, ns, "s.id = any($1::uuid[]) order by s.id", [[...new Set(serviceIds)]]);
+}
+
+/** recordServices for every service of an order. */
+export const recordOrderServices = (tx: TxSql, ns: string, orderId: string) =>
+  record(tx, ns, "s.order_id = $1 order by s.id", [orderId]);
+
+async function record(tx: TxSql, ns: string, where: string, params: unknown[]) {
+  await recordRows(tx, ns, await selectServices(tx, where, params));
+}
+
+/** recordServices for rows the transaction has just read back (after its change). */
+export async function recordRows(tx: TxSql, ns: string, rows: readonly ServiceRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const events = await writeOutboxBatch(
+    tx,
+    ns,
+    rows.map((r) => ({
+      type: SERVICE_RECORD_EVENT,
+      partnerId: r.partner_id ?? "",
+      payload: { case: "serviceRecord", value: { service: summaryOut(r) } },
+    })),
+  );
+  written.getStore()?.push(...events);
+}
+
+type Compute = Pick<Client<typeof ComputeProvisioningService>, "applyServiceRecords">;
+
+/**
+ * Wraps each handler so that the service records its call committed reach compute before the
+ * answer does. Only committed events are handed over (a transaction that was rolled back, or
+ * retried, wrote events that never happened). A failed hand-over is logged and the answer
+ * stands: the stream still brings the events.
+ */
+export function withRecordHandOver<H extends object>(
+  handlers: H,
+  sql: Sql,
+  compute: Compute,
+  log: Logger,
+): H {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(handlers)) {
+    if (typeof fn !== "function") {
+      wrapped[name] = fn;
+      continue;
+    }
+    wrapped[name] = (...args: unknown[]) => {
+      const events: Event[] = [];
+      return written.run(events, async () => {
+        const answer = await fn(...args);
+        if (events.length > 0) await handOver(sql, compute, log, events);
+        return answer;
+      });
+    };
+  }
+  return wrapped as H;
+}
+
+async function handOver(sql: Sql, compute: Compute, log: Logger, events: Event[]) {
+  try {
+    const committed = new Set(
+      (
+        await sql<
+          { id: string }[]
+        >`select id::text from outbox where id = any(${events.map((e) => e.id)}::uuid[])`
+      ).map((r) => r.id),
+    );
+    const mine = events.filter((e) => committed.has(e.id));
+    if (mine.length > 0) await compute.applyServiceRecords({ events: mine });
+  } catch (err) {
+    log.warn("service records not handed to compute; the event stream brings them", { err });
+  }
+}
