@@ -12,9 +12,10 @@ import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
-import { backendClient } from "@hb/platform";
+import { backendClient, connectDb } from "@hb/platform";
 import autocannon from "autocannon";
 import postgres from "postgres";
+import { recordEveryService } from "../services/billing/src/service-records.ts";
 import { CONNECTIONS, measure, type Result, SECONDS } from "./bench/measure.ts";
 import { memory, memoryTable, rssOf, soak } from "./bench/memory.ts";
 import { moneyBench, moneyTargets } from "./bench/money.ts";
@@ -98,9 +99,23 @@ async function seedVps(env: Record<string, string>, customerId: string, n: numbe
     await computeSql`insert into compute.ip_addresses (service_id, address, version, prefix_length, purpose)
       select service_id, '203.0.113.' || (1 + (abs(hashtext(service_id::text)) % 250)), 4, 24, 'primary' from compute.machines
       where customer_id = ${customerId} on conflict do nothing`;
+    // Written around billing's code, so their records reach compute's copy (the VPS pages' source)
+    // the way a first deployment fills it: every service's record through billing's outbox.
+    const recorder = connectDb(serviceDbUrl(env.DATABASE_URL, "billing"), "billing", 1);
+    await recordEveryService(recorder, env.HB_NS).finally(() => recorder.end());
+    const [{ n: expected }] = await billingSql<{ n: number }[]>`
+      select count(*)::int as n from billing.services where customer_id = ${customerId}`;
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const [{ n }] = await computeSql<{ n: number }[]>`
+        select count(*)::int as n from compute.service_records where customer_id = ${customerId}`;
+      if (n >= expected) break;
+      if (Date.now() > deadline) throw new Error(`compute holds ${n} of ${expected} service records`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
     // As autovacuum would have done by the time a customer has thousands of machines.
     await billingSql.unsafe("vacuum analyze billing.services").simple();
-    for (const table of ["compute.machines", "compute.ip_addresses"]) {
+    for (const table of ["compute.machines", "compute.ip_addresses", "compute.service_records"]) {
       await computeSql.unsafe(`vacuum analyze ${table}`).simple();
     }
   } finally {

@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
-import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
+import { cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
 import { activeService, type StackCustomer, stackCustomer } from "./support/stack-customer.ts";

@@ -54,6 +54,28 @@ export async function recordRows(tx: TxSql, ns: string, rows: readonly ServiceRo
   written.getStore()?.push(...events);
 }
 
+/**
+ * Writes the record of every service (in id order, `batch` a transaction): compute's copy is
+ * filled from scratch this way once, when it is first deployed (scripts/service-records-backfill.ts),
+ * and after services were written around billing's code (the benchmark's bulk seed). Returns how
+ * many were written.
+ */
+export async function recordEveryService(sql: Sql, ns: string, batch = 500): Promise<number> {
+  let after = "00000000-0000-0000-0000-000000000000";
+  let total = 0;
+  for (;;) {
+    const rows = await sql.begin((tx) =>
+      selectServices(tx, "s.id > $1 order by s.id limit $2", [after, batch]).then(async (rows) => {
+        await recordRows(tx, ns, rows);
+        return rows;
+      }),
+    );
+    total += rows.length;
+    if (rows.length < batch) return total;
+    after = rows[rows.length - 1].id;
+  }
+}
+
 type Compute = Pick<Client<typeof ComputeProvisioningService>, "applyServiceRecords">;
 
 /**
