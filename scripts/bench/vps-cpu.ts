@@ -37,9 +37,11 @@ await withScratchStack("vpscpu", async (stack, env) => {
       const r = await autocannon({ url, headers, connections: 10, duration: 4 });
       if (r.non2xx + r.errors > 0) throw new Error(`${route}: ${r.non2xx + r.errors} failed requests`);
       const n = r.requests.total || 1;
-      pids.forEach(([name, pid], j) => {
-        (samples[route][name] ??= []).push(((cpuTicks(pid) - before[j]) * 10_000) / n);
-      });
+      for (const [j, [name, pid]] of pids.entries()) {
+        const list = samples[route][name] ?? [];
+        list.push(((cpuTicks(pid) - before[j]) * 10_000) / n);
+        samples[route][name] = list;
+      }
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

@@ -9,9 +9,11 @@
  * them), so the second arrival and any late or replayed event change nothing.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { type MachineRecord, MachineRecordSchema } from "@hb/contracts/hb/compute/v1/compute_pb";
+import type { MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
@@ -147,14 +149,30 @@ const pageRows = (sql: Sql, where: Fragment, window: { limit: number; offset: nu
     left join machines m on m.service_id = r.service_id and m.customer_id = r.customer_id
     order by r.created_at desc, r.service_id desc`;
 
-function recordOut(row: PageRow): MachineRecord {
-  return create(MachineRecordSchema, {
-    service: fromBinary(ServiceSummarySchema, row.summary),
-    machine: row.machine_id
-      ? machineSummary({ ...row, service_id: row.machine_id }, row.ips ?? [])
-      : undefined,
-  });
+const SERVICE_FIELD = MachineRecordSchema.field.service.number;
+
+/**
+ * A machine record whose `service` is billing's record exactly as stored, never decoded here:
+ * it goes out as the bytes of a set `service` field (its tag, its length, the message), which is
+ * what decoding and encoding it again would write (compute's largest cost per row otherwise).
+ */
+export function machineRecordOf(summary: Uint8Array, machine: MachineSummary | undefined): MachineRecord {
+  const record = create(MachineRecordSchema, { machine });
+  record.$unknown = [
+    {
+      no: SERVICE_FIELD,
+      wireType: WireType.LengthDelimited,
+      data: new BinaryWriter().bytes(summary).finish(),
+    },
+  ];
+  return record;
 }
+
+const recordOut = (row: PageRow): MachineRecord =>
+  machineRecordOf(
+    row.summary,
+    row.machine_id ? machineSummary({ ...row, service_id: row.machine_id }, row.ips ?? []) : undefined,
+  );
 
 export function createServiceRecords(sql: Sql): Handlers {
   return {
