@@ -32,7 +32,7 @@ const root = path.resolve(import.meta.dirname, "..");
 /** Heading of the last section of docs/benchmarks.md, written from `npm run soak`'s output. */
 const SOAK_HEADING = "## Memory under a steady load (npm run soak)";
 /** Headings of other sections measured by hand (flags-ab.ts, idle-memory.ts, profiles, A/B runs). */
-const HAND_MEASURED = /^## (Issue 13\b|Keyed path: the gateway's key table|Internal trust)/;
+const HAND_MEASURED = /^## (Issue 13\b|Issue 31\b|Keyed path: the gateway's key table|Internal trust)/;
 
 function withStack<T>(
   transport: string,
@@ -408,8 +408,10 @@ auth pushes and every change waits for (docs/architecture.md, "Key table"): a ke
 one Redis script (the hourly window) instead of a gRPC call, a PostgreSQL query and that script;
 \`BENCH_ONLY=keyed npm run bench\` measures it with and without the table.
 
-The VPS page makes three internal calls (auth.Verify, billing.ListServiceSummaries,
-compute.DescribeMachines) and, since the typed contract, moves its 50 records as typed protobuf
+Since issue 31 §1 the VPS page makes one internal call (compute.ListMachineRecords: compute's copy
+of billing's service records joined with its machines, docs/architecture.md "Machine pages from one
+place"; "Issue 31 §1" below has its figures). Before that it made three (auth.Verify,
+billing.ListServiceSummaries, compute.DescribeMachines) and, since the typed contract, moved its 50 records as typed protobuf
 messages (no JSON text inside messages any more: before, each backend serialised its rows as JSON
 and the gateway parsed and re-serialised them). Measured on 2026-11-23 on a machine whose bare
 baseline was 18,594 req/s (the run before the change had 78,232 on a faster host, so compare ratios
