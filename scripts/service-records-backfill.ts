@@ -1,6 +1,6 @@
 /**
  * `node scripts/service-records-backfill.ts`: writes billing's record of every service as a
- * service_record.changed event, so compute's copy (the VPS and dedicated pages) holds every
+ * service.record_changed event, so compute's copy (the VPS and dedicated pages) holds every
  * service. Run once when compute's service_records table is first deployed; safe to run again
  * (compute keeps the newest record of each service). Needs DATABASE_URL (billing's database, as
  * billing's role or the operator) and HB_NS (the namespace the services publish under).

@@ -19,7 +19,7 @@ import {
 import { clock } from "./clock.ts";
 import { orderEvent, serviceEvent } from "./events.ts";
 import { type OrderRow, selectServices } from "./records.ts";
-import { recordRows, recordServices } from "./service-records.ts";
+import { recordServices } from "./service-records.ts";
 import { transact } from "./shared.ts";
 
 const PROVISIONING_CHANNEL = "billing_provisioning";
@@ -250,7 +250,6 @@ async function applyRound(tx: TxSql, ns: string, round: MachineReport[]) {
     >`select * from orders where id in (select order_id from services where id = any(${ids}::uuid[]))`.execute(),
     selectServices(tx, "s.id = any($1::uuid[])", [ids]).execute(),
   ]);
-  await recordRows(tx, ns, services);
   const serviceById = new Map(services.map((r) => [r.id, r]));
   const orderById = new Map(orders.map((o) => [o.id, o]));
   const applied = new Set(changed.map((c) => c.event_id));

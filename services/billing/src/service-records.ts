@@ -1,7 +1,8 @@
 /**
  * Billing's side of compute's copy of the service records (issue 31): every change to what a
  * service's record shows (status, product, price, cycle, next due date, cancellation, hostname)
- * writes a service_record.changed event with the whole record, in the change's own transaction.
+ * writes the whole record in the change's own transaction: on the service event the change raises
+ * (events.ts), else as a service.record_changed event (recordServices, recordRows).
  * Compute keeps the latest per service and answers the machine pages from it without asking
  * billing.
  *
@@ -14,13 +15,27 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { Client } from "@connectrpc/connect";
 import type { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import type { Event } from "@hb/contracts/hb/events/v1/events_pb";
-import { type Logger, type Sql, type TxSql, writeOutboxBatch } from "@hb/platform";
+import { type EventInit, type Logger, type Sql, type TxSql, writeOutboxBatch } from "@hb/platform";
 import { type ServiceRow, selectServices, summaryOut } from "./records.ts";
 
-export const SERVICE_RECORD_EVENT = "service_record.changed";
+export const SERVICE_RECORD_EVENT = "service.record_changed";
 
 /** The events written during the RPC being answered, to hand over once it has committed. */
 const written = new AsyncLocalStorage<Event[]>();
+
+/** The services whose record each transaction has written, so a later step does not repeat it. */
+const recorded = new WeakMap<TxSql, Set<string>>();
+
+/**
+ * Notes record-carrying events a transaction wrote itself (a service event carries the record):
+ * handed over with the rest, and not written again by a later recordRows in the same transaction.
+ */
+export function recordedAlong(tx: TxSql, events: readonly Event[], serviceIds: readonly string[]) {
+  written.getStore()?.push(...events);
+  const seen = recorded.get(tx) ?? new Set<string>();
+  for (const id of serviceIds) seen.add(id);
+  recorded.set(tx, seen);
+}
 
 /**
  * Writes the current record of each service (as this transaction sees it) as an event. Call it
@@ -28,30 +43,42 @@ const written = new AsyncLocalStorage<Event[]>();
  */
 export async function recordServices(tx: TxSql, ns: string, serviceIds: readonly string[]): Promise<void> {
   if (serviceIds.length === 0) return;
-  await record(tx, ns, "s.id = any($1::uuid[]) order by s.id", [[...new Set(serviceIds)]]);
-}
-
-/** recordServices for every service of an order. */
-export const recordOrderServices = (tx: TxSql, ns: string, orderId: string) =>
-  record(tx, ns, "s.order_id = $1 order by s.id", [orderId]);
-
-async function record(tx: TxSql, ns: string, where: string, params: unknown[]) {
-  await recordRows(tx, ns, await selectServices(tx, where, params));
-}
-
-/** recordServices for rows the transaction has just read back (after its change). */
-export async function recordRows(tx: TxSql, ns: string, rows: readonly ServiceRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const events = await writeOutboxBatch(
+  await recordRows(
     tx,
     ns,
-    rows.map((r) => ({
-      type: SERVICE_RECORD_EVENT,
-      partnerId: r.partner_id ?? "",
-      payload: { case: "serviceRecord", value: { service: summaryOut(r) } },
-    })),
+    await selectServices(tx, "s.id = any($1::uuid[]) order by s.id", [[...new Set(serviceIds)]]),
   );
-  written.getStore()?.push(...events);
+}
+
+/**
+ * recordServices for rows the transaction has just read back (after its change), leaving out
+ * those it has already recorded unless `again`; `alongside` are other events of the change,
+ * written in the same statement (no round trip of their own for the records).
+ */
+export async function recordRows(
+  tx: TxSql,
+  ns: string,
+  rows: readonly ServiceRow[],
+  { alongside = [], again = false }: { alongside?: EventInit[]; again?: boolean } = {},
+): Promise<void> {
+  const seen = recorded.get(tx);
+  const fresh = again || !seen ? rows : rows.filter((r) => !seen.has(r.id));
+  if (fresh.length === 0 && alongside.length === 0) return;
+  const events = await writeOutboxBatch(tx, ns, [
+    ...alongside,
+    ...fresh.map(
+      (r): EventInit => ({
+        type: SERVICE_RECORD_EVENT,
+        partnerId: r.partner_id ?? "",
+        payload: { case: "serviceRecord", value: { service: summaryOut(r) } },
+      }),
+    ),
+  ]);
+  recordedAlong(
+    tx,
+    events.slice(alongside.length),
+    fresh.map((r) => r.id),
+  );
 }
 
 /**
@@ -66,7 +93,7 @@ export async function recordEveryService(sql: Sql, ns: string, batch = 500): Pro
   for (;;) {
     const rows = await sql.begin((tx) =>
       selectServices(tx, "s.id > $1 order by s.id limit $2", [after, batch]).then(async (rows) => {
-        await recordRows(tx, ns, rows);
+        await recordRows(tx, ns, rows, { again: true });
         return rows;
       }),
     );

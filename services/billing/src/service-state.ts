@@ -11,7 +11,6 @@ import { serviceEvent } from "./events.ts";
 import { HOURLY } from "./money.ts";
 import { type ServiceRow, selectServices } from "./records.ts";
 import { settleTermination, supplierHolds } from "./refunds.ts";
-import { recordRows } from "./service-records.ts";
 
 /** The caller's service (locked when asked); another customer's is NOT_FOUND. */
 export async function ownService(
@@ -114,7 +113,6 @@ export async function setServiceState(
       where id = ${s.id}`;
   }
   const [updated] = await selectServices(tx, "s.id = $1", [s.id]);
-  await recordRows(tx, ns, [updated]);
   if (changed) {
     const [order] = s.order_id ? await tx`select * from orders where id = ${s.order_id}` : [];
     const type = (

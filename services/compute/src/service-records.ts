@@ -2,8 +2,8 @@
  * Compute's copy of billing's service records (issue 31), and the machine pages read from it: a
  * page is one indexed read here, with each record's machine joined in, and no call to billing.
  *
- * Billing writes a service_record.changed event with the whole record in the transaction of every
- * change to it; they arrive twice, handed over by billing before it answers the call that made
+ * Billing writes the whole record in the transaction of every change to it (on the service event
+ * the change raises, or as a service.record_changed event); they arrive twice, handed over by billing before it answers the call that made
  * the change (read-your-writes) and through the stream (everything, the scheduled work included).
  * Each service keeps the record of its newest event (UUID v7 ids, in the order billing wrote
  * them), so the second arrival and any late or replayed event change nothing.
@@ -11,7 +11,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/services_pb";
+import { type ServiceSummary, ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/services_pb";
 import { type MachineRecord, MachineRecordSchema } from "@hb/contracts/hb/compute/v1/compute_pb";
 import type { MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
@@ -31,7 +31,7 @@ import {
 import { callerId, type Handlers } from "./context.ts";
 import { type IpRow, type MachineView, machineSummary } from "./machines.ts";
 
-export const SERVICE_RECORD_EVENT = "service_record.changed";
+export const SERVICE_RECORD_EVENT = "service.record_changed";
 
 const applyLag = new Histogram({
   name: "compute_service_record_lag_seconds",
@@ -52,10 +52,16 @@ interface RecordRow {
   occurredAt: string;
 }
 
+/** Billing's record an event carries (a service event carries one too), if any. */
+function carried(e: Event): ServiceSummary | undefined {
+  if (e.payload.case === "serviceRecord") return e.payload.value.service;
+  if (e.payload.case === "service") return e.payload.value.record;
+  return undefined;
+}
+
 /** The record an event carries, or undefined for another event or a malformed one. */
 function recordOf(e: Event): RecordRow | undefined {
-  if (e.type !== SERVICE_RECORD_EVENT || e.payload.case !== "serviceRecord") return undefined;
-  const s = e.payload.value.service;
+  const s = carried(e);
   if (!s || !isUuid(e.id) || !isUuid(s.id) || !isUuid(s.customerId) || !s.createdAt || !e.occurredAt)
     return undefined;
   return {
@@ -76,7 +82,7 @@ export async function applyServiceRecords(sql: Sql, events: Event[], via: "rpc" 
   for (const e of events) {
     const r = recordOf(e);
     if (!r) {
-      if (e.type === SERVICE_RECORD_EVENT) skipped++;
+      if (carried(e)) skipped++;
       continue;
     }
     const seen = newest.get(r.serviceId);
@@ -109,7 +115,8 @@ export function startServiceRecordConsumer(sql: Sql, nats: NatsLink, ns: string,
     {
       stream: streams(ns).events.name,
       durable: "compute-service-records",
-      filterSubject: streams(ns).eventSubject(SERVICE_RECORD_EVENT),
+      // service.record_changed, and the service events, which carry the record too.
+      filterSubject: `${ns}.events.service.>`,
     },
     log,
     async (msgs) => {

@@ -1501,8 +1501,8 @@ export declare const ComputeService: GenService<{
   },
   /**
    * The machine records of one product kind, newest first, one page at a time: billing's record of
-   * each of the caller's services (compute's copy, kept from billing's service_record.changed
-   * events) with its machine when compute has one. One indexed read; billing is not asked.
+   * each of the caller's services (compute's copy, kept from billing's service events
+   * and service.record_changed events) with its machine when compute has one. One indexed read; billing is not asked.
    *
    * @generated from rpc hb.compute.v1.ComputeService.ListMachineRecords
    */

@@ -139,9 +139,10 @@ export declare const ComputeProvisioningService: GenService<{
     output: typeof ProvisionBatchResponseSchema;
   },
   /**
-   * The service_record.changed events a billing call committed, handed over before billing
-   * answers, so the caller's next read of a machine page shows its write (read-your-writes). The
-   * same events also come through the stream; whichever arrives second changes nothing.
+   * The service records a billing call committed (service.record_changed events, and service
+   * events, which carry the record too), handed over before billing answers, so the caller's next
+   * read of a machine page shows its write (read-your-writes). The same events also come through
+   * the stream; whichever arrives second changes nothing.
    *
    * @generated from rpc hb.compute.v1.ComputeProvisioningService.ApplyServiceRecords
    */

@@ -32,7 +32,7 @@ export declare type Event = Message<"hb.events.v1.Event"> & {
    * Partner-facing (delivered as webhooks): order.paid, order.invoiced, order.payment_failed, service.provisioned,
    * service.provisioning_failed, service.suspended, service.unsuspended, service.terminated,
    * webhook.test. Internal (never delivered to partners): machine.provisioned,
-   * machine.provisioning_failed (compute → billing), service_record.changed (billing → compute).
+   * machine.provisioning_failed (compute → billing), service.record_changed (billing → compute).
    * The name is also the subject's tail.
    *
    * @generated from field: string type = 2;
@@ -245,6 +245,14 @@ export declare type ServiceEvent = Message<"hb.events.v1.ServiceEvent"> & {
    * @generated from field: string reason = 8;
    */
   reason: string;
+
+  /**
+   * Billing's whole record of the service after the change, for compute's copy (internal: never
+   * part of a partner's webhook or event stream).
+   *
+   * @generated from field: hb.billing.v1.ServiceSummary record = 9;
+   */
+  record?: ServiceSummary | undefined;
 };
 
 /**
@@ -313,10 +321,11 @@ export declare type MachineEvent = Message<"hb.events.v1.MachineEvent"> & {
 export declare const MachineEventSchema: GenMessage<MachineEvent>;
 
 /**
- * Billing's record of one service as it stands after a change (type service_record.changed,
- * internal): written in the transaction of every change to what the record shows, so compute
- * keeps the billing half of the machine records without asking billing on each read. Events
- * for one service are applied in the order of their ids (UUID v7); an older one changes nothing.
+ * Billing's record of one service as it stands after a change (type service.record_changed,
+ * internal): written in the transaction of every change to what the record shows that raises no
+ * service event (a service event carries the record itself, ServiceEvent.record), so compute keeps
+ * the billing half of the machine records without asking billing on each read. Events for one
+ * service are applied in the order of their ids (UUID v7); an older one changes nothing.
  *
  * @generated from message hb.events.v1.ServiceRecordEvent
  */
