@@ -223,5 +223,16 @@ describe("the VPS pages follow billing's record of each service", () => {
     await matchesNow(c, [s3], "terminated");
     await matchesNow(a, [s1], "after the month");
     await matchesNow(b, [s2], "after the month");
+
+    // The copy's lag is in compute's metrics, by how each record arrived.
+    const metrics = await (
+      await fetch(`http://127.0.0.1:${s.stack.env.COMPUTE_METRICS_PORT}/metrics`)
+    ).text();
+    for (const via of ["rpc", "stream"]) {
+      const count = metrics
+        .split("\n")
+        .find((l) => l.startsWith("compute_service_record_lag_seconds_count{") && l.includes(`via="${via}"`));
+      assert.ok(Number(count?.split(" ").at(-1)) > 0, `records applied via ${via}: ${count}`);
+    }
   });
 });
