@@ -9,9 +9,6 @@ import os from "node:os";
 import path from "node:path";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
-import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
-import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { backendClient } from "@hb/platform";
 import autocannon from "autocannon";
 import postgres from "postgres";
@@ -20,7 +17,7 @@ import { memory, memoryTable, rssOf, soak } from "./bench/memory.ts";
 import { moneyBench, moneyTargets } from "./bench/money.ts";
 import { type CurvePoint, latencySvg } from "./bench/plot.ts";
 import { localDependencies, withScratchStack } from "./bench/scratch-stack.ts";
-import { adminIdentity } from "./bench/seed.ts";
+import { adminIdentity, seedVps } from "./bench/seed.ts";
 import { webhookBench } from "./bench/webhooks.ts";
 import { serviceDbUrl } from "./db-roles.ts";
 import type { Stack } from "./stack.ts";
@@ -35,7 +32,7 @@ const root = path.resolve(import.meta.dirname, "..");
 /** Heading of the last section of docs/benchmarks.md, written from `npm run soak`'s output. */
 const SOAK_HEADING = "## Memory under a steady load (npm run soak)";
 /** Headings of other sections measured by hand (flags-ab.ts, idle-memory.ts, profiles, A/B runs). */
-const HAND_MEASURED = /^## (Issue 13\b|Keyed path: the gateway's key table|Internal trust)/;
+const HAND_MEASURED = /^## (Issue 13\b|Issue 31\b|Keyed path: the gateway's key table|Internal trust)/;
 
 function withStack<T>(
   transport: string,
@@ -66,47 +63,6 @@ async function account(env: Record<string, string>) {
   });
   auth.close();
   return { customerId: customer!.id, personId: owner!.id, key: secretKey };
-}
-
-/** Bulk-creates `n` running VPS (billing services + compute machines) for one customer. */
-async function seedVps(env: Record<string, string>, customerId: string, n: number) {
-  const billing = backendClient("grpc-js", [BillingService, BillingStaffService], env.BILLING_ADDR, {
-    timeoutMs: 10_000,
-    tls: adminIdentity(env),
-  });
-  const product = (
-    await billing.client.adminCreateProduct({
-      name: `Bench VPS ${n}`,
-      kind: ProductKind.VPS,
-      prices: [{ cycle: BillingCycle.MONTHLY, price: { currency: "EUR", amount: "5" } }],
-      currency: "EUR",
-    })
-  ).product!;
-  billing.close();
-  // Thousands of rows at once, each schema written by its own service's role (no RPC creates
-  // them in bulk): billing's services first, then compute's machines for the same ids.
-  const billingSql = postgres(serviceDbUrl(env.DATABASE_URL, "billing"), { max: 1, onnotice: () => {} });
-  const computeSql = postgres(serviceDbUrl(env.DATABASE_URL, "compute"), { max: 1, onnotice: () => {} });
-  try {
-    const services = await billingSql<{ id: string }[]>`
-      insert into billing.services (id, customer_id, product_id, kind, name, hostname, status, cycle, amount, currency, next_due_date)
-      select gen_random_uuid(), ${customerId}, ${product.id}, 'vps', 'Bench VPS', 'vps-' || g, 'active', 'monthly', 5, 'EUR', now() + interval '1 month'
-      from generate_series(1, ${n}) g returning id`;
-    await computeSql`
-      insert into compute.machines (service_id, customer_id, kind, hostname, state, has_instance, os)
-      select id, ${customerId}, 'vps', 'vps', 'running', true, 'debian-12' from unnest(${services.map((r) => r.id)}::uuid[]) as id`;
-    await computeSql`insert into compute.ip_addresses (service_id, address, version, prefix_length, purpose)
-      select service_id, '203.0.113.' || (1 + (abs(hashtext(service_id::text)) % 250)), 4, 24, 'primary' from compute.machines
-      where customer_id = ${customerId} on conflict do nothing`;
-    // As autovacuum would have done by the time a customer has thousands of machines.
-    await billingSql.unsafe("vacuum analyze billing.services").simple();
-    for (const table of ["compute.machines", "compute.ip_addresses"]) {
-      await computeSql.unsafe(`vacuum analyze ${table}`).simple();
-    }
-  } finally {
-    await billingSql.end();
-    await computeSql.end();
-  }
 }
 
 function spawnBare(body: string): Promise<{ proc: ChildProcess; port: number }> {
@@ -462,8 +418,10 @@ auth pushes and every change waits for (docs/architecture.md, "Key table"): a ke
 one Redis script (the hourly window) instead of a gRPC call, a PostgreSQL query and that script;
 \`BENCH_ONLY=keyed npm run bench\` measures it with and without the table.
 
-The VPS page makes three internal calls (auth.Verify, billing.ListServiceSummaries,
-compute.DescribeMachines) and, since the typed contract, moves its 50 records as typed protobuf
+Since issue 31 §1 the VPS page makes one internal call (compute.ListMachineRecords: compute's copy
+of billing's service records joined with its machines, docs/architecture.md "Machine pages from one
+place"; "Issue 31 §1" below has its figures). Before that it made three (auth.Verify,
+billing.ListServiceSummaries, compute.DescribeMachines) and, since the typed contract, moved its 50 records as typed protobuf
 messages (no JSON text inside messages any more: before, each backend serialised its rows as JSON
 and the gateway parsed and re-serialised them). Measured on 2026-11-23 on a machine whose bare
 baseline was 18,594 req/s (the run before the change had 78,232 on a faster host, so compare ratios

@@ -1,6 +1,6 @@
 import { create, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { timestampNow } from "@bufbuild/protobuf/wkt";
-import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
+import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { headers } from "@nats-io/transport-node";
 import { type Sql, type TxSql, wakeOnNotify } from "./db.ts";
 import { newId } from "./ids.ts";
@@ -38,6 +38,28 @@ export async function writeOutbox(tx: TxSql, ns: string, init: EventInit): Promi
       returning id)
     select pg_notify('outbox', '') from queued`;
   return id;
+}
+
+/**
+ * writeOutbox for several events in one round trip (a change to many rows at once); returns the
+ * events as written, for a caller that also hands them on directly.
+ */
+export async function writeOutboxBatch(tx: TxSql, ns: string, inits: EventInit[]): Promise<Event[]> {
+  if (inits.length === 0) return [];
+  const events = inits.map((init) =>
+    create(EventSchema, { ...init, id: newId(), occurredAt: timestampNow() }),
+  );
+  const ctx = currentContext();
+  const requestId = ctx?.requestId ?? null;
+  const traceparent = ctx ? traceparentOf(ctx) : null;
+  await tx`with queued as (
+      insert into outbox (id, subject, payload, request_id, traceparent)
+      select e.id, e.subject, decode(e.payload, 'hex'), ${requestId}, ${traceparent}
+      from unnest(${events.map((e) => e.id)}::uuid[], ${events.map((e) => streams(ns).eventSubject(e.type))}::text[],
+                  ${events.map((e) => Buffer.from(toBinary(EventSchema, e)).toString("hex"))}::text[]) as e(id, subject, payload)
+      returning id)
+    select pg_notify('outbox', '') from queued limit 1`;
+  return events;
 }
 
 const publishDelay = new Histogram({

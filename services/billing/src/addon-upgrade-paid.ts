@@ -16,6 +16,7 @@ import {
   selectServices,
   type UpgradeRow,
 } from "./records.ts";
+import { recordServices } from "./service-records.ts";
 import { cyclePrice, optionCharges, pricedFrom } from "./upgrade-pricing.ts";
 
 /** A paid add-on or upgrade invoice puts its change into effect (registered below). */
@@ -92,6 +93,7 @@ export async function applyUpgrade(
       select pp.price, p.name from product_prices pp join products p on p.id = pp.product_id
       where pp.product_id = ${u.to_product_id} and pp.cycle = ${s.cycle}`;
     await tx`update services set product_id = ${u.to_product_id}, amount = ${price.price} where id = ${u.service_id}`;
+    await recordServices(tx, ns, [u.service_id]);
     await repriceOpenRenewals(tx, ns, s, { price: money(price.price), plan: price.name });
   } else if (!o.optionsDone) {
     // Removals already took effect when the upgrade was requested. The additions hold what the

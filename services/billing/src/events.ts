@@ -5,8 +5,9 @@ import {
   type PaymentMode,
   PaymentModeSchema,
 } from "@hb/contracts/hb/events/v1/events_pb";
-import { enumOfWord, type TxSql, writeOutbox } from "@hb/platform";
-import type { OrderRow, ServiceRow } from "./records.ts";
+import { type EventInit, enumOfWord, type TxSql, writeOutbox, writeOutboxBatch } from "@hb/platform";
+import { type OrderRow, type ServiceRow, summaryOut } from "./records.ts";
+import { recordedAlong } from "./service-records.ts";
 
 // Billing's status and mode columns hold the enums' words.
 const serviceStatus = (column: string) => enumOfWord<ServiceStatus>(ServiceStatusSchema, column);
@@ -19,7 +20,16 @@ export async function orderEvent(
   order: OrderRow,
   extra: { invoiceId?: string; paymentError?: string } = {},
 ) {
-  await writeOutbox(tx, ns, {
+  await writeOutbox(tx, ns, orderEventInit(type, order, extra));
+}
+
+/** An order event as written, for a caller that writes it with others in one statement. */
+export function orderEventInit(
+  type: "order.paid" | "order.invoiced" | "order.payment_failed",
+  order: OrderRow,
+  extra: { invoiceId?: string; paymentError?: string } = {},
+): EventInit {
+  return {
     type,
     partnerId: order.partner_id ?? "",
     payload: {
@@ -36,7 +46,7 @@ export async function orderEvent(
         paymentError: extra.paymentError ?? "",
       },
     },
-  });
+  };
 }
 
 export async function serviceEvent(
@@ -52,21 +62,27 @@ export async function serviceEvent(
   order: OrderRow | undefined,
   reason = "",
 ) {
-  await writeOutbox(tx, ns, {
-    type,
-    partnerId: s.partner_id ?? "",
-    payload: {
-      case: "service",
-      value: {
-        serviceId: s.id,
-        orderId: s.order_id ?? "",
-        externalOrderId: order?.external_order_id ?? "",
-        externalCustomerId: order?.external_customer_id ?? "",
-        status: serviceStatus(s.status),
-        serverIp: s.server_ip,
-        hostname: s.hostname,
-        reason,
+  // The record rides on the event: compute's copy of the service (service-records.ts) needs no
+  // statement of its own for a change that raises a service event.
+  const events = await writeOutboxBatch(tx, ns, [
+    {
+      type,
+      partnerId: s.partner_id ?? "",
+      payload: {
+        case: "service",
+        value: {
+          serviceId: s.id,
+          orderId: s.order_id ?? "",
+          externalOrderId: order?.external_order_id ?? "",
+          externalCustomerId: order?.external_customer_id ?? "",
+          status: serviceStatus(s.status),
+          serverIp: s.server_ip,
+          hostname: s.hostname,
+          reason,
+          record: summaryOut(s),
+        },
       },
     },
-  });
+  ]);
+  recordedAlong(tx, events, [s.id]);
 }

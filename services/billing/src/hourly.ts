@@ -4,6 +4,7 @@ import { clock } from "./clock.ts";
 import { move } from "./ledger.ts";
 import { money } from "./money.ts";
 import { selectServices } from "./records.ts";
+import { recordServices } from "./service-records.ts";
 import { setServiceState } from "./service-state.ts";
 import { transact } from "./shared.ts";
 
@@ -49,6 +50,7 @@ export async function chargeDueHours(sql: Sql, ns: string, lock: DueLock = "skip
         description: `${s.name}: hour from ${s.charged_until?.toISOString()}`,
       });
       await tx`update services set charged_until = charged_until + interval '1 hour' where id = ${s.id}`;
+      await recordServices(tx, ns, [s.id]);
       changed++;
     }
     return changed;

@@ -42,6 +42,7 @@ import { createPayments } from "./payments/wiring.ts";
 import { startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
 import { createReseller } from "./reseller.ts";
 import { createServiceHandlers } from "./service-handlers.ts";
+import { withRecordHandOver } from "./service-records.ts";
 import { createSettingsHandlers } from "./settings-handlers.ts";
 import { createUpgrades } from "./upgrades.ts";
 
@@ -68,23 +69,29 @@ runMain(log, async () => {
   });
   const accounts = accountLookup(auth.client);
 
-  const impl: BillingHandlers = {
-    ...createAccount(sql, accounts),
-    ...createCatalogue(sql),
-    ...createServiceHandlers(sql, cfg.HB_NS, accounts),
-    ...createOrders(sql, cfg.HB_NS),
-    ...createDocumentHandlers(sql, cfg.HB_NS),
-    ...createReseller(sql, cfg.HB_NS),
-    ...createAddons(sql, cfg.HB_NS),
-    ...createUpgrades(sql, cfg.HB_NS),
-    // A test hook: AdminAdvanceClock exists only in a process started with clock control.
-    ...(cfg.BILLING_CLOCK_CONTROL ? createClockAdmin(sql, cfg.HB_NS, cfg.DUE_CATCH_UP_STEPS) : {}),
-    ...createSettingsHandlers(sql),
-    ...createDesk(sql, accounts),
-    ...createDeskSearch(sql),
-    ...createDeskService(sql),
-  };
-  const payments = createPayments(sql, cfg, log, accounts);
+  // Every call's service records reach compute before its answer does (service-records.ts).
+  const impl: BillingHandlers = withRecordHandOver(
+    {
+      ...createAccount(sql, accounts),
+      ...createCatalogue(sql),
+      ...createServiceHandlers(sql, cfg.HB_NS, accounts),
+      ...createOrders(sql, cfg.HB_NS),
+      ...createDocumentHandlers(sql, cfg.HB_NS),
+      ...createReseller(sql, cfg.HB_NS),
+      ...createAddons(sql, cfg.HB_NS),
+      ...createUpgrades(sql, cfg.HB_NS),
+      // A test hook: AdminAdvanceClock exists only in a process started with clock control.
+      ...(cfg.BILLING_CLOCK_CONTROL ? createClockAdmin(sql, cfg.HB_NS, cfg.DUE_CATCH_UP_STEPS) : {}),
+      ...createSettingsHandlers(sql),
+      ...createDesk(sql, accounts),
+      ...createDeskSearch(sql),
+      ...createDeskService(sql),
+    },
+    sql,
+    compute.client,
+    log,
+  );
+  const payments = withRecordHandOver(createPayments(sql, cfg, log, accounts), sql, compute.client, log);
   const server = await serveRpc(
     cfg.RPC_TRANSPORT,
     listenPort(cfg.BILLING_ADDR),
@@ -101,7 +108,7 @@ runMain(log, async () => {
     cfg.HEALTH_PORT,
   );
   const relay = startOutboxRelay(sql, nats, log);
-  const provisioner = startProvisioner(sql, compute.client, log, cfg.PROVISIONER_INTERVAL_MS);
+  const provisioner = startProvisioner(sql, cfg.HB_NS, compute.client, log, cfg.PROVISIONER_INTERVAL_MS);
   const machines = startMachineEventConsumer(sql, nats, cfg.HB_NS, log);
   const due = startDueWork(sql, cfg.HB_NS, log, cfg.HOURLY_CHARGE_INTERVAL_MS, cfg.DUE_CATCH_UP_STEPS);
   // Tables that only grow keep 30 days, like every other record.

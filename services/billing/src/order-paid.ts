@@ -5,11 +5,12 @@
  */
 import type { TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
-import { orderEvent } from "./events.ts";
+import { orderEventInit } from "./events.ts";
 import { addCycle, CYCLE_MONTHS, HOURLY } from "./money.ts";
 import { onDocumentPaid, type PaidPayment } from "./paid-dispatch.ts";
 import { wakeProvisioner } from "./provisioning.ts";
-import type { DocumentRow, OrderRow } from "./records.ts";
+import type { DocumentRow, OrderRow, ServiceRow } from "./records.ts";
+import { recordRows } from "./service-records.ts";
 
 async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidPayment) {
   if (!doc.order_id) return;
@@ -23,7 +24,8 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
   // (calendar months, clamped), for every cycle there is; any other cycle gets addCycle's default.
   const now = clock.now();
   const cycles = [...Object.keys(CYCLE_MONTHS), HOURLY];
-  const servicesStarted = tx`
+  // Returned with their product's name: the records compute's copy is sent (service-records.ts).
+  const servicesStarted = tx<ServiceRow[]>`
     update services s set status = 'pending', next_due_date = coalesce(
       (select due.date
        from unnest(${cycles}::text[], ${cycles.map((c) => addCycle(now, c).toISOString())}::timestamptz[])
@@ -31,11 +33,15 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
        where due.cycle = s.cycle),
       ${addCycle(now, "").toISOString()}::timestamptz),
       anchor_day = ${now.getUTCDate()}
-    where s.order_id = ${doc.order_id} and s.status = 'pending_payment'`.execute();
-  const [[order]] = await Promise.all([orderRows, servicesStarted, wakeProvisioner(tx).execute()]);
-  // A partner learns of the payment once the services are built (see provisioning.ts).
-  if (order && !order.partner_id)
-    await orderEvent(tx, ns, "order.paid", order, { invoiceId: payment.invoiceId });
+    from products p
+    where p.id = s.product_id and s.order_id = ${doc.order_id} and s.status = 'pending_payment'
+    returning s.*, p.name as product_name`.execute();
+  const [[order], started] = await Promise.all([orderRows, servicesStarted, wakeProvisioner(tx).execute()]);
+  // A partner learns of the payment once the services are built (see provisioning.ts). The event
+  // and the services' records go in one statement.
+  const paid =
+    order && !order.partner_id ? [orderEventInit("order.paid", order, { invoiceId: payment.invoiceId })] : [];
+  await recordRows(tx, ns, started, { alongside: paid });
   return { order };
 }
 

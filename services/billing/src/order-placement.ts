@@ -26,6 +26,7 @@ import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./mo
 import { wakeProvisioner } from "./provisioning.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices } from "./records.ts";
 import { documentOut, orderOut } from "./records-out.ts";
+import { recordRows } from "./service-records.ts";
 
 export const MAX_ORDER_ITEMS = 50;
 
@@ -186,6 +187,8 @@ export async function placeOrder(
     plan.billed.length === 0
       ? await placeHourlyOnly(c)
       : ((await settleAtOnce(c)) ?? (await invoiceThenSettle(c)));
+  // The services as the order leaves them (written, and paid or not), for compute's copy.
+  await recordRows(tx, ns, placement.services);
   return placedOut(placement, plan.currency);
 }
 

@@ -19,6 +19,7 @@ import {
 import { clock } from "./clock.ts";
 import { orderEvent, serviceEvent } from "./events.ts";
 import { type OrderRow, selectServices } from "./records.ts";
+import { recordServices } from "./service-records.ts";
 import { transact } from "./shared.ts";
 
 const PROVISIONING_CHANNEL = "billing_provisioning";
@@ -45,6 +46,7 @@ export function provisionRetryDelay(failures: number, baseMs: number, capMs = 60
  */
 export function startProvisioner(
   sql: Sql,
+  ns: string,
   compute: Client<typeof ComputeProvisioningService>,
   log: Logger,
   intervalMs = 300,
@@ -110,7 +112,16 @@ export function startProvisioner(
           const started = results.filter((r) => !r.error).map((r) => r.serviceId);
           for (const r of results) if (r.error) failed(r.serviceId, r.error);
           if (started.length > 0) {
-            await sql`update services set status = 'installing' where id = any(${started}::uuid[]) and status = 'pending'`;
+            await sql.begin(async (tx) => {
+              const moved = await tx<{ id: string }[]>`
+                update services set status = 'installing' where id = any(${started}::uuid[]) and status = 'pending'
+                returning id`;
+              await recordServices(
+                tx,
+                ns,
+                moved.map((r) => r.id),
+              );
+            });
             for (const id of started) failing.delete(id);
           }
           tookAll = started.length === rows.length;

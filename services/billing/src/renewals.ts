@@ -21,6 +21,7 @@ import { addCycle, CYCLE_MONTHS, formatMoney, HOURLY, money } from "./money.ts";
 import { onDocumentPaid, onDocumentPayable } from "./paid-dispatch.ts";
 import { type DocumentRow, type ServiceRow, selectServices } from "./records.ts";
 import { type AddonRow, addonSelect, cancelDocument, endAddons } from "./refunds.ts";
+import { recordServices } from "./service-records.ts";
 import { setServiceState } from "./service-state.ts";
 import { transact } from "./shared.ts";
 import { repriceLateUpgrade } from "./upgrade-pricing.ts";
@@ -325,6 +326,7 @@ async function renewalPaid(tx: TxSql, ns: string, doc: DocumentRow) {
     // Issued before terms were recorded: one cycle on from where the service stands.
     const [s] = await selectServices(tx, "s.id = $1 for update of s", [doc.service_id]);
     await tx`update services set next_due_date = ${addCycle(s.next_due_date, s.cycle, s.anchor_day ?? undefined)} where id = ${s.id}`;
+    await recordServices(tx, ns, [s.id]);
     await liftIfPaidUp(tx, ns, s.id);
     return;
   }
@@ -343,6 +345,7 @@ async function renewalPaid(tx: TxSql, ns: string, doc: DocumentRow) {
     const [s] = await selectServices(tx, "s.id = $1 for update of s", [t.service_id]);
     if (!s || s.next_due_date.getTime() !== t.term_start.getTime()) continue;
     await tx`update services set next_due_date = ${addCycle(t.term_start, s.cycle, s.anchor_day ?? undefined)} where id = ${s.id}`;
+    await recordServices(tx, ns, [s.id]);
     await liftIfPaidUp(tx, ns, s.id);
   }
 }

@@ -11,6 +11,7 @@ import { type ServiceRow, selectServices, summaryOut } from "./records.ts";
 import { documentOut } from "./records-out.ts";
 import { cancelDocument } from "./refunds.ts";
 import { issueServiceRenewal } from "./renewals.ts";
+import { recordServices } from "./service-records.ts";
 import { ownService, setServiceState, stateActionOf } from "./service-state.ts";
 import { callerOf, transact } from "./shared.ts";
 
@@ -91,6 +92,7 @@ export function createServiceHandlers(sql: Sql, ns: string, accounts: AccountLoo
           effective_at: s.next_due_date.toISOString(),
         };
         await tx`update services set cancellation = ${tx.json(cancellation)} where id = ${s.id}`;
+        await recordServices(tx, ns, [s.id]);
         // A service cancelled at the end of its term is not renewed: an open renewal goes (its
         // part-payments back), and is issued again if the cancellation is withdrawn.
         const renewals = await tx<{ id: string }[]>`
@@ -110,6 +112,7 @@ export function createServiceHandlers(sql: Sql, ns: string, accounts: AccountLoo
           throw apiError("CONFLICT", "No pending cancellation to withdraw for this service");
         }
         await tx`update services set cancellation = null where id = ${s.id}`;
+        await recordServices(tx, ns, [s.id]);
         const [updated] = await selectServices(tx, "s.id = $1", [s.id]);
         return { service: summaryOut(updated) };
       });
@@ -164,12 +167,15 @@ export function createServiceHandlers(sql: Sql, ns: string, accounts: AccountLoo
       >`select person_id from balances where customer_id = ${req.customerId} limit 1`;
       const id = newId();
       const cycle = price?.cycle ?? "monthly";
-      await sql`insert into services (id, customer_id, person_id, product_id, kind, name, hostname, status, cycle, amount, currency,
-                                      next_due_date, anchor_day, os_image_id, created_at)
-        values (${id}, ${req.customerId}, ${owner?.person_id ?? null}, ${product.id}, ${kind}, ${req.name || product.name},
-                ${req.hostname || `${kind}-${id.slice(-8)}`}, ${req.provision ? "pending" : status}, ${cycle},
-                ${formatMoney(money(price?.price ?? "0"))}, ${product.currency}, ${addCycle(clock.now(), cycle)}, ${clock.now().getUTCDate()},
-                ${req.osImageId}, ${clock.now()})`;
+      await sql.begin(async (tx) => {
+        await tx`insert into services (id, customer_id, person_id, product_id, kind, name, hostname, status, cycle, amount, currency,
+                                       next_due_date, anchor_day, os_image_id, created_at)
+          values (${id}, ${req.customerId}, ${owner?.person_id ?? null}, ${product.id}, ${kind}, ${req.name || product.name},
+                  ${req.hostname || `${kind}-${id.slice(-8)}`}, ${req.provision ? "pending" : status}, ${cycle},
+                  ${formatMoney(money(price?.price ?? "0"))}, ${product.currency}, ${addCycle(clock.now(), cycle)}, ${clock.now().getUTCDate()},
+                  ${req.osImageId}, ${clock.now()})`;
+        await recordServices(tx, ns, [id]);
+      });
       if (req.provision) await wakeProvisioner(sql);
       const [s] = await selectServices(sql, "s.id = $1", [id]);
       return { service: summaryOut(s) };

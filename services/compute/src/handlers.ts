@@ -13,6 +13,7 @@ import { controls, instanceStates, machineKinds } from "./enums.ts";
 import { createJobRecords } from "./job-records.ts";
 import { createMachineInfo } from "./machine-info.ts";
 import { addressesFor, type IpRow, ipsOf, type MachineRow, machineSummary } from "./machines.ts";
+import { createServiceRecords } from "./service-records.ts";
 import { parseSshPublicKey } from "./ssh-key.ts";
 
 export type { ComputeDeps } from "./context.ts";
@@ -47,6 +48,7 @@ export function createHandlers(sql: Sql, deps: ComputeDeps): Handlers {
     ...createCopies(sql, deps),
     ...createDeskSearch(sql),
     ...createDeskMachine(sql),
+    ...createServiceRecords(sql),
   };
 }
 

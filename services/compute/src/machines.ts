@@ -42,6 +42,26 @@ export interface MachineRow {
   created_at: Date;
 }
 
+/** What a machine's record shows of it (the machine pages read only these columns). */
+export type MachineView = Pick<
+  MachineRow,
+  | "service_id"
+  | "kind"
+  | "provider"
+  | "hostname"
+  | "location"
+  | "state"
+  | "has_instance"
+  | "vcpus"
+  | "memory_mb"
+  | "disk_gb"
+  | "os"
+  | "rescue_mode"
+  | "ssh_port"
+  | "disabled_controls"
+  | "lost_at"
+>;
+
 export interface IpRow {
   address: string;
   version: number;
@@ -58,7 +78,7 @@ export const CONTROLS = ["power", "reinstall", "password", "snapshots", "backups
 const NOT_OFFERED: readonly string[] = ["rescue"];
 
 /** Which controls the plan allows; a switched-off control is refused before the provider is asked. */
-export const capabilitiesOf = (m: MachineRow) =>
+export const capabilitiesOf = (m: Pick<MachineRow, "disabled_controls" | "kind">) =>
   Object.fromEntries(
     CONTROLS.map((c) => [
       c,
@@ -85,10 +105,11 @@ export function addressesFor(serviceId: string): IpRow[] {
  * or the machine is destroyed. The spec: absent when the machine has not been built or the build
  * failed; instance.state is creating while it is being built.
  */
-export const hasInstance = (m: MachineRow) => m.has_instance || m.state === "creating";
+export const hasInstance = (m: Pick<MachineRow, "has_instance" | "state">) =>
+  m.has_instance || m.state === "creating";
 
 /** The machine's instance, or undefined when it has none. */
-function instanceOf(m: MachineRow): Instance | undefined {
+function instanceOf(m: MachineView): Instance | undefined {
   if (!hasInstance(m)) return undefined;
   return create(InstanceSchema, {
     state: instanceStates.of(m.state),
@@ -116,11 +137,11 @@ export function ipAddressesOf(ips: IpRow[]): IpAddresses {
   });
 }
 
-export const capabilitiesMessage = (m: MachineRow): Capabilities =>
+export const capabilitiesMessage = (m: MachineView): Capabilities =>
   create(CapabilitiesSchema, capabilitiesOf(m));
 
 /** A service's machine as the contract shows it. */
-export function machineSummary(m: MachineRow, ips: IpRow[]): MachineSummary {
+export function machineSummary(m: MachineView, ips: IpRow[]): MachineSummary {
   return create(MachineSummarySchema, {
     serviceId: m.service_id,
     kind: machineKinds.of(m.kind),

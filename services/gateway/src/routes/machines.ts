@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import { ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/services_pb";
-import type { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
+import type { ComputeService, MachineRecord } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { MachineKind, type MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { apiError } from "@hb/platform";
@@ -80,27 +80,27 @@ type MachineMapper<T> = (s: ServiceWire, m: MachineSummary | undefined) => T;
 /** Billing's service summary in the wire shape the machine records compose. */
 const serviceWire: (s: ServiceSummary) => ServiceWire = serviceSummaryJson;
 
-/** A page of machines of one kind: one billing call for the page, one compute call for its machines. */
+/** A machine record on the wire; compute never sends one without its service. */
+const recordOf = <T>(r: MachineRecord, map: MachineMapper<T>): T =>
+  map(serviceWire(r.service as ServiceSummary), r.machine);
+
+/**
+ * A page of machines of one kind: one compute call, which answers from its copy of billing's
+ * service records with each record's machine (docs/architecture.md, "Machine pages").
+ */
 async function listMachines<T>(
   ctx: Context<unknown, { page: number; limit: number }, unknown>,
   kind: "vps" | "dedicated",
   record: MachineMapper<T>,
 ) {
-  const { services, total } = await ctx.clients.billing.listServiceSummaries({
+  const { records, total } = await ctx.clients.compute.listMachineRecords({
     caller: ctx.caller,
     kind: productKindWords.value(kind),
     page: ctx.query.page,
     limit: ctx.query.limit,
   });
-  const { machines } = services.length
-    ? await ctx.clients.compute.describeMachines({
-        caller: ctx.caller,
-        serviceIds: services.map((s) => s.id),
-      })
-    : { machines: [] };
-  const byId = new Map(machines.map((m) => [m.serviceId, m]));
   return {
-    data: services.map((s) => record(serviceWire(s), byId.get(s.id))),
+    data: records.map((r) => recordOf(r, record)),
     extra: { pagination: pagination(ctx.query.page, ctx.query.limit, total) },
   };
 }
@@ -110,15 +110,15 @@ async function getMachine<T>(
   kind: "vps" | "dedicated",
   detail: MachineMapper<T>,
 ) {
-  const [{ services }, { machines }] = await Promise.all([
-    ctx.clients.billing.getServiceSummaries({ caller: ctx.caller, serviceIds: [ctx.params.id] }),
-    ctx.clients.compute.describeMachines({ caller: ctx.caller, serviceIds: [ctx.params.id] }),
-  ]);
-  const s = services[0];
-  if (!s || s.kind !== productKindWords.value(kind)) {
+  const { record } = await ctx.clients.compute.getMachineRecord({
+    caller: ctx.caller,
+    serviceId: ctx.params.id,
+    kind: productKindWords.value(kind),
+  });
+  if (!record?.service) {
     throw apiError("NOT_FOUND", `${kind === "vps" ? "VPS" : "Dedicated server"} not found`);
   }
-  return { data: detail(serviceWire(s), machines[0]) };
+  return { data: recordOf(record, detail) };
 }
 
 const id = z.object({ id: idParam });

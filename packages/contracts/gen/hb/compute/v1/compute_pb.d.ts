@@ -10,6 +10,8 @@ import type { PowerAction, PowerActionResult } from "./actions_pb.js";
 import type { Job, JobStatus } from "./jobs_pb.js";
 import type { Backup, Snapshot } from "./copies_pb.js";
 import type { SshKey } from "./ssh_keys_pb.js";
+import type { ServiceSummary } from "../../billing/v1/services_pb.js";
+import type { ProductKind } from "../../billing/v1/common_pb.js";
 
 /**
  * Describes the file hb/compute/v1/compute.proto.
@@ -1345,6 +1347,133 @@ export declare type DescribeMachinesResponse = Message<"hb.compute.v1.DescribeMa
 export declare const DescribeMachinesResponseSchema: GenMessage<DescribeMachinesResponse>;
 
 /**
+ * A service as the machine pages show it: billing's record and compute's machine.
+ *
+ * @generated from message hb.compute.v1.MachineRecord
+ */
+export declare type MachineRecord = Message<"hb.compute.v1.MachineRecord"> & {
+  /**
+   * @generated from field: hb.billing.v1.ServiceSummary service = 1;
+   */
+  service?: ServiceSummary | undefined;
+
+  /**
+   * Unset while compute has no machine for the service.
+   *
+   * @generated from field: hb.compute.v1.MachineSummary machine = 2;
+   */
+  machine?: MachineSummary | undefined;
+};
+
+/**
+ * Describes the message hb.compute.v1.MachineRecord.
+ * Use `create(MachineRecordSchema)` to create a new message.
+ */
+export declare const MachineRecordSchema: GenMessage<MachineRecord>;
+
+/**
+ * @generated from message hb.compute.v1.ListMachineRecordsRequest
+ */
+export declare type ListMachineRecordsRequest = Message<"hb.compute.v1.ListMachineRecordsRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: hb.billing.v1.ProductKind kind = 2;
+   */
+  kind: ProductKind;
+
+  /**
+   * 1 (or 0): the first page.
+   *
+   * @generated from field: int32 page = 3;
+   */
+  page: number;
+
+  /**
+   * 0: the machine lists' default page size.
+   *
+   * @generated from field: int32 limit = 4;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message hb.compute.v1.ListMachineRecordsRequest.
+ * Use `create(ListMachineRecordsRequestSchema)` to create a new message.
+ */
+export declare const ListMachineRecordsRequestSchema: GenMessage<ListMachineRecordsRequest>;
+
+/**
+ * @generated from message hb.compute.v1.ListMachineRecordsResponse
+ */
+export declare type ListMachineRecordsResponse = Message<"hb.compute.v1.ListMachineRecordsResponse"> & {
+  /**
+   * @generated from field: repeated hb.compute.v1.MachineRecord records = 1;
+   */
+  records: MachineRecord[];
+
+  /**
+   * Every record of the kind the caller has.
+   *
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+};
+
+/**
+ * Describes the message hb.compute.v1.ListMachineRecordsResponse.
+ * Use `create(ListMachineRecordsResponseSchema)` to create a new message.
+ */
+export declare const ListMachineRecordsResponseSchema: GenMessage<ListMachineRecordsResponse>;
+
+/**
+ * @generated from message hb.compute.v1.GetMachineRecordRequest
+ */
+export declare type GetMachineRecordRequest = Message<"hb.compute.v1.GetMachineRecordRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string service_id = 2;
+   */
+  serviceId: string;
+
+  /**
+   * @generated from field: hb.billing.v1.ProductKind kind = 3;
+   */
+  kind: ProductKind;
+};
+
+/**
+ * Describes the message hb.compute.v1.GetMachineRecordRequest.
+ * Use `create(GetMachineRecordRequestSchema)` to create a new message.
+ */
+export declare const GetMachineRecordRequestSchema: GenMessage<GetMachineRecordRequest>;
+
+/**
+ * @generated from message hb.compute.v1.GetMachineRecordResponse
+ */
+export declare type GetMachineRecordResponse = Message<"hb.compute.v1.GetMachineRecordResponse"> & {
+  /**
+   * Unset when the caller has no service of that id and kind.
+   *
+   * @generated from field: hb.compute.v1.MachineRecord record = 1;
+   */
+  record?: MachineRecord | undefined;
+};
+
+/**
+ * Describes the message hb.compute.v1.GetMachineRecordResponse.
+ * Use `create(GetMachineRecordResponseSchema)` to create a new message.
+ */
+export declare const GetMachineRecordResponseSchema: GenMessage<GetMachineRecordResponse>;
+
+/**
  * Compute owns machines (VPS, dedicated, game) per billing service, provider drivers, jobs,
  * IP addresses, OS images, snapshots, backups and SSH keys.
  *
@@ -1369,6 +1498,28 @@ export declare const ComputeService: GenService<{
     methodKind: "unary";
     input: typeof DescribeMachinesRequestSchema;
     output: typeof DescribeMachinesResponseSchema;
+  },
+  /**
+   * The machine records of one product kind, newest first, one page at a time: billing's record of
+   * each of the caller's services (compute's copy, kept from billing's service events
+   * and service.record_changed events) with its machine when compute has one. One indexed read; billing is not asked.
+   *
+   * @generated from rpc hb.compute.v1.ComputeService.ListMachineRecords
+   */
+  listMachineRecords: {
+    methodKind: "unary";
+    input: typeof ListMachineRecordsRequestSchema;
+    output: typeof ListMachineRecordsResponseSchema;
+  },
+  /**
+   * One machine record of the caller's; the record is unset when there is none of that kind.
+   *
+   * @generated from rpc hb.compute.v1.ComputeService.GetMachineRecord
+   */
+  getMachineRecord: {
+    methodKind: "unary";
+    input: typeof GetMachineRecordRequestSchema;
+    output: typeof GetMachineRecordResponseSchema;
   },
   /**
    * A power action, accepted as a job. An action the machine's kind does not take is BAD_REQUEST.

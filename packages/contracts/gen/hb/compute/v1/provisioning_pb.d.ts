@@ -4,12 +4,41 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
+import type { Event } from "../../events/v1/events_pb.js";
 import type { ProvisionRequest, ProvisionRequestSchema, ProvisionResponseSchema } from "./compute_pb.js";
 
 /**
  * Describes the file hb/compute/v1/provisioning.proto.
  */
 export declare const file_hb_compute_v1_provisioning: GenFile;
+
+/**
+ * @generated from message hb.compute.v1.ApplyServiceRecordsRequest
+ */
+export declare type ApplyServiceRecordsRequest = Message<"hb.compute.v1.ApplyServiceRecordsRequest"> & {
+  /**
+   * @generated from field: repeated hb.events.v1.Event events = 1;
+   */
+  events: Event[];
+};
+
+/**
+ * Describes the message hb.compute.v1.ApplyServiceRecordsRequest.
+ * Use `create(ApplyServiceRecordsRequestSchema)` to create a new message.
+ */
+export declare const ApplyServiceRecordsRequestSchema: GenMessage<ApplyServiceRecordsRequest>;
+
+/**
+ * @generated from message hb.compute.v1.ApplyServiceRecordsResponse
+ */
+export declare type ApplyServiceRecordsResponse = Message<"hb.compute.v1.ApplyServiceRecordsResponse"> & {
+};
+
+/**
+ * Describes the message hb.compute.v1.ApplyServiceRecordsResponse.
+ * Use `create(ApplyServiceRecordsResponseSchema)` to create a new message.
+ */
+export declare const ApplyServiceRecordsResponseSchema: GenMessage<ApplyServiceRecordsResponse>;
 
 /**
  * @generated from message hb.compute.v1.ProvisionBatchRequest
@@ -108,6 +137,19 @@ export declare const ComputeProvisioningService: GenService<{
     methodKind: "unary";
     input: typeof ProvisionBatchRequestSchema;
     output: typeof ProvisionBatchResponseSchema;
+  },
+  /**
+   * The service records a billing call committed (service.record_changed events, and service
+   * events, which carry the record too), handed over before billing answers, so the caller's next
+   * read of a machine page shows its write (read-your-writes). The same events also come through
+   * the stream; whichever arrives second changes nothing.
+   *
+   * @generated from rpc hb.compute.v1.ComputeProvisioningService.ApplyServiceRecords
+   */
+  applyServiceRecords: {
+    methodKind: "unary";
+    input: typeof ApplyServiceRecordsRequestSchema;
+    output: typeof ApplyServiceRecordsResponseSchema;
   },
 }>;
 

@@ -5,33 +5,48 @@
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { file_hb_compute_v1_compute } from "./compute_pb.js";
+import { file_hb_events_v1_events } from "../../events/v1/events_pb.js";
 
 /**
  * Describes the file hb/compute/v1/provisioning.proto.
  */
 export const file_hb_compute_v1_provisioning = /*@__PURE__*/
-  fileDesc("CiBoYi9jb21wdXRlL3YxL3Byb3Zpc2lvbmluZy5wcm90bxINaGIuY29tcHV0ZS52MSJWChVQcm92aXNpb25CYXRjaFJlcXVlc3QSPQoIcmVxdWVzdHMYASADKAsyHy5oYi5jb21wdXRlLnYxLlByb3Zpc2lvblJlcXVlc3RCCrpIB5IBBAgBEGQiSQoWUHJvdmlzaW9uQmF0Y2hSZXNwb25zZRIvCgdyZXN1bHRzGAEgAygLMh4uaGIuY29tcHV0ZS52MS5Qcm92aXNpb25SZXN1bHQiRAoPUHJvdmlzaW9uUmVzdWx0EhIKCnNlcnZpY2VfaWQYASABKAkSDgoGam9iX2lkGAIgASgJEg0KBWVycm9yGAMgASgJMssBChpDb21wdXRlUHJvdmlzaW9uaW5nU2VydmljZRJOCglQcm92aXNpb24SHy5oYi5jb21wdXRlLnYxLlByb3Zpc2lvblJlcXVlc3QaIC5oYi5jb21wdXRlLnYxLlByb3Zpc2lvblJlc3BvbnNlEl0KDlByb3Zpc2lvbkJhdGNoEiQuaGIuY29tcHV0ZS52MS5Qcm92aXNpb25CYXRjaFJlcXVlc3QaJS5oYi5jb21wdXRlLnYxLlByb3Zpc2lvbkJhdGNoUmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_hb_compute_v1_compute]);
+  fileDesc("CiBoYi9jb21wdXRlL3YxL3Byb3Zpc2lvbmluZy5wcm90bxINaGIuY29tcHV0ZS52MSJOChpBcHBseVNlcnZpY2VSZWNvcmRzUmVxdWVzdBIwCgZldmVudHMYASADKAsyEy5oYi5ldmVudHMudjEuRXZlbnRCC7pICJIBBQgBEOgHIh0KG0FwcGx5U2VydmljZVJlY29yZHNSZXNwb25zZSJWChVQcm92aXNpb25CYXRjaFJlcXVlc3QSPQoIcmVxdWVzdHMYASADKAsyHy5oYi5jb21wdXRlLnYxLlByb3Zpc2lvblJlcXVlc3RCCrpIB5IBBAgBEGQiSQoWUHJvdmlzaW9uQmF0Y2hSZXNwb25zZRIvCgdyZXN1bHRzGAEgAygLMh4uaGIuY29tcHV0ZS52MS5Qcm92aXNpb25SZXN1bHQiRAoPUHJvdmlzaW9uUmVzdWx0EhIKCnNlcnZpY2VfaWQYASABKAkSDgoGam9iX2lkGAIgASgJEg0KBWVycm9yGAMgASgJMrkCChpDb21wdXRlUHJvdmlzaW9uaW5nU2VydmljZRJOCglQcm92aXNpb24SHy5oYi5jb21wdXRlLnYxLlByb3Zpc2lvblJlcXVlc3QaIC5oYi5jb21wdXRlLnYxLlByb3Zpc2lvblJlc3BvbnNlEl0KDlByb3Zpc2lvbkJhdGNoEiQuaGIuY29tcHV0ZS52MS5Qcm92aXNpb25CYXRjaFJlcXVlc3QaJS5oYi5jb21wdXRlLnYxLlByb3Zpc2lvbkJhdGNoUmVzcG9uc2USbAoTQXBwbHlTZXJ2aWNlUmVjb3JkcxIpLmhiLmNvbXB1dGUudjEuQXBwbHlTZXJ2aWNlUmVjb3Jkc1JlcXVlc3QaKi5oYi5jb21wdXRlLnYxLkFwcGx5U2VydmljZVJlY29yZHNSZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_hb_compute_v1_compute, file_hb_events_v1_events]);
+
+/**
+ * Describes the message hb.compute.v1.ApplyServiceRecordsRequest.
+ * Use `create(ApplyServiceRecordsRequestSchema)` to create a new message.
+ */
+export const ApplyServiceRecordsRequestSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_provisioning, 0);
+
+/**
+ * Describes the message hb.compute.v1.ApplyServiceRecordsResponse.
+ * Use `create(ApplyServiceRecordsResponseSchema)` to create a new message.
+ */
+export const ApplyServiceRecordsResponseSchema = /*@__PURE__*/
+  messageDesc(file_hb_compute_v1_provisioning, 1);
 
 /**
  * Describes the message hb.compute.v1.ProvisionBatchRequest.
  * Use `create(ProvisionBatchRequestSchema)` to create a new message.
  */
 export const ProvisionBatchRequestSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_provisioning, 0);
+  messageDesc(file_hb_compute_v1_provisioning, 2);
 
 /**
  * Describes the message hb.compute.v1.ProvisionBatchResponse.
  * Use `create(ProvisionBatchResponseSchema)` to create a new message.
  */
 export const ProvisionBatchResponseSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_provisioning, 1);
+  messageDesc(file_hb_compute_v1_provisioning, 3);
 
 /**
  * Describes the message hb.compute.v1.ProvisionResult.
  * Use `create(ProvisionResultSchema)` to create a new message.
  */
 export const ProvisionResultSchema = /*@__PURE__*/
-  messageDesc(file_hb_compute_v1_provisioning, 2);
+  messageDesc(file_hb_compute_v1_provisioning, 4);
 
 /**
  * Billing's one need from compute. Only billing may call it.

@@ -7,6 +7,7 @@ import type { Message } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Money } from "../../platform/v1/money_pb.js";
 import type { ServiceStatus } from "../../billing/v1/common_pb.js";
+import type { ServiceSummary } from "../../billing/v1/services_pb.js";
 
 /**
  * Describes the file hb/events/v1/events.proto.
@@ -31,7 +32,8 @@ export declare type Event = Message<"hb.events.v1.Event"> & {
    * Partner-facing (delivered as webhooks): order.paid, order.invoiced, order.payment_failed, service.provisioned,
    * service.provisioning_failed, service.suspended, service.unsuspended, service.terminated,
    * webhook.test. Internal (never delivered to partners): machine.provisioned,
-   * machine.provisioning_failed (compute → billing). The name is also the subject's tail.
+   * machine.provisioning_failed (compute → billing), service.record_changed (billing → compute).
+   * The name is also the subject's tail.
    *
    * @generated from field: string type = 2;
    */
@@ -76,6 +78,12 @@ export declare type Event = Message<"hb.events.v1.Event"> & {
      */
     value: MachineEvent;
     case: "machine";
+  } | {
+    /**
+     * @generated from field: hb.events.v1.ServiceRecordEvent service_record = 14;
+     */
+    value: ServiceRecordEvent;
+    case: "serviceRecord";
   } | { case: undefined; value?: undefined };
 };
 
@@ -237,6 +245,14 @@ export declare type ServiceEvent = Message<"hb.events.v1.ServiceEvent"> & {
    * @generated from field: string reason = 8;
    */
   reason: string;
+
+  /**
+   * Billing's whole record of the service after the change, for compute's copy (internal: never
+   * part of a partner's webhook or event stream).
+   *
+   * @generated from field: hb.billing.v1.ServiceSummary record = 9;
+   */
+  record?: ServiceSummary | undefined;
 };
 
 /**
@@ -303,6 +319,28 @@ export declare type MachineEvent = Message<"hb.events.v1.MachineEvent"> & {
  * Use `create(MachineEventSchema)` to create a new message.
  */
 export declare const MachineEventSchema: GenMessage<MachineEvent>;
+
+/**
+ * Billing's record of one service as it stands after a change (type service.record_changed,
+ * internal): written in the transaction of every change to what the record shows that raises no
+ * service event (a service event carries the record itself, ServiceEvent.record), so compute keeps
+ * the billing half of the machine records without asking billing on each read. Events for one
+ * service are applied in the order of their ids (UUID v7); an older one changes nothing.
+ *
+ * @generated from message hb.events.v1.ServiceRecordEvent
+ */
+export declare type ServiceRecordEvent = Message<"hb.events.v1.ServiceRecordEvent"> & {
+  /**
+   * @generated from field: hb.billing.v1.ServiceSummary service = 1;
+   */
+  service?: ServiceSummary | undefined;
+};
+
+/**
+ * Describes the message hb.events.v1.ServiceRecordEvent.
+ * Use `create(ServiceRecordEventSchema)` to create a new message.
+ */
+export declare const ServiceRecordEventSchema: GenMessage<ServiceRecordEvent>;
 
 /**
  * An order's state as events report it.
