@@ -37,6 +37,8 @@ export interface StackOptions {
     exit: { code: number | null; signal: NodeJS.Signals | null },
     delayMs: number,
   ) => void;
+  /** Changes a service's database URL (a test counting its statements puts a proxy in front). */
+  dbUrlOf?: (service: string, url: string) => string;
 }
 
 export interface Stack {
@@ -117,7 +119,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       own.PORTAL_TLS_CERT = portal.TLS_CERT;
       own.PORTAL_TLS_KEY = portal.TLS_KEY;
     }
-    if (dbUrls[name]) own.DATABASE_URL = dbUrls[name];
+    if (dbUrls[name]) own.DATABASE_URL = opts.dbUrlOf?.(name, dbUrls[name]) ?? dbUrls[name];
     else delete own.DATABASE_URL; // the gateway has no database
     return own;
   };

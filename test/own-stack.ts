@@ -31,7 +31,7 @@ export async function ownStack(
   extraEnv: Record<string, string> = {},
   postgresUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
   /** Start a service again when it exits, as `npm start` does (kill tests). */
-  opts: Pick<StackOptions, "supervise" | "onRestart"> = {},
+  opts: Pick<StackOptions, "supervise" | "onRestart" | "dbUrlOf"> = {},
 ): Promise<OwnStack> {
   // A stack on the run's PostgreSQL counts toward the run's cap (one on a server of its own does not).
   const release = postgresUrl === process.env.DATABASE_URL ? await acquireSlots(1) : () => {};
@@ -49,6 +49,7 @@ export async function ownStack(
     gatewayPort,
     supervise: opts.supervise,
     onRestart: opts.onRestart,
+    dbUrlOf: opts.dbUrlOf,
   }).catch(async (err: unknown) => {
     await removeStackData(db, ns);
     release();

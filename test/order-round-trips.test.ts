@@ -1,0 +1,164 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
+import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
+import { newProduct } from "./helpers.ts";
+import { type OwnStack, ownStack } from "./own-stack.ts";
+import { stackClient } from "./support/clients.ts";
+import { eventually } from "./support/eventually.ts";
+import { type PgWireProxy, pgWireProxy, type WireTransaction } from "./support/pg-wire-proxy.ts";
+import { type StackCustomer, stackCustomer } from "./support/stack-customer.ts";
+import { metricsText } from "./support/stack-output.ts";
+
+const SERVICES = ["gateway", "auth", "billing", "compute", "webhooks"];
+// The gateway's key table renews its lease with auth on its own clock, whatever requests come.
+const BACKGROUND = new Set(["AckKeys", "StreamKeys"]);
+
+/** RPCs each service has answered, by "service Method". */
+async function rpcCounts(s: OwnStack): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const service of SERVICES) {
+    for (const line of (await metricsText(s, service)).split("\n")) {
+      const m = /^rpc_server_handled_total\{.*method="[^"]*\/(\w+)".*\} (\S+)$/.exec(line);
+      if (!m || BACKGROUND.has(m[1])) continue;
+      const key = `${service} ${m[1]}`;
+      counts.set(key, (counts.get(key) ?? 0) + Number(m[2]));
+    }
+  }
+  return counts;
+}
+
+const delta = (before: Map<string, number>, after: Map<string, number>) =>
+  Object.fromEntries(
+    [...after].flatMap(([k, v]) => (v > (before.get(k) ?? 0) ? [[k, v - (before.get(k) ?? 0)]] : [])),
+  );
+
+const show = (t: WireTransaction) =>
+  `${t.roundTrips} round trips (describing statements: ${JSON.stringify(t.describeTrips)}):\n${t.statements.join("\n")}`;
+
+/**
+ * Round trips of a transaction on a connection that has prepared its statements; a statement
+ * described again is a cost of every request, so there must be none.
+ */
+function steadyTrips(t: WireTransaction): number {
+  assert.equal(t.describeTrips.firstUse, 0, `no warm connection served it: ${show(t)}`);
+  assert.equal(t.describeTrips.again, 0, `a statement is described on every use: ${show(t)}`);
+  return t.roundTrips;
+}
+
+// Every round trip to PostgreSQL and every internal call costs each side a wake-up and system
+// calls, the order path's largest cost (docs/benchmarks.md). This counts them for one order and
+// one pay through the gateway of a real stack, so that one added on the way is seen here.
+describe("one order and one pay, end to end: internal calls and billing's round trips", () => {
+  let s: OwnStack;
+  let proxy: PgWireProxy;
+  let billing: ReturnType<typeof stackClient<[typeof BillingService, typeof BillingStaffService]>>;
+  let c: StackCustomer;
+  let productId: string;
+
+  const post = (path: string, body: unknown) =>
+    fetch(`${s.stack.gatewayUrl}/api/v1${path}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${c.key}`,
+        "content-type": "application/json",
+        "idempotency-key": randomUUID(),
+      },
+      body: JSON.stringify(body),
+    });
+  const order = async () => {
+    const res = await post("/orders", { productId, billingCycle: "monthly" });
+    const body = await res.text();
+    assert.equal(res.status, 201, body);
+    return JSON.parse(body).data as { id: string; services: { id: string }[] };
+  };
+  const active = (serviceId: string) =>
+    eventually(
+      async () => (await c.call("GET", `/services/${serviceId}`)).body.data?.status === "active",
+      20_000,
+    );
+  /** billing's transactions from `from` on that wrote `table`. */
+  const wrote = (from: number, table: string) =>
+    proxy.transactions.slice(from).filter((t) => t.statements.some((st) => st.includes(`${table}`)));
+
+  before(async () => {
+    const pg = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+    proxy = await pgWireProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
+    s = await ownStack("trips", {}, undefined, {
+      dbUrlOf: (service, url) => {
+        if (service !== "billing") return url;
+        const u = new URL(url);
+        u.hostname = "127.0.0.1";
+        u.port = String(proxy.port);
+        return u.toString();
+      },
+    });
+    billing = stackClient(s.stack.env, [BillingService, BillingStaffService], "BILLING_ADDR");
+    productId = (await newProduct("game", { monthly: "1.0000" }, "EUR", billing.client)).id;
+    c = await stackCustomer(s, billing.client, "Trips", "1000");
+    // Warm: billing's connections have prepared the order's and the pay's statements.
+    for (let i = 0; i < 3; i++) await active((await order()).services[0].id);
+  });
+  after(async () => {
+    billing?.close();
+    await s?.close();
+    await proxy?.close();
+  });
+
+  /**
+   * Runs `request` until billing serves it on a connection that has prepared its statements (up
+   * to 10 times; each connection of the pool prepares them once), and returns the internal calls
+   * every service answered for it and its transaction, the one whose statements include `marker`.
+   * `settled` is true once the request's asynchronous work is done.
+   */
+  async function warm(request: () => Promise<void>, marker: string, settled: (from: number) => boolean) {
+    for (let attempt = 1; ; attempt++) {
+      const calls = await rpcCounts(s);
+      const from = proxy.transactions.length;
+      await request();
+      // Waited for without asking any service (which would count too).
+      await eventually(async () => settled(from), 20_000);
+      const mine = wrote(from, marker);
+      assert.equal(mine.length, 1, mine.map(show).join("\n\n"));
+      if (mine[0].describeTrips.firstUse === 0 || attempt === 10)
+        return { calls: delta(calls, await rpcCounts(s)), t: mine[0] };
+    }
+  }
+
+  it("an order settled from credit: one call to billing, one build batch to compute, and one transaction of 6 round trips", async () => {
+    const { calls, t } = await warm(
+      async () => void (await order()),
+      "insert into orders",
+      // compute has taken the build and billing has applied its report (from NATS, the last of the order's work)
+      (from) => wrote(from, "processed_events").length > 0,
+    );
+    assert.deepEqual(calls, { "billing CreateOrder": 1, "compute ProvisionBatch": 1 });
+    assert.equal(t.user, "hb_billing");
+    // begin; the key's lock and record, the prices and the balance; the order, its services and
+    // proforma, the payment, the invoice, the order's and services' updates and the services'
+    // read; the event (it carries the order as updated); the key's answer; commit.
+    assert.equal(steadyTrips(t), 6, show(t));
+  });
+
+  it("an invoice paid from credit: one call to billing and one transaction of 5 round trips", async () => {
+    const services = (await c.call("GET", "/services")).body.data.services as { id: string }[];
+    const { calls, t } = await warm(
+      async () => {
+        const { document } = await billing.client.adminCreateInvoice({
+          serviceId: services[0].id,
+          kind: DocumentKind.INVOICE,
+        });
+        const res = await post(`/invoices/${document!.id}/pay`, {});
+        assert.equal(res.status, 200, await res.text());
+      },
+      "insert into ledger",
+      (from) => wrote(from, "insert into ledger").length > 0,
+    );
+    assert.deepEqual(calls, { "billing AdminCreateInvoice": 1, "billing PayDocument": 1 });
+    // begin; the key's lock and record, the balance and the document; the payment; the key's
+    // answer; commit.
+    assert.equal(steadyTrips(t), 5, show(t));
+  });
+});

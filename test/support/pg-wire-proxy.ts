@@ -1,0 +1,157 @@
+/**
+ * A TCP proxy in front of PostgreSQL that reads the frontend protocol as it passes, so a test can
+ * count what a service process sends for one request: each transaction's statements and its round
+ * trips. A round trip is a write from the client that arrives after the server has answered on
+ * that connection (or its first write), however many statements it carries: a service's
+ * pipelined statements count once, as they cost once in system calls and wake-ups on both sides.
+ * Statements are named by their text (prepared ones by the Parse that named them).
+ */
+import net from "node:net";
+
+export interface WireTransaction {
+  /** The role the connection logged in as (hb_billing). */
+  user: string;
+  /**
+   * Statements executed, whitespace collapsed, begin and commit included, each after the number of
+   * the round trip that carried it.
+   */
+  statements: string[];
+  roundTrips: number;
+  /**
+   * Of those, trips that only described a statement before running it (postgres.js does so the
+   * first time a connection runs a statement with parameters): `firstUse` were statements new to
+   * their connection, `again` the ones it had described before (a statement never reused).
+   */
+  describeTrips: { firstUse: number; again: number };
+}
+
+export interface PgWireProxy {
+  port: number;
+  /** Every transaction finished (committed or rolled back) since the proxy started. */
+  transactions: WireTransaction[];
+  close(): Promise<void>;
+}
+
+const SSL_REQUEST = 80877103;
+const ANSWER_DELAY_MS = 5;
+const cstr = (buf: Buffer, at: number) => {
+  const end = buf.indexOf(0, at);
+  return { text: buf.toString("utf8", at, end), next: end + 1 };
+};
+const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
+
+/** Listens on 127.0.0.1 (a free port) and forwards every connection to `target` (host:port). */
+export async function pgWireProxy(target: { host: string; port: number }): Promise<PgWireProxy> {
+  const transactions: WireTransaction[] = [];
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    sockets.add(client).add(upstream);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on("error", drop).on("close", drop);
+    upstream.on("error", drop).on("close", drop);
+
+    let user = "";
+    let started = false;
+    let pending = Buffer.alloc(0);
+    const named = new Map<string, string>();
+    const described = new Set<string>();
+    let bound = "";
+    let open: WireTransaction | undefined;
+    let answered = true;
+
+    const executed = (text: string, touched: Set<WireTransaction>, fresh: boolean) => {
+      const s = oneLine(text);
+      if (/^begin\b/i.test(s))
+        open = { user, statements: [], roundTrips: 0, describeTrips: { firstUse: 0, again: 0 } };
+      if (!open) return;
+      open.statements.push(`${open.roundTrips + (fresh ? 1 : 0)} ${s}`);
+      touched.add(open);
+      if (/^(commit|rollback|end)\b/i.test(s)) {
+        transactions.push(open);
+        open = undefined;
+      }
+    };
+
+    client.on("data", (chunk: Buffer) => {
+      upstream.write(chunk);
+      const fresh = answered;
+      answered = false;
+      // The transaction this write continues, and any it begins or ends.
+      const touched = new Set<WireTransaction>(open ? [open] : []);
+      let runs = 0;
+      let describes: "none" | "firstUse" | "again" = "none";
+      pending = Buffer.concat([pending, chunk]);
+      for (;;) {
+        if (!started) {
+          if (pending.length < 8) break;
+          const len = pending.readInt32BE(0);
+          if (pending.length < len) break;
+          const code = pending.readInt32BE(4);
+          if (code !== SSL_REQUEST) {
+            started = true;
+            // Parameters after the protocol version: name\0value\0 ... \0
+            for (let at = 8; at < len - 1; ) {
+              const k = cstr(pending, at);
+              const v = cstr(pending, k.next);
+              if (k.text === "user") user = v.text;
+              at = v.next;
+            }
+          }
+          pending = pending.subarray(len);
+          continue;
+        }
+        if (pending.length < 5) break;
+        const len = pending.readInt32BE(1);
+        if (pending.length < len + 1) break;
+        const type = String.fromCharCode(pending[0]);
+        const body = pending.subarray(5, len + 1);
+        if (type === "P") {
+          const name = cstr(body, 0);
+          const text = cstr(body, name.next).text;
+          named.set(name.text, text);
+          if (describes !== "again") describes = described.has(text) ? "again" : "firstUse";
+          described.add(text);
+        } else if (type === "B") {
+          const portal = cstr(body, 0);
+          bound = named.get(cstr(body, portal.next).text) ?? "";
+        } else if (type === "E") {
+          runs++;
+          executed(bound, touched, fresh);
+        } else if (type === "Q") {
+          runs++;
+          for (const s of cstr(body, 0).text.split(";")) if (s.trim()) executed(s, touched, fresh);
+        }
+        pending = pending.subarray(len + 1);
+      }
+      if (!fresh) return;
+      for (const t of touched) {
+        t.roundTrips++;
+        if (runs === 0 && describes !== "none") t.describeTrips[describes]++;
+      }
+    });
+    // The server's answers reach the client a moment late, each as it came (a client reads an
+    // answer split in packets differently from one whole), so that what the client writes before
+    // it has read an answer is counted as the one round trip it is, however fast the server is.
+    upstream.on("data", (chunk: Buffer) => {
+      setTimeout(() => {
+        answered = true;
+        client.write(chunk);
+      }, ANSWER_DELAY_MS);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    transactions,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
