@@ -13,7 +13,7 @@ import { listPage } from "./list-query.ts";
 import { money, requestedMoney, type Units } from "./money.ts";
 import { DOCUMENT_NAMES, type DocumentRow, type LineRow, selectServices } from "./records.ts";
 import { documentOut } from "./records-out.ts";
-import { callerOf, transact } from "./shared.ts";
+import { callerOf, transact, transactWithCommit } from "./shared.ts";
 
 /** The stored kind of a request's document kind, which the contract requires. */
 const kindOf = (k: DocumentKind) => documentKind.defined(k);
@@ -84,7 +84,7 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
       const kind = kindOf(req.kind);
       if (req.amount) requestedMoney(req.amount.amount, "amount");
       const op = `pay:${req.documentId}`;
-      return transact(sql, async (tx) => {
+      return transactWithCommit(sql, async (tx, withCommit) => {
         // One round trip: the idempotency record, then the payer's balance and the document, both
         // locked, in the order every payment locks them.
         const [again, balance, d] = await Promise.all([
@@ -104,7 +104,7 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
           invoice: r.invoice ? documentOut(r.invoice) : undefined,
         });
         const stored = toJsonString(PayDocumentResponseSchema, result);
-        await remember(tx, caller.personId, op, req.idempotencyKey, req.requestHash, stored);
+        withCommit(remember(tx, caller.personId, op, req.idempotencyKey, req.requestHash, stored));
         return result;
       });
     },

@@ -32,17 +32,21 @@ export async function replay(
   return row.response;
 }
 
-export async function remember(
+/**
+ * Keeps the key's answer in the transaction that moved the money. Returns the statement, started:
+ * handed to transactWithCommit it goes with the commit, in the same round trip.
+ */
+export function remember(
   tx: TxSql,
   personId: string,
   operation: string,
   key: string,
   requestHash: string,
   response: string,
-) {
-  if (!key) return;
-  await tx`insert into idempotency (person_id, operation, key, request_hash, response)
+): Promise<unknown> {
+  if (!key) return Promise.resolve();
+  return tx`insert into idempotency (person_id, operation, key, request_hash, response)
     values (${personId}, ${operation}, ${key}, ${requestHash}, ${response})
     on conflict (person_id, operation, key) do update
-      set request_hash = excluded.request_hash, response = excluded.response, created_at = excluded.created_at`;
+      set request_hash = excluded.request_hash, response = excluded.response, created_at = excluded.created_at`.execute();
 }

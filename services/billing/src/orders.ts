@@ -9,13 +9,13 @@ import { listPage } from "./list-query.ts";
 import { placeOrder, priceItems } from "./order-placement.ts";
 import { DOCUMENT_NAMES, type DocumentRow, type OrderRow, selectServices, summaryOut } from "./records.ts";
 import { orderOut } from "./records-out.ts";
-import { callerOf, transact } from "./shared.ts";
+import { callerOf, transactWithCommit } from "./shared.ts";
 
 export function createOrders(sql: Sql, ns: string): BillingHandlers {
   return {
     async createOrder(req) {
       const caller = callerOf(req.caller);
-      const result = await transact(sql, async (tx) => {
+      const result = await transactWithCommit(sql, async (tx, withCommit) => {
         // One round trip: the idempotency record, the catalogue and the payer's balance (locked for
         // the rest of the transaction) are read together, in that order.
         const [again, priced, row] = await Promise.all([
@@ -32,7 +32,7 @@ export function createOrders(sql: Sql, ns: string): BillingHandlers {
         const balance = await lockBalance(tx, caller.personId, caller.customerId, priced[0].currency, row);
         const placed = await placeOrder(tx, ns, ctx, priced, balance);
         const stored = toJsonString(PlacedOrderSchema, placed);
-        await remember(tx, caller.personId, "order", req.idempotencyKey, req.requestHash, stored);
+        withCommit(remember(tx, caller.personId, "order", req.idempotencyKey, req.requestHash, stored));
         return placed;
       });
       return { placed: result };

@@ -27,9 +27,37 @@ const RETRYABLE = new Set(["40P01", "40001"]);
  * both finish instead of one answering 500.
  */
 export async function transact<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>): Promise<T> {
+  return retried(() => sql.begin(fn) as Promise<T>);
+}
+
+/**
+ * `transact` whose last statement is sent with the commit, in one round trip: `fn` starts it
+ * without waiting and hands it to `withCommit`. Had it failed, PostgreSQL answers the commit by
+ * rolling the whole transaction back (a failed statement aborts it), and this throws its error: a
+ * result is only returned when that statement and the commit both succeeded.
+ */
+export async function transactWithCommit<T>(
+  sql: Sql,
+  fn: (tx: TxSql, withCommit: (last: Promise<unknown>) => void) => Promise<T>,
+): Promise<T> {
+  return retried(async () => {
+    let last: Promise<unknown> = Promise.resolve();
+    const result = (await sql.begin((tx) =>
+      fn(tx, (q) => {
+        // Read after the commit; until then a failure must not count as unhandled.
+        q.catch(() => {});
+        last = q;
+      }),
+    )) as T;
+    await last;
+    return result;
+  });
+}
+
+async function retried<T>(run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return (await sql.begin(fn)) as T;
+      return await run();
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (attempt >= 4 || typeof code !== "string" || !RETRYABLE.has(code)) throw err;
