@@ -1,0 +1,212 @@
+/**
+ * `node scripts/bench/order-path.ts [rate] [seconds]`: what one order settled from credit and one
+ * invoice pay cost each process, at a fixed offered rate (default 40/s for 10 s) so that the figures
+ * do not depend on how saturated a loaded machine is (rate 0: 50 connections, as fast as answered). On a fresh stack: the RPCs each service
+ * answered per request, by method (from its /metrics), and the CPU µs each process spent per
+ * request (PostgreSQL, NATS and Redis summed over their processes; the whole machine includes
+ * every other process on it). With `HB_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>"` each
+ * service writes a profile as it stops. The CPU each process spends idle (µs per second, before
+ * the orders and after them) is printed too: at a low rate it is a large share of the per-request
+ * figures.
+ */
+import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
+import autocannon from "autocannon";
+import postgres from "postgres";
+import { serviceDbUrl } from "../db-roles.ts";
+import type { Stack } from "../stack.ts";
+import {
+  commandTicks,
+  cpuTicks,
+  localDependencies,
+  machineBusyTicks,
+  withScratchStack,
+} from "./scratch-stack.ts";
+import { adminClients, fundedCustomer, orderRequests } from "./seed.ts";
+
+const RATE = Number(process.argv[2] ?? 40);
+const SECONDS = Number(process.argv[3] ?? 10);
+const SERVERS = ["postgres", "nats-server", "redis-server"];
+
+/** rpc_server_handled_total of every process, by "process method". */
+async function rpcCounts(env: Record<string, string>, names: string[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const name of names) {
+    const res = await fetch(`http://127.0.0.1:${env[`${name.toUpperCase()}_METRICS_PORT`]}/metrics`);
+    for (const line of (await res.text()).split("\n")) {
+      const m = /^rpc_server_handled_total\{(.*)\} (\S+)$/.exec(line);
+      const method = m && /method="([^"]+)"/.exec(m[1])?.[1];
+      if (!m || !method) continue;
+      const key = `${name} ${method.split("/").pop()}`;
+      counts.set(key, (counts.get(key) ?? 0) + Number(m[2]));
+    }
+  }
+  return counts;
+}
+
+/** CPU µs per second each process spends with no load: timers, consumers, background passes. */
+async function idle(stack: Stack) {
+  const procs = [...stack.procs].map(([name, p]) => [name, p.pid as number] as const);
+  const before = procs.map(([, pid]) => cpuTicks(pid));
+  const servers = SERVERS.map(commandTicks);
+  await new Promise((r) => setTimeout(r, SECONDS * 1000));
+  const per = (ticks: number) => Math.round((ticks * 10_000) / SECONDS);
+  return Object.fromEntries([
+    ...procs.map(([name, pid], i) => [name, per(cpuTicks(pid) - before[i])]),
+    ...SERVERS.map((s, i) => [s, per(commandTicks(s) - servers[i])]),
+  ]);
+}
+
+/**
+ * PostgreSQL's own counters for the stack's database: transactions, and each table's scans and
+ * rows written (work the services do in triggers or background passes shows here too).
+ */
+async function pgCounts(databaseUrl: string): Promise<Map<string, number>> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [db] = await sql<{ xacts: string; returned: string; fetched: string }[]>`
+      select (xact_commit + xact_rollback)::text as xacts, tup_returned::text as returned, tup_fetched::text as fetched
+      from pg_stat_database where datname = current_database()`;
+    const counts = new Map<string, number>([
+      ["transactions", Number(db.xacts)],
+      ["rows returned", Number(db.returned)],
+      ["rows fetched", Number(db.fetched)],
+    ]);
+    const tables = await sql<{ name: string; seq: string; seq_read: string; idx: string; written: string }[]>`
+      select schemaname || '.' || relname as name, coalesce(seq_scan, 0)::text as seq,
+             coalesce(seq_tup_read, 0)::text as seq_read, coalesce(idx_scan, 0)::text as idx,
+             (n_tup_ins + n_tup_upd + n_tup_del)::text as written
+      from pg_stat_user_tables`;
+    for (const t of tables) {
+      counts.set(`${t.name} seq scans`, Number(t.seq));
+      counts.set(`${t.name} seq rows`, Number(t.seq_read));
+      counts.set(`${t.name} index scans`, Number(t.idx));
+      counts.set(`${t.name} rows written`, Number(t.written));
+    }
+    return counts;
+  } finally {
+    await sql.end();
+  }
+}
+
+const perRequest = (before: Map<string, number>, after: Map<string, number>, n: number) => {
+  const out: Record<string, number> = {};
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d > 0) out[k] = Number((d / n).toFixed(2));
+  }
+  return out;
+};
+
+async function measure(stack: Stack, env: Record<string, string>, opts: autocannon.Options) {
+  const procs = [...stack.procs].map(([name, p]) => [name, p.pid as number] as const);
+  // A short warm-up at the same rate: statements prepared, connections open.
+  await autocannon({ ...opts, duration: 2 });
+  await new Promise((r) => setTimeout(r, 1000));
+  const rpcBefore = await rpcCounts(
+    env,
+    procs.map(([n]) => n),
+  );
+  const pgBefore = await pgCounts(env.DATABASE_URL);
+  const cpuBefore = procs.map(([, pid]) => cpuTicks(pid));
+  const serversBefore = SERVERS.map(commandTicks);
+  const machineBefore = machineBusyTicks();
+  const r = await autocannon({ ...opts, duration: SECONDS });
+  // The work a request leaves behind (outbox relay, provisioner, builds) is counted with it.
+  await new Promise((res) => setTimeout(res, 3000));
+  const n = r.requests.total || 1;
+  const per = (ticks: number) => Math.round((ticks * 10_000) / n);
+  const cpu: Record<string, number> = {};
+  procs.forEach(([name, pid], i) => {
+    cpu[name] = per(cpuTicks(pid) - cpuBefore[i]);
+  });
+  SERVERS.forEach((s, i) => {
+    cpu[s] = per(commandTicks(s) - serversBefore[i]);
+  });
+  cpu["whole machine"] = per(machineBusyTicks() - machineBefore);
+  const rpcAfter = await rpcCounts(
+    env,
+    procs.map(([name]) => name),
+  );
+  const rpcs = perRequest(rpcBefore, rpcAfter, n);
+  const pg = perRequest(pgBefore, await pgCounts(env.DATABASE_URL), n);
+  return {
+    requests: r.requests.total,
+    status: { "2xx": r["2xx"], non2xx: r.non2xx, errors: r.errors },
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    cpuMicrosPerRequest: cpu,
+    rpcsPerRequest: rpcs,
+    postgresPerRequest: pg,
+  };
+}
+
+const deps = await localDependencies();
+await withScratchStack("orderpath", async (stack, env) => {
+  const clients = adminClients(env);
+  await clients.auth.client.updateSettings({ hourlyRequestLimit: 1_000_000 });
+  const product = (
+    await clients.billing.client.adminCreateProduct({
+      name: "Order path",
+      kind: ProductKind.GAME,
+      prices: [{ cycle: BillingCycle.MONTHLY, price: { currency: "EUR", amount: "1" } }],
+      currency: "EUR",
+    })
+  ).product;
+  if (!product) throw new Error("no product");
+  // Orders have a cool-down of 30 per 15 minutes per person: enough people for the run.
+  const people: Awaited<ReturnType<typeof fundedCustomer>>[] = [];
+  const needed = RATE > 0 ? Math.ceil((RATE * (SECONDS + 2)) / 25) + 1 : 150;
+  for (let i = 0; i < needed; i++)
+    people.push(
+      await fundedCustomer(clients, {
+        name: `O${i}`,
+        email: `o${i}@orderpath.test`,
+        label: "op",
+        scopes: ["orders", "billing"],
+      }),
+    );
+  clients.auth.close();
+  clients.billing.close();
+  // Rate 0: as npm run bench loads it, 50 connections as fast as the stack answers.
+  const fixed = RATE > 0 ? { connections: 10, overallRate: RATE } : { connections: 50 };
+  const idleBefore = await idle(stack);
+  const orders = await measure(stack, env, {
+    ...fixed,
+    url: `${stack.gatewayUrl}/api/v1/orders`,
+    requests: orderRequests(people, product.id),
+  });
+  const sql = postgres(serviceDbUrl(env.DATABASE_URL, "billing"), { max: 1, onnotice: () => {} });
+  const invoices = await sql<{ id: string; customer_id: string }[]>`
+    insert into billing.documents (id, kind, number, customer_id, person_id, total, currency, purpose)
+    select gen_random_uuid(), 'invoice', 'INV-PATH-' || gen_random_uuid(), c.customer_id, c.person_id, 1, 'EUR', 'manual'
+    from generate_series(1, ${RATE > 0 ? Math.ceil((RATE * (SECONDS + 3)) / people.length) + 1 : 200}) g
+    cross join (select distinct person_id, customer_id from billing.balances where balance > 100000) c
+    returning id, customer_id`;
+  await sql.end();
+  const idleAfterOrders = await idle(stack);
+  const keyOf = new Map(people.map((p) => [p.customerId, p.key]));
+  let k = 0;
+  const pays = await measure(stack, env, {
+    ...fixed,
+    url: `${stack.gatewayUrl}/api/v1/`,
+    requests: [
+      {
+        method: "POST",
+        setupRequest: (req: autocannon.Request) => {
+          const inv = invoices[k++ % invoices.length];
+          return {
+            ...req,
+            path: `/api/v1/invoices/${inv.id}/pay`,
+            body: "{}",
+            headers: { ...req.headers, authorization: `Bearer ${keyOf.get(inv.customer_id)}` },
+          };
+        },
+      },
+    ],
+  });
+  console.log(
+    JSON.stringify({ rate: RATE, seconds: SECONDS, idleBefore, orders, idleAfterOrders, pays }, null, 1),
+  );
+});
+await deps.stop();
+process.exit(0);
