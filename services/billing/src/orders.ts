@@ -9,13 +9,13 @@ import { listPage } from "./list-query.ts";
 import { placeOrder, priceItems } from "./order-placement.ts";
 import { DOCUMENT_NAMES, type DocumentRow, type OrderRow, selectServices, summaryOut } from "./records.ts";
 import { orderOut } from "./records-out.ts";
-import { callerOf, transactWithCommit } from "./shared.ts";
+import { callerOf, transactPipelined } from "./shared.ts";
 
 export function createOrders(sql: Sql, ns: string): BillingHandlers {
   return {
     async createOrder(req) {
       const caller = callerOf(req.caller);
-      const result = await transactWithCommit(sql, async (tx, withCommit) => {
+      const result = await transactPipelined(sql, async (tx, withCommit) => {
         // One round trip: the idempotency record, the catalogue and the payer's balance (locked for
         // the rest of the transaction) are read together, in that order.
         const [again, priced, row] = await Promise.all([
