@@ -27,13 +27,18 @@ export interface WireTransaction {
 
 export interface PgWireProxy {
   port: number;
+  /**
+   * How late the server's answers reach the client (0 at first). Counting, 20 ms: what the client
+   * writes before it has read an answer then counts as the one round trip it is, however fast the
+   * server answers, and even when the client is held up by a busy machine between two writes.
+   */
+  answerDelayMs: number;
   /** Every transaction finished (committed or rolled back) since the proxy started. */
   transactions: WireTransaction[];
   close(): Promise<void>;
 }
 
 const SSL_REQUEST = 80877103;
-const ANSWER_DELAY_MS = 5;
 const cstr = (buf: Buffer, at: number) => {
   const end = buf.indexOf(0, at);
   return { text: buf.toString("utf8", at, end), next: end + 1 };
@@ -139,19 +144,23 @@ export async function pgWireProxy(target: { host: string; port: number }): Promi
     // answer split in packets differently from one whole), so that what the client writes before
     // it has read an answer is counted as the one round trip it is, however fast the server is.
     upstream.on("data", (chunk: Buffer) => {
-      setTimeout(() => {
+      const deliver = () => {
         answered = true;
         client.write(chunk);
-      }, ANSWER_DELAY_MS);
+      };
+      if (proxy.answerDelayMs > 0) setTimeout(deliver, proxy.answerDelayMs);
+      else deliver();
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return {
+  const proxy: PgWireProxy = {
     port: (server.address() as net.AddressInfo).port,
+    answerDelayMs: 0,
     transactions,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
+  return proxy;
 }

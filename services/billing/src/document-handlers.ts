@@ -13,7 +13,7 @@ import { listPage } from "./list-query.ts";
 import { money, requestedMoney, type Units } from "./money.ts";
 import { DOCUMENT_NAMES, type DocumentRow, type LineRow, selectServices } from "./records.ts";
 import { documentOut } from "./records-out.ts";
-import { callerOf, transact, transactWithCommit } from "./shared.ts";
+import { callerOf, transact, transactPipelined } from "./shared.ts";
 
 /** The stored kind of a request's document kind, which the contract requires. */
 const kindOf = (k: DocumentKind) => documentKind.defined(k);
@@ -84,8 +84,8 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
       const kind = kindOf(req.kind);
       if (req.amount) requestedMoney(req.amount.amount, "amount");
       const op = `pay:${req.documentId}`;
-      return transactWithCommit(sql, async (tx, withCommit) => {
-        // One round trip: the idempotency record, then the payer's balance and the document, both
+      return transactPipelined(sql, async (tx, withCommit) => {
+        // One round trip, with the begin: the idempotency record, then the payer's balance and the document, both
         // locked, in the order every payment locks them.
         const [again, balance, d] = await Promise.all([
           replay(tx, caller.personId, op, req.idempotencyKey, req.requestHash),

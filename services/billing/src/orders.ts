@@ -16,7 +16,7 @@ export function createOrders(sql: Sql, ns: string): BillingHandlers {
     async createOrder(req) {
       const caller = callerOf(req.caller);
       const result = await transactPipelined(sql, async (tx, withCommit) => {
-        // One round trip: the idempotency record, the catalogue and the payer's balance (locked for
+        // One round trip, with the begin: the idempotency record, the catalogue and the payer's balance (locked for
         // the rest of the transaction) are read together, in that order.
         const [again, priced, row] = await Promise.all([
           replay(tx, caller.personId, "order", req.idempotencyKey, req.requestHash),
