@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { connectDb, type Sql } from "@hb/platform";
-import { transactPipelined, transactWithCommit } from "../services/billing/src/shared.ts";
+import { transactPipelined } from "../services/billing/src/shared.ts";
 
-// An order's or a pay's Idempotency-Key answer is sent with the commit, without waiting for it:
-// a 201 must still mean that the money moved and the answer is kept, or neither.
-// An order's begin goes with its first statements too (transactPipelined), on a reserved connection.
-describe("a transaction whose last statement goes with the commit", () => {
+// An order's and a pay's transaction (transactPipelined) sends its begin with its first statements,
+// on a reserved connection, and the Idempotency-Key's answer with the commit, without waiting for
+// it: a 201 must still mean that the money moved and the answer is kept, or neither.
+describe("a transaction whose begin goes with its first statements and its last with the commit", () => {
   let sql: Sql;
   const table = `commit_with_last_${process.pid}_${Date.now()}`;
   /** The rows one case wrote (each case writes ids from base + 1 on). */
@@ -26,47 +26,44 @@ describe("a transaction whose last statement goes with the commit", () => {
     await sql.end();
   });
 
-  for (const [name, run, base] of [
-    ["transactWithCommit", transactWithCommit, 0],
-    ["transactPipelined (the begin with the first statements too)", transactPipelined, 10],
-  ] as const) {
-    describe(name, () => {
-      it("commits both the transaction's statements and the last one, and answers the result", async () => {
-        const result = await run(sql, async (tx, withCommit) => {
-          await tx`insert into ${tx(table)} values (${base + 1})`;
-          withCommit(tx`insert into ${tx(table)} values (${base + 2})`.execute());
-          return "placed";
-        });
-        assert.equal(result, "placed");
-        assert.deepEqual(await rows(base), [base + 1, base + 2]);
+  const run = transactPipelined;
+  const base = 0;
+  describe("transactPipelined (the begin with the first statements too)", () => {
+    it("commits both the transaction's statements and the last one, and answers the result", async () => {
+      const result = await run(sql, async (tx, withCommit) => {
+        await tx`insert into ${tx(table)} values (${base + 1})`;
+        withCommit(tx`insert into ${tx(table)} values (${base + 2})`.execute());
+        return "placed";
       });
+      assert.equal(result, "placed");
+      assert.deepEqual(await rows(base), [base + 1, base + 2]);
+    });
 
-      it("when the last statement fails, throws its error and leaves nothing of the transaction", async () => {
+    it("when the last statement fails, throws its error and leaves nothing of the transaction", async () => {
+      await assert.rejects(
+        run(sql, async (tx, withCommit) => {
+          await tx`insert into ${tx(table)} values (${base + 3})`;
+          // That row exists: the unique violation aborts the transaction, so the commit rolls it back.
+          withCommit(tx`insert into ${tx(table)} values (${base + 1})`.execute());
+          return "placed";
+        }),
+        (err: { code?: string }) => err.code === "23505",
+      );
+      assert.deepEqual(await rows(base), [base + 1, base + 2], "the transaction's row was rolled back");
+    });
+
+    it("when a statement before fails, throws and leaves nothing, and the connection serves the next", async () => {
+      for (let i = 0; i < 3; i++) {
         await assert.rejects(
-          run(sql, async (tx, withCommit) => {
-            await tx`insert into ${tx(table)} values (${base + 3})`;
-            // That row exists: the unique violation aborts the transaction, so the commit rolls it back.
-            withCommit(tx`insert into ${tx(table)} values (${base + 1})`.execute());
+          run(sql, async (tx) => {
+            await tx`insert into ${tx(table)} values (${base + 4})`;
+            await tx`insert into ${tx(table)} values (${base + 2})`;
             return "placed";
           }),
           (err: { code?: string }) => err.code === "23505",
         );
-        assert.deepEqual(await rows(base), [base + 1, base + 2], "the transaction's row was rolled back");
-      });
-
-      it("when a statement before fails, throws and leaves nothing, and the connection serves the next", async () => {
-        for (let i = 0; i < 3; i++) {
-          await assert.rejects(
-            run(sql, async (tx) => {
-              await tx`insert into ${tx(table)} values (${base + 4})`;
-              await tx`insert into ${tx(table)} values (${base + 2})`;
-              return "placed";
-            }),
-            (err: { code?: string }) => err.code === "23505",
-          );
-        }
-        assert.deepEqual(await rows(base), [base + 1, base + 2]);
-      });
+      }
+      assert.deepEqual(await rows(base), [base + 1, base + 2]);
     });
-  }
+  });
 });

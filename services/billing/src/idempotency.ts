@@ -34,7 +34,7 @@ export async function replay(
 
 /**
  * Keeps the key's answer in the transaction that moved the money. Returns the statement, started:
- * handed to transactWithCommit it goes with the commit, in the same round trip.
+ * handed to transactPipelined it goes with the commit, in the same round trip.
  */
 export function remember(
   tx: TxSql,

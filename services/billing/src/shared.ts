@@ -31,35 +31,14 @@ export async function transact<T>(sql: Sql, fn: (tx: TxSql) => Promise<T>): Prom
 }
 
 /**
- * `transact` whose last statement is sent with the commit, in one round trip: `fn` starts it
- * without waiting and hands it to `withCommit`. Had it failed, PostgreSQL answers the commit by
- * rolling the whole transaction back (a failed statement aborts it), and this throws its error: a
- * result is only returned when that statement and the commit both succeeded.
- */
-export async function transactWithCommit<T>(
-  sql: Sql,
-  fn: (tx: TxSql, withCommit: (last: Promise<unknown>) => void) => Promise<T>,
-): Promise<T> {
-  return retried(async () => {
-    let last: Promise<unknown> = Promise.resolve();
-    const result = (await sql.begin((tx) =>
-      fn(tx, (q) => {
-        // Read after the commit; until then a failure must not count as unhandled.
-        q.catch(() => {});
-        last = q;
-      }),
-    )) as T;
-    await last;
-    return result;
-  });
-}
-
-/**
- * `transactWithCommit` whose begin goes with the transaction's first statements as well, on a
- * connection of its own (`sql.reserve`): `sql.begin` waits for the begin's answer before the
- * first statement is sent. One round trip fewer; for handlers whose path takes no savepoint (the
- * connection is not a postgres.js transaction, so it has none). Whatever fails rolls back; a
- * commit that PostgreSQL answers as a rollback (a statement failed unseen) throws.
+ * `transact` in two round trips fewer: the begin goes with the transaction's first statements, on a
+ * connection of its own (`sql.reserve`; `sql.begin` waits for the begin's answer before the first
+ * statement is sent), and the last statement with the commit (`fn` starts it without waiting and
+ * hands it to `withCommit`). Had that one failed, PostgreSQL answers the commit by rolling the
+ * whole transaction back (a failed statement aborts it) and this throws its error: a result is
+ * only returned when every statement and the commit succeeded. Whatever fails rolls back; a commit
+ * answered as a rollback throws. For handlers whose path takes no savepoint (the connection is
+ * not a postgres.js transaction, so it has none).
  */
 export async function transactPipelined<T>(
   sql: Sql,
