@@ -129,14 +129,19 @@ describe("one order and one pay, end to end: internal calls and billing's round 
     }
   }
 
-  it("an order settled from credit: one call to billing, one build batch to compute, and one transaction of 4 round trips", async () => {
+  it("an order settled from credit: one call to billing, its records and one build batch to compute, and one transaction of 4 round trips", async () => {
     const { calls, t } = await warm(
       async () => void (await order()),
       "insert into orders",
       // compute has taken the build and billing has applied its report (from NATS, the last of the order's work)
       (from) => wrote(from, "processed_events").length > 0,
     );
-    assert.deepEqual(calls, { "billing CreateOrder": 1, "compute ProvisionBatch": 1 });
+    assert.deepEqual(calls, {
+      "billing CreateOrder": 1,
+      // Billing hands the order's service records to compute before it answers (service-records.ts).
+      "compute ApplyServiceRecords": 1,
+      "compute ProvisionBatch": 1,
+    });
     assert.equal(t.user, "hb_billing");
     // begin with the key's lock and record, the prices and the balance; the order, its services
     // and proforma, the payment, the invoice, the order's and services' updates and the services'
