@@ -128,6 +128,13 @@ describe("add-ons chosen at order time", () => {
     assert.equal(held.paid_amount, "2.0000");
     const none = await api("GET", `/api/v1/services/${without}/options`, { key: acct.key });
     assert.equal(none.body.data.options.length, 0);
+    // Given up, it returns the unused share of what the order charged for it, as a bought one does.
+    const cancel = await api("DELETE", `/api/v1/services/${withIp}/options/${p.ip}`, { key: acct.key });
+    assert.equal(cancel.status, 200, cancel.text);
+    const back = cancel.body.data.credit;
+    assert.ok(back > 1.9 && back <= 2, `credit ${back}`);
+    const balance = (await api("GET", "/api/v1/account/balance", { key: acct.key })).body.data.balance;
+    assert.equal(balance, 78 + back);
   });
 
   it("refuses add-ons the product does not offer, chosen twice, with a wrong cycle or billing type, or on an hourly item", async () => {
@@ -180,5 +187,26 @@ describe("add-ons chosen at order time", () => {
       100,
       "nothing charged",
     );
+  });
+
+  it("an order cancelled before payment starts none of its add-ons and stops charging for them", async () => {
+    const acct = await newAccount();
+    const p = await productWithAddons();
+    const r = await order(acct.key, {
+      productId: p.productId,
+      billingCycle: "monthly",
+      addons: [{ optionId: p.setup, billingType: "one_time" }],
+    });
+    assert.equal(r.status, 201, r.text);
+    const serviceId = r.body.data.services[0].id;
+    const cancel = await api("POST", `/api/v1/services/${serviceId}/cancel`, {
+      key: acct.key,
+      body: { reason: "changed my mind", immediate: true },
+    });
+    assert.ok(cancel.status < 300, cancel.text);
+    const options = await api("GET", `/api/v1/services/${serviceId}/options`, { key: acct.key });
+    assert.equal(options.body.data.options.length, 0, options.text);
+    const doc = await api("GET", `/api/v1/proformas/${r.body.data.proforma.id}`, { key: acct.key });
+    assert.equal(doc.body.data.status, "cancelled", "nothing is left to pay, the add-on's line included");
   });
 });

@@ -102,15 +102,22 @@ export function orderAddonsCte(tx: TxSql, items: { addons: PricedAddon[]; servic
 
 /**
  * Paying the order starts its add-ons with the services' term: active from `now`, a recurring one
- * due a cycle of its own later, each holding what it was billed, funded by the order's invoice (so
+ * due a cycle of its own later, each holding what it was billed, funded by the order's document (so
  * giving it up returns the unused share, as for a bought add-on). Only add-ons the order wrote
  * (pending, without a document of their own) on services of that order; cancelled ones stay so.
  */
-export function startOrderAddons(tx: TxSql, orderId: string, now: Date, invoiceId: string) {
+export function startOrderAddons(
+  tx: TxSql,
+  orderId: string,
+  now: Date,
+  paid: { documentId: string; invoiceId: string },
+) {
   const cycles = Object.keys(CYCLE_MONTHS);
+  // The payment is recorded against the paid document (a proforma), the invoice it became apart.
+  const funding = [...new Set([paid.documentId, paid.invoiceId])];
   return tx`
     update service_addons a set status = 'active', paid_amount = a.amount, period_start = ${now}, started_at = ${now},
-      funding_documents = array[${invoiceId}]::uuid[],
+      funding_documents = ${funding}::uuid[],
       next_due_date = case when a.billing_type = 'recurring' then
         (select due.date from unnest(${cycles}::text[], ${cycles.map((c) => addCycle(now, c).toISOString())}::timestamptz[])
            as due(cycle, date) where due.cycle = a.cycle) end

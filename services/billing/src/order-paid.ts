@@ -37,7 +37,10 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
     from products p
     where p.id = s.product_id and s.order_id = ${doc.order_id} and s.status = 'pending_payment'
     returning s.*, p.name as product_name`.execute();
-  const addonsStarted = startOrderAddons(tx, doc.order_id, now, payment.invoiceId).execute();
+  const addonsStarted = startOrderAddons(tx, doc.order_id, now, {
+    documentId: doc.id,
+    invoiceId: payment.invoiceId,
+  }).execute();
   const [[order], started] = await Promise.all([
     orderRows,
     servicesStarted,
