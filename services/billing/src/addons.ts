@@ -8,7 +8,6 @@
 import { create, fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
 import type { AddonSchema } from "@hb/contracts/hb/billing/v1/addons_pb";
 import { BuyAddonResponseSchema } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
 import { apiError, badRequest, newId, notFound, prepared, type Sql } from "@hb/platform";
 import { lockBalance } from "./account-currency.ts";
 import { type AddonBillingType, addonCharge, addonCycle } from "./addon-pricing.ts";

@@ -1,19 +1,10 @@
-import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Upgrade } from "@hb/contracts/hb/billing/v1/upgrades_pb";
-import { badRequest } from "@hb/platform";
 import { z } from "zod";
 import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
-import {
-  addonBillingTypes,
-  addonCancellationJson,
-  addonJson,
-  addonOffersJson,
-  addonPurchaseJson,
-} from "../mappers/addon.ts";
+import { addonCancellationJson, addonJson, addonOffersJson, addonPurchaseJson } from "../mappers/addon.ts";
 import { required } from "../mappers/contract.ts";
-import { billingCycleWords } from "../mappers/enums.ts";
 import { invoiceJson } from "../mappers/invoice.ts";
 import { orderJson } from "../mappers/order.ts";
 import { upgradeDetailJson, upgradeJson, upgradePathsJson } from "../mappers/upgrade.ts";
@@ -21,9 +12,7 @@ import { type Context, route } from "../route.ts";
 import { idParam } from "../schemas.ts";
 import * as addons from "../wire/addon.ts";
 import type { invoice } from "../wire/invoice.ts";
-import { CYCLES } from "../wire/money.ts";
 import * as upgrades from "../wire/upgrade.ts";
-import { ADDON_BILLING_TYPE_WORDS } from "../wire/words.ts";
 import { addonChoice, addonChoiceIn } from "./addon-choice.ts";
 
 type Invoice = z.infer<typeof invoice>;

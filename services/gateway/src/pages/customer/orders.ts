@@ -10,7 +10,7 @@ import { operation, type PageApi, Refused } from "./api.ts";
 import { numberedHostnames } from "./hostnames.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page } from "./kit.ts";
 import { documentStatus } from "./names.ts";
-import { orderLineFields } from "./order-fields.ts";
+import { addonValues, chosenAddons, orderLineFields } from "./order-fields.ts";
 import { may, pageAction } from "./page-table.ts";
 import { agoInMinutes, type EarlierOrder } from "./repeat-order.ts";
 import { at, badge, facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
@@ -92,6 +92,7 @@ ${orderLineFields(p, f)}
     osImage: bodyText(req, "osImage"),
     // A form without the field (an older page) asks for one; an empty or other field is read as typed.
     quantity: req.body?.quantity === undefined ? "1" : bodyText(req, "quantity"),
+    ...addonValues(req),
   });
   action(
     kit,
@@ -109,7 +110,10 @@ ${orderLineFields(p, f)}
           ...err,
           details: err.details.map((d) => ({
             ...d,
-            field: d.field.replace(/^items\.\d+\./, "").replace("configOptions.os_image_id", "osImage"),
+            field: d.field
+              .replace(/^items\.\d+\./, "")
+              .replace("configOptions.os_image_id", "osImage")
+              .replace(/^addons\..*$/, "addons"),
           })),
         };
         await orderForm(
@@ -135,11 +139,21 @@ ${orderLineFields(p, f)}
         });
       }
       const n = quantity.data;
+      const chosen = chosenAddons(v);
+      if ("refused" in chosen) {
+        throw new Refused(400, {
+          success: false,
+          code: "BAD_REQUEST",
+          error: "The order was not placed",
+          details: [{ field: "addons", message: chosen.refused }],
+        });
+      }
       const item = {
         productId: String(req.params.productId),
         billingCycle: v.billingCycle,
         ...(v.hostname ? { hostname: v.hostname } : {}),
         ...(v.osImage ? { configOptions: { os_image_id: v.osImage } } : {}),
+        ...(chosen.addons.length ? { addons: chosen.addons } : {}),
       };
       const repeat = await kit.once.recentOrders.claim(
         sessionOf(res).customerId,
