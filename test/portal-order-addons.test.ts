@@ -1,7 +1,7 @@
 /**
  * Add-ons chosen at order time in the portal (issue 29 §5): the order form and the cart's add form
  * offer the product's add-ons with their prices; chosen ones go into the order (the API's
- * `addons`), the cart counts them in its total, and one the product does not offer is refused
+ * `addons`) and the order's page lists them, the cart counts them in its total, and one the product does not offer is refused
  * beside its field and never kept.
  */
 import assert from "node:assert/strict";
@@ -64,6 +64,9 @@ describe("portal: add-ons at order time", () => {
       [`addon-${p.setup}`]: "",
     });
     assert.equal(ordered.status, 303, ordered.text);
+    // The order's page lists each service's add-ons (not paid yet: no credit on this account).
+    const orderPage = await v.get(ordered.location);
+    assert.match(orderPage.text, /Extra IP × 1, monthly, pending payment/);
     const { options } = await onlyOrderDocument(key);
     assert.deepEqual(
       options.map((o: { option_id: string; billing_cycle: string }) => [o.option_id, o.billing_cycle]),
