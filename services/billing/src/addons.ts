@@ -8,9 +8,9 @@
 import { create, fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
 import type { AddonSchema } from "@hb/contracts/hb/billing/v1/addons_pb";
 import { BuyAddonResponseSchema } from "@hb/contracts/hb/billing/v1/billing_pb";
-import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
 import { apiError, badRequest, newId, notFound, prepared, type Sql } from "@hb/platform";
 import { lockBalance } from "./account-currency.ts";
+import { type AddonBillingType, addonCharge, addonCycle } from "./addon-pricing.ts";
 import { priceIn } from "./catalogue.ts";
 import { clock } from "./clock.ts";
 import { moneyOut, timeOut } from "./contract-values.ts";
@@ -87,19 +87,8 @@ export function createAddons(sql: Sql, ns: string): BillingHandlers {
     async buyAddon(req) {
       const caller = callerOf(req.caller);
       // The contract requires a billing type and bounds the quantity.
-      const billingType = addonBillingType.defined(req.billingType);
-      const cycle =
-        billingType !== "recurring"
-          ? "one_time"
-          : req.billingCycle === BillingCycle.UNSPECIFIED
-            ? "monthly"
-            : billingCycle.in(req.billingCycle);
-      // Add-ons are billed by the month or longer: an hourly add-on would charge a month for an hour.
-      if (cycle === undefined || (billingType === "recurring" && !(cycle in CYCLE_MONTHS)))
-        throw badRequest(
-          "billingCycle",
-          `billingCycle must be one of ${Object.keys(CYCLE_MONTHS).join(", ")} for a recurring add-on`,
-        );
+      const billingType = addonBillingType.defined(req.billingType) as AddonBillingType;
+      const cycle = addonCycle(billingType, req.billingCycle, "billingCycle");
       const quantity = req.quantity || 1;
       const out = await transact(sql, async (tx) => {
         const again = await replay(
@@ -124,8 +113,9 @@ export function createAddons(sql: Sql, ns: string): BillingHandlers {
           throw apiError("NOT_FOUND", "This product offers no such add-on", {
             violations: [{ field: "optionId", message: "not offered" }],
           });
-        const unit = billingType === "recurring" ? o.recurring_price : o.one_time_price;
-        if (unit === null) throw badRequest("billingType", `This add-on is not offered as ${billingType}`);
+        const amount = addonCharge(o, billingType, cycle, quantity);
+        if (amount === undefined)
+          throw badRequest("billingType", `This add-on is not offered as ${billingType}`);
         // A recurring add-on's term would run past the service's scheduled end, and be forfeited.
         if (billingType === "recurring" && s.cancellation)
           throw apiError(
@@ -133,8 +123,6 @@ export function createAddons(sql: Sql, ns: string): BillingHandlers {
             "A cancellation is scheduled for this service; withdraw it before buying a recurring add-on",
           );
         // A full cycle is charged and the add-on's own cycle starts today.
-        const amount =
-          (billingType === "recurring" ? cyclePrice(money(unit), cycle) : money(unit)) * BigInt(quantity);
         const lines = [{ description: `${o.name} × ${quantity} (${cycle})`, amount, serviceId: s.id }];
         const invoice = await createDocument(tx, {
           kind: "invoice",

@@ -7,6 +7,7 @@ import type { TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { orderEventInit } from "./events.ts";
 import { addCycle, CYCLE_MONTHS, HOURLY } from "./money.ts";
+import { startOrderAddons } from "./order-addons.ts";
 import { onDocumentPaid, type PaidPayment } from "./paid-dispatch.ts";
 import { wakeProvisioner } from "./provisioning.ts";
 import type { DocumentRow, OrderRow, ServiceRow } from "./records.ts";
@@ -36,7 +37,16 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
     from products p
     where p.id = s.product_id and s.order_id = ${doc.order_id} and s.status = 'pending_payment'
     returning s.*, p.name as product_name`.execute();
-  const [[order], started] = await Promise.all([orderRows, servicesStarted, wakeProvisioner(tx).execute()]);
+  const addonsStarted = startOrderAddons(tx, doc.order_id, now, {
+    documentId: doc.id,
+    invoiceId: payment.invoiceId,
+  }).execute();
+  const [[order], started] = await Promise.all([
+    orderRows,
+    servicesStarted,
+    addonsStarted,
+    wakeProvisioner(tx).execute(),
+  ]);
   // A partner learns of the payment once the services are built (see provisioning.ts). The event
   // and the services' records go in one statement.
   const paid =

@@ -23,6 +23,13 @@ import { balanceOf, move } from "./ledger.ts";
 // What paying an order's proforma does, registered with the "document paid" dispatch.
 import "./order-paid.ts";
 import { addCycle, formatMoney, HOURLY, money, toNumber, type Units } from "./money.ts";
+import {
+  addonLines,
+  addonsTotal,
+  orderAddonsCte,
+  type PricedAddon,
+  priceOrderAddons,
+} from "./order-addons.ts";
 import { wakeProvisioner } from "./provisioning.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices } from "./records.ts";
 import { documentOut, orderOut } from "./records-out.ts";
@@ -40,6 +47,8 @@ interface PricedItem {
   price: Units;
   currency: string;
   minCredit: Units;
+  /** Add-ons chosen with the item (order-addons.ts). */
+  addons: PricedAddon[];
 }
 
 export interface OrderContext {
@@ -120,8 +129,11 @@ export async function priceItems(
       price: money(p.price),
       currency: p.currency,
       minCredit: money(p.min_credit),
+      addons: [],
     });
   }
+  const addons = await priceOrderAddons(db, priced, (i) => (items.length === 1 ? "" : `items.${i}.`));
+  for (const [i, p] of priced.entries()) p.addons = addons[i];
   const currencies = new Set(priced.map((p) => p.currency));
   if (currencies.size > 1) throw badRequest("items", "all items of an order must be in one currency");
   return priced;
@@ -199,7 +211,7 @@ function planOrder(priced: PricedItem[]): OrderPlan {
     currency: priced[0].currency,
     hourly: priced.filter((p) => p.cycle === HOURLY),
     billed,
-    total: billed.reduce((s, p) => s + p.price, 0n),
+    total: billed.reduce((s, p) => s + p.price + addonsTotal(p.addons), 0n),
     items: priced.map((p) => ({ priced: p, serviceId: newId() })),
     now: clock.now(),
   };
@@ -267,7 +279,12 @@ function orderAndServicesCtes(tx: TxSql, ctx: OrderContext, plan: OrderPlan): Ct
       created_at: now,
     })),
   )})`;
-  return tx`${order}, ${services}`;
+  const addons = orderAddonsCte(
+    tx,
+    plan.items.map(({ priced, serviceId }) => ({ addons: priced.addons, serviceId })),
+    now,
+  );
+  return addons ? tx`${order}, ${services}, ${addons}` : tx`${order}, ${services}`;
 }
 
 const servicesOfOrder = (tx: TxSql, orderId: string) =>
@@ -313,11 +330,10 @@ async function placeHourlyOnly({ tx, ns, ctx, plan, rows }: Checkout): Promise<P
 function proformaOf({ ctx, plan, rows }: Checkout) {
   const lines = plan.items
     .filter(({ priced }) => priced.cycle !== HOURLY)
-    .map(({ priced: p, serviceId }) => ({
-      description: `${p.productName} (${p.cycle})`,
-      amount: p.price,
-      serviceId,
-    }));
+    .flatMap(({ priced: p, serviceId }) => [
+      { description: `${p.productName} (${p.cycle})`, amount: p.price, serviceId },
+      ...addonLines(p.addons, serviceId),
+    ]);
   const doc: NewDocument & { kind: "proforma" } = {
     kind: "proforma",
     customerId: ctx.customerId,

@@ -1174,7 +1174,7 @@ export interface paths {
         put?: never;
         /**
          * Place an order; settled from credit when the balance covers it (201)
-         * @description Body: productId and billingCycle (optional hostname, configOptions.os_image_id), or items (up to 50). Send an Idempotency-Key header to make a blind retry safe.
+         * @description Body: productId and billingCycle (optional hostname, configOptions.os_image_id, addons), or items (up to 50), each of which may carry its own addons: up to 20 add-ons the product offers (GET /products/{id}), each as POST /services/{id}/options takes one (optionId, billingType, billingCycle, quantity). Each add-on is a line of the order's document at the price buying it would charge, and starts, with its own cycle, when the order is paid. Send an Idempotency-Key header to make a blind retry safe.
          */
         post: operations["postOrders"];
         delete?: never;
@@ -22414,6 +22414,15 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    addons?: {
+                        /** Format: uuid */
+                        optionId: string;
+                        /** @enum {string} */
+                        billingType: "one_time" | "recurring";
+                        billingCycle?: string;
+                        /** @default 1 */
+                        quantity?: number;
+                    }[];
                 } | {
                     items: {
                         /** Format: uuid */
@@ -22425,6 +22434,15 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         };
+                        addons?: {
+                            /** Format: uuid */
+                            optionId: string;
+                            /** @enum {string} */
+                            billingType: "one_time" | "recurring";
+                            billingCycle?: string;
+                            /** @default 1 */
+                            quantity?: number;
+                        }[];
                     }[];
                 };
             };

@@ -1,19 +1,10 @@
-import { BillingCycle } from "@hb/contracts/hb/billing/v1/common_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Upgrade } from "@hb/contracts/hb/billing/v1/upgrades_pb";
-import { badRequest } from "@hb/platform";
 import { z } from "zod";
 import { cooldowns } from "../cooldowns.ts";
 import { idempotencyOf } from "../idempotency.ts";
-import {
-  addonBillingTypes,
-  addonCancellationJson,
-  addonJson,
-  addonOffersJson,
-  addonPurchaseJson,
-} from "../mappers/addon.ts";
+import { addonCancellationJson, addonJson, addonOffersJson, addonPurchaseJson } from "../mappers/addon.ts";
 import { required } from "../mappers/contract.ts";
-import { billingCycleWords } from "../mappers/enums.ts";
 import { invoiceJson } from "../mappers/invoice.ts";
 import { orderJson } from "../mappers/order.ts";
 import { upgradeDetailJson, upgradeJson, upgradePathsJson } from "../mappers/upgrade.ts";
@@ -21,9 +12,8 @@ import { type Context, route } from "../route.ts";
 import { idParam } from "../schemas.ts";
 import * as addons from "../wire/addon.ts";
 import type { invoice } from "../wire/invoice.ts";
-import { CYCLES } from "../wire/money.ts";
 import * as upgrades from "../wire/upgrade.ts";
-import { ADDON_BILLING_TYPE_WORDS } from "../wire/words.ts";
+import { addonChoice, addonChoiceIn } from "./addon-choice.ts";
 
 type Invoice = z.infer<typeof invoice>;
 type UpgradeOrder = z.infer<typeof upgrades.upgradeDetail>["order"];
@@ -50,13 +40,6 @@ async function upgradeOrder({ clients, caller }: Billing, u: Upgrade | undefined
   return { id, order_number, status, payment_status } satisfies UpgradeOrder;
 }
 
-/** A recurring add-on's cycle; absent is UNSPECIFIED, which billing reads as monthly. */
-function addonCycleOf(cycle: string | undefined): BillingCycle {
-  if (cycle === undefined) return BillingCycle.UNSPECIFIED;
-  if (!(CYCLES as readonly string[]).includes(cycle))
-    throw badRequest("billingCycle", `unknown billingCycle "${cycle}"`);
-  return billingCycleWords.value(cycle as (typeof CYCLES)[number]) ?? 0;
-}
 const view = { scope: "read" as const, permissions: ["view_services" as const] };
 const orders = { scope: "orders" as const, permissions: ["manage_services" as const] };
 // Order creation, add-on purchases and upgrade requests share one window.
@@ -101,19 +84,7 @@ export const addonUpgradeRoutes = [
     fieldNames: { option_id: "optionId", billing_type: "billingType" },
     response: addons.addonPurchase,
     example: addons.addonPurchaseExample,
-    body: z.object({
-      optionId: idParam,
-      billingType: z.enum(ADDON_BILLING_TYPE_WORDS, {
-        error: `must be ${ADDON_BILLING_TYPE_WORDS.join(" or ")}`,
-      }),
-      billingCycle: z.string().optional(),
-      quantity: z
-        .number({ error: "must be a whole number from 1 to 100" })
-        .int({ error: "must be a whole number from 1 to 100" })
-        .min(1, { error: "must be a whole number from 1 to 100" })
-        .max(100, { error: "must be a whole number from 1 to 100" })
-        .default(1),
-    }),
+    body: addonChoice,
     successStatus: 201,
     cooldown: cooldowns.order,
     handler: async (ctx) => {
@@ -121,10 +92,7 @@ export const addonUpgradeRoutes = [
       const bought = await clients.billing.buyAddon({
         caller,
         serviceId: params.id,
-        optionId: body.optionId,
-        billingType: addonBillingTypes.value(body.billingType) ?? 0,
-        billingCycle: addonCycleOf(body.billingCycle),
-        quantity: body.quantity,
+        ...addonChoiceIn(body),
         ...idempotencyOf(req),
       });
       return { data: addonPurchaseJson(bought, await invoiceRecord(ctx, bought.invoiceId)) };

@@ -20,6 +20,7 @@ import {
   paymentStatus,
 } from "../wire/order.ts";
 import { productDetail, productDetailExample, productList, productListExample } from "../wire/product.ts";
+import { addonChoice, addonChoiceIn } from "./addon-choice.ts";
 
 const billingCycle = z
   .string({ error: "is required" })
@@ -59,13 +60,34 @@ export const orderQuantity = z
   .transform(Number)
   .pipe(z.int().min(1, { error: quantityRule }).max(MAX_ORDER_ITEMS, { error: quantityRule }));
 
+/** Add-ons one order line may carry. */
+const MAX_ORDER_ADDONS = 20;
+
+/**
+ * A customer's order line: a reseller's, plus the add-ons bought with it (each as
+ * POST /services/{id}/options takes one; started when the order is paid).
+ */
+const customerOrderItem = orderItem.extend({
+  addons: z
+    .array(addonChoice, { error: "must be an array" })
+    .max(MAX_ORDER_ADDONS, { error: `at most ${MAX_ORDER_ADDONS} add-ons per item` })
+    .optional(),
+});
+type CustomerOrderItem = z.infer<typeof customerOrderItem>;
+
+/** A customer's order line as billing takes it; `at` names the line's fields in errors. */
+const customerOrderItemIn = (i: CustomerOrderItem, at: string) => ({
+  ...orderItemIn(i),
+  addons: (i.addons ?? []).map((a, j) => addonChoiceIn(a, `${at}addons.${j}.billingCycle`)),
+});
+
 export const orderBody = z.union(
   [
-    orderItem.strict(),
+    customerOrderItem.strict(),
     z
       .object({
         items: z
-          .array(orderItem, { error: "must be an array" })
+          .array(customerOrderItem, { error: "must be an array" })
           .min(1, { error: "at least one item" })
           .max(MAX_ORDER_ITEMS, { error: `at most ${MAX_ORDER_ITEMS} items per order` }),
       })
@@ -107,7 +129,7 @@ export const orderRoutes = [
     tag: "Products and orders",
     summary: "Place an order; settled from credit when the balance covers it (201)",
     description:
-      "Body: productId and billingCycle (optional hostname, configOptions.os_image_id), or items (up to 50). Send an Idempotency-Key header to make a blind retry safe.",
+      "Body: productId and billingCycle (optional hostname, configOptions.os_image_id, addons), or items (up to 50), each of which may carry its own addons: up to 20 add-ons the product offers (GET /products/{id}), each as POST /services/{id}/options takes one (optionId, billingType, billingCycle, quantity). Each add-on is a line of the order's document at the price buying it would charge, and starts, with its own cycle, when the order is paid. Send an Idempotency-Key header to make a blind retry safe.",
     auth: { scope: "orders", permissions: ["manage_services"] },
     errors: ["NOT_FOUND"],
     body: orderBody,
@@ -121,7 +143,7 @@ export const orderRoutes = [
       const r = await clients.billing.createOrder({
         caller,
         ...idempotencyOf(req),
-        items: items.map(orderItemIn),
+        items: items.map((item, i) => customerOrderItemIn(item, "items" in body ? `items.${i}.` : "")),
       });
       return { data: orderCreationJson(required(r.placed, "placed order")) };
     },

@@ -7,6 +7,8 @@ export interface CartLine {
   hostname?: string;
   osImage?: string;
   quantity: number;
+  /** Add-ons chosen for each of the line's services (recurring ones by the month). */
+  addons?: { optionId: string; billingType: "recurring" | "one_time" }[];
 }
 
 /** A cart left alone this long is forgotten (prices are read again when it is shown anyway). */

@@ -11,7 +11,7 @@ import { operation, type PageApi, Refused } from "./api.ts";
 import type { CartLine } from "./cart-store.ts";
 import { numberedHostnames } from "./hostnames.ts";
 import { action, doneOf, fieldErrors, type Kit, page } from "./kit.ts";
-import { orderLineFields } from "./order-fields.ts";
+import { addonValues, chosenAddons, orderLineFields } from "./order-fields.ts";
 import { may, pageAction } from "./page-table.ts";
 import { buttonForm, formTokens, money, table } from "./ui.ts";
 
@@ -73,12 +73,34 @@ async function productsOf(api: PageApi, lines: CartLine[]): Promise<Map<string, 
   return new Map(found.filter((p): p is Product => p !== undefined).map((p) => [p.id, p]));
 }
 
-/** A line's price for its whole quantity, in the product's currency ("" when not offered). */
+/** An add-on's catalogue price as the order charges it: a month, or once (undefined when not offered). */
+const addonPrice = (p: Product | undefined, a: NonNullable<CartLine["addons"]>[number]) => {
+  const o = p?.options.find((x) => x.id === a.optionId);
+  // The catalogue shows prices as JSON numbers of at most 4 decimals: toFixed(4) reads them exactly.
+  const price = a.billingType === "recurring" ? o?.recurring_monthly : o?.one_time;
+  return price === null || price === undefined ? undefined : parseMoney(price.toFixed(4));
+};
+
+/** A line's price for its whole quantity, add-ons included, in the product's currency ("" when not offered). */
 function lineTotal(p: Product | undefined, l: CartLine): { units?: bigint; currency?: string } {
   const price = p?.billing_cycles.find((c) => c.cycle === l.billingCycle)?.price;
-  const units = price === undefined ? undefined : parseMoney(price);
-  return units === undefined ? {} : { units: units * BigInt(l.quantity), currency: p?.currency };
+  const prices = [
+    price === undefined ? undefined : parseMoney(price),
+    ...(l.addons ?? []).map((a) => addonPrice(p, a)),
+  ];
+  if (prices.some((u) => u === undefined)) return {};
+  const units = prices.reduce<bigint>((sum, u) => sum + (u ?? 0n), 0n);
+  return { units: units * BigInt(l.quantity), currency: p?.currency };
 }
+
+/** The line's add-ons by name, as the catalogue calls them. */
+const addonNames = (p: Product | undefined, l: CartLine) =>
+  (l.addons ?? [])
+    .map((a) => {
+      const name = p?.options.find((o) => o.id === a.optionId)?.name ?? "No longer offered";
+      return a.billingType === "recurring" ? `${name} (monthly)` : `${name} (once)`;
+    })
+    .join(", ") || "—";
 
 /** The cart's lines as the API's order items, one per service (reseller orders take the same). */
 export const orderItemsOf = (lines: CartLine[]) =>
@@ -88,6 +110,7 @@ export const orderItemsOf = (lines: CartLine[]) =>
       billingCycle: l.billingCycle,
       ...(hostname ? { hostname } : {}),
       ...(l.osImage ? { configOptions: { os_image_id: l.osImage } } : {}),
+      ...(l.addons?.length ? { addons: l.addons } : {}),
     })),
   );
 
@@ -112,6 +135,7 @@ export function cartRoutes(kit: Kit, router: Router): void {
         String(l.quantity),
         l.hostname ?? "—",
         l.osImage ?? "—",
+        addonNames(p, l),
         t.units === undefined ? "—" : money(formatMoney(t.units), t.currency),
         may(sessionOf(res), REMOVE)
           ? buttonForm(`/portal/cart/remove/${n}`, "Remove", sessionOf(res).csrfToken, {
@@ -123,7 +147,7 @@ export function cartRoutes(kit: Kit, router: Router): void {
     const count = lines.reduce((sum, l) => sum + l.quantity, 0);
     const body = html`${table(
       "Cart",
-      ["Product", "Billing cycle", "How many", "Hostname", "Operating system", "Price", ""],
+      ["Product", "Billing cycle", "How many", "Hostname", "Operating system", "Add-ons", "Price", ""],
       rows,
       "Your cart is empty: add products below, then place them as one order.",
     )}
@@ -175,6 +199,7 @@ ${orderLineFields(p, f)}
       hostname: text("hostname"),
       osImage: text("osImage"),
       quantity: req.body?.quantity === undefined ? "1" : text("quantity"),
+      ...addonValues(req),
     };
   };
 
@@ -215,6 +240,12 @@ ${orderLineFields(p, f)}
         throw refusedOn("billingCycle", `${p.name} is not offered ${v.billingCycle || "without a cycle"}`);
       if (v.osImage && !p.os_images.some((i) => i.id === v.osImage))
         throw refusedOn("osImage", `${p.name} offers no such operating system`);
+      // The API's own add-on schema, then the catalogue: the cart keeps only add-ons it offers so.
+      const chosen = chosenAddons(v);
+      if ("refused" in chosen) throw refusedOn("addons", chosen.refused);
+      const addons = chosen.addons.map(({ optionId, billingType }) => ({ optionId, billingType }));
+      if (addons.some((a) => addonPrice(p, a) === undefined))
+        throw refusedOn("addons", `${p.name} offers no such add-on`);
       const held = (await carts.lines(...who(res))).reduce((sum, l) => sum + l.quantity, 0);
       if (held + quantity.data > MAX_ORDER_ITEMS)
         throw refusedOn(
@@ -227,6 +258,7 @@ ${orderLineFields(p, f)}
         ...(v.hostname ? { hostname: v.hostname } : {}),
         ...(v.osImage ? { osImage: v.osImage } : {}),
         quantity: quantity.data,
+        ...(addons.length ? { addons } : {}),
       });
       return { location: "/portal/cart", notice: `${p.name} × ${quantity.data} is in your cart.` };
     },

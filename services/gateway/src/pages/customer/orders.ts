@@ -2,6 +2,7 @@ import { PAGE_SIZE } from "@hb/platform/paging";
 import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import { orderQuantity } from "../../routes/orders.ts";
+import type { addonList } from "../../wire/addon.ts";
 import type { orderCreation, orderDetail, orderList } from "../../wire/order.ts";
 import type { productDetail, productList } from "../../wire/product.ts";
 import { type Html, html } from "../html.ts";
@@ -10,7 +11,7 @@ import { operation, type PageApi, Refused } from "./api.ts";
 import { numberedHostnames } from "./hostnames.ts";
 import { action, bodyText, doneOf, fieldErrors, type Kit, page } from "./kit.ts";
 import { documentStatus } from "./names.ts";
-import { orderLineFields } from "./order-fields.ts";
+import { addonValues, chosenAddons, orderLineFields } from "./order-fields.ts";
 import { may, pageAction } from "./page-table.ts";
 import { agoInMinutes, type EarlierOrder } from "./repeat-order.ts";
 import { at, badge, facts, formTokens, money, pageParam, pager, table } from "./ui.ts";
@@ -21,7 +22,32 @@ const OPS = {
   order: operation("POST", "/orders", "/portal/order/:productId"),
   orders: operation("GET", "/orders", "/portal/orders"),
   orderDetail: operation("GET", "/orders/:id", "/portal/orders/:id"),
+  serviceOptions: operation("GET", "/services/:id/options", "/portal/orders/:id"),
 };
+
+/**
+ * Each service's add-ons, in words ("Extra IP × 1, monthly, active"); a service whose add-ons the
+ * person may not read (no view_services) shows none rather than failing the order's page.
+ */
+async function addonsOfServices(api: PageApi, ids: string[]): Promise<string[]> {
+  return Promise.all(
+    ids.map((id) =>
+      api<z.infer<typeof addonList>>(OPS.serviceOptions, { params: { id } }).then(
+        (r) =>
+          r.data.options
+            .map(
+              (a) =>
+                `${a.name} × ${a.quantity}, ${a.billing_cycle.replace("_", "-")}, ${a.status.replaceAll("_", " ")}`,
+            )
+            .join("; ") || "—",
+        (err: unknown) => {
+          if (err instanceof Refused && err.status === 403) return "—";
+          throw err;
+        },
+      ),
+    ),
+  );
+}
 
 /** Placing an order from the catalogue's form (any page that offers "Order" asks this). */
 export const ORDER = pageAction({
@@ -92,6 +118,7 @@ ${orderLineFields(p, f)}
     osImage: bodyText(req, "osImage"),
     // A form without the field (an older page) asks for one; an empty or other field is read as typed.
     quantity: req.body?.quantity === undefined ? "1" : bodyText(req, "quantity"),
+    ...addonValues(req),
   });
   action(
     kit,
@@ -109,7 +136,10 @@ ${orderLineFields(p, f)}
           ...err,
           details: err.details.map((d) => ({
             ...d,
-            field: d.field.replace(/^items\.\d+\./, "").replace("configOptions.os_image_id", "osImage"),
+            field: d.field
+              .replace(/^items\.\d+\./, "")
+              .replace("configOptions.os_image_id", "osImage")
+              .replace(/^addons\..*$/, "addons"),
           })),
         };
         await orderForm(
@@ -135,11 +165,21 @@ ${orderLineFields(p, f)}
         });
       }
       const n = quantity.data;
+      const chosen = chosenAddons(v);
+      if ("refused" in chosen) {
+        throw new Refused(400, {
+          success: false,
+          code: "BAD_REQUEST",
+          error: "The order was not placed",
+          details: [{ field: "addons", message: chosen.refused }],
+        });
+      }
       const item = {
         productId: String(req.params.productId),
         billingCycle: v.billingCycle,
         ...(v.hostname ? { hostname: v.hostname } : {}),
         ...(v.osImage ? { configOptions: { os_image_id: v.osImage } } : {}),
+        ...(chosen.addons.length ? { addons: chosen.addons } : {}),
       };
       const repeat = await kit.once.recentOrders.claim(
         sessionOf(res).customerId,
@@ -205,6 +245,10 @@ ${may(sessionOf(res), ORDER) ? html`<p><a href="/portal/order">Order a new servi
       await api<z.infer<typeof orderDetail>>(OPS.orderDetail, { params: { id: String(req.params.id) } })
     ).data;
     const cur = o.currency;
+    const addons = await addonsOfServices(
+      api,
+      o.services.map((s) => s.id),
+    );
     const body = html`${facts([
       ["Status", badge(o.status)],
       ["Payment", badge(o.payment_status)],
@@ -216,10 +260,11 @@ ${allTerminated(o.services.map((x) => x.status)) ? html`<p class="notice" id="al
 <h2>Services</h2>
 ${table(
   "Services of the order",
-  ["Service", "Status"],
-  o.services.map((s) => [
+  ["Service", "Status", "Add-ons"],
+  o.services.map((s, n) => [
     html`<a href="/portal/services/${s.id}">${s.hostname || s.name}</a>`,
     badge(s.status),
+    addons[n],
   ]),
   "No services.",
 )}

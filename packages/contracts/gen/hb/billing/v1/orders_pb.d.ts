@@ -8,6 +8,7 @@ import type { Money } from "../../platform/v1/money_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Document } from "./documents_pb.js";
 import type { BillingCycle, ServiceStatus } from "./common_pb.js";
+import type { AddonBillingType } from "./addons_pb.js";
 
 /**
  * Describes the file hb/billing/v1/orders.proto.
@@ -234,6 +235,13 @@ export declare type OrderItem = Message<"hb.billing.v1.OrderItem"> & {
    * @generated from field: string os_image_id = 4;
    */
   osImageId: string;
+
+  /**
+   * Add-ons bought with the item: billed on the order's document, started when it is paid.
+   *
+   * @generated from field: repeated hb.billing.v1.OrderAddon addons = 5;
+   */
+  addons: OrderAddon[];
 };
 
 /**
@@ -241,6 +249,43 @@ export declare type OrderItem = Message<"hb.billing.v1.OrderItem"> & {
  * Use `create(OrderItemSchema)` to create a new message.
  */
 export declare const OrderItemSchema: GenMessage<OrderItem>;
+
+/**
+ * An add-on chosen at order time, as BuyAddonRequest takes one.
+ *
+ * @generated from message hb.billing.v1.OrderAddon
+ */
+export declare type OrderAddon = Message<"hb.billing.v1.OrderAddon"> & {
+  /**
+   * @generated from field: string option_id = 1;
+   */
+  optionId: string;
+
+  /**
+   * @generated from field: hb.billing.v1.AddonBillingType billing_type = 2;
+   */
+  billingType: AddonBillingType;
+
+  /**
+   * Recurring add-ons only; unspecified: BILLING_CYCLE_MONTHLY.
+   *
+   * @generated from field: hb.billing.v1.BillingCycle billing_cycle = 3;
+   */
+  billingCycle: BillingCycle;
+
+  /**
+   * 0: one; at most 100.
+   *
+   * @generated from field: int32 quantity = 4;
+   */
+  quantity: number;
+};
+
+/**
+ * Describes the message hb.billing.v1.OrderAddon.
+ * Use `create(OrderAddonSchema)` to create a new message.
+ */
+export declare const OrderAddonSchema: GenMessage<OrderAddon>;
 
 /**
  * @generated from enum hb.billing.v1.OrderStatus
