@@ -14,6 +14,7 @@ import { newToken } from "../services/gateway/src/pages/customer/once.ts";
 import {
   type Account,
   api,
+  auth,
   billing,
   eventually,
   GATEWAY,
@@ -191,6 +192,17 @@ describe("the console over the API", () => {
     assert.deepEqual(await closing(s), { code: 1000, reason: "suspended" });
     await eventually(async () => (await auditOf(id))[0]?.close_reason === "suspended", 10_000);
   });
+
+  it("an open console closes when the key that asked for its ticket is revoked, and the record says why", async () => {
+    // An account of its own: its only key is revoked.
+    const own = await newAccount();
+    const id = await newMachine(own, { kind: "vps" });
+    const s = opened(await connect((await ticketFor(own, id)).body.data.url));
+    await shows(s, /Simulated console/);
+    await auth.revokeKey({ personId: own.ownerId, keyId: own.keyId });
+    assert.deepEqual(await closing(s), { code: 1000, reason: "key-revoked" });
+    await eventually(async () => (await auditOf(id))[0]?.close_reason === "key-revoked", 10_000);
+  });
 });
 
 describe("the console in the portal", () => {
@@ -231,6 +243,7 @@ describe("the console in the portal", () => {
     assert.deepEqual([row.via, row.person_id, row.key_id], ["portal", owner.ownerId, ""]);
     await p.v.post("/portal/sign-out", {});
     assert.deepEqual(await closing(s), { code: 1000, reason: "session-ended" });
+    await eventually(async () => (await auditOf(vps))[0]?.close_reason === "session-ended", 10_000);
   });
 
   it("a portal ticket is refused from another origin and without the session", async () => {

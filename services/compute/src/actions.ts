@@ -130,7 +130,10 @@ export function createActions(sql: Sql, { jobs, drivers }: ComputeDeps): Handler
           }
           if (m.state !== "running")
             throw apiError("CONFLICT", "The machine must be running to reset its password");
-          await tx`update machines set root_password_set_at = clock_timestamp() where service_id = ${m.service_id}`;
+          // The job's machine row carries the choice: the driver writes it into the machine's sshd.
+          m.ssh_password_login = req.sshPasswordLogin ?? m.ssh_password_login;
+          await tx`update machines set root_password_set_at = clock_timestamp(),
+            ssh_password_login = ${m.ssh_password_login} where service_id = ${m.service_id}`;
           return { action: "password", target: m.state };
         },
         req.password || undefined,

@@ -29,6 +29,7 @@ const machine = (over: Partial<MachineRow> = {}): MachineRow => ({
   disabled_controls: [],
   driver_state: {},
   ssh_port: null,
+  ssh_password_login: false,
   service_status: "active",
   created_at: new Date(0),
   ...over,

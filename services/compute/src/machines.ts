@@ -32,6 +32,8 @@ export interface MachineRow {
   disabled_controls: string[];
   /** The host port forwarded to its SSH port, where the driver reaches SSH that way. */
   ssh_port: number | null;
+  /** Whether root may log in over SSH with a password (a VPS's sshd; off unless chosen). */
+  ssh_password_login: boolean;
   /** The provider driver's own state; compute stores it and never reads it. */
   driver_state: Record<string, unknown>;
   service_status: string;

@@ -55,6 +55,15 @@ export class KeyTable {
     return this.byPrefix.get(prefix);
   }
 
+  /** A customer's key by its id (a customer holds few keys: their entries are scanned). */
+  entryById(customerId: string, keyId: string): KeyEntry | undefined {
+    for (const prefix of this.byCustomer.get(customerId) ?? []) {
+      const e = this.byPrefix.get(prefix);
+      if (e?.keyId === keyId) return e;
+    }
+    return undefined;
+  }
+
   /** Remembers that auth accepted this full key for this key id. */
   confirm(keyId: string, fullKey: string): void {
     this.confirmed.set(keyId, digest(fullKey));

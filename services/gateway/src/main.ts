@@ -71,6 +71,7 @@ runMain(log, async () => {
     publicUrl: cfg.PUBLIC_URL,
     log,
     sessionCheckMs: cfg.CONSOLE_SESSION_CHECK_MS,
+    keys,
   });
   server.on("upgrade", (req, socket, head) => {
     if (draining || !consoles.handle(req, socket, head)) socket.destroy();

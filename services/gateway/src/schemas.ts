@@ -46,6 +46,14 @@ export const password = z
   .min(8, { error: "must be at least 8 characters" })
   .max(128, { error: "must be at most 128 characters" });
 
+/** A password reset's SSH choice for a VPS (issue 30 §5); compute keeps it on the machine. */
+export const sshPasswordLogin = z.boolean({ error: "must be true or false" }).meta({
+  description:
+    "A VPS: whether root may log in over SSH with a password (its sshd's PasswordAuthentication and " +
+    "PermitRootLogin). Off when never chosen: a VPS is reached with its SSH keys; omitted keeps the " +
+    "machine's current choice. A dedicated server's rebuild ignores it.",
+});
+
 /**
  * A hostname as orders accept it (customer and reseller orders share it): RFC 1123 labels of 1 to
  * 63 letters, digits and hyphens, neither starting nor ending with a hyphen, joined by single dots;

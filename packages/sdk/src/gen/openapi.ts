@@ -6812,6 +6812,8 @@ export interface operations {
             content: {
                 "application/json": {
                     password: string;
+                    /** @description A VPS: whether root may log in over SSH with a password (its sshd's PasswordAuthentication and PermitRootLogin). Off when never chosen: a VPS is reached with its SSH keys; omitted keeps the machine's current choice. A dedicated server's rebuild ignores it. */
+                    ssh_password_login?: boolean;
                 };
             };
         };
@@ -11292,6 +11294,8 @@ export interface operations {
             content: {
                 "application/json": {
                     password: string;
+                    /** @description A VPS: whether root may log in over SSH with a password (its sshd's PasswordAuthentication and PermitRootLogin). Off when never chosen: a VPS is reached with its SSH keys; omitted keeps the machine's current choice. A dedicated server's rebuild ignores it. */
+                    ssh_password_login?: boolean;
                 };
             };
         };

@@ -13,7 +13,15 @@ import { hasInstance, type MachineRow, ownMachine } from "../machines.ts";
 import { type ConsoleSize, DEFAULT_SIZE, type MachineConsole } from "./types.ts";
 
 /** Why a console closed, as console_sessions.close_reason and the stream's last message say it. */
-export type CloseReason = "ended" | "suspended" | "terminated" | "stopped" | "shutdown";
+export type CloseReason =
+  | "ended"
+  | "suspended"
+  | "terminated"
+  | "stopped"
+  | "shutdown"
+  // the gateway's (WriteConsole's close): the session or the key that held the console open ended
+  | GatewayCloseReason;
+type GatewayCloseReason = "session-ended" | "not-permitted" | "key-revoked" | "key-expired";
 
 interface OpenConsole {
   customerId: string;
@@ -145,6 +153,8 @@ export function createConsoles(sql: Sql, drivers: Drivers, log: Logger, recheckM
         if (!c || c.customerId !== callerId(req.caller)) throw apiError("NOT_FOUND", "No such open console");
         if (req.cols && req.rows) c.console.resize({ cols: req.cols, rows: req.rows });
         if (req.input.length > 0) c.console.write(req.input);
+        // The proto's validation admits only the gateway's reasons.
+        if (req.close) c.close(req.close as GatewayCloseReason);
         return {};
       },
     },

@@ -28,6 +28,7 @@ import { openLxdConsole } from "./console.ts";
 import { capacityOf, DEFAULT_HOST_LIMITS, type HostLimits, hasFreeDisk, surveyHosts } from "./hosts.ts";
 import { goneOutcome } from "./lost.ts";
 import { ensureBridge, guestFiles, ipRows, type MachineNetwork, nicDevice } from "./network.ts";
+import { PASSWORD_SCRIPT, SSHD_PASSWORD_CONF, sshdPasswordConf } from "./ssh-password.ts";
 
 export interface LxdDriverConfig {
   /** The daemons (or clusters) machines may be placed on; the first is used when one is not recorded. */
@@ -305,6 +306,9 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
       async act() {
         await pushFile(c, name, "/etc/hostname", `${m.hostname}\n`, "0644");
         const keys = await cfg.sshKeysOf(m.customer_id);
+        // A (re)built machine's sshd starts with the machine's choice (off unless chosen).
+        for (const dir of ["/etc/ssh", "/etc/ssh/sshd_config.d"]) await makeDir(c, name, dir, "0755");
+        await pushFile(c, name, SSHD_PASSWORD_CONF, sshdPasswordConf(m.ssh_password_login), "0644");
         await makeDir(c, name, "/root/.ssh");
         await pushFile(
           c,
@@ -373,9 +377,10 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
         if (!secret) throw new JobFailure("The password was not applied; set it again");
         // The password travels in the exec's environment, not its command line.
         return c.submit("POST", `${url}/exec`, {
-          command: ["/bin/sh", "-c", 'printf "root:%s\\n" "$HB_PASSWORD" | chpasswd'],
+          command: ["/bin/sh", "-c", PASSWORD_SCRIPT],
           environment: {
             HB_PASSWORD: secret,
+            HB_SSHD_CONF: sshdPasswordConf(m.ssh_password_login),
             PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
           },
           "wait-for-websocket": false,

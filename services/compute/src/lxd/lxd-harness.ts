@@ -78,6 +78,7 @@ export function machine(over: Partial<MachineRow> = {}): MachineRow {
     disabled_controls: [],
     driver_state: {},
     ssh_port: null,
+    ssh_password_login: false,
     service_status: "active",
     created_at: new Date(),
     ...over,

@@ -106,6 +106,7 @@ async function build(d: ProviderDriver, customer_id: string, os: string) {
     disabled_controls: [],
     driver_state: {},
     ssh_port: null,
+    ssh_password_login: false,
     service_status: "active",
     created_at: new Date(),
   } as unknown as MachineRow; // only the columns the driver reads

@@ -6,8 +6,10 @@ import type { OpenConsoleResponse } from "@hb/contracts/hb/compute/v1/console_pb
 import { type ErrorCode, errorCodes, holdsAny, type Logger, resolveError } from "@hb/platform";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Clients } from "../clients.ts";
+import type { KeySync } from "../key-sync.ts";
 import { PORTAL, parseCookies } from "../pages/session.ts";
 import { API_PREFIX } from "../route.ts";
+import { type KeyCloseReason, keyCloseReason } from "./key-hold.ts";
 import type { ConsoleGrant, ConsoleTickets } from "./tickets.ts";
 
 /** Where a console's WebSocket is opened (the gateway's server answers its upgrade). */
@@ -29,8 +31,13 @@ export interface ConsoleSocketDeps {
   tickets: ConsoleTickets;
   publicUrl: string;
   log: Logger;
-  /** How often a portal console checks its person's session (sign-out, expiry, permission lost). */
+  /**
+   * How often a portal console checks its person's session (sign-out, expiry, permission lost),
+   * and an API console its key (revoked, expired).
+   */
   sessionCheckMs: number;
+  /** The gateway's key table, where it keeps one (KEY_TABLE): what an API console's key check reads. */
+  keys?: Pick<KeySync, "table" | "serving">;
 }
 
 type Stream = AsyncIterator<OpenConsoleResponse>;
@@ -77,7 +84,10 @@ export function consoleSockets(deps: ConsoleSocketDeps) {
   const open = new Set<WebSocket>();
 
   /** Why a portal console may not (or no longer) be open for the session; undefined when it may. */
-  async function sessionRefusal(token: string | undefined, g: ConsoleGrant): Promise<string | undefined> {
+  async function sessionRefusal(
+    token: string | undefined,
+    g: ConsoleGrant,
+  ): Promise<"session-ended" | "not-permitted" | undefined> {
     if (!token) return "session-ended";
     let session: Awaited<ReturnType<typeof clients.portalPages.portal.getSession>>["session"];
     try {
@@ -112,6 +122,21 @@ export function consoleSockets(deps: ConsoleSocketDeps) {
     };
     // Writes go one at a time, in the order typed.
     let writes = Promise.resolve();
+    /**
+     * Closes it for a reason only the gateway learns: compute records the reason and ends the
+     * stream with it; the socket is closed with it even if compute cannot be told.
+     */
+    let closing = false;
+    const closeFor = (why: KeyCloseReason | "session-ended" | "not-permitted") => {
+      if (closing) return;
+      closing = true;
+      writes = writes
+        .then(async () => {
+          await clients.console.writeConsole({ caller, consoleId, close: why });
+        })
+        .catch((err: unknown) => log.debug("console close not recorded", { consoleId, err }))
+        .finally(() => finish(1000, why));
+    };
     const send = (part: { input?: Uint8Array; cols?: number; rows?: number }) => {
       writes = writes
         .then(() => clients.console.writeConsole({ caller, consoleId, ...part }))
@@ -136,15 +161,18 @@ export function consoleSockets(deps: ConsoleSocketDeps) {
         // Not a control message: ignored, as a terminal ignores what it does not understand.
       }
     });
-    const check =
-      token === undefined
-        ? undefined
-        : setInterval(() => {
-            sessionRefusal(token, g).then(
-              (why) => why && finish(1000, why),
-              (err: unknown) => log.warn("console session check failed; kept open", { err }),
-            );
-          }, deps.sessionCheckMs);
+    // A portal console holds while its session does; an API console while its key does.
+    const check = setInterval(() => {
+      if (token === undefined) {
+        const why = keyCloseReason(deps.keys, g, Date.now());
+        if (why) closeFor(why);
+        return;
+      }
+      sessionRefusal(token, g).then(
+        (why) => why && closeFor(why),
+        (err: unknown) => log.warn("console session check failed; kept open", { err }),
+      );
+    }, deps.sessionCheckMs);
     ws.on("close", () => {
       open.delete(ws);
       clearInterval(check);

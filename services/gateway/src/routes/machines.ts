@@ -36,7 +36,7 @@ import { gameDetailJson, serviceActionsJson } from "../mappers/service-control.t
 import { snapshotCreatedJson, snapshotJson } from "../mappers/snapshot.ts";
 import { sshKeyJson } from "../mappers/ssh-key.ts";
 import { type Context, route } from "../route.ts";
-import { displayName, idParam, pageQuery, pagination, password } from "../schemas.ts";
+import { displayName, idParam, pageQuery, pagination, password, sshPasswordLogin } from "../schemas.ts";
 import {
   backupCreated,
   backupList,
@@ -198,7 +198,7 @@ function passwordRoute(path: string, tag: string, kind: MachineKind, summary: st
     summary,
     auth: { scope: "services", permissions: [...manage] },
     params: id,
-    body: z.object({ password }),
+    body: z.object({ password, ssh_password_login: sshPasswordLogin.optional() }),
     response: passwordResult,
     example: actionEx.password,
     // A generic service may be a dedicated server, whose rebuild the controller can refuse.
@@ -209,7 +209,13 @@ function passwordRoute(path: string, tag: string, kind: MachineKind, summary: st
     cooldown: cooldowns.password,
     handler: async ({ clients, caller, params, body }) => ({
       data: passwordResultJson(
-        await clients.compute.resetPassword({ caller, serviceId: params.id, kind, password: body.password }),
+        await clients.compute.resetPassword({
+          caller,
+          serviceId: params.id,
+          kind,
+          password: body.password,
+          sshPasswordLogin: body.ssh_password_login,
+        }),
       ),
     }),
   });

@@ -215,6 +215,14 @@ export declare type ResetPasswordRequest = Message<"hb.compute.v1.ResetPasswordR
    * @generated from field: string password = 4;
    */
   password: string;
+
+  /**
+   * Whether root may log in over SSH with a password (a VPS's sshd): kept on the machine; unset
+   * keeps its current choice (off when never chosen). A dedicated server's rebuild ignores it.
+   *
+   * @generated from field: optional bool ssh_password_login = 5;
+   */
+  sshPasswordLogin?: boolean | undefined;
 };
 
 /**

@@ -154,7 +154,8 @@ export declare const ConsoleOpenedSchema: GenMessage<ConsoleOpened>;
  */
 export declare type ConsoleClosed = Message<"hb.compute.v1.ConsoleClosed"> & {
   /**
-   * Why it closed: "ended" (the console's own end), "suspended", "terminated", "stopped".
+   * Why it closed: "ended" (the console's own end), "suspended", "terminated", "stopped", or the
+   * reason a WriteConsole's `close` gave.
    *
    * @generated from field: string reason = 1;
    */
@@ -197,6 +198,15 @@ export declare type WriteConsoleRequest = Message<"hb.compute.v1.WriteConsoleReq
    * @generated from field: uint32 rows = 5;
    */
   rows: number;
+
+  /**
+   * Closes the console, for this reason, recorded as its close reason: what only the gateway
+   * learns ("session-ended", "not-permitted": a portal console's session; "key-revoked",
+   * "key-expired": an API console's key).
+   *
+   * @generated from field: optional string close = 6;
+   */
+  close?: string | undefined;
 };
 
 /**
