@@ -93,6 +93,8 @@ try {
     [owner, "portal-usage-390"],
   ] as const) {
     await page.goto(`${base}${service}?range=1h`);
+    // A chart, not "No readings": the photo is wrong without the seeded history, so say so.
+    await page.locator("#usage-history svg").first().waitFor({ timeout: 10_000 });
     const box = await page.locator("#usage-history").boundingBox();
     if (!box) throw new Error("the service page has no usage history section");
     // The section with the page's margin around it, as it reads on the page.
