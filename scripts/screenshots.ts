@@ -5,10 +5,13 @@
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
+import type { Locator } from "playwright-core";
 import postgres from "postgres";
 import { launchBrowser } from "../test/support/browser.ts";
 import { seedDemo } from "./admin/seed.ts";
 import { ensureDependencies } from "./deps.ts";
+import { resellerShots } from "./screenshots-reseller.ts";
+import { seedUsageHistory } from "./screenshots-usage.ts";
 import { stackEnv, startStack } from "./stack.ts";
 
 const out = path.join(import.meta.dirname, "..", "docs", "screenshots");
@@ -31,6 +34,7 @@ const stack = await startStack({ env, output: "pipe", gatewayPort });
 const browser = await launchBrowser();
 try {
   const demo = await seedDemo();
+  await seedUsageHistory(db.toString());
   const base = stack.gatewayUrl;
   mkdirSync(out, { recursive: true });
   const login = (area: "portal" | "admin") => demo.signIns.find((s) => s.area === area)!;
@@ -45,6 +49,11 @@ try {
   };
   const shot = (page: Awaited<ReturnType<typeof as>>, name: string) =>
     page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
+  /** Waits for what the photo must show, with a deadline, then takes the page. */
+  const shotWhen = async (page: Awaited<ReturnType<typeof as>>, name: string, ready: Locator) => {
+    await ready.first().waitFor({ timeout: 30_000 });
+    await shot(page, name);
+  };
 
   const owner = await as(login("portal").email, login("portal").password, "portal", 390);
   await owner.goto(`${base}/portal/keys`);
@@ -66,8 +75,7 @@ try {
   const ownerWide = await as(login("portal").email, login("portal").password, "portal", 1280);
   await ownerWide.goto(`${base}/portal/team`);
   await shot(ownerWide, "portal-team");
-  await ownerWide.goto(`${base}/portal/reseller`);
-  await shot(ownerWide, "portal-reseller");
+  await resellerShots(ownerWide, base, shotWhen);
   // The customer's operations: services, one service, a reboot's job, ordering, money, SSH keys.
   await ownerWide.goto(`${base}/portal/services`);
   await shot(ownerWide, "portal-services");
@@ -76,7 +84,31 @@ try {
     .getByRole("link")
     .first()
     .click();
+  // The usage graphs show the last hour, the history seeded above; then the web console.
+  const service = new URL(ownerWide.url()).pathname;
+  await ownerWide.goto(`${base}${service}?range=1h`);
   await shot(ownerWide, "portal-service");
+  for (const [page, name] of [
+    [ownerWide, "portal-usage"],
+    [owner, "portal-usage-390"],
+  ] as const) {
+    await page.goto(`${base}${service}?range=1h`);
+    // A chart, not "No readings": the photo is wrong without the seeded history, so say so.
+    await page.locator("#usage-history svg").first().waitFor({ timeout: 10_000 });
+    const box = await page.locator("#usage-history").boundingBox();
+    if (!box) throw new Error("the service page has no usage history section");
+    // The section with the page's margin around it, as it reads on the page.
+    const clip = { x: 0, y: Math.max(0, box.y - 16), width: box.x * 2 + box.width, height: box.height + 32 };
+    await page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true, clip });
+  }
+  await ownerWide.goto(`${base}${service}/console`);
+  await ownerWide.getByRole("button", { name: "Open the console" }).click();
+  const terminal = ownerWide.locator("#console .xterm-rows");
+  await terminal.getByText(/Simulated console/).waitFor({ timeout: 30_000 });
+  await ownerWide.keyboard.type("uname -a");
+  await ownerWide.keyboard.press("Enter");
+  await shotWhen(ownerWide, "portal-console", terminal.getByText("echo: uname -a"));
+  await ownerWide.goto(`${base}${service}`);
   await ownerWide.getByRole("button", { name: "reboot", exact: true }).click();
   await ownerWide.waitForURL(/\/portal\/jobs\//);
   await ownerWide
