@@ -333,6 +333,23 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
       },
       done: async () => (await status()) === "Running",
       async retry(err) {
+        // A new container's first start failed in LXD's own helper (seen in CI with two containers
+        // created in the same second: "Failed to run: … forkstart …: exit status 1"). It holds
+        // nothing yet, so it is made again (a fresh create picks its id range anew) and started.
+        if (
+          (job.action === "build" || job.action === "reinstall") &&
+          transientLxdFailure(err) &&
+          (p.transient_retries ?? 0) < TRANSIENT_RETRIES
+        ) {
+          p.transient_retries = (p.transient_retries ?? 0) + 1;
+          await cfg.remember(job, p);
+          const removing = await remove.act();
+          if (removing) await waitOp(c, removing);
+          const creating = await create.act();
+          if (creating) await waitOp(c, creating);
+          await identity.act();
+          return true;
+        }
         // The proxy's port is free in compute's records but taken on the host (another program,
         // another platform's container): move the device to another port and start again.
         if (!p.ssh_port || !proxyPortTaken(err) || (p.port_retries ?? 0) >= 5) return false;
