@@ -3,12 +3,17 @@ import type { RouteDef } from "../route.ts";
 import { accountRoutes } from "./account.ts";
 import { addonUpgradeRoutes } from "./addons-upgrades.ts";
 import { consoleRoute } from "./console.ts";
+import { dedicatedRoutes } from "./dedicated.ts";
 import { documentRoutesAll } from "./documents.ts";
-import { controlRoutes, copyRoutes, dedicatedRoutes, sshKeyRoutes, vpsRoutes } from "./machines.ts";
+import { jobRoutes } from "./jobs.ts";
+import { backupRoutes, snapshotRoutes } from "./machine-copies.ts";
 import { metaRoutes } from "./meta.ts";
 import { orderRoutes } from "./orders.ts";
 import { resellerRoutes } from "./reseller.ts";
+import { controlRoutes } from "./service-control.ts";
 import { serviceRoutes } from "./services.ts";
+import { sshKeyRoutes } from "./ssh-keys.ts";
+import { vpsCancelRoute, vpsRoutes } from "./vps.ts";
 import { webhookStreamRoute } from "./webhook-stream.ts";
 
 /**
@@ -26,10 +31,19 @@ export function allRoutes(
     ...controlRoutes,
     ...vpsRoutes,
     consoleRoute(publicUrl, opts.consoleTickets),
-    ...copyRoutes,
+    ...snapshotRoutes,
+    vpsCancelRoute,
+    ...backupRoutes,
     ...dedicatedRoutes,
   );
-  table.push(...addonUpgradeRoutes, ...sshKeyRoutes, ...orderRoutes, ...documentRoutesAll, ...resellerRoutes);
+  table.push(
+    ...addonUpgradeRoutes,
+    ...sshKeyRoutes,
+    ...jobRoutes,
+    ...orderRoutes,
+    ...documentRoutesAll,
+    ...resellerRoutes,
+  );
   table.push(webhookStreamRoute(opts.streamHeartbeatMs ?? 15_000));
   return table;
 }

@@ -1,0 +1,98 @@
+import type { Client } from "@connectrpc/connect";
+import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/services_pb";
+import type { ComputeService, MachineRecord } from "@hb/contracts/hb/compute/v1/compute_pb";
+import type { MachineKind, MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
+import { apiError } from "@hb/platform";
+import type { z } from "zod";
+import { productKindWords } from "../mappers/enums.ts";
+import { addressListJson } from "../mappers/ip-address.ts";
+import { machineStatsJson, usageRange } from "../mappers/machine-stats.ts";
+import { osImageListJson } from "../mappers/os-image.ts";
+import type { Context } from "../route.ts";
+import { pagination } from "../schemas.ts";
+import type { usageRangeQuery } from "../wire/machine.ts";
+import { required, type ServiceWire, serviceWire } from "./machine-common.ts";
+
+type MachineMapper<T> = (s: ServiceWire, m: MachineSummary | undefined) => T;
+
+/** A machine record on the wire; compute never sends one without its service. */
+const recordOf = <T>(r: MachineRecord, map: MachineMapper<T>): T =>
+  map(serviceWire(r.service as ServiceSummary), r.machine);
+
+/**
+ * A page of machines of one kind: one compute call, which answers from its copy of billing's
+ * service records with each record's machine (docs/architecture.md, "Machine pages").
+ */
+export async function listMachines<T>(
+  ctx: Context<unknown, { page: number; limit: number }, unknown>,
+  kind: "vps" | "dedicated",
+  record: MachineMapper<T>,
+) {
+  const { records, total } = await ctx.clients.compute.listMachineRecords({
+    caller: ctx.caller,
+    kind: productKindWords.value(kind),
+    page: ctx.query.page,
+    limit: ctx.query.limit,
+  });
+  return {
+    data: records.map((r) => recordOf(r, record)),
+    extra: { pagination: pagination(ctx.query.page, ctx.query.limit, total) },
+  };
+}
+
+export async function getMachine<T>(
+  ctx: Context<{ id: string }, unknown, unknown>,
+  kind: "vps" | "dedicated",
+  detail: MachineMapper<T>,
+) {
+  const { record } = await ctx.clients.compute.getMachineRecord({
+    caller: ctx.caller,
+    serviceId: ctx.params.id,
+    kind: productKindWords.value(kind),
+  });
+  if (!record?.service) {
+    throw apiError("NOT_FOUND", `${kind === "vps" ? "VPS" : "Dedicated server"} not found`);
+  }
+  return { data: recordOf(record, detail) };
+}
+
+type Compute = Client<typeof ComputeService>;
+/** What every read about one machine sends: whose call, which service, which kind is expected. */
+type MachineRef = {
+  caller: Context<unknown, unknown, unknown>["caller"];
+  serviceId: string;
+  kind: MachineKind;
+};
+
+/** A read about one machine, mapped to the wire. */
+export const read =
+  <R>(kind: MachineKind, call: (compute: Compute, ref: MachineRef) => Promise<R>, map: (r: R) => unknown) =>
+  async (ctx: Context<{ id: string }, unknown, unknown>) => ({
+    data: map(await call(ctx.clients.compute, { caller: ctx.caller, serviceId: ctx.params.id, kind })),
+  });
+
+export const addresses = (kind: MachineKind) =>
+  read(
+    kind,
+    (c, ref) => c.listIpAddresses(ref),
+    (r) => addressListJson(r.ipAddresses),
+  );
+/** The live figures, and the usage history over ?range= when one is given. */
+export const stats =
+  (kind: MachineKind) => async (ctx: Context<{ id: string }, z.infer<typeof usageRangeQuery>, unknown>) => {
+    const r = await ctx.clients.compute.getMachineStats({
+      caller: ctx.caller,
+      serviceId: ctx.params.id,
+      kind,
+      range: usageRange(ctx.query.range),
+    });
+    return { data: machineStatsJson(required(r.stats, "stats"), r.history) };
+  };
+export const STATS_RANGE =
+  "; ?range=1h|24h|7d|30d adds the usage history (1-minute, 5-minute, 30-minute or 2-hour averages)";
+export const images = (kind: MachineKind) =>
+  read(
+    kind,
+    (c, ref) => c.listOsImages(ref),
+    (r) => osImageListJson(r.images),
+  );
