@@ -1,0 +1,120 @@
+import type { JobOutcome, JobRow } from "../driver.ts";
+import type { MachineRow } from "../machines.ts";
+import { DEFAULT_COPY_DEADLINE_MS, isCopyJob, JobFailure, removeCopy } from "./backups.ts";
+import { type LxdClient, LxdError } from "./client.ts";
+import type { LxdContext } from "./context.ts";
+import { instanceName } from "./instance.ts";
+import { cleanUp, failure, finished, instanceGone } from "./outcome.ts";
+import { plan } from "./plan.ts";
+import type { Progress } from "./state.ts";
+import { TRANSIENT_RETRIES, transientLxdFailure } from "./transient.ts";
+
+/**
+ * Advances a job: checks the operation it waits on, then runs its steps until one starts an
+ * operation (the job stays running, the operation remembered) or all are done (the outcome).
+ */
+export async function advance(
+  d: LxdContext,
+  job: JobRow,
+  m: MachineRow,
+  secret?: string,
+): Promise<JobOutcome | undefined> {
+  const p: Progress = { ...(job.driver_state as Progress) };
+  let i = p.step ?? 0;
+  try {
+    const steps = plan(d, job, m, p, secret);
+    if (p.op) {
+      const c = d.clientOf(p.endpoint ?? d.machineState(m).endpoint);
+      if (
+        isCopyJob(job.action) &&
+        Date.now() - (p.started_at ?? Date.now()) > (d.cfg.copyDeadlineMs ?? DEFAULT_COPY_DEADLINE_MS)
+      )
+        throw new JobFailure(`LXD did not finish the ${job.action.split("_")[0]} in time; it was given up`);
+      let op: Awaited<ReturnType<LxdClient["operation"]>> | undefined;
+      try {
+        op = await c.operation(p.op);
+      } catch (err) {
+        if (!(err instanceof LxdError && err.status === 404)) throw err;
+      }
+      if (op && (op.status === "Running" || op.status === "Pending")) {
+        if (p.unreachable_since) {
+          p.unreachable_since = undefined;
+          await d.cfg.remember(job, p);
+        }
+        return undefined;
+      }
+      if (op && op.status !== "Success") {
+        const err = op.err || op.status;
+        if (!(await steps[i]?.retry?.(err))) throw new JobFailure(`LXD: ${err}`);
+        // The step fixed the cause: it runs again below.
+        i -= 1;
+      }
+      if (op && steps[i]?.name === "password" && op.metadata && op.metadata.return !== 0) {
+        throw new JobFailure("The password could not be set inside the machine");
+      }
+      // An operation LXD no longer knows (its daemon restarted): the step's effect decides.
+      const redo = !op && steps[i]?.done && !(await steps[i].done?.());
+      p.op = undefined;
+      if (!redo) i += 1;
+    }
+    for (; i < steps.length; i++) {
+      const opId = await steps[i].act();
+      if (opId) {
+        p.step = i;
+        p.op = opId;
+        p.started_at ??= Date.now();
+        p.unreachable_since = undefined;
+        await d.cfg.remember(job, p);
+        return undefined;
+      }
+    }
+    return await finished(d, job, m, p);
+  } catch (err) {
+    if (
+      err instanceof LxdError &&
+      err.status !== 0 &&
+      transientLxdFailure(err.message) &&
+      (p.transient_retries ?? 0) < TRANSIENT_RETRIES
+    ) {
+      // The step that failed runs again at the next tick (every step's act can be done twice).
+      p.transient_retries = (p.transient_retries ?? 0) + 1;
+      p.step = i;
+      p.op = undefined;
+      await d.cfg.remember(job, p);
+      return undefined;
+    }
+    if (err instanceof LxdError && err.status === 0) {
+      // The daemon does not answer: the job waits for it, up to a limit.
+      const since = p.unreachable_since ?? Date.now();
+      if (Date.now() - since < d.cfg.unreachableFailMs) {
+        if (!p.unreachable_since) {
+          p.unreachable_since = since;
+          await d.cfg.remember(job, p);
+        }
+        return undefined;
+      }
+      return failure(job, m, "The LXD host did not answer; the job was given up");
+    }
+    const message =
+      err instanceof JobFailure
+        ? err.message
+        : err instanceof LxdError
+          ? err.status === 404 && job.action !== "build"
+            ? `The machine's container ${instanceName(m.service_id)} no longer exists`
+            : `LXD: ${err.message}`
+          : "The LXD driver failed";
+    if (job.action === "build") await cleanUp(d, m, p);
+    if (job.copy_id && (job.action === "snapshot_create" || job.action === "backup_create")) {
+      // A copy that failed leaves nothing behind: an LXD snapshot or backup, a partial export.
+      const c = d.clientOf(p.endpoint ?? d.machineState(m).endpoint);
+      await removeCopy(
+        d.copyPlace(c, m),
+        job.action === "snapshot_create" ? "snapshot" : "backup",
+        job.copy_id,
+        p.op,
+      ).catch(() => undefined);
+    }
+    // A rebuild that failed after removing the old instance leaves the machine without one.
+    return failure(job, m, message, job.action !== "build" && (await instanceGone(d, m, p)));
+  }
+}

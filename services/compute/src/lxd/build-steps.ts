@@ -1,0 +1,183 @@
+import type { JobRow } from "../driver.ts";
+import type { MachineRow } from "../machines.ts";
+import type { Step } from "./backups.ts";
+import type { LxdContext } from "./context.ts";
+import { instance, instanceName, makeDir, pushFile, waitOp } from "./instance.ts";
+import { ensureBridge, guestFiles, nicDevice } from "./network.ts";
+import { POWER_TIMEOUT_S } from "./power.ts";
+import { SSHD_PASSWORD_CONF, sshdPasswordConf } from "./ssh-password.ts";
+import type { Progress } from "./state.ts";
+import { TRANSIENT_RETRIES, transientLxdFailure } from "./transient.ts";
+
+/** The fewest processes a machine may run, however small its plan (systemd, sshd, a shell). */
+export const MIN_PROCESSES = 128;
+
+/** limits.processes for a plan's memory: `perGib` per GiB, at least MIN_PROCESSES. */
+export const processLimit = (memoryMb: number, perGib = 512) =>
+  Math.max(MIN_PROCESSES, Math.round((memoryMb / 1024) * perGib));
+
+/**
+ * Whether a start failed because the SSH proxy's host port is taken. LXD reports it either as
+ * "address already in use" or, when its forkproxy exits before handing over the listening socket,
+ * as a failure to receive the listener's fd; both name the proxy device.
+ */
+export const proxyPortTaken = (startError: string) =>
+  /address already in use|starting proxy device/i.test(startError);
+
+/**
+ * The steps a build, a reinstall, a restore and a revert are made of, for one job and its
+ * remembered progress (placement, port), with the instance's state calls they share.
+ */
+export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progress) {
+  const c = d.clientOf(p.endpoint ?? d.machineState(m).endpoint);
+  const name = instanceName(m.service_id);
+  const url = `/1.0/instances/${name}`;
+  const status = async () => (await instance(c, name))?.status;
+  const state = (action: string, force = false, timeout = POWER_TIMEOUT_S) =>
+    c.submit("PUT", `${url}/state`, { action, timeout, force });
+
+  const forceStop: Step = {
+    name: "stop",
+    async act() {
+      const s = await status();
+      return s && s !== "Stopped" ? state("stop", true) : undefined;
+    },
+    done: async () => (await status()) !== "Running",
+  };
+  const remove: Step = {
+    name: "delete",
+    async act() {
+      return (await instance(c, name)) ? c.submit("DELETE", url) : undefined;
+    },
+    done: async () => !(await instance(c, name)),
+  };
+  const create: Step = {
+    name: "create",
+    async act() {
+      const target = p.member ? `?target=${encodeURIComponent(p.member)}` : "";
+      if (p.network) await ensureBridge(c, p.network);
+      return c.submit("POST", `/1.0/instances${target}`, {
+        name,
+        type: "container",
+        source: { type: "image", alias: d.imageOf(m.os) },
+        profiles: d.cfg.profiles,
+        config: {
+          "limits.cpu": String(m.vcpus),
+          "limits.memory": `${m.memory_mb}MiB`,
+          "limits.processes": String(processLimit(m.memory_mb, d.cfg.processesPerGib)),
+          // Each container gets a host id range of its own (sized in /etc/subuid by
+          // lxd:setup): a process escaping one owns no file of another.
+          "security.idmap.isolated": "true",
+        },
+        devices: {
+          // The plan's disk is the root disk's size (a btrfs quota; the dir pool ignores it).
+          root: { type: "disk", path: "/", pool: await d.poolOf(c), size: `${m.disk_gb}GiB` },
+          ...(p.ssh_port ? { ssh: d.proxyDevice(p.ssh_port) } : {}),
+          ...(p.network ? { eth0: nicDevice(p.network, m.service_id) } : {}),
+        },
+      });
+    },
+    done: async () => Boolean(await instance(c, name)),
+  };
+  const identity: Step = {
+    name: "identity",
+    async act() {
+      await pushFile(c, name, "/etc/hostname", `${m.hostname}\n`, "0644");
+      const keys = await d.cfg.sshKeysOf(m.customer_id);
+      // A (re)built machine's sshd starts with the machine's choice (off unless chosen).
+      for (const dir of ["/etc/ssh", "/etc/ssh/sshd_config.d"]) await makeDir(c, name, dir, "0755");
+      await pushFile(c, name, SSHD_PASSWORD_CONF, sshdPasswordConf(m.ssh_password_login), "0644");
+      await makeDir(c, name, "/root/.ssh");
+      await pushFile(
+        c,
+        name,
+        "/root/.ssh/authorized_keys",
+        keys.map((k) => `${k.trim()}\n`).join(""),
+        "0600",
+      );
+      if (p.network && d.cfg.network) {
+        for (const dir of ["/etc/network", "/etc/apt", "/etc/apt/apt.conf.d"])
+          await makeDir(c, name, dir, "0755");
+        for (const f of guestFiles(p.network, d.cfg.network.aptProxy))
+          await pushFile(c, name, f.path, f.content, f.mode);
+      }
+      return undefined;
+    },
+  };
+  const start: Step = {
+    name: "start",
+    async act() {
+      return (await status()) === "Running" ? undefined : state("start");
+    },
+    done: async () => (await status()) === "Running",
+    async retry(err) {
+      // A new container's first start failed in LXD's own helper (seen in CI with two containers
+      // created in the same second: "Failed to run: … forkstart …: exit status 1"). It holds
+      // nothing yet, so it is made again (a fresh create picks its id range anew) and started.
+      if (
+        (job.action === "build" || job.action === "reinstall") &&
+        transientLxdFailure(err) &&
+        (p.transient_retries ?? 0) < TRANSIENT_RETRIES
+      ) {
+        p.transient_retries = (p.transient_retries ?? 0) + 1;
+        await d.cfg.remember(job, p);
+        const removing = await remove.act();
+        if (removing) await waitOp(c, removing);
+        const creating = await create.act();
+        if (creating) await waitOp(c, creating);
+        await identity.act();
+        return true;
+      }
+      // The proxy's port is free in compute's records but taken on the host (another program,
+      // another platform's container): move the device to another port and start again.
+      if (!p.ssh_port || !proxyPortTaken(err) || (p.port_retries ?? 0) >= 5) return false;
+      p.port_retries = (p.port_retries ?? 0) + 1;
+      p.ssh_port = await d.cfg.allocatePort(job);
+      await waitOp(
+        c,
+        await c.submit("PATCH", url, {
+          devices: { ssh: d.proxyDevice(p.ssh_port) },
+        }),
+      );
+      return true;
+    },
+  };
+  const place_: Step = {
+    name: "place",
+    async act() {
+      const where = await d.place();
+      p.endpoint = where.endpoint;
+      p.member = where.member;
+      p.ssh_port = await d.cfg.allocatePort(job);
+      if (d.cfg.network) p.network = await d.cfg.network.allocate(job, m, where.endpoint);
+      await d.cfg.remember(job, p);
+      return undefined;
+    },
+  };
+  const keepPlace: Step = {
+    name: "place",
+    async act() {
+      const ms = d.machineState(m);
+      p.endpoint = ms.endpoint ?? c.endpoint.name;
+      p.member = ms.member;
+      p.ssh_port = ms.ssh_port;
+      p.network = ms.network;
+      return undefined;
+    },
+  };
+
+  return {
+    c,
+    name,
+    url,
+    status,
+    state,
+    forceStop,
+    remove,
+    create,
+    identity,
+    start,
+    place: place_,
+    keepPlace,
+  };
+}

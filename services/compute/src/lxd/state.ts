@@ -1,0 +1,32 @@
+import type { MachineNetwork } from "./network.ts";
+
+/** What the driver keeps in machines.driver_state once a machine is built. */
+export type LxdMachineState = {
+  endpoint?: string;
+  /** the cluster member it runs on, when the endpoint is a cluster */
+  member?: string;
+  ssh_port?: number;
+  /** its place on its customer's network, when the host gives machines one */
+  network?: MachineNetwork;
+};
+
+/** A job's progress, kept in jobs.driver_state between calls (and across a compute restart). */
+export type Progress = {
+  step?: number;
+  /** the LXD operation the current step waits on */
+  op?: string;
+  endpoint?: string;
+  member?: string;
+  ssh_port?: number;
+  /** since when (ms) the daemon has not answered */
+  unreachable_since?: number;
+  /** SSH ports found taken on the host and replaced */
+  port_retries?: number;
+  network?: MachineNetwork;
+  /** a suspension's clean stop ran out of time: the stop is forced */
+  forced?: boolean;
+  /** steps done again after LXD failed them in passing (transientLxdFailure) */
+  transient_retries?: number;
+  /** when (ms) a copy's job first started an operation: its deadline counts from there */
+  started_at?: number;
+};
