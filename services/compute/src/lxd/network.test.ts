@@ -254,7 +254,20 @@ describe("lxd machine networks", { skip: unavailable }, () => {
       );
       const ports = [own, 5432, 6379, 4222, 50051, 50052, 50053, 50054, 3000, 8080, 8443, 22];
       const targets = hostAddresses.flatMap((h) => ports.map((p) => `${h}:${p}`));
-      assert.deepEqual(reachableFrom(a1.name, [...targets, `${PROXY}:3142`]), [`${PROXY}:3142`]);
+      // No host service is ever reachable; the proxy is, once its probe got through (one probe came
+      // back empty in CI under load, the proxy's own test passing just after: retried, so an empty
+      // answer can never pass as "blocked").
+      const hostReached = new Set<string>();
+      await eventually(
+        async () => {
+          const reached = reachableFrom(a1.name, [...targets, `${PROXY}:3142`]);
+          for (const t of reached) if (t !== `${PROXY}:3142`) hostReached.add(t);
+          return hostReached.size > 0 || reached.includes(`${PROXY}:3142`);
+        },
+        30_000,
+        500,
+      );
+      assert.deepEqual([...hostReached], [], "a host service answered the machine");
     } finally {
       server.close();
     }
