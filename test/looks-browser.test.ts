@@ -154,6 +154,7 @@ describe("the portal's look at 390 and 1280 px", { skip: missing }, () => {
       `/portal/services/${vps}/password`,
       `/portal/services/${vps}/copies`,
       `/portal/services/${vps}/addons`,
+      `/portal/services/${vps}/console`,
       `/portal/services/${planned}`,
       `/portal/services/${planned}/upgrades`,
       `/portal/services/${planned}/cancel`,

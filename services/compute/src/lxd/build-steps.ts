@@ -7,7 +7,7 @@ import { ensureBridge, guestFiles, nicDevice } from "./network.ts";
 import { POWER_TIMEOUT_S } from "./power.ts";
 import { SSHD_PASSWORD_CONF, sshdPasswordConf } from "./ssh-password.ts";
 import type { Progress } from "./state.ts";
-import { TRANSIENT_RETRIES, transientLxdFailure } from "./transient.ts";
+import { TRANSIENT_RETRIES } from "./transient.ts";
 
 /** The fewest processes a machine may run, however small its plan (systemd, sshd, a shell). */
 export const MIN_PROCESSES = 128;
@@ -111,12 +111,25 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
     },
     done: async () => (await status()) === "Running",
     async retry(err) {
-      // A new container's first start failed in LXD's own helper (seen in CI with two containers
-      // created in the same second: "Failed to run: … forkstart …: exit status 1"). It holds
-      // nothing yet, so it is made again (a fresh create picks its id range anew) and started.
+      // The proxy's port is free in compute's records but taken on the host (another program,
+      // another platform's container): move the device to another port and start again.
+      if (p.ssh_port && proxyPortTaken(err) && (p.port_retries ?? 0) < 5) {
+        p.port_retries = (p.port_retries ?? 0) + 1;
+        p.ssh_port = await d.cfg.allocatePort(job);
+        await waitOp(
+          c,
+          await c.submit("PATCH", url, {
+            devices: { ssh: d.proxyDevice(p.ssh_port) },
+          }),
+        );
+        return true;
+      }
+      // A new container's first start failed in LXD itself: seen with containers created at once,
+      // "Failed to run: … forkstart …: exit status 1" (CI) and "Failed to handle idmapped storage:
+      // Failed to change ownership of …" (bench:lxd, 10 at once). It holds nothing yet, so it is
+      // made again (a fresh create picks its id range anew) and started, a few times at most.
       if (
         (job.action === "build" || job.action === "reinstall") &&
-        transientLxdFailure(err) &&
         (p.transient_retries ?? 0) < TRANSIENT_RETRIES
       ) {
         p.transient_retries = (p.transient_retries ?? 0) + 1;
@@ -128,18 +141,7 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
         await identity.act();
         return true;
       }
-      // The proxy's port is free in compute's records but taken on the host (another program,
-      // another platform's container): move the device to another port and start again.
-      if (!p.ssh_port || !proxyPortTaken(err) || (p.port_retries ?? 0) >= 5) return false;
-      p.port_retries = (p.port_retries ?? 0) + 1;
-      p.ssh_port = await d.cfg.allocatePort(job);
-      await waitOp(
-        c,
-        await c.submit("PATCH", url, {
-          devices: { ssh: d.proxyDevice(p.ssh_port) },
-        }),
-      );
-      return true;
+      return false;
     },
   };
   const place_: Step = {
