@@ -1,6 +1,7 @@
 import type { JobRow } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
 import type { Step } from "./backups.ts";
+import { JobFailure } from "./backups.ts";
 import type { LxdContext } from "./context.ts";
 import { instance, instanceName, makeDir, pushFile, waitOp } from "./instance.ts";
 import { ensureBridge, guestFiles, nicDevice } from "./network.ts";
@@ -134,10 +135,15 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
       ) {
         p.transient_retries = (p.transient_retries ?? 0) + 1;
         await d.cfg.remember(job, p);
-        const removing = await remove.act();
-        if (removing) await waitOp(c, removing);
-        const creating = await create.act();
-        if (creating) await waitOp(c, creating);
+        // Each operation must have succeeded: a delete that failed would leave the same broken
+        // container to be started again (seen: four starts of one container, its creation time
+        // unchanged).
+        for (const step of [remove, create]) {
+          const id = await step.act();
+          if (!id) continue;
+          const op = await c.operation(id, 30);
+          if (op.status !== "Success") throw new JobFailure(`LXD: ${op.err || op.status}`);
+        }
         await identity.act();
         return true;
       }
