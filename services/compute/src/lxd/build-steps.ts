@@ -139,7 +139,7 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
         // container to be started again (seen: four starts of one container, its creation time
         // unchanged).
         for (const step of [remove, create]) {
-          const id = await step.act();
+          const id = await actWhenFree(step);
           if (!id) continue;
           const op = await c.operation(id, 30);
           if (op.status !== "Success") throw new JobFailure(`LXD: ${op.err || op.status}`);
@@ -150,6 +150,22 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
       return false;
     },
   };
+  /**
+   * A step's act, done again while LXD answers that the instance is busy: after a failed start LXD
+   * runs a stop of its own, and a delete asked meanwhile is refused ("Instance is busy running a
+   * \"stop\" operation", seen in CI). At most 30 s.
+   */
+  async function actWhenFree(step: Step): Promise<string | undefined> {
+    const until = Date.now() + 30_000;
+    for (;;) {
+      try {
+        return (await step.act()) || undefined;
+      } catch (err) {
+        if (!(err instanceof Error && /busy/i.test(err.message)) || Date.now() > until) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
   const place_: Step = {
     name: "place",
     async act() {

@@ -71,7 +71,10 @@ describe("lxd driver", { skip: unavailable }, () => {
   });
 
   it("gives each container a host id range of its own", async () => {
-    const [a, b] = await Promise.all([built(d), built(d)]);
+    // One after the other: two first starts at the same moment are a different question (LXD 5.0
+    // fails one now and then; bench:lxd measures it), and this test is about the ranges.
+    const a = await built(d);
+    const b = await built(d);
     const base = (m: MachineRow) =>
       Number(lxc("config", "get", instanceName(m.service_id), "volatile.idmap.base"));
     // Root inside runs as a different host uid in each, neither of them the shared default range.
