@@ -3,7 +3,7 @@
  * and Redis keys (so two runs never collide), runs every unit and system test with Node's test
  * runner, then tears everything down.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, globSync } from "node:fs";
 import postgres from "postgres";
 import { ensureDependencies } from "./deps.ts";
@@ -88,6 +88,19 @@ adminUrl.pathname = "/postgres";
 const admin = postgres(adminUrl.toString(), { max: 1, onnotice: () => {} });
 const connections = watchConnections(admin, `hb_test_${suffix}`);
 
+/**
+ * A run stopped by a signal (Ctrl-C, `timeout`, a cancelled job) still removes what it made: the
+ * tests are ended and the cleanup below runs, instead of the process dying with its databases,
+ * streams and keys left behind (8 hb_test_* databases were found so after runs stopped that way).
+ */
+let interrupted: NodeJS.Signals | undefined;
+let tests: ChildProcess | undefined;
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, () => {
+    interrupted = signal;
+    tests?.kill(signal);
+  });
+
 let code = 1;
 try {
   const { env, gatewayPort } = await stackEnv({ databaseUrl: base.toString(), ns });
@@ -97,7 +110,7 @@ try {
     gatewayPort,
   });
   try {
-    code = await runTests(env, stack.gatewayUrl);
+    code = interrupted ? 1 : await runTests(env, stack.gatewayUrl);
     if (code !== 0) {
       for (const [name, p] of stack.procs) {
         const tail = (p as { tail?: string[] }).tail;
@@ -166,6 +179,7 @@ function runTests(env: Record<string, string>, gatewayUrl: string): Promise<numb
         },
       },
     );
+    tests = child;
     child.on("exit", (c) => resolve(c ?? 1));
   });
 }
