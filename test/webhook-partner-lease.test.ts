@@ -157,7 +157,8 @@ describe("partner queues leased by two replicas", () => {
       await eventually(async () => rx.arrived(partnerId).length === 13, 10_000, 20);
       // B runs beside the stalled A and must keep off while A's lease holds.
       b = startPassLoop(sql, auth, log, 50, opts(60_000));
-      await new Promise((r) => setTimeout(r, 300)); // a few of B's claims (every 50 ms) happen meanwhile
+      const replicaB = b;
+      await eventually(async () => replicaB.claims() >= 3, 10_000, 20); // B tried, and found the lease held
       assert.equal(rx.arrived(partnerId).length, 13, "nothing is sent while another replica holds the lease");
       const recorded = new Set(await delivered(partnerId));
       assert.ok(recorded.size >= 10, `A recorded its deliveries as it went (${recorded.size})`);
