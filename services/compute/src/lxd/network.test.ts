@@ -17,6 +17,7 @@ import type { MachineRow } from "../machines.ts";
 import { createLxdClient } from "./client.ts";
 import { createLxdDriver, instanceName } from "./driver.ts";
 import { LXD_SOCKET, lxdUnavailable } from "./lxd-available.ts";
+import { job, settle } from "./lxd-harness.ts";
 import { freeAddress, type MachineNetwork, parsePool, proxyAddressOf, subnetAt } from "./network.ts";
 
 const POOL = parsePool("198.18.0.0/16");
@@ -110,26 +111,15 @@ async function build(d: ProviderDriver, customer_id: string, os: string) {
     service_status: "active",
     created_at: new Date(),
   } as unknown as MachineRow; // only the columns the driver reads
-  const outcome = await settle(d, m, "build");
+  const outcome = await settled(d, m, "build");
   const address = outcome.ok ? outcome.addresses?.[0]?.address : undefined;
   assert.ok(address, "the build reports the machine's address");
   return { m, name: instanceName(service_id), address, outcome };
 }
 
-/** Runs a job as the job loop does, until the driver answers its outcome; it must succeed. */
-async function settle(d: ProviderDriver, m: MachineRow, action: string): Promise<JobOutcome> {
-  const job: JobRow = {
-    id: randomUUID(),
-    service_id: m.service_id,
-    customer_id: m.customer_id,
-    action,
-    target_state: "running",
-    copy_id: null,
-    claim: randomUUID(),
-    driver_state: {},
-  };
-  const outcome: JobOutcome =
-    (await d.start(job, m)) ?? (await eventually(async () => (await d.run(job, m)) ?? false, 60_000, 100));
+/** Runs a job as the job loop does (lxd-harness.ts), until the driver answers; it must succeed. */
+async function settled(d: ProviderDriver, m: MachineRow, action: string): Promise<JobOutcome> {
+  const outcome = await settle(d, job(m, action), m, 60_000);
   assert.equal(outcome.ok, true, JSON.stringify(outcome));
   return outcome;
 }
@@ -223,7 +213,7 @@ describe("lxd machine networks", { skip: unavailable }, () => {
       has_instance: true,
       driver_state: (a2.outcome.ok && a2.outcome.driverState) || {},
     };
-    const outcome = await settle(driver, row, "reinstall");
+    const outcome = await settled(driver, row, "reinstall");
     assert.deepEqual(outcome.ok && outcome.addresses, a2.outcome.ok && a2.outcome.addresses);
     listen(a2.name);
     await eventually(async () => reachableFrom(a1.name, [`${a2.address}:7000`]).length === 1, 15_000, 200);
