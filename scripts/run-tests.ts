@@ -5,9 +5,11 @@
  *
  * Usage: node --conditions=hb-source scripts/run-tests.ts <file>...
  */
+import { createWriteStream } from "node:fs";
 import path from "node:path";
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
+import failureDigest from "./test-failures.ts";
 import { slowestFirst } from "./test-order.ts";
 import fileTimes from "./test-times.ts";
 
@@ -32,6 +34,9 @@ stream.on("test:summary", (data) => {
 });
 stream.compose(spec()).pipe(process.stdout);
 stream.compose(fileTimes).pipe(process.stdout);
+// scripts/test.ts prints the digest last, after the services' output, where a log's tail keeps it.
+const digestFile = process.env.HB_TEST_FAILURES_FILE;
+stream.compose(failureDigest).pipe(digestFile ? createWriteStream(digestFile) : process.stdout);
 process.on("beforeExit", () => {
   process.exitCode = passed ? 0 : 1;
 });

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { globSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { SERVICE_MEMORY_ENV, SERVICE_NODE_ARGS } from "./stack.ts";
+import { compileCache, SERVICE_MEMORY_ENV, SERVICE_NODE_ARGS, SERVICES } from "./stack.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const dockerfile = readFileSync(path.join(root, "deploy", "Dockerfile"), "utf8");
@@ -61,5 +61,125 @@ describe("the services' memory settings", () => {
     assert.ok(lazy.length > 0, "the scan finds the lazily imported request rules");
     for (const file of lazy)
       assert.ok(dockerfile.includes(`/app/${file}`), `${file} is not warmed in deploy/Dockerfile`);
+  });
+});
+
+/**
+ * What a child process had loaded when it exited, after `args` (an entry point, or `-e` and an ES
+ * module's code): whether Node's bundled undici (fetch's implementation), and which packages from
+ * node_modules.
+ */
+function loadedBy(args: string[]): { undici: boolean; packages: string[] } {
+  const report = `
+    import { registerHooks } from "node:module";
+    const packages = new Set();
+    registerHooks({
+      resolve(specifier, context, next) {
+        const r = next(specifier, context);
+        const m = new RegExp("/node_modules/((?:@[^/]+/)?[^/]+)/").exec(r.url);
+        if (m) packages.add(m[1]);
+        return r;
+      },
+    });
+    process.on("exit", () => process.stdout.write("\\nloaded=" + JSON.stringify({
+      undici: process.moduleLoadList.some((m) => m.includes("undici")),
+      packages: [...packages],
+    })));`;
+  const run = spawnSync(
+    process.execPath,
+    ["--import", `data:text/javascript,${encodeURIComponent(report)}`, ...args],
+    {
+      cwd: root,
+      encoding: "utf8",
+      // An empty DATABASE_URL stops an entry point at its configuration check, after its imports.
+      env: { PATH: process.env.PATH, NODE_COMPILE_CACHE: compileCache, DATABASE_URL: "" },
+    },
+  );
+  const at = run.stdout.lastIndexOf("\nloaded=");
+  assert.ok(at >= 0, `no report: ${run.stderr}`);
+  return JSON.parse(run.stdout.slice(at + "\nloaded=".length));
+}
+
+describe("what a service loads at start that idle does not use (docs/benchmarks.md, issue 31 §5)", () => {
+  // Node's bundled undici: no service uses it; loaded, it held 2 to 3 MB of each idle service's
+  // resident memory. An ES module `import … from "node:http"` reads http's WebSocket export, which
+  // loads it; node-http.ts hands http over without reading it.
+  for (const name of ["gateway", ...SERVICES.map((s) => s.name)])
+    it(`${name}'s modules do not load undici`, () => {
+      assert.equal(loadedBy([`services/${name}/src/main.ts`]).undici, false);
+    });
+
+  it("compute's modules do not load ssh2 (for SSH keys only; about 10 MB)", () => {
+    assert.ok(!loadedBy(["services/compute/src/main.ts"]).packages.includes("ssh2"));
+  });
+
+  it("billing's modules do not load stripe (for card payments only; about 20 MB)", () => {
+    assert.ok(!loadedBy(["services/billing/src/main.ts"]).packages.includes("stripe"));
+  });
+
+  it("clients under one identity share one TLS context (about 100 KB each; the gateway has 19 clients)", () => {
+    const code = `
+      import { mkdtempSync, rmSync } from "node:fs";
+      import { tmpdir } from "node:os";
+      import path from "node:path";
+      import tls from "node:tls";
+      import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
+      import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+      import { loadTlsIdentity, rpcClient } from "@hb/platform";
+      import { certFiles, ensureDevCerts } from "./scripts/dev-certs.ts";
+      let contexts = 0;
+      const create = tls.createSecureContext;
+      tls.createSecureContext = (...args) => (contexts++, create(...args));
+      const dir = mkdtempSync(path.join(tmpdir(), "hb-contexts-"));
+      try {
+        const opts = { timeoutMs: 1000, tls: loadTlsIdentity(certFiles(await ensureDevCerts(path.join(dir, "certs")), "gateway")) };
+        const handles = [AuthService, BillingService, AuthService].map((d) => rpcClient("grpc-js", d, "127.0.0.1:1", opts));
+        for (const h of handles) h.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      process.stdout.write("contexts=" + contexts);
+    `;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", code], {
+      cwd: root,
+      encoding: "utf8",
+    });
+    assert.match(run.stdout, /contexts=1$/, run.stderr);
+  });
+
+  it("serving and calling unary and stream RPCs over grpc-js does not load undici", () => {
+    // Connect's createHandlerContext made three Headers (undici's class) at every call. A call that
+    // fails still loads it: a ConnectError holds its metadata in a Headers.
+    const code = `
+      import { mkdtempSync, rmSync } from "node:fs";
+      import { tmpdir } from "node:os";
+      import path from "node:path";
+      import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+      import { bind, createLogger, loadTlsIdentity, rpcClient, serveRpc } from "@hb/platform";
+      import { certFiles, ensureDevCerts } from "./scripts/dev-certs.ts";
+      const ID = "0195e3a4-5c6d-7e7f-8a9b-0c1d2e3f4a5b";
+      const dir = mkdtempSync(path.join(tmpdir(), "hb-undici-"));
+      try {
+        const certs = await ensureDevCerts(path.join(dir, "certs"));
+        const impl = bind(WebhooksService, {
+          async *streamEvents(_req, ctx) {
+            yield { item: { case: "opened", value: { openStreams: ctx.signal.aborted ? 0 : 1 } } };
+          },
+          setWebhookUrl: () => ({ url: "" }),
+        });
+        const server = await serveRpc("grpc-js", 0, [impl], createLogger("t", "error"), loadTlsIdentity(certFiles(certs, "webhooks")));
+        const { client, close } = rpcClient("grpc-js", WebhooksService, "127.0.0.1:" + server.port, {
+          timeoutMs: 5000,
+          tls: loadTlsIdentity(certFiles(certs, "gateway")),
+        });
+        await client.setWebhookUrl({ partnerId: ID, url: "" });
+        for await (const m of client.streamEvents({ partnerId: ID })) if (m.item.case !== "opened") throw new Error("no stream");
+        close();
+        await server.close(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    `;
+    assert.equal(loadedBy(["--input-type=module", "-e", code]).undici, false);
   });
 });

@@ -4,7 +4,9 @@
  * runner, then tears everything down.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, globSync } from "node:fs";
+import { existsSync, globSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import postgres from "postgres";
 import { ensureDependencies } from "./deps.ts";
 import { removeRunData } from "./run-data.ts";
@@ -40,6 +42,8 @@ const server = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.
 const base = new URL(server);
 base.pathname = `/hb_test_${suffix}`;
 const ns = `t${suffix}`;
+// The failed tests with their errors, printed at the very end (scripts/test-failures.ts).
+const failuresFile = path.join(os.tmpdir(), `hb-test-failures-${suffix}.txt`);
 process.env.HB_NS = ns;
 process.env.LOG_LEVEL ??= "warn";
 // The simulator runs fast in tests.
@@ -115,7 +119,7 @@ try {
       for (const [name, p] of stack.procs) {
         const tail = (p as { tail?: string[] }).tail;
         if (tail?.length)
-          process.stderr.write(`\n--- last output of ${name} ---\n${tail.join("").slice(-8000)}\n`);
+          process.stderr.write(`\n--- last output of ${name} ---\n${tail.join("").slice(-4000)}\n`);
       }
     }
   } finally {
@@ -133,6 +137,14 @@ try {
     `Private stacks: at most ${capped.mostHeld} at once (cap ${stackSlots}); ${capped.waits} waited for one, the longest ${(capped.longestWaitMs / 1000).toFixed(1)} s\n`,
   );
   await slots.close();
+  let digest = "";
+  try {
+    digest = readFileSync(failuresFile, "utf8");
+    rmSync(failuresFile, { force: true });
+  } catch {
+    // No file: the tests never ran, and the stack's failure is printed above.
+  }
+  if (digest) process.stdout.write(digest);
   // Everything this run made, the shared stack's and every private stack's, also after a failure.
   await removeRunData(admin, { db: `hb_test_${suffix}`, ns }).catch((err: unknown) =>
     process.stderr.write(`cleanup failed: ${String(err)}\n`),
@@ -176,6 +188,7 @@ function runTests(env: Record<string, string>, gatewayUrl: string): Promise<numb
           GATEWAY_URL: gatewayUrl,
           HB_STACK_SLOTS_URL: slots.url,
           HB_TEST_NAME_PATTERNS: JSON.stringify(namePatterns),
+          HB_TEST_FAILURES_FILE: failuresFile,
         },
       },
     );

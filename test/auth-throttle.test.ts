@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import { generateKey } from "@hb/platform";
 import { signResellerRequest } from "@hb/webhook-signature";
 import { freePort } from "../scripts/stack.ts";
-import { eventually, GATEWAY, newAccount, newPartner } from "./helpers.ts";
+import { eventually, GATEWAY, newAccount, newPartner, untilAnswersOk } from "./helpers.ts";
 import { gatewayCertEnv } from "./support/clients.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -76,15 +76,9 @@ describe("failed authentication is slowed per source address", () => {
       output += c.toString();
     });
     gateway = `http://127.0.0.1:${port}`;
-    await eventually(
-      () =>
-        fetch(`${gateway}/healthz`).then(
-          (r) => r.ok,
-          () => false,
-        ),
-      90_000,
-      100,
-    ).catch((err: unknown) => assert.fail(`gateway replica never answered: ${String(err)}\n${output}`));
+    await untilAnswersOk(`${gateway}/healthz`, 90_000).catch((err: unknown) =>
+      assert.fail(`gateway replica never answered: ${String(err)}\n${output}`),
+    );
   });
   after(() => {
     if (child?.exitCode === null) child.kill("SIGKILL");

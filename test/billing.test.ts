@@ -281,6 +281,64 @@ describe("invoices and payment", () => {
     assert.equal(detail.body.data.items.length, 1);
   });
 
+  it("a pay repeated with its Idempotency-Key answers as the first did and charges once; the key with another body is refused", async () => {
+    const acct = await newAccount();
+    await addCredit(acct, "100");
+    const { invoice } = await invoiceFor(acct, "30");
+    const pay = (key: string, body: unknown) =>
+      api("POST", `/api/v1/invoices/${invoice.id}/pay`, {
+        key: acct.key,
+        body,
+        headers: { "idempotency-key": key },
+      });
+    const first = await pay("part-1", { amount: 10 });
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(
+      { ...first.body.data, invoice: undefined },
+      { creditApplied: 10, newBalance: 90, remainingAmount: 20, invoice: undefined },
+    );
+    const again = await pay("part-1", { amount: 10 });
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(again.body, first.body, "the repeat answers the first answer, whole");
+    const reused = await pay("part-1", { amount: 5 });
+    assert.equal(reused.status, 400, reused.text);
+    assert.equal(reused.body.details?.[0]?.field, "Idempotency-Key");
+    // The rest, the same key sent five times at once: one payment.
+    const rest = await Promise.all(Array.from({ length: 5 }, () => pay("rest-1", {})));
+    assert.deepEqual(
+      rest.map((r) => r.status),
+      [200, 200, 200, 200, 200],
+      rest.map((r) => r.text).join("\n"),
+    );
+    for (const r of rest) assert.deepEqual(r.body, rest[0].body);
+    assert.equal(rest[0].body.data.remainingAmount, 0);
+    assert.equal(rest[0].body.data.invoice.status, "paid");
+    const sums = await ledgerSum(acct.ownerId);
+    assert.equal(sums.balance, "70.0000");
+    assert.equal(sums.sum, "70.0000");
+  });
+
+  it("a proforma pay (the engine's, not one statement) repeated with its Idempotency-Key answers as the first did", async () => {
+    const acct = await newAccount();
+    const product = await newProduct("vps", { monthly: "20.0000" });
+    const placed = await order(acct.key, { productId: product.id, billingCycle: "monthly" });
+    assert.equal(placed.body.data.settled, false, placed.text);
+    await addCredit(acct, "25");
+    const pay = () =>
+      api("POST", `/api/v1/proformas/${placed.body.data.proforma.id}/pay`, {
+        key: acct.key,
+        body: {},
+        headers: { "idempotency-key": "proforma-1" },
+      });
+    const first = await pay();
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.data.proformaPaid, true);
+    const again = await pay();
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(again.body, first.body);
+    assert.equal((await ledgerSum(acct.ownerId)).balance, "5.0000");
+  });
+
   it("lists invoices with default limit 20, ?status=unpaid and stats inside data", async () => {
     const acct = await newAccount();
     await addCredit(acct, "100");

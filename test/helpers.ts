@@ -16,7 +16,7 @@ import { signResellerRequest } from "@hb/webhook-signature";
 import { contractViolation, onViolation } from "./contract.ts";
 import { stackClient } from "./support/clients.ts";
 
-export { eventually } from "./support/eventually.ts";
+export { eventually, untilAnswersOk } from "./support/eventually.ts";
 
 export const GATEWAY = process.env.GATEWAY_URL ?? "http://127.0.0.1:8080";
 
@@ -197,13 +197,14 @@ export function signed(
   method: string,
   path: string,
   body?: unknown,
-  opts: { secret?: string; timestamp?: string } = {},
+  opts: { secret?: string; timestamp?: string; headers?: Record<string, string> } = {},
 ) {
   const raw = body === undefined ? "" : JSON.stringify(body);
   return api(method, path, {
     key: p.key,
     rawBody: raw || undefined,
     headers: {
+      ...opts.headers,
       "content-type": "application/json",
       ...signResellerRequest({ body: raw, secret: opts.secret ?? p.secret, timestamp: opts.timestamp }),
     },

@@ -13,6 +13,7 @@ import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import WebSocket from "ws";
+import { portPool } from "../scripts/ports.ts";
 import { lxdUnavailable } from "../services/compute/src/lxd/lxd-available.ts";
 import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
@@ -68,15 +69,31 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
       quiet,
     ).trim();
   const sshPort = () => Number(lxc("config", "device", "get", `hb-${id}`, "ssh", "listen").split(":").pop());
-  const job = async (jobId: string) =>
+  // A backup's export and its restore compress and unpack the whole Debian disk: on two cores
+  // shared with the rest of the suite they took over a minute (CI), so they get three.
+  const job = async (jobId: string, deadlineMs = 60_000) =>
     eventually(async () => {
       const j = (await call("GET", `/jobs/${jobId}`)).body.data;
       return j && j.status !== "running" ? j : undefined;
-    }, 60_000);
+    }, deadlineMs);
+
+  /** Asserts the job succeeded; a failed one is printed whole (its error code and message). */
+  const succeeded = async (jobId: string, deadlineMs?: number) => {
+    const j = await job(jobId, deadlineMs);
+    assert.equal(j.status, "succeeded", `job ${JSON.stringify(j)}`);
+    return j;
+  };
 
   before(async () => {
     execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyFile]);
-    s = await ownStack("lxd", { COMPUTE_DRIVER: "lxd", LXD_RECONCILE_MS: "500" });
+    // The machines' SSH proxies on the thousand ports below the test stacks' pool (scripts/ports.ts):
+    // compute's default range lies inside it, and a proxy there once took a private stack's port.
+    const below = portPool().low;
+    s = await ownStack("lxd", {
+      COMPUTE_DRIVER: "lxd",
+      LXD_RECONCILE_MS: "500",
+      LXD_SSH_PORTS: `${below - 1000}-${below - 1}`,
+    });
     billing = stackClient(s.stack.env, [BillingService, BillingStaffService], "BILLING_ADDR", 20_000);
     key = (await stackCustomer(s, billing.client, "LXD", "100")).key;
   });
@@ -133,7 +150,7 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
     // The root password set over the API logs in on the web console (issue 30 §5, issue 29 §4).
     const pw = await call("POST", `/vps/${id}/password`, { password: "console-e2e-pass" });
     assert.equal(pw.status, 200, pw.text);
-    assert.equal((await job(pw.body.data.job_id)).status, "succeeded");
+    await succeeded(pw.body.data.job_id);
     const ticket = await call("POST", `/vps/${id}/console`);
     assert.equal(ticket.status, 201, ticket.text);
     const ws = new WebSocket(ticket.body.data.url);
@@ -162,31 +179,32 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
     const before = bootId();
     const reboot = await call("POST", `/vps/${id}/reboot`);
     assert.equal(reboot.status, 200, reboot.text);
-    assert.equal((await job(reboot.body.data.job_id)).status, "succeeded");
+    await succeeded(reboot.body.data.job_id);
     assert.notEqual(await eventually(async () => bootId(), 30_000), before);
 
     ssh(port, "echo before > /root/marker");
     const snap = await call("POST", `/vps/${id}/snapshots`, { name: "pre" });
     assert.equal(snap.status, 200, snap.text);
-    assert.equal((await job(snap.body.data.job_id)).status, "succeeded");
+    await succeeded(snap.body.data.job_id);
     ssh(port, "echo after > /root/marker");
     const revert = await call("POST", `/vps/${id}/snapshots/${snap.body.data.snapshot.id}/revert`);
     assert.equal(revert.status, 200, revert.text);
-    assert.equal((await job(revert.body.data.job_id)).status, "succeeded");
+    await succeeded(revert.body.data.job_id);
     assert.equal(await eventually(async () => ssh(port, "cat /root/marker"), 30_000), "before");
 
     // A backup brings back a file deleted after it (issue 30: backups never completed on LXD).
     ssh(port, "echo kept > /root/backed-up");
     const backup = await call("POST", `/services/${id}/backups`, { name: "e2e" });
     assert.equal(backup.status, 200, backup.text);
-    assert.equal((await job(backup.body.data.job_id)).status, "succeeded");
+    const exported = await job(backup.body.data.job_id, 180_000);
+    assert.equal(exported.status, "succeeded", JSON.stringify(exported));
     const [listed] = (await call("GET", `/services/${id}/backups`)).body.data.backups;
     assert.equal(listed.status, "available");
     assert.ok(listed.size_gb >= 1, "the exported file's size, not a share of the plan's disk");
     ssh(port, "rm /root/backed-up");
     const restore = await call("POST", `/services/${id}/backups/${listed.id}/restore`);
     assert.equal(restore.status, 200, restore.text);
-    assert.equal((await job(restore.body.data.job_id)).status, "succeeded");
+    await succeeded(restore.body.data.job_id, 180_000);
     assert.equal(await eventually(async () => ssh(port, "cat /root/backed-up"), 30_000), "kept");
 
     // Deleted behind the platform's back: lost (error, still shown), power refused with 409, and a
@@ -203,7 +221,7 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
       password: "correct horse battery",
     });
     assert.equal(rebuild.status, 200, rebuild.text);
-    assert.equal((await job(rebuild.body.data.job_id)).status, "succeeded");
+    await succeeded(rebuild.body.data.job_id);
     assert.equal(await eventually(async () => ssh(port, "hostname"), 30_000), "lxd-e2e");
 
     // Stopped outside the platform: the reconcile pass records it.
@@ -250,21 +268,53 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
       const sid: string = order.body.data.services[0].id;
       made.push(sid);
       const name = `hb-${sid}`;
+      /** What the API, compute's jobs and LXD say of the machine: printed when a wait fails. */
+      const seen = async () => {
+        const v = (await call("GET", `/vps/${sid}`)).body.data;
+        const jobs = await computeDb`
+          select action, status, progress, error_code, error_message, started_at, finished_at, driver_state
+          from compute.jobs where service_id = ${sid} order by started_at`;
+        return JSON.stringify({
+          vps: { status: v?.status, instance: v?.instance },
+          lxd: lxdStatus(name),
+          jobs,
+        });
+      };
+      const waitFor = async <T>(what: string, wait: Promise<T>): Promise<T> => {
+        try {
+          return await wait;
+        } catch (err) {
+          const compute = s.stack.procs.get("compute") as { tail?: string[] } | undefined;
+          throw new Error(
+            `${what}: ${(err as Error).message}; last seen ${await seen().catch(String)}\ncompute's last output:\n${compute?.tail?.join("").slice(-3000) ?? ""}`,
+          );
+        }
+      };
       const reads = (state: string, status: string) =>
-        eventually(async () => {
-          const v = (await call("GET", `/vps/${sid}`)).body.data;
-          return v?.status === status && v.instance?.state === state ? v : undefined;
-        }, 90_000);
-      const containerIs = (status: string) => eventually(async () => lxdStatus(name) === status, 60_000);
+        waitFor(
+          `GET /vps reads ${status}/${state}`,
+          eventually(async () => {
+            const v = (await call("GET", `/vps/${sid}`)).body.data;
+            return v?.status === status && v.instance?.state === state ? v : undefined;
+          }, 90_000),
+        );
+      const containerIs = (status: string) =>
+        waitFor(
+          `LXD says ${status}`,
+          eventually(async () => lxdStatus(name) === status, 60_000),
+        );
       /** Compute has taken up the service's status and no job of the machine runs. */
       const settled = (status: string) =>
-        eventually(async () => {
-          const [m] = await computeDb<{ service_status: string; busy: boolean }[]>`
+        waitFor(
+          `compute settled at ${status}`,
+          eventually(async () => {
+            const [m] = await computeDb<{ service_status: string; busy: boolean }[]>`
             select service_status,
                    exists (select 1 from compute.jobs j where j.service_id = m.service_id and j.status = 'running') as busy
             from compute.machines m where service_id = ${sid}`;
-          return m?.service_status === status && !m.busy;
-        }, 60_000);
+            return m?.service_status === status && !m.busy;
+          }, 60_000),
+        );
       const setState = (action: ServiceAction) =>
         billing.client.adminSetServiceState({ serviceId: sid, action, reason: "issue 30 §2" });
 

@@ -45,6 +45,7 @@ const show = (t: WireTransaction) =>
 function steadyTrips(t: WireTransaction): number {
   assert.equal(t.describeTrips.firstUse, 0, `no warm connection served it: ${show(t)}`);
   assert.equal(t.describeTrips.again, 0, `a statement is described on every use: ${show(t)}`);
+  assert.equal(t.pipelined, false, `only ever served behind another query on its connection: ${show(t)}`);
   return t.roundTrips;
 }
 
@@ -79,9 +80,9 @@ describe("one order and one pay, end to end: internal calls and billing's round 
       async () => (await c.call("GET", `/services/${serviceId}`)).body.data?.status === "active",
       20_000,
     );
-  /** billing's transactions from `from` on that wrote `table`. */
-  const wrote = (from: number, table: string) =>
-    proxy.transactions.slice(from).filter((t) => t.statements.some((st) => st.includes(`${table}`)));
+  /** billing's transactions from `from` on that wrote `table` (of `list`: its transactions, or its statements run alone). */
+  const wrote = (from: number, table: string, list = proxy.transactions) =>
+    list.slice(from).filter((t) => t.statements.some((st) => st.includes(`${table}`)));
 
   before(async () => {
     const pg = new URL(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
@@ -108,28 +109,36 @@ describe("one order and one pay, end to end: internal calls and billing's round 
   });
 
   /**
-   * Runs `request` until billing serves it on a connection that has prepared its statements (up
-   * to 10 times; each connection of the pool prepares them once), and returns the internal calls
-   * every service answered for it and its transaction, the one whose statements include `marker`.
+   * Runs `request` until billing serves it on a connection that has prepared its statements and
+   * is not busy with another query (up to 10 times; each connection of the pool prepares them
+   * once), and returns the internal calls every service answered for it and its transaction, the
+   * one whose statements include `marker`.
    * `settled` is true once the request's asynchronous work is done.
    */
-  async function warm(request: () => Promise<void>, marker: string, settled: (from: number) => boolean) {
+  async function warm(
+    request: () => Promise<void>,
+    marker: string,
+    settled: (from: number) => boolean,
+    list = proxy.transactions,
+  ) {
     for (let attempt = 1; ; attempt++) {
       const calls = await rpcCounts(s);
-      const from = proxy.transactions.length;
+      const from = list.length;
       proxy.answerDelayMs = 20;
       await request();
       // Waited for without asking any service (which would count too).
       await eventually(async () => settled(from), 20_000);
       proxy.answerDelayMs = 0;
-      const mine = wrote(from, marker);
+      const mine = wrote(from, marker, list);
       assert.equal(mine.length, 1, mine.map(show).join("\n\n"));
-      if (mine[0].describeTrips.firstUse === 0 || attempt === 10)
+      // Not pipelined behind a background pass's query while the pool of two was busy (CI's load
+      // once did so, and the pay then counted 0 round trips of its own).
+      if ((mine[0].describeTrips.firstUse === 0 && !mine[0].pipelined) || attempt === 10)
         return { calls: delta(calls, await rpcCounts(s)), t: mine[0] };
     }
   }
 
-  it("an order settled from credit: one call to billing, its records and one build batch to compute, and one transaction of 4 round trips", async () => {
+  it("an order settled from credit: one call to billing, one to compute with its records and builds, and one transaction of 3 round trips", async () => {
     const { calls, t } = await warm(
       async () => void (await order()),
       "insert into orders",
@@ -138,19 +147,20 @@ describe("one order and one pay, end to end: internal calls and billing's round 
     );
     assert.deepEqual(calls, {
       "billing CreateOrder": 1,
-      // Billing hands the order's service records to compute before it answers (service-records.ts).
-      "compute ApplyServiceRecords": 1,
+      // Billing hands the order's service records to compute with its builds, in one call, before
+      // it answers (provisioning.ts, provisioningHandOver).
       "compute ProvisionBatch": 1,
     });
     assert.equal(t.user, "hb_billing");
     // begin with the key's lock and record, the prices and the balance; the order, its services
     // and proforma, the payment, the invoice, the order's and services' updates and the services'
-    // read; the event (it carries the order as updated); the key's answer with the commit.
-    assert.equal(steadyTrips(t), 4, show(t));
+    // read; the event (it carries the order as updated) and the key's answer with the commit.
+    assert.equal(steadyTrips(t), 3, show(t));
   });
 
-  it("an invoice paid from credit: one call to billing and one transaction of 3 round trips", async () => {
+  it("an invoice paid from credit: one call to billing and one statement in one round trip", async () => {
     const services = (await c.call("GET", "/services")).body.data.services as { id: string }[];
+    const transactionsBefore = proxy.transactions.length;
     const { calls, t } = await warm(
       async () => {
         const { document } = await billing.client.adminCreateInvoice({
@@ -158,14 +168,21 @@ describe("one order and one pay, end to end: internal calls and billing's round 
           kind: DocumentKind.INVOICE,
         });
         const res = await post(`/invoices/${document!.id}/pay`, {});
-        assert.equal(res.status, 200, await res.text());
+        const body = await res.text();
+        assert.equal(res.status, 200, body);
+        assert.equal(JSON.parse(body).message, "Invoice paid from credit", body);
       },
-      "insert into ledger",
-      (from) => wrote(from, "insert into ledger").length > 0,
+      "pay_from_credit",
+      (from) => wrote(from, "pay_from_credit", proxy.autocommitted).length > 0,
+      proxy.autocommitted,
     );
     assert.deepEqual(calls, { "billing AdminCreateInvoice": 1, "billing PayDocument": 1 });
-    // begin with the key's lock and record, the balance and the document; the payment; the key's
-    // answer with the commit.
-    assert.equal(steadyTrips(t), 3, show(t));
+    assert.equal(t.user, "hb_billing");
+    // The key's lock and answer, the balance and the document locked, the money moved, the
+    // document marked and the key's answer kept: one statement (migration 021), no begin or commit.
+    assert.equal(steadyTrips(t), 1, show(t));
+    assert.equal(t.statements.length, 1, show(t));
+    // No transaction of billing's moved the money besides.
+    assert.deepEqual(wrote(transactionsBefore, "insert into ledger").map(show), []);
   });
 });

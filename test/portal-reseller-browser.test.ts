@@ -91,4 +91,22 @@ describe("the reseller panel and the cart in a browser", { skip: missing }, () =
     await assertAccessible(page);
     assert.equal(await fitsWidth(page), true);
   });
+
+  it("the live events page says the session ended when the partner signs out elsewhere, and stops", async () => {
+    const owner = await portalOwner();
+    await auth.createPartner({ customerId: owner.customerId, status: PartnerStatus.ACTIVE });
+    const { page } = await browser.newPage(1280);
+    await signIn(page, "portal", owner.email);
+    await page.goto(`${GATEWAY}/portal/reseller/stream`);
+    await page.getByText("Listening: new events appear below").waitFor({ timeout: 10_000 });
+    // Signed out from another tab of the same browser: the session cookie is the same.
+    const other = await page.context().newPage();
+    await other.goto(`${GATEWAY}/portal/reseller`);
+    await other.getByRole("button", { name: "Sign out" }).click();
+    await other.waitForURL(/\/portal\/sign-in/);
+    await page
+      .getByText("Your session has ended; sign in again to follow events.")
+      .waitFor({ timeout: 10_000 });
+    await assertAccessible(page);
+  });
 });

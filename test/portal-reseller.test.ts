@@ -271,4 +271,43 @@ describe("the reseller panel", () => {
       await reading;
     }
   });
+
+  it("ends the live stream when the partner signs out, as the console closes, and it does not open again", async () => {
+    const p = await partnerSignedIn();
+    const cookie = [...p.v.jar].map(([k, v]) => `${k}=${v}`).join("; ");
+    const stop = new AbortController();
+    const res = await fetch(`${GATEWAY}/portal/reseller/stream/events`, {
+      headers: { cookie, accept: "text/event-stream" },
+      signal: stop.signal,
+    });
+    assert.equal(res.status, 200);
+    let text = "";
+    let ended = false;
+    const reading = (async () => {
+      try {
+        for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) text += chunk;
+        ended = true;
+      } catch {
+        // closed by the test
+      }
+    })();
+    try {
+      await eventually(async () => text.includes("event: ready"), 10_000);
+      const out = await p.v.post("/portal/sign-out", {});
+      assert.equal(out.status, 303);
+      // The gateway ends the response itself (the test's own abort comes only after the deadline).
+      await eventually(async () => ended, 10_000);
+      assert.match(text, /event: ended\ndata: \{"reason":"signed-out"\}/);
+      // And the page's stream is not opened again with the ended session.
+      const again = await fetch(`${GATEWAY}/portal/reseller/stream/events`, {
+        headers: { cookie, accept: "text/event-stream" },
+        redirect: "manual",
+      });
+      await again.body?.cancel();
+      assert.equal(again.status, 303);
+    } finally {
+      stop.abort();
+      await reading;
+    }
+  });
 });

@@ -31,6 +31,17 @@ export async function rssOf(stack: Stack, when: string, waitMs = 0): Promise<Rss
   return { when, mb };
 }
 
+/** The soak's load: the keyed index and the VPS page alternated, `rate` requests a second. */
+export const soakLoad = (stack: Stack, key: string, seconds: number, rate: number) =>
+  autocannon({
+    url: `${stack.gatewayUrl}/api/v1/`,
+    headers: { authorization: `Bearer ${key}` },
+    connections: 10,
+    overallRate: rate,
+    duration: seconds,
+    requests: [{ path: "/api/v1/" }, { path: "/api/v1/vps" }],
+  });
+
 /**
  * Steady load (BENCH_SOAK_RATE requests/s, default 200, alternating the keyed index and the VPS page)
  * for BENCH_SOAK_SECONDS (default 600): RSS after the first minute of it, at its end, and idle after.
@@ -39,14 +50,7 @@ export async function soak(stack: Stack, key: string, _pids: Record<string, numb
   const seconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
   const rate = Number(process.env.BENCH_SOAK_RATE ?? 200);
   const warm = Math.min(60, Math.floor(seconds / 4));
-  const run = autocannon({
-    url: `${stack.gatewayUrl}/api/v1/`,
-    headers: { authorization: `Bearer ${key}` },
-    connections: 10,
-    overallRate: rate,
-    duration: seconds,
-    requests: [{ path: "/api/v1/" }, { path: "/api/v1/vps" }],
-  });
+  const run = soakLoad(stack, key, seconds, rate);
   memory.push(await rssOf(stack, `after ${warm} s of steady load (${rate} req/s)`, warm * 1000));
   const r = await run;
   memory.push(

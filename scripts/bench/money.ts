@@ -1,11 +1,10 @@
 /** The bench's money part (scripts/bench.ts): orders settled from credit, invoice pays, the ledger's check. */
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
-import type autocannon from "autocannon";
 import postgres from "postgres";
 import { serviceDbUrl } from "../db-roles.ts";
 import type { Stack } from "../stack.ts";
 import { measure, type Result } from "./measure.ts";
-import { adminClients, fundedCustomer, orderRequests } from "./seed.ts";
+import { adminClients, fundedCustomer, orderRequests, payRequests } from "./seed.ts";
 
 /** The money lines of "Against the targets": orders ≥ 600/s; pays ≥ 1,500/s with p99 ≤ 100 ms. */
 export function moneyTargets(money: Result[]): string {
@@ -71,7 +70,6 @@ export async function moneyBench(
     from generate_series(1, 200) g cross join (select distinct person_id, customer_id from billing.balances where balance > 100000) c
     returning id, customer_id`;
   const keyOf = new Map(people.map((p) => [p.customerId, p.key]));
-  let k = 0;
   out.push(
     await measure(
       "POST /api/v1/invoices/{id}/pay from credit",
@@ -79,20 +77,7 @@ export async function moneyBench(
       {},
       { ...pids, billing: allPids.billing },
       {
-        requests: [
-          {
-            method: "POST",
-            setupRequest: (req: autocannon.Request) => {
-              const inv = invoices[k++ % invoices.length];
-              return {
-                ...req,
-                path: `/api/v1/invoices/${inv.id}/pay`,
-                body: "{}",
-                headers: { ...req.headers, authorization: `Bearer ${keyOf.get(inv.customer_id)}` },
-              };
-            },
-          },
-        ],
+        requests: payRequests(invoices, keyOf),
       },
       false,
     ),

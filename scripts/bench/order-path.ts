@@ -21,7 +21,7 @@ import {
   machineBusyTicks,
   withScratchStack,
 } from "./scratch-stack.ts";
-import { adminClients, fundedCustomer, orderRequests } from "./seed.ts";
+import { adminClients, fundedCustomer, orderRequests, payRequests } from "./seed.ts";
 
 const RATE = Number(process.argv[2] ?? 40);
 const SECONDS = Number(process.argv[3] ?? 10);
@@ -185,24 +185,10 @@ await withScratchStack("orderpath", async (stack, env) => {
   await sql.end();
   const idleAfterOrders = await idle(stack);
   const keyOf = new Map(people.map((p) => [p.customerId, p.key]));
-  let k = 0;
   const pays = await measure(stack, env, {
     ...fixed,
     url: `${stack.gatewayUrl}/api/v1/`,
-    requests: [
-      {
-        method: "POST",
-        setupRequest: (req: autocannon.Request) => {
-          const inv = invoices[k++ % invoices.length];
-          return {
-            ...req,
-            path: `/api/v1/invoices/${inv.id}/pay`,
-            body: "{}",
-            headers: { ...req.headers, authorization: `Bearer ${keyOf.get(inv.customer_id)}` },
-          };
-        },
-      },
-    ],
+    requests: payRequests(invoices, keyOf),
   });
   console.log(
     JSON.stringify({ rate: RATE, seconds: SECONDS, idleBefore, orders, idleAfterOrders, pays }, null, 1),

@@ -6,20 +6,16 @@
  */
 import autocannon from "autocannon";
 import { cpuTicks, localDependencies, withScratchStack } from "./scratch-stack.ts";
-import { adminClients, fundedCustomer } from "./seed.ts";
+import { loadCustomer } from "./seed.ts";
 
 const deps = await localDependencies();
 await withScratchStack("routes", async (stack, env) => {
-  const clients = adminClients(env);
-  await clients.auth.client.updateSettings({ hourlyRequestLimit: 1_000_000 });
-  const who = await fundedCustomer(clients, {
+  const who = await loadCustomer(env, {
     name: "Routes",
     email: "routes@bench.test",
     label: "routes",
     scopes: ["read", "billing"],
   });
-  clients.auth.close();
-  clients.billing.close();
   const headers = { authorization: `Bearer ${who.key}`, "content-type": "application/json" };
   const pids = [...stack.procs].map(([name, p]) => [name, p.pid!] as const);
   for (const [label, opts] of [

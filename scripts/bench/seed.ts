@@ -60,6 +60,24 @@ export async function fundedCustomer(
 }
 
 /**
+ * `fundedCustomer` on a stack whose hourly request limit is lifted (a benchmark's load reaches the
+ * default in seconds), with the admin clients closed again.
+ */
+export async function loadCustomer(
+  env: Record<string, string>,
+  who: Parameters<typeof fundedCustomer>[1],
+): Promise<Awaited<ReturnType<typeof fundedCustomer>>> {
+  const clients = adminClients(env);
+  try {
+    await clients.auth.client.updateSettings({ hourlyRequestLimit: 1_000_000 });
+    return await fundedCustomer(clients, who);
+  } finally {
+    clients.auth.close();
+    clients.billing.close();
+  }
+}
+
+/**
  * autocannon requests placing a monthly order of `productId`, each from the next of `people` in
  * turn (an order has a cool-down of 30 per 15 minutes per person, so the load is spread).
  */
@@ -78,6 +96,32 @@ export function orderRequests(people: { key: string }[], productId: string): aut
           "content-type": "application/json",
         },
       }),
+    },
+  ];
+}
+
+/**
+ * autocannon requests paying `invoices` from credit one after another, each as its customer
+ * (`keyOf`: customer id to API key), with `extra` headers made per request (an Idempotency-Key).
+ */
+export function payRequests(
+  invoices: readonly { id: string; customer_id: string }[],
+  keyOf: ReadonlyMap<string, string>,
+  extra: () => Record<string, string> = () => ({}),
+): autocannon.Request[] {
+  let k = 0;
+  return [
+    {
+      method: "POST",
+      setupRequest: (req: autocannon.Request) => {
+        const inv = invoices[k++ % invoices.length];
+        return {
+          ...req,
+          path: `/api/v1/invoices/${inv.id}/pay`,
+          body: "{}",
+          headers: { ...req.headers, authorization: `Bearer ${keyOf.get(inv.customer_id)}`, ...extra() },
+        };
+      },
     },
   ];
 }

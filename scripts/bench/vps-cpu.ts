@@ -6,21 +6,17 @@
  */
 import autocannon from "autocannon";
 import { cpuTicks, localDependencies, withScratchStack } from "./scratch-stack.ts";
-import { adminClients, fundedCustomer, seedVps } from "./seed.ts";
+import { loadCustomer, seedVps } from "./seed.ts";
 
 const rounds = Number(process.env.ROUNDS ?? 3);
 const deps = await localDependencies();
 await withScratchStack("vpscpu", async (stack, env) => {
-  const clients = adminClients(env);
-  await clients.auth.client.updateSettings({ hourlyRequestLimit: 1_000_000 });
-  const who = await fundedCustomer(clients, {
+  const who = await loadCustomer(env, {
     name: "VPS CPU",
     email: "vps-cpu@bench.test",
     label: "vps",
     scopes: ["read"],
   });
-  clients.auth.close();
-  clients.billing.close();
   await seedVps(env, who.customerId, 50);
   if (process.env.VPS_MANY === "1") await seedVps(env, who.customerId, 4950);
   const headers = { authorization: `Bearer ${who.key}` };

@@ -118,6 +118,16 @@ if ! grep -qs ' /var/lib/lxcfs fuse.lxcfs ' /proc/mounts; then
   fi
 fi
 
+# Without systemd running, nss-systemd has nothing to answer, and its error path aborted the LXD
+# daemon in a CI run (daemon.log: "Assertion 'close_nointr(fd) != -EBADF' failed at
+# src/basic/fd-util.c:77, function safe_close()" inside getpwuid_r, LXD looking up a container's
+# id; every LXD test after it failed). On such a host the users and groups come from the files only.
+if ! [ -d /run/systemd/system ] && grep -Eq '^(passwd|group|shadow|gshadow):.*[[:space:]]systemd([[:space:]]|$)' /etc/nsswitch.conf; then
+  echo "nsswitch.conf: users and groups from the files only (systemd is not running here)"
+  sed -i -E '/^(passwd|group|shadow|gshadow):/ s/[[:space:]]+systemd([[:space:]]|$)/\1/' /etc/nsswitch.conf
+  restart_daemon=1
+fi
+
 # The daemon must run from a directory that stays: started from a checkout that is later removed
 # (a CI clone), its working directory is gone, and every rsync it runs (snapshots on the dir pool)
 # fails with "getcwd(): No such file or directory". So it is started from /, and one found running

@@ -527,8 +527,9 @@ export async function execute(m: RunModel, c: Cmd): Promise<{ violations: Violat
       const newPrice = to.prices[svc.cycle];
       if (newPrice === undefined) break;
       const diff = newPrice - svc.amount;
-      const a = scale(diff, share(hi, paidUntil, svc.cycle));
-      const b = scale(diff, share(lo, paidUntil, svc.cycle));
+      const anchor = m.anchorDay.get(svc.id);
+      const a = scale(diff, share(hi, paidUntil, svc.cycle, anchor));
+      const b = scale(diff, share(lo, paidUntil, svc.cycle, anchor));
       const [min, max] = a < b ? [a, b] : [b, a];
       const total = at(r.body, "data", "document", "total");
       const range = `${fmt(min)} … ${fmt(max)} (price ${fmt(svc.amount)} → ${fmt(newPrice)}, paid until ${paidUntil.toISOString()})`;
@@ -600,7 +601,9 @@ export async function execute(m: RunModel, c: Cmd): Promise<{ violations: Violat
       // The most an immediate cancellation may give back: the unused share of the service, of
       // its add-ons, and whatever was paid on its open documents.
       let bound =
-        svc.cycle === "hourly" ? 0n : scale(svc.amount, share(now, paidUntil, svc.cycle)) + tolerance;
+        svc.cycle === "hourly"
+          ? 0n
+          : scale(svc.amount, share(now, paidUntil, svc.cycle, m.anchorDay.get(svc.id))) + tolerance;
       const prod = w.products.find((x) => x.id === svc.productId);
       for (const o of prod?.options ?? []) bound += await removalBound(m, svc, o.id, now);
       const open = [...m.docs.values()].filter((d) => d.serviceId === svc.id && d.status === "unpaid");

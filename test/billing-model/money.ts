@@ -51,15 +51,17 @@ export const addCycle = (d: Date, cycle: string, anchorDay?: number): Date =>
 
 /**
  * Remaining cycles from t to paidUntil: whole cycles walking back from paidUntil, plus the
- * fraction of the cycle that contains t; 0 when t >= paidUntil.
+ * fraction of the cycle that contains t; 0 when t >= paidUntil. The cycles are the service's terms:
+ * each starts whole cycles before paidUntil on the anchor day (clamped), never one cycle before a
+ * clamped date (paidUntil's own day when no anchor is known).
  */
-export function share(t: Date, paidUntil: Date, cycle: string): number {
+export function share(t: Date, paidUntil: Date, cycle: string, anchorDay?: number): number {
   if (t.getTime() >= paidUntil.getTime()) return 0;
   const months = MONTHS[cycle] ?? 1;
   let whole = 0;
   let end = paidUntil;
-  for (;;) {
-    const start = shiftMonths(end, -months);
+  for (let back = 1; ; back++) {
+    const start = shiftMonths(paidUntil, -months * back, anchorDay);
     if (start.getTime() <= t.getTime())
       return whole + (end.getTime() - t.getTime()) / (end.getTime() - start.getTime());
     whole += 1;

@@ -41,6 +41,8 @@ interface SvcRow {
   cycle: string;
   amount: string;
   next_due_date: Date;
+  /** The day its terms fall on (money.ts share); null while it has not been paid. */
+  anchor_day: number | null;
   suspensions: string[];
 }
 
@@ -72,7 +74,7 @@ export class RevenueBook {
   async check(sql: postgres.Sql, customerIds: string[], lo: Date, hi: Date): Promise<Violation[]> {
     const out: Violation[] = [];
     const services = await sql<SvcRow[]>`
-      select id, status, cycle, amount::text, next_due_date, suspensions from services
+      select id, status, cycle, amount::text, next_due_date, anchor_day, suspensions from services
       where customer_id = any(${customerIds}::uuid[]) and cycle <> 'hourly'`;
     const byId = new Map(services.map((s) => [s.id, s]));
     // Paid purchases of a service's own time, with what is kept on them (proforma included).
@@ -137,13 +139,18 @@ export class RevenueBook {
       const price = units(s.amount);
       let c = this.ceiling.get(s.id);
       if (!c && live(s.status)) {
-        c = { worth: 0n, at: shiftMonths(s.next_due_date, -(MONTHS[s.cycle] ?? 1)), price };
+        c = {
+          worth: 0n,
+          at: shiftMonths(s.next_due_date, -(MONTHS[s.cycle] ?? 1), s.anchor_day ?? undefined),
+          price,
+        };
         this.ceiling.set(s.id, c);
       }
       if (c && live(s.status) && hi > c.at) {
         // The price can have changed anywhere inside the step: the dearer of its two ends.
-        const far = addCycle(hi > s.next_due_date ? hi : s.next_due_date, s.cycle);
-        const spanned = share(c.at, far, s.cycle) - share(hi, far, s.cycle);
+        const anchor = s.anchor_day ?? undefined;
+        const far = addCycle(hi > s.next_due_date ? hi : s.next_due_date, s.cycle, anchor);
+        const spanned = share(c.at, far, s.cycle, anchor) - share(hi, far, s.cycle, anchor);
         c.worth += scale(dearer(price, c.price), spanned);
         c.at = hi;
       }
@@ -187,5 +194,5 @@ function dearer(a: Units, b: Units): Units {
 /** What ending the service at `t` returns for its own time: price × unused share, 0 once ended. */
 function refundable(s: SvcRow, t: Date): Units {
   if (!live(s.status)) return 0n;
-  return scale(units(s.amount), share(t, s.next_due_date, s.cycle));
+  return scale(units(s.amount), share(t, s.next_due_date, s.cycle, s.anchor_day ?? undefined));
 }

@@ -21,3 +21,15 @@ export async function eventually<T>(
   }
   throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
 }
+
+/** Polls until `url` answers 2xx (a service's health or readiness) or the time is up. */
+export const untilAnswersOk = (url: string, timeoutMs: number, stepMs = 100) =>
+  eventually(
+    () =>
+      fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    timeoutMs,
+    stepMs,
+  );

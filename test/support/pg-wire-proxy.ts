@@ -23,6 +23,12 @@ export interface WireTransaction {
    * their connection, `again` the ones it had described before (a statement never reused).
    */
   describeTrips: { firstUse: number; again: number };
+  /**
+   * It began in a write sent while the connection still awaited an answer: postgres.js pipelines a
+   * query onto a busy connection when its pool has none free, and the query then rides on another
+   * one's round trip, so its own count says less than it costs alone.
+   */
+  pipelined: boolean;
 }
 
 export interface PgWireProxy {
@@ -35,6 +41,11 @@ export interface PgWireProxy {
   answerDelayMs: number;
   /** Every transaction finished (committed or rolled back) since the proxy started. */
   transactions: WireTransaction[];
+  /**
+   * Every statement run outside a transaction (its own implicit one), as a transaction of one
+   * statement; its round trips include those that only described it before it ran.
+   */
+  autocommitted: WireTransaction[];
   close(): Promise<void>;
 }
 
@@ -48,6 +59,7 @@ const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
 /** Listens on 127.0.0.1 (a free port) and forwards every connection to `target` (host:port). */
 export async function pgWireProxy(target: { host: string; port: number }): Promise<PgWireProxy> {
   const transactions: WireTransaction[] = [];
+  const autocommitted: WireTransaction[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
@@ -69,12 +81,33 @@ export async function pgWireProxy(target: { host: string; port: number }): Promi
     let bound = "";
     let open: WireTransaction | undefined;
     let answered = true;
+    // Trips outside a transaction that only described a statement: the next one run alone ran it.
+    let describedAlone = { firstUse: 0, again: 0 };
 
     const executed = (text: string, touched: Set<WireTransaction>, fresh: boolean) => {
       const s = oneLine(text);
       if (/^begin\b/i.test(s))
-        open = { user, statements: [], roundTrips: 0, describeTrips: { firstUse: 0, again: 0 } };
-      if (!open) return;
+        open = {
+          user,
+          statements: [],
+          roundTrips: 0,
+          describeTrips: { firstUse: 0, again: 0 },
+          pipelined: !fresh,
+        };
+      if (!open) {
+        const trips = describedAlone.firstUse + describedAlone.again;
+        const alone = {
+          user,
+          statements: [`${trips + (fresh ? 1 : 0)} ${s}`],
+          roundTrips: trips,
+          describeTrips: describedAlone,
+          pipelined: !fresh,
+        };
+        describedAlone = { firstUse: 0, again: 0 };
+        touched.add(alone);
+        autocommitted.push(alone);
+        return;
+      }
       open.statements.push(`${open.roundTrips + (fresh ? 1 : 0)} ${s}`);
       touched.add(open);
       if (/^(commit|rollback|end)\b/i.test(s)) {
@@ -135,6 +168,7 @@ export async function pgWireProxy(target: { host: string; port: number }): Promi
         pending = pending.subarray(len + 1);
       }
       if (!fresh) return;
+      if (touched.size === 0 && runs === 0 && describes !== "none") describedAlone[describes]++;
       for (const t of touched) {
         t.roundTrips++;
         if (runs === 0 && describes !== "none") t.describeTrips[describes]++;
@@ -157,6 +191,7 @@ export async function pgWireProxy(target: { host: string; port: number }): Promi
     port: (server.address() as net.AddressInfo).port,
     answerDelayMs: 0,
     transactions,
+    autocommitted,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));

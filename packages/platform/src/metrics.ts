@@ -3,9 +3,10 @@
  * its own (never the API port, so it is not exposed with the API). Labels are bounded sets (an
  * RPC method, a route template, a status code), never raw paths or ids.
  */
-import http from "node:http";
+
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { Logger } from "./log.ts";
+import { http } from "./node-http.ts";
 
 export { Counter, Gauge, Histogram };
 

@@ -24,9 +24,9 @@ import {
   Code,
   ConnectError,
   type ConnectRouter,
+  type ContextValues,
   createContextKey,
   createContextValues,
-  createHandlerContext,
   type HandlerContext,
   type ServiceImpl,
 } from "@connectrpc/connect";
@@ -231,7 +231,58 @@ export async function serveRpc(
   };
 }
 
-const emptyHeaders = new Headers();
+/**
+ * A grpc-js call's handler context, as Connect's `createHandlerContext` builds it for a call without
+ * a timeout, except that its signal and headers are made on first use. Connect's makes three
+ * `Headers` and an `AbortController` at every call, and no handler here reads those headers: the
+ * first `Headers` loads Node's bundled undici (fetch's implementation), which took about 9 MB of
+ * each idle service's resident memory (docs/benchmarks.md, issue 31 §5, second pass).
+ */
+class GrpcHandlerContext implements HandlerContext {
+  readonly protocolName = "grpc";
+  readonly requestMethod = "POST";
+  readonly service: DescService;
+  readonly method: DescMethodUnary | DescMethodServerStreaming;
+  readonly url: string;
+  readonly values: ContextValues;
+  #signal: AbortSignal | undefined;
+  #requestHeader: Headers | undefined;
+  #responseHeader: Headers | undefined;
+  #responseTrailer: Headers | undefined;
+  constructor(
+    service: DescService,
+    method: DescMethodUnary | DescMethodServerStreaming,
+    url: string,
+    values: ContextValues,
+    signal?: AbortSignal,
+  ) {
+    this.service = service;
+    this.method = method;
+    this.url = url;
+    this.values = values;
+    this.#signal = signal;
+  }
+  /** Never aborted for a unary call: grpc-js enforces its deadline (see the unary handler). */
+  get signal(): AbortSignal {
+    this.#signal ??= new AbortController().signal;
+    return this.#signal;
+  }
+  timeoutMs(): number | undefined {
+    return undefined;
+  }
+  get requestHeader(): Headers {
+    this.#requestHeader ??= new Headers();
+    return this.#requestHeader;
+  }
+  get responseHeader(): Headers {
+    this.#responseHeader ??= new Headers();
+    return this.#responseHeader;
+  }
+  get responseTrailer(): Headers {
+    this.#responseTrailer ??= new Headers();
+    return this.#responseTrailer;
+  }
+}
 
 /**
  * "plaintext" is the probe port (HEALTH_PORT): the health service alone, without TLS, for the
@@ -265,17 +316,12 @@ async function serveGrpcJs(
         // The deadline is enforced by grpc-js itself; the context carries no timer and is never
         // aborted, because aborting builds a DOMException per call (measured: ~10% of auth's CPU).
         const caller = callerIdentity(call);
-        const ctx = createHandlerContext({
-          service: desc,
+        const ctx = new GrpcHandlerContext(
+          desc,
           method,
-          protocolName: "grpc",
-          requestMethod: "POST",
-          url: gate.path,
-          requestHeader: emptyHeaders,
-          contextValues: createContextValues()
-            .set(callerKey, caller)
-            .set(deadlineKey, grpcDeadlineMs(call.getDeadline())),
-        });
+          gate.path,
+          createContextValues().set(callerKey, caller).set(deadlineKey, grpcDeadlineMs(call.getDeadline())),
+        );
         serveUnary(gate, fn, impl, {
           req: call.request,
           ctx,
@@ -296,15 +342,7 @@ async function serveGrpcJs(
         const cancelled = new AbortController();
         openStreams.add(cancelled);
         call.on("cancelled", () => cancelled.abort());
-        const ctx = createHandlerContext({
-          service: desc,
-          method,
-          protocolName: "grpc",
-          requestMethod: "POST",
-          url: gate.path,
-          requestHeader: emptyHeaders,
-          requestSignal: cancelled.signal,
-        });
+        const ctx = new GrpcHandlerContext(desc, method, gate.path, createContextValues(), cancelled.signal);
         const messages = serveStream(gate, fn, impl, {
           req: call.request,
           ctx,

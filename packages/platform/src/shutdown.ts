@@ -1,5 +1,6 @@
 import { flushCompileCache } from "node:module";
 import type { Logger } from "./log.ts";
+import { collectStartupGarbage } from "./startup-garbage.ts";
 
 /**
  * Runs the steps in order on SIGTERM or SIGINT (stop accepting, finish in-flight work, drain NATS,
@@ -26,13 +27,20 @@ export function onShutdown(log: Logger, steps: Array<[string, () => Promise<unkn
   process.on("SIGINT", () => void run("SIGINT"));
 }
 
-/** Entry-point wrapper: a start-up failure is logged and exits non-zero. */
+/**
+ * Entry-point wrapper: a start-up failure is logged and exits non-zero. Once `main` has resolved
+ * the service is serving, and start-up's leftovers are dealt with here for every service.
+ */
 export function runMain(log: Logger, main: () => Promise<void>): void {
   main().then(
-    // Everything the service loads at start-up is loaded now: its compiled form is written to the
-    // compile cache here rather than at a normal exit, which a killed process never reaches (the
-    // next start then strips TypeScript again: +16 MB RSS, docs/benchmarks.md).
-    () => flushCompileCache(),
+    () => {
+      // Everything the service loads at start-up is loaded now: its compiled form is written to the
+      // compile cache here rather than at a normal exit, which a killed process never reaches (the
+      // next start then strips TypeScript again: +16 MB RSS, docs/benchmarks.md).
+      flushCompileCache();
+      // Start-up's garbage handed back once (docs/benchmarks.md, idle memory).
+      collectStartupGarbage();
+    },
     (err: unknown) => {
       log.error("start-up failed", { err });
       process.exit(1);

@@ -61,6 +61,33 @@ export function createAddons(sql: Sql, ns: string): BillingHandlers {
       return { addons: held.map((a) => addonOut(a, s.currency)) };
     },
 
+    async listOrderAddons(req) {
+      const caller = callerOf(req.caller);
+      // The order's services and their held add-ons in one statement: a page of an order with
+      // fifty services is still one call and one round trip. The left join keeps a service
+      // without add-ons; the order row keeps an order without services apart from none at all.
+      const rows = await sql.unsafe<(Partial<AddonRow> & { sid: string | null; currency: string | null })[]>(
+        `select s.id as sid, s.currency, a.*, opt.name
+           from orders o
+           left join services s on s.order_id = o.id
+           left join service_addons a on a.service_id = s.id and a.status <> 'cancelled'
+           left join product_options opt on opt.id = a.option_id
+          where o.id = $1 and o.customer_id = $2
+          order by s.created_at, s.id, a.started_at`,
+        [req.orderId, caller.customerId],
+        prepared,
+      );
+      if (rows.length === 0) throw notFound("Order");
+      const services = new Map<string, MessageInitShape<typeof AddonSchema>[]>();
+      for (const r of rows) {
+        if (!r.sid) continue;
+        const held = services.get(r.sid) ?? [];
+        services.set(r.sid, held);
+        if (r.id) held.push(addonOut(r as AddonRow, r.currency ?? ""));
+      }
+      return { services: [...services].map(([serviceId, addons]) => ({ serviceId, addons })) };
+    },
+
     async listAddonOffers(req) {
       const caller = callerOf(req.caller);
       const s = await ownService(sql, caller.customerId, req.serviceId);

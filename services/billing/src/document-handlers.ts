@@ -1,10 +1,11 @@
-import { create, fromJsonString, toJsonString } from "@bufbuild/protobuf";
+import { create, toJsonString } from "@bufbuild/protobuf";
 import { PayDocumentResponseSchema } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { apiError, badRequest, notFound, PAGE_SIZE, type Sql } from "@hb/platform";
 import { currencyMismatch, lockedBalance } from "./account-currency.ts";
 import { moneyOut } from "./contract-values.ts";
+import { payInOneStatement, storedAnswer } from "./document-pay.ts";
 import { createDocument, lockedDocument, payFromCredit } from "./documents.ts";
 import { documentKind, documentStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -82,8 +83,23 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
     async payDocument(req) {
       const caller = callerOf(req.caller);
       const kind = kindOf(req.kind);
-      if (req.amount) requestedMoney(req.amount.amount, "amount");
+      const part = req.amount
+        ? { units: requestedMoney(req.amount.amount, "amount"), currency: req.amount.currency }
+        : undefined;
       const op = `pay:${req.documentId}`;
+      // An invoice whose payment sets nothing in motion is paid in one statement (document-pay.ts);
+      // any other document by the engine below.
+      const paid = await payInOneStatement(sql, {
+        personId: caller.personId,
+        customerId: caller.customerId,
+        documentId: req.documentId,
+        kind,
+        amount: part,
+        operation: op,
+        idempotencyKey: req.idempotencyKey,
+        requestHash: req.requestHash,
+      });
+      if (paid) return paid;
       return transactPipelined(sql, async (tx, withCommit) => {
         // One round trip, with the begin: the idempotency record, then the payer's balance and the document, both
         // locked, in the order every payment locks them.
@@ -92,7 +108,7 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
           lockedBalance(tx, caller.personId),
           lockedDocument(tx, req.documentId, { customerId: caller.customerId, kind }),
         ]);
-        if (again) return fromJsonString(PayDocumentResponseSchema, again);
+        if (again) return storedAnswer(JSON.parse(again));
         if (!d) throw notFound(kind === "invoice" ? "Invoice" : "Proforma");
         const requested = req.amount ? amountIn(req.amount, "amount", d.currency) : undefined;
         const r = await payFromCredit(tx, ns, d.id, caller, requested, { balance, document: d });

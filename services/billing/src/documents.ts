@@ -205,6 +205,20 @@ export async function createAndPayFromCredit<T>(
   };
 }
 
+/** The refusals of a payment, here and in the one-statement pay (document-pay.ts). */
+export const alreadySettled = (kind: string, status: string) =>
+  apiError("CONFLICT", `This ${kind} is already ${status}`);
+
+export const amountNotPositive = () =>
+  apiError("BAD_REQUEST", "amount must be greater than zero", {
+    violations: [{ field: "amount", message: "must be greater than zero" }],
+  });
+
+export const amountOverDue = (remaining: Units) =>
+  apiError("BAD_REQUEST", `amount exceeds the amount due (${formatMoney(remaining)})`, {
+    violations: [{ field: "amount", message: `must be at most ${toNumber(remaining)}` }],
+  });
+
 interface Payer {
   personId: string;
   customerId: string;
@@ -219,19 +233,12 @@ async function settle(
   requested: Units | undefined,
   lines?: NewDocument["lines"],
 ): Promise<PaymentOutcome> {
-  if (doc.status !== "unpaid") throw apiError("CONFLICT", `This ${doc.kind} is already ${doc.status}`);
+  if (doc.status !== "unpaid") throw alreadySettled(doc.kind, doc.status);
   await checkPayable(tx, doc);
   const remaining = money(doc.total) - money(doc.amount_paid);
   const amount = requested ?? remaining;
-  if (amount <= 0n)
-    throw apiError("BAD_REQUEST", "amount must be greater than zero", {
-      violations: [{ field: "amount", message: "must be greater than zero" }],
-    });
-  if (amount > remaining) {
-    throw apiError("BAD_REQUEST", `amount exceeds the amount due (${formatMoney(remaining)})`, {
-      violations: [{ field: "amount", message: `must be at most ${toNumber(remaining)}` }],
-    });
-  }
+  if (amount <= 0n) throw amountNotPositive();
+  if (amount > remaining) throw amountOverDue(remaining);
   const fullyPaid = amount === remaining;
   // The movement (balance and ledger) and the document's paid amount in one statement: the
   // document changes only when the money moved.

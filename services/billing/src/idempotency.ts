@@ -13,11 +13,11 @@ export async function replay(
   requestHash: string,
 ): Promise<string | undefined> {
   if (!key) return undefined;
-  if (key.length > 255) throw apiError("BAD_REQUEST", "Idempotency-Key must be at most 255 characters");
+  if (key.length > 255) throw keyTooLong();
   // Serialise concurrent requests with the same key. The read is sent with the lock, in the same
   // round trip: PostgreSQL runs it once the lock is held, and it sees what the holder committed.
   const [, [row]] = await Promise.all([
-    tx`select pg_advisory_xact_lock(hashtext(${`${personId}:${operation}:${key}`}))`.execute(),
+    tx`select pg_advisory_xact_lock(hashtext(${keyLockName(personId, operation, key)}))`.execute(),
     tx<{ request_hash: string; response: string }[]>`
       select request_hash, response from idempotency
       where person_id = ${personId} and operation = ${operation} and key = ${key}
@@ -25,12 +25,21 @@ export async function replay(
   ]);
   if (!row) return undefined;
   if (row.request_hash !== requestHash) {
-    throw apiError("BAD_REQUEST", "This Idempotency-Key was already used with a different request body", {
-      violations: [{ field: "Idempotency-Key", message: "reused with a different body" }],
-    });
+    throw keyReused();
   }
   return row.response;
 }
+
+export const keyTooLong = () => apiError("BAD_REQUEST", "Idempotency-Key must be at most 255 characters");
+
+export const keyReused = () =>
+  apiError("BAD_REQUEST", "This Idempotency-Key was already used with a different request body", {
+    violations: [{ field: "Idempotency-Key", message: "reused with a different body" }],
+  });
+
+/** The name of the key's lock (pg_advisory_xact_lock of its hashtext): one per person, operation and key. */
+export const keyLockName = (personId: string, operation: string, key: string) =>
+  `${personId}:${operation}:${key}`;
 
 /**
  * Keeps the key's answer in the transaction that moved the money. Returns the statement, started:

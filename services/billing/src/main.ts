@@ -39,7 +39,7 @@ import { createClockAdmin, startDueWork } from "./due.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { createOrders } from "./orders.ts";
 import { createPayments } from "./payments/wiring.ts";
-import { startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
+import { provisioningHandOver, startMachineEventConsumer, startProvisioner } from "./provisioning.ts";
 import { createReseller } from "./reseller.ts";
 import { createServiceHandlers } from "./service-handlers.ts";
 import { withRecordHandOver } from "./service-records.ts";
@@ -55,7 +55,8 @@ runMain(log, async () => {
   await migrate(sql, "billing", path.join(import.meta.dirname, "db/migrations"), log);
   await startClock(sql, cfg.BILLING_CLOCK_CONTROL, log);
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
-  const nats = linkNats(cfg.NATS_URL, "billing", cfg.HB_NS, log);
+  // No stack captured per request: the relay publishes every event as one (platform nats.ts).
+  const nats = linkNats(cfg.NATS_URL, "billing", cfg.HB_NS, log, { asyncTraces: false });
   const tls = loadTlsIdentity(cfg);
   const compute = rpcClient(cfg.RPC_TRANSPORT, ComputeProvisioningService, cfg.COMPUTE_ADDR, {
     timeoutMs: cfg.RPC_TIMEOUT_MS,
@@ -69,13 +70,15 @@ runMain(log, async () => {
   });
   const accounts = accountLookup(auth.client);
 
+  // An order's records and builds go to compute in one call before its answer (provisioning.ts).
+  const handOver = provisioningHandOver(sql, cfg.HB_NS, compute.client, log, cfg.PROVISIONER_INTERVAL_MS);
   // Every call's service records reach compute before its answer does (service-records.ts).
   const impl: BillingHandlers = withRecordHandOver(
     {
       ...createAccount(sql, accounts),
       ...createCatalogue(sql),
       ...createServiceHandlers(sql, cfg.HB_NS, accounts),
-      ...createOrders(sql, cfg.HB_NS),
+      ...createOrders(sql, cfg.HB_NS, handOver),
       ...createDocumentHandlers(sql, cfg.HB_NS),
       ...createReseller(sql, cfg.HB_NS),
       ...createAddons(sql, cfg.HB_NS),
@@ -108,7 +111,14 @@ runMain(log, async () => {
     cfg.HEALTH_PORT,
   );
   const relay = startOutboxRelay(sql, nats, log);
-  const provisioner = startProvisioner(sql, cfg.HB_NS, compute.client, log, cfg.PROVISIONER_INTERVAL_MS);
+  const provisioner = startProvisioner(
+    sql,
+    cfg.HB_NS,
+    compute.client,
+    log,
+    cfg.PROVISIONER_INTERVAL_MS,
+    handOver,
+  );
   const machines = startMachineEventConsumer(sql, nats, cfg.HB_NS, log);
   const due = startDueWork(sql, cfg.HB_NS, log, cfg.HOURLY_CHARGE_INTERVAL_MS, cfg.DUE_CATCH_UP_STEPS);
   // Tables that only grow keep 30 days, like every other record.

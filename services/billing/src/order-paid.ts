@@ -9,9 +9,10 @@ import { orderEventInit } from "./events.ts";
 import { addCycle, CYCLE_MONTHS, HOURLY } from "./money.ts";
 import { startOrderAddons } from "./order-addons.ts";
 import { onDocumentPaid, type PaidPayment } from "./paid-dispatch.ts";
-import { wakeProvisioner } from "./provisioning.ts";
+import { wakeProvisionerUnlessHandedOver } from "./provisioning.ts";
 import type { DocumentRow, OrderRow, ServiceRow } from "./records.ts";
-import { recordRows } from "./service-records.ts";
+import { recordRowsAtCommit } from "./service-records.ts";
+import { sentWithCommit } from "./shared.ts";
 
 async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidPayment) {
   if (!doc.order_id) return;
@@ -45,13 +46,13 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
     orderRows,
     servicesStarted,
     addonsStarted,
-    wakeProvisioner(tx).execute(),
+    wakeProvisionerUnlessHandedOver(tx),
   ]);
   // A partner learns of the payment once the services are built (see provisioning.ts). The event
-  // and the services' records go in one statement.
+  // and the services' records go in one statement, with the commit where the caller allows it.
   const paid =
     order && !order.partner_id ? [orderEventInit("order.paid", order, { invoiceId: payment.invoiceId })] : [];
-  await recordRows(tx, ns, started, { alongside: paid });
+  await sentWithCommit(tx, recordRowsAtCommit(tx, ns, started, paid));
   return { order };
 }
 

@@ -30,7 +30,7 @@ import {
   type PricedAddon,
   priceOrderAddons,
 } from "./order-addons.ts";
-import { wakeProvisioner } from "./provisioning.ts";
+import { type ProvisionItem, wakeProvisionerUnlessHandedOver } from "./provisioning.ts";
 import { type DocumentRow, type OrderRow, type ServiceRow, selectServices } from "./records.ts";
 import { documentOut, orderOut } from "./records-out.ts";
 import { recordRows } from "./service-records.ts";
@@ -49,6 +49,8 @@ interface PricedItem {
   minCredit: Units;
   /** Add-ons chosen with the item (order-addons.ts). */
   addons: PricedAddon[];
+  /** What compute builds for it (the product's). */
+  spec: { vcpus: number; memory_mb: number; disk_gb: number; location: string };
 }
 
 export interface OrderContext {
@@ -89,9 +91,14 @@ export async function priceItems(
       os_images: string[];
       price: string | null;
       min_credit: string;
+      vcpus: number;
+      memory_mb: number;
+      disk_gb: number;
+      location: string;
     }[]
   >`
-    select i.n::int as n, p.id, p.name, p.kind, p.currency, p.os_images, pp.price, p.min_credit::text
+    select i.n::int as n, p.id, p.name, p.kind, p.currency, p.os_images, pp.price, p.min_credit::text,
+      p.vcpus, p.memory_mb, p.disk_gb, p.location
     from unnest(${items.filter((_, i) => readable[i]).map((item) => item.productId)}::uuid[],
                 ${items.flatMap((_, i) => (readable[i] ? [cycles[i] as string] : []))}::text[],
                 ${items.flatMap((_, i) => (readable[i] ? [i] : []))}::int[]) as i(product_id, cycle, n)
@@ -130,6 +137,7 @@ export async function priceItems(
       currency: p.currency,
       minCredit: money(p.min_credit),
       addons: [],
+      spec: { vcpus: p.vcpus, memory_mb: p.memory_mb, disk_gb: p.disk_gb, location: p.location },
     });
   }
   const addons = await priceOrderAddons(db, priced, (i) => (items.length === 1 ? "" : `items.${i}.`));
@@ -192,6 +200,20 @@ export async function placeOrder(
   priced: PricedItem[],
   locked?: Units,
 ): Promise<PlacedOrder> {
+  return (await placeOrderWithBuilds(tx, ns, ctx, priced, locked)).placed;
+}
+
+/**
+ * placeOrder, with what compute needs to build the services the order leaves paid (`pending`),
+ * for a caller that hands them over itself once it has committed.
+ */
+export async function placeOrderWithBuilds(
+  tx: TxSql,
+  ns: string,
+  ctx: OrderContext,
+  priced: PricedItem[],
+  locked?: Units,
+): Promise<{ placed: PlacedOrder; builds: ProvisionItem[] }> {
   const plan = planOrder(priced);
   const balance = await checkHourlyCredit(tx, ctx, plan, locked);
   const c: Checkout = { tx, ns, ctx, plan, rows: orderAndServicesCtes(tx, ctx, plan), balance };
@@ -201,7 +223,24 @@ export async function placeOrder(
       : ((await settleAtOnce(c)) ?? (await invoiceThenSettle(c)));
   // The services as the order leaves them (written, and paid or not), for compute's copy.
   await recordRows(tx, ns, placement.services);
-  return placedOut(placement, plan.currency);
+  const specs = new Map(plan.items.map(({ priced: p, serviceId }) => [serviceId, p.spec]));
+  const builds = placement.services.flatMap((s): ProvisionItem[] => {
+    const spec = specs.get(s.id);
+    return s.status === "pending" && spec
+      ? [
+          {
+            id: s.id,
+            customer_id: s.customer_id,
+            kind: s.kind,
+            product_id: s.product_id,
+            hostname: s.hostname,
+            os_image_id: s.os_image_id,
+            ...spec,
+          },
+        ]
+      : [];
+  });
+  return { placed: placedOut(placement, plan.currency), builds };
 }
 
 function planOrder(priced: PricedItem[]): OrderPlan {
@@ -296,7 +335,7 @@ const servicesOfOrder = (tx: TxSql, orderId: string) =>
  */
 async function chargeFirstHours(tx: TxSql, ctx: OrderContext, plan: OrderPlan) {
   // Sent now and awaited last: it rides in the round trips that follow.
-  const woken = plan.hourly.length > 0 ? wakeProvisioner(tx).execute() : undefined;
+  const woken = plan.hourly.length > 0 ? wakeProvisionerUnlessHandedOver(tx) : undefined;
   for (const { priced: p, serviceId } of plan.items) {
     if (p.cycle !== HOURLY) continue;
     await move(tx, {

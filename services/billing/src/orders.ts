@@ -6,16 +6,27 @@ import { orderPaymentStatus, orderStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
 import { remember, replay } from "./idempotency.ts";
 import { listPage } from "./list-query.ts";
-import { placeOrder, priceItems } from "./order-placement.ts";
+import { placeOrderWithBuilds, priceItems } from "./order-placement.ts";
+import { handsOverItself, type ProvisioningHandOver } from "./provisioning.ts";
 import { DOCUMENT_NAMES, type DocumentRow, type OrderRow, selectServices, summaryOut } from "./records.ts";
 import { orderOut } from "./records-out.ts";
-import { callerOf, transactPipelined } from "./shared.ts";
+import { forgetWritten, takeWritten } from "./service-records.ts";
+import { callerOf, collectAtCommit, transactPipelined } from "./shared.ts";
 
-export function createOrders(sql: Sql, ns: string): BillingHandlers {
+export function createOrders(sql: Sql, ns: string, handOver?: ProvisioningHandOver): BillingHandlers {
   return {
     async createOrder(req) {
       const caller = callerOf(req.caller);
-      const result = await transactPipelined(sql, async (tx, withCommit) => {
+      let claimed: string[] = [];
+      const { placed, builds } = await transactPipelined(sql, async (tx, withCommit) => {
+        // A retried attempt starts over: what a rolled-back one wrote never happened.
+        handOver?.release(claimed);
+        claimed = [];
+        if (handOver) {
+          forgetWritten();
+          handsOverItself(tx);
+        }
+        const atCommit = collectAtCommit(tx);
         // One round trip, with the begin: the idempotency record, the catalogue and the payer's balance (locked for
         // the rest of the transaction) are read together, in that order.
         const [again, priced, row] = await Promise.all([
@@ -23,19 +34,35 @@ export function createOrders(sql: Sql, ns: string): BillingHandlers {
           priceItems(tx, req.items, caller.currency),
           lockedBalance(tx, caller.personId),
         ]);
-        if (again) return fromJsonString(PlacedOrderSchema, again);
+        if (again) return { placed: fromJsonString(PlacedOrderSchema, again), builds: [] };
         const ctx = {
           customerId: caller.customerId,
           personId: caller.personId,
           paymentMode: "credit" as const,
         };
         const balance = await lockBalance(tx, caller.personId, caller.customerId, priced[0].currency, row);
-        const placed = await placeOrder(tx, ns, ctx, priced, balance);
-        const stored = toJsonString(PlacedOrderSchema, placed);
-        withCommit(remember(tx, caller.personId, "order", req.idempotencyKey, req.requestHash, stored));
-        return placed;
+        const placement = await placeOrderWithBuilds(tx, ns, ctx, priced, balance);
+        // Claimed before the commit makes them visible to the provisioner (released if it fails).
+        claimed = placement.builds.map((b) => b.id);
+        handOver?.claim(claimed);
+        const stored = toJsonString(PlacedOrderSchema, placement.placed);
+        // The order's event and records were sent without waiting (sentWithCommit): they, the key's
+        // answer and the commit share one round trip.
+        withCommit(
+          Promise.all([
+            atCommit(),
+            remember(tx, caller.personId, "order", req.idempotencyKey, req.requestHash, stored),
+          ]),
+        );
+        return placement;
+      }).catch((err) => {
+        handOver?.release(claimed);
+        throw err;
       });
-      return { placed: result };
+      // Committed: the records it wrote and the builds of what it paid reach compute in one call
+      // before the answer (read-your-writes, service-records.ts); withRecordHandOver has nothing left.
+      if (handOver) await handOver.send(takeWritten(), builds);
+      return { placed };
     },
 
     async listOrders(req) {

@@ -67,3 +67,9 @@ export async function dispatchPaid(
 export async function checkPayable(tx: TxSql, doc: DocumentRow) {
   for (const c of payable.get(doc.purpose) ?? []) await c(tx, doc);
 }
+
+/**
+ * Purposes whose payment runs code of a feature (a handler or a check above): a payment of a
+ * document of any other purpose moves money and marks the document, and nothing else.
+ */
+export const purposesWithHandlers = (): string[] => [...new Set([...paid.keys(), ...payable.keys()])];

@@ -2,7 +2,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { type MachineKind, MachineKindSchema } from "@hb/contracts/hb/compute/v1/machines_pb";
 import type { ComputeProvisioningService } from "@hb/contracts/hb/compute/v1/provisioning_pb";
-import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
+import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
   type BatchConsumer,
   consumeBatches,
@@ -18,9 +18,9 @@ import {
 } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { orderEvent, serviceEvent } from "./events.ts";
-import { type OrderRow, selectServices } from "./records.ts";
-import { recordServices } from "./service-records.ts";
-import { transact } from "./shared.ts";
+import { type OrderRow, type ServiceRow, selectServices } from "./records.ts";
+import { recordRowsAtCommit } from "./service-records.ts";
+import { transact, transactPipelined } from "./shared.ts";
 
 const PROVISIONING_CHANNEL = "billing_provisioning";
 
@@ -29,8 +29,197 @@ export function wakeProvisioner(sql: Sql | TxSql) {
   return sql`select pg_notify(${PROVISIONING_CHANNEL}, '')`;
 }
 
+/** Transactions whose call hands its paid services to compute itself (provisioningHandOver). */
+const handedOver = new WeakSet<TxSql>();
+
+export function handsOverItself(tx: TxSql): void {
+  handedOver.add(tx);
+}
+
+/**
+ * wakeProvisioner, started, unless the transaction's call hands its services over itself (the
+ * provisioner would find them claimed: a pass for nothing).
+ */
+export function wakeProvisionerUnlessHandedOver(tx: TxSql): Promise<unknown> {
+  return handedOver.has(tx) ? Promise.resolve() : wakeProvisioner(tx).execute();
+}
+
 /** Services asked for in one ProvisionBatch call. */
 const PROVISION_BATCH = 20;
+/** ProvisionBatch's own limit (provisioning.proto): a hand-over flush takes at most this many. */
+const HAND_OVER_MAX = 100;
+
+/** What compute needs to build one paid service (a `pending` service joined with its product). */
+export interface ProvisionItem {
+  id: string;
+  customer_id: string;
+  kind: string;
+  product_id: string;
+  hostname: string;
+  os_image_id: string;
+  vcpus: number;
+  memory_mb: number;
+  disk_gb: number;
+  location: string;
+}
+
+const provisionRequest = (r: ProvisionItem) => ({
+  serviceId: r.id,
+  customerId: r.customer_id,
+  // The machine kind of the product kind's word (vps ↔ MACHINE_KIND_VPS); UNSPECIFIED for none.
+  kind: enumOfWord<MachineKind>(MachineKindSchema, r.kind),
+  productId: r.product_id,
+  hostname: r.hostname,
+  osImageId: r.os_image_id,
+  location: r.location,
+  vcpus: r.vcpus,
+  memoryMb: r.memory_mb,
+  diskGb: r.disk_gb,
+  plan: r.product_id,
+});
+
+type Compute = Pick<Client<typeof ComputeProvisioningService>, "provisionBatch" | "applyServiceRecords">;
+
+/**
+ * An order call's own hand-over to compute (issue 31 §2): the service records it committed and the
+ * builds of the services it paid go in one ProvisionBatch call before it answers, instead of
+ * ApplyServiceRecords before the answer and ProvisionBatch from the provisioner's next pass. Calls
+ * that arrive while one is in flight go together in the next (one call for several orders under
+ * load). The provisioner leaves services claimed here alone; whatever a hand-over does not get
+ * compute to take (a failed call, a refusal) stays `pending` and the provisioner's passes take it
+ * as before, so a 201 never depends on this call.
+ */
+export interface ProvisioningHandOver {
+  /** Before commit: the call hands these services over itself; the provisioner leaves them. */
+  claim(serviceIds: readonly string[]): void;
+  /** The transaction that claimed them did not commit. */
+  release(serviceIds: readonly string[]): void;
+  /**
+   * After commit: the records and the builds, in one call shared with the calls waiting beside it;
+   * resolves once compute answered it (or it failed, logged: the stream brings the records and the
+   * provisioner the builds). The services compute took move to `installing` afterwards, in one
+   * transaction per call, as the provisioner moves its own.
+   */
+  send(records: readonly Event[], services: readonly ProvisionItem[]): Promise<void>;
+  /** Waits for the moves to `installing` under way. */
+  settled(): Promise<void>;
+}
+
+interface ProvisioningState {
+  failing: Map<string, { failures: number; retryAt: number }>;
+  claimed: Set<string>;
+}
+
+/**
+ * Moves the services compute took to `installing` and writes their records, in one transaction:
+ * the update returns the rows the records are made of (no read of its own), and the records go with
+ * the commit.
+ */
+async function markInstalling(sql: Sql, ns: string, started: readonly string[]) {
+  if (started.length === 0) return;
+  await transactPipelined(sql, async (tx, withCommit) => {
+    const moved = await tx<ServiceRow[]>`
+      update services s set status = 'installing' from products p
+      where s.id = any(${started}::uuid[]) and s.status = 'pending' and p.id = s.product_id
+      returning s.*, p.name as product_name`;
+    withCommit(recordRowsAtCommit(tx, ns, moved)());
+  });
+}
+
+export function provisioningHandOver(
+  sql: Sql,
+  ns: string,
+  compute: Compute,
+  log: Logger,
+  intervalMs = 300,
+): ProvisioningHandOver & { state: ProvisioningState } {
+  const state: ProvisioningState = { failing: new Map(), claimed: new Set() };
+  type Waiting = { records: readonly Event[]; services: readonly ProvisionItem[]; done: () => void };
+  let queue: Waiting[] = [];
+  let flushing = false;
+  let moves: Promise<void> = Promise.resolve();
+  const release = (ids: readonly string[]) => {
+    for (const id of ids) state.claimed.delete(id);
+  };
+  const failed = (serviceId: string, err: unknown) => {
+    const failures = (state.failing.get(serviceId)?.failures ?? 0) + 1;
+    const delay = provisionRetryDelay(failures, intervalMs);
+    state.failing.set(serviceId, { failures, retryAt: Date.now() + delay });
+    log.warn("provisioning request failed, will retry", { serviceId, failures, delayMs: delay, err });
+  };
+
+  async function flushOnce(batch: Waiting[]) {
+    const records = batch.flatMap((w) => w.records);
+    const services = batch.flatMap((w) => w.services);
+    try {
+      if (services.length === 0) {
+        await compute.applyServiceRecords({ events: records });
+        return;
+      }
+      const { results } = await compute.provisionBatch({ requests: services.map(provisionRequest), records });
+      const started = results.filter((r) => !r.error).map((r) => r.serviceId);
+      for (const r of results) if (r.error) failed(r.serviceId, r.error);
+      for (const id of started) state.failing.delete(id);
+      const refused = new Set(services.map((s) => s.id));
+      for (const id of started) refused.delete(id);
+      release([...refused]);
+      // Not waited for by the orders (compute holds the machines already), one move at a time;
+      // claimed until moved, so that no provisioner pass asks for them again meanwhile.
+      moves = moves.then(() =>
+        markInstalling(sql, ns, started)
+          .catch((err) =>
+            log.warn("services built but not marked installing; the provisioner asks again", { err }),
+          )
+          .finally(() => release(started)),
+      );
+    } catch (err) {
+      for (const s of services) failed(s.id, err);
+      release(services.map((s) => s.id));
+      log.warn("service records not handed to compute; the event stream brings them", { err });
+    }
+  }
+
+  async function flush() {
+    flushing = true;
+    try {
+      while (queue.length > 0) {
+        // Whole calls only, up to ProvisionBatch's limit (the first always: an order has at most 50).
+        let n = 0;
+        let take = 0;
+        while (take < queue.length && (take === 0 || n + queue[take].services.length <= HAND_OVER_MAX)) {
+          n += queue[take].services.length;
+          take++;
+        }
+        const batch = queue.slice(0, take);
+        queue = queue.slice(take);
+        try {
+          await flushOnce(batch);
+        } finally {
+          // Whatever happened, the orders answer: the stream and the provisioner cover a failure.
+          for (const w of batch) w.done();
+        }
+      }
+    } finally {
+      flushing = false;
+    }
+  }
+
+  return {
+    state,
+    claim(ids) {
+      for (const id of ids) state.claimed.add(id);
+    },
+    release,
+    send(records, services) {
+      if (records.length === 0 && services.length === 0) return Promise.resolve();
+      return new Promise<void>((done) => {
+        queue.push({ records, services, done });
+        if (!flushing) void flush();
+      });
+    },
+    settled: () => moves,
+  };
+}
 
 /** Delay before asking compute again after `failures` failed attempts: doubling, capped. */
 export function provisionRetryDelay(failures: number, baseMs: number, capMs = 60_000): number {
@@ -50,9 +239,16 @@ export function startProvisioner(
   compute: Client<typeof ComputeProvisioningService>,
   log: Logger,
   intervalMs = 300,
+  handOver: ProvisioningHandOver & { state: ProvisioningState } = provisioningHandOver(
+    sql,
+    ns,
+    compute,
+    log,
+    intervalMs,
+  ),
 ) {
   let stopped = false;
-  const failing = new Map<string, { failures: number; retryAt: number }>();
+  const { failing, claimed } = handOver.state;
   const failed = (serviceId: string, err: unknown) => {
     const failures = (failing.get(serviceId)?.failures ?? 0) + 1;
     const delay = provisionRetryDelay(failures, intervalMs);
@@ -66,21 +262,12 @@ export function startProvisioner(
   const loop = (async () => {
     while (!stopped) {
       try {
-        const waiting = [...failing.entries()].filter(([, f]) => f.retryAt > Date.now()).map(([id]) => id);
-        const rows = await sql<
-          {
-            id: string;
-            customer_id: string;
-            kind: string;
-            product_id: string;
-            hostname: string;
-            os_image_id: string;
-            vcpus: number;
-            memory_mb: number;
-            disk_gb: number;
-            location: string;
-          }[]
-        >`
+        const waiting = [
+          ...[...failing.entries()].filter(([, f]) => f.retryAt > Date.now()).map(([id]) => id),
+          // An order call is handing these over itself (provisioningHandOver).
+          ...claimed,
+        ];
+        const rows = await sql<ProvisionItem[]>`
           select s.id, s.customer_id, s.kind, s.product_id, s.hostname, s.os_image_id, p.vcpus, p.memory_mb, p.disk_gb, p.location
           from services s join products p on p.id = s.product_id
           where s.status = 'pending' and s.id <> all(${waiting}::uuid[]) order by s.created_at limit ${PROVISION_BATCH}`;
@@ -89,22 +276,7 @@ export function startProvisioner(
           // One call for the pass's services (compute records them in one transaction).
           let results: { serviceId: string; error: string }[];
           try {
-            ({ results } = await compute.provisionBatch({
-              requests: rows.map((r) => ({
-                serviceId: r.id,
-                customerId: r.customer_id,
-                // The machine kind of the product kind's word (vps ↔ MACHINE_KIND_VPS); UNSPECIFIED for none.
-                kind: enumOfWord<MachineKind>(MachineKindSchema, r.kind),
-                productId: r.product_id,
-                hostname: r.hostname,
-                osImageId: r.os_image_id,
-                location: r.location,
-                vcpus: r.vcpus,
-                memoryMb: r.memory_mb,
-                diskGb: r.disk_gb,
-                plan: r.product_id,
-              })),
-            }));
+            ({ results } = await compute.provisionBatch({ requests: rows.map(provisionRequest) }));
           } catch (err) {
             for (const r of rows) failed(r.id, err);
             results = [];
@@ -112,16 +284,7 @@ export function startProvisioner(
           const started = results.filter((r) => !r.error).map((r) => r.serviceId);
           for (const r of results) if (r.error) failed(r.serviceId, r.error);
           if (started.length > 0) {
-            await sql.begin(async (tx) => {
-              const moved = await tx<{ id: string }[]>`
-                update services set status = 'installing' where id = any(${started}::uuid[]) and status = 'pending'
-                returning id`;
-              await recordServices(
-                tx,
-                ns,
-                moved.map((r) => r.id),
-              );
-            });
+            await markInstalling(sql, ns, started);
             for (const id of started) failing.delete(id);
           }
           tookAll = started.length === rows.length;
@@ -140,6 +303,7 @@ export function startProvisioner(
       idle.wake();
       await loop;
       await listener.stop();
+      await handOver.settled();
     },
   };
 }

@@ -60,7 +60,9 @@ export async function serviceDocuments(tx: TxSql, serviceId: string): Promise<st
 /** The unused share of the service's own price (its add-ons apart) at `now`, rounded down. */
 function serviceValue(s: ServiceRow, now: Date): Units {
   if (s.cycle === "hourly") return 0n;
-  return (money(s.amount) * remainingShare(s.next_due_date, s.cycle, now)) / 1_000_000n;
+  return (
+    (money(s.amount) * remainingShare(s.next_due_date, s.cycle, now, s.anchor_day ?? undefined)) / 1_000_000n
+  );
 }
 
 /**

@@ -1,7 +1,8 @@
-import { fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
+import { create, fromJsonString, type MessageInitShape, toJsonString } from "@bufbuild/protobuf";
+import { RetryResellerPaymentResponseSchema } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { PlacedOrderSchema } from "@hb/contracts/hb/billing/v1/orders_pb";
 import type { ResellerServiceSchema } from "@hb/contracts/hb/billing/v1/services_pb";
-import { apiError, notFound, type Sql } from "@hb/platform";
+import { apiError, notFound, type Sql, type TxSql } from "@hb/platform";
 import { lockBalance } from "./account-currency.ts";
 import { moneyOut } from "./contract-values.ts";
 import { payFromCredit } from "./documents.ts";
@@ -18,9 +19,9 @@ import { setServiceState, stateActionOf } from "./service-state.ts";
 import { callerOf, isUniqueViolation, transact } from "./shared.ts";
 
 export function createReseller(sql: Sql, ns: string): BillingHandlers {
-  const ordersWithServices = async (orders: OrderRow[]) => {
+  const ordersWithServices = async (orders: OrderRow[], db: Sql | TxSql = sql) => {
     if (orders.length === 0) return [];
-    const services = await selectServices(sql, "s.order_id = any($1::uuid[]) order by s.created_at, s.id", [
+    const services = await selectServices(db, "s.order_id = any($1::uuid[]) order by s.created_at, s.id", [
       orders.map((o) => o.id),
     ]);
     return orders.map((o) =>
@@ -86,8 +87,22 @@ export function createReseller(sql: Sql, ns: string): BillingHandlers {
     async retryResellerPayment(req) {
       const caller = callerOf(req.caller);
       const order = await ownOrder(caller.customerId, req.orderId);
-      if (order.payment_status === "paid") throw apiError("CONFLICT", "The order is already paid");
-      await transact(sql, async (tx) => {
+      // The answer is made and kept in the transaction that charged (or failed to): a repeat with
+      // the same Idempotency-Key returns it, charging nothing, where a repeat without one would be
+      // refused as already paid (the customer's pay routes answer a repeat the same way).
+      const out = await transact(sql, async (tx) => {
+        const again = await replay(
+          tx,
+          caller.personId,
+          "reseller-retry",
+          req.idempotencyKey,
+          req.requestHash,
+        );
+        if (again) return fromJsonString(RetryResellerPaymentResponseSchema, again);
+        // Read again after the key's lock: a twin with the same key that paid has committed by now.
+        // Not locked: payments lock the balance, then the document (documents.ts).
+        const [o] = await tx<OrderRow[]>`select * from orders where id = ${order.id}`;
+        if (o.payment_status === "paid") throw apiError("CONFLICT", "The order is already paid");
         const [doc] = await tx<DocumentRow[]>`
           select * from documents where order_id = ${order.id} and status = 'unpaid' order by created_at limit 1`;
         if (!doc) throw apiError("CONFLICT", "The order has no open document");
@@ -95,18 +110,24 @@ export function createReseller(sql: Sql, ns: string): BillingHandlers {
         const balance = await lockBalance(tx, caller.personId, caller.customerId, doc.currency);
         if (balance < due) {
           const paymentError = `Insufficient credit: balance ${formatMoney(balance)} ${doc.currency}, due ${formatMoney(due)} ${doc.currency}`;
-          const [o] = await tx<
+          const [failed] = await tx<
             OrderRow[]
           >`update orders set payment_error = ${paymentError} where id = ${order.id} returning *`;
-          await orderEvent(tx, ns, "order.payment_failed", o, { paymentError });
-          return;
+          await orderEvent(tx, ns, "order.payment_failed", failed, { paymentError });
+        } else {
+          await payFromCredit(tx, ns, doc.id, caller, undefined);
         }
-        await payFromCredit(tx, ns, doc.id, caller, undefined);
+        const [now] = await tx<OrderRow[]>`select * from orders where id = ${order.id}`;
+        const [result] = await ordersWithServices([now], tx);
+        const answer = create(RetryResellerPaymentResponseSchema, {
+          order: result,
+          creditBalance: moneyOut(await balanceOf(tx, caller.personId), now.currency),
+        });
+        const stored = toJsonString(RetryResellerPaymentResponseSchema, answer);
+        await remember(tx, caller.personId, "reseller-retry", req.idempotencyKey, req.requestHash, stored);
+        return answer;
       });
-      const [o] = await sql<OrderRow[]>`select * from orders where id = ${order.id}`;
-      const [result] = await ordersWithServices([o]);
-      const balance = await transact(sql, (tx) => balanceOf(tx, caller.personId));
-      return { order: result, creditBalance: moneyOut(balance, o.currency) };
+      return out;
     },
 
     async listResellerOrders(req) {

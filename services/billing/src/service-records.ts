@@ -64,21 +64,63 @@ export async function recordRows(
   const seen = recorded.get(tx);
   const fresh = again || !seen ? rows : rows.filter((r) => !seen.has(r.id));
   if (fresh.length === 0 && alongside.length === 0) return;
-  const events = await writeOutboxBatch(tx, ns, [
-    ...alongside,
-    ...fresh.map(
-      (r): EventInit => ({
-        type: SERVICE_RECORD_EVENT,
-        partnerId: r.partner_id ?? "",
-        payload: { case: "serviceRecord", value: { service: summaryOut(r) } },
-      }),
-    ),
-  ]);
+  const events = await writeOutboxBatch(tx, ns, recordEvents(alongside, fresh));
   recordedAlong(
     tx,
     events.slice(alongside.length),
     fresh.map((r) => r.id),
   );
+}
+
+/** The outbox rows for `alongside` then one service-record event per row, in that order. */
+const recordEvents = (alongside: EventInit[], rows: readonly ServiceRow[]): EventInit[] => [
+  ...alongside,
+  ...rows.map(
+    (r): EventInit => ({
+      type: SERVICE_RECORD_EVENT,
+      partnerId: r.partner_id ?? "",
+      payload: { case: "serviceRecord", value: { service: summaryOut(r) } },
+    }),
+  ),
+];
+
+/**
+ * recordRows in two steps: the services count as recorded at once (a later recordRows in the
+ * transaction leaves them out), and the statement is sent when the function returned is called,
+ * with the transaction's commit (sentWithCommit, or transactPipelined's withCommit), so that the
+ * records cost no round trip of their own. The events join the call's hand-over once the
+ * statement has answered (before the commit's answer).
+ */
+export function recordRowsAtCommit(
+  tx: TxSql,
+  ns: string,
+  rows: readonly ServiceRow[],
+  alongside: EventInit[] = [],
+): () => Promise<void> {
+  const seen = recorded.get(tx) ?? new Set<string>();
+  const fresh = rows.filter((r) => !seen.has(r.id));
+  if (fresh.length === 0 && alongside.length === 0) return () => Promise.resolve();
+  for (const r of fresh) seen.add(r.id);
+  recorded.set(tx, seen);
+  const store = written.getStore();
+  return () =>
+    writeOutboxBatch(tx, ns, recordEvents(alongside, fresh)).then((events) => {
+      store?.push(...events.slice(alongside.length));
+    });
+}
+
+/**
+ * For a handler that hands its records over itself (the order call: with its builds, in one call):
+ * forgetWritten at the start of each attempt of its transaction (an attempt rolled back wrote
+ * nothing that happened), takeWritten once it has committed. What it takes is not handed over
+ * again by withRecordHandOver, which then has nothing to check or send.
+ */
+export function forgetWritten(): void {
+  written.getStore()?.splice(0);
+}
+
+export function takeWritten(): Event[] {
+  return written.getStore()?.splice(0) ?? [];
 }
 
 /**

@@ -71,7 +71,34 @@ export async function transactPipelined<T>(
   });
 }
 
-async function retried<T>(run: () => Promise<T>): Promise<T> {
+/** Statements a transaction sends with its commit, not yet sent. */
+const atCommit = new WeakMap<TxSql, (() => Promise<unknown>)[]>();
+
+/**
+ * In a transactPipelined transaction whose function hands what collectAtCommit(tx) returns to withCommit: lets a
+ * step deep in the path (the order's event) leave its statement to be sent with the commit, after
+ * every answer the transaction waits for, so that it costs no round trip of its own. Elsewhere the
+ * statement is sent and waited for at once, so the steps shared with other paths (paying a
+ * proforma) behave as they did there.
+ */
+export async function sentWithCommit(tx: TxSql, send: () => Promise<unknown>): Promise<void> {
+  const pending = atCommit.get(tx);
+  if (pending) pending.push(send);
+  else await send();
+}
+
+/**
+ * Starts collecting tx's sentWithCommit statements; the function returned sends them (call it
+ * right before the last statement, in the same tick) and settles with all of them.
+ */
+export function collectAtCommit(tx: TxSql): () => Promise<unknown> {
+  const pending: (() => Promise<unknown>)[] = [];
+  atCommit.set(tx, pending);
+  return () => Promise.all(pending.map((send) => send()));
+}
+
+/** Runs `run` again (up to 4 times in all) when PostgreSQL rolled it back for a deadlock or a serialisation failure. */
+export async function retried<T>(run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();

@@ -30,6 +30,8 @@ export interface QuoteBasis {
   serviceAmount: Units;
   targetPrice: Units;
   pricedUntil: Date;
+  /** The service's anchor day, whose terms the time left is measured on (proration.ts). */
+  anchorDay?: number;
 }
 
 export interface Quote {
@@ -50,7 +52,11 @@ const basisMatches = (db: Sql | TxSql, b: QuoteBasis) => db`
  * basis, else a new one (stored, so asking again within the hold shows the same amount).
  */
 export async function quoteUpgrade(db: Sql | TxSql, b: QuoteBasis, now: Date): Promise<Quote> {
-  const amount = prorate(b.serviceAmount, b.targetPrice, remainingShare(b.pricedUntil, b.cycle, now));
+  const amount = prorate(
+    b.serviceAmount,
+    b.targetPrice,
+    remainingShare(b.pricedUntil, b.cycle, now, b.anchorDay),
+  );
   if (amount <= 0n) return { amount, pricedAt: now };
   const expires = new Date(now.getTime() + PRICE_HOLD_MS);
   // A live quote on the same basis is kept; an expired one, or one on another basis, is replaced.
@@ -76,7 +82,11 @@ export async function upgradePrice(tx: TxSql, b: QuoteBasis, now: Date): Promise
     select amount::text, priced_at, expires_at from upgrade_quotes
     where ${basisMatches(tx, b)} and expires_at > ${now}`;
   if (q) return { amount: money(q.amount), pricedAt: q.priced_at, expiresAt: q.expires_at };
-  const amount = prorate(b.serviceAmount, b.targetPrice, remainingShare(b.pricedUntil, b.cycle, now));
+  const amount = prorate(
+    b.serviceAmount,
+    b.targetPrice,
+    remainingShare(b.pricedUntil, b.cycle, now, b.anchorDay),
+  );
   return { amount, pricedAt: now };
 }
 
@@ -121,10 +131,10 @@ export async function repriceLateUpgrade(tx: TxSql, doc: DocumentRow): Promise<v
     where document_id = ${doc.id} and status = 'awaiting_payment'`;
   const now = clock.now();
   if (!u?.priced_until || !doc.service_id || pricedFrom(u.priced_at ?? u.created_at, now) !== now) return;
-  const [s] = await tx<{ amount: string; cycle: string }[]>`
-    select amount::text, cycle from services where id = ${doc.service_id}`;
+  const [s] = await tx<{ amount: string; cycle: string; anchor_day: number | null }[]>`
+    select amount::text, cycle, anchor_day from services where id = ${doc.service_id}`;
   if (!s) return;
-  const share = remainingShare(u.priced_until, s.cycle, now);
+  const share = remainingShare(u.priced_until, s.cycle, now, s.anchor_day ?? undefined);
   let fair: Units;
   if (u.kind === "product" && u.to_product_id) {
     const [p] = await tx<{ price: string }[]>`

@@ -88,6 +88,7 @@ export function createUpgrades(sql: Sql, ns: string): BillingHandlers {
               serviceAmount: money(s.amount),
               targetPrice: money(t.price),
               pricedUntil: s.next_due_date,
+              anchorDay: s.anchor_day ?? undefined,
             },
             now,
           ),
@@ -145,7 +146,7 @@ export function createUpgrades(sql: Sql, ns: string): BillingHandlers {
           );
         const now = clock.now();
         // Priced from now to the date the service is paid up to, whatever documents are open.
-        const share = remainingShare(s.next_due_date, s.cycle, now);
+        const share = remainingShare(s.next_due_date, s.cycle, now, s.anchor_day ?? undefined);
         const until = s.next_due_date.toISOString().slice(0, 10);
         const id = newId();
         let charge: Units; // what the invoice asks for (0: nothing to pay)
@@ -177,6 +178,7 @@ export function createUpgrades(sql: Sql, ns: string): BillingHandlers {
               serviceAmount: money(s.amount),
               targetPrice: money(t.price),
               pricedUntil: s.next_due_date,
+              anchorDay: s.anchor_day ?? undefined,
             },
             now,
           );

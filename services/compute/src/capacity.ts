@@ -56,11 +56,10 @@ export async function capacityRefusals(
         select service_id from machines where service_id = any(${reqs.map((r) => r.serviceId)}::uuid[])`
     ).map((r) => r.service_id),
   );
+  // The totals a trigger keeps (migration 016): one row per provider, however many machines.
   const held = await tx<{ provider: string; machines: number; memory_mb: number; disk_gb: number }[]>`
-    select provider, count(*)::int as machines, coalesce(sum(memory_mb), 0)::int as memory_mb,
-           coalesce(sum(disk_gb), 0)::int as disk_gb
-    from machines where provider = any(${providers}::text[]) and (has_instance or state = 'creating')
-    group by provider`;
+    select provider, machines, memory_mb::float8 as memory_mb, disk_gb::float8 as disk_gb
+    from capacity_held where provider = any(${providers}::text[])`;
   return weigh(
     new Map(
       held.map((h) => [h.provider, { machines: h.machines, memoryMb: h.memory_mb, diskGb: h.disk_gb }]),

@@ -13,7 +13,7 @@ import { controls, instanceStates, machineKinds } from "./enums.ts";
 import { createJobRecords } from "./job-records.ts";
 import { createMachineInfo } from "./machine-info.ts";
 import { addressesFor, type IpRow, ipsOf, type MachineRow, machineSummary } from "./machines.ts";
-import { createServiceRecords } from "./service-records.ts";
+import { applyServiceRecords, createServiceRecords } from "./service-records.ts";
 import { parseSshPublicKey } from "./ssh-key.ts";
 
 export type { ComputeDeps } from "./context.ts";
@@ -86,6 +86,7 @@ function createCore(
    */
   async function provisionMany(
     reqs: ProvisionRequest[],
+    waitForBuilds = true,
   ): Promise<{ serviceId: string; jobId: string; error?: unknown }[]> {
     const all = [...new Map(reqs.map((r) => [r.serviceId, r])).values()];
     const providers = new Map(all.map((r) => [r.serviceId, providerFor(newKind(r.kind))]));
@@ -152,7 +153,7 @@ function createCore(
       const byService = new Map(machines.map((m) => [m.service_id, m]));
       // A build that the provider refuses at once is recorded failed (machine.provisioning_failed);
       // billing learns of it from that event like any other failed build, so it is no error here.
-      await Promise.all(
+      const launched = Promise.all(
         accepted.map(async (job) => {
           jobIds.set(job.service_id, job.id);
           const m = byService.get(job.service_id);
@@ -164,6 +165,10 @@ function createCore(
           }
         }),
       );
+      // Not waited for when an order waits on this answer (a provider's first step can take
+      // seconds): the machines and their jobs are recorded, and a build that fails to start
+      // stays leased until the job loop takes it up, as after a reported error.
+      if (waitForBuilds) await launched;
     }
     return reqs.map((r) =>
       errors.has(r.serviceId)
@@ -275,7 +280,13 @@ function createCore(
     },
 
     async provisionBatch(req) {
-      const results = await provisionMany(req.requests);
+      // The records and the machines are independent: applied side by side, both before the answer.
+      const [results] = await Promise.all([
+        // Records come with an order's own hand-over: the order answers once the builds are
+        // recorded, not started.
+        provisionMany(req.requests, req.records.length === 0),
+        req.records.length > 0 ? applyServiceRecords(sql, req.records, "rpc") : undefined,
+      ]);
       return {
         results: results.map((r) => ({
           serviceId: r.serviceId,

@@ -6,11 +6,9 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
-import { connectDb, createLogger, migrate, type Sql } from "@hb/platform";
+import type { Sql } from "@hb/platform";
 import { createJobRecords, listQuery } from "./job-records.ts";
-
-const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const schema = `compute_job_records_test_${process.pid}_${Date.now().toString(36)}`;
+import { migratedSchema, type TestSchema } from "./test-schema.ts";
 
 interface PlanNode {
   "Node Type": string;
@@ -21,17 +19,13 @@ interface PlanNode {
 const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
 
 describe("the job list statement", () => {
+  let db: TestSchema | undefined;
   let sql: Sql;
   const customers = Array.from({ length: 40 }, () => randomUUID());
 
   before(async () => {
-    sql = connectDb(url, schema, 2);
-    await migrate(
-      sql,
-      schema,
-      new URL("./db/migrations", import.meta.url).pathname,
-      createLogger("test", "error"),
-    );
+    db = await migratedSchema("job_records");
+    sql = db.sql;
     // 40 customers with 250 jobs each over 5 services, a minute apart: enough rows that reading
     // the whole table costs more than the index.
     await sql.unsafe(
@@ -47,10 +41,7 @@ describe("the job list statement", () => {
     );
     await sql.unsafe("analyze jobs");
   });
-  after(async () => {
-    await sql?.unsafe(`drop schema if exists "${schema}" cascade`);
-    await sql?.end({ timeout: 5 });
-  });
+  after(() => db?.drop());
 
   const filter = { status: JobStatus.UNSPECIFIED, serviceId: "", action: "", page: 2, limit: 20 };
 

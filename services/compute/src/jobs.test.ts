@@ -6,7 +6,9 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { create, fromBinary } from "@bufbuild/protobuf";
+import { timestampNow } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
+import { ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import { PowerAction } from "@hb/contracts/hb/compute/v1/actions_pb";
 import {
   AdminCreateMachineRequestSchema,
@@ -25,16 +27,19 @@ import {
 import { CopyStatus } from "@hb/contracts/hb/compute/v1/copies_pb";
 import { JobStatus } from "@hb/contracts/hb/compute/v1/jobs_pb";
 import { InstanceState, MachineKind } from "@hb/contracts/hb/compute/v1/machines_pb";
+import { ProvisionBatchRequestSchema } from "@hb/contracts/hb/compute/v1/provisioning_pb";
 import { EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { CallerSchema } from "@hb/contracts/hb/platform/v1/caller_pb";
 import { connectDb, createLogger, migrate, resolveError, type Sql } from "@hb/platform";
 import postgres from "postgres";
 import { countWireRoundTrips, type WireCounter } from "../../../scripts/bench/wire-round-trips.ts";
+import { eventually } from "../../../test/support/eventually.ts";
 import type { JobRow, ProviderDriver } from "./driver.ts";
 import { createHandlers } from "./handlers.ts";
 import { createJobs, rememberJobProgress } from "./jobs.ts";
 import { freeSshPort } from "./lxd/config.ts";
 import { addressesFor, type MachineRow } from "./machines.ts";
+import { SERVICE_RECORD_EVENT } from "./service-records.ts";
 
 const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const schema = `compute_jobs_test_${process.pid}_${Date.now().toString(36)}`;
@@ -63,6 +68,10 @@ async function checkNothingHeld(phase: string, job: JobRow) {
     violations.push(`${phase} ${job.action}: ${(err as Error).message}`);
   }
 }
+
+/** While set, a "stalled" build's first step waits for it: a provider whose first call takes seconds. */
+let stallGate: Promise<void> = Promise.resolve();
+let stalledStarts = 0;
 
 /** A provider with none of the simulator's habits: every job it is given succeeds. */
 const probe: ProviderDriver = {
@@ -154,6 +163,16 @@ const vanisher: ProviderDriver = {
   run: (job, m) => probe.run(job, m),
 };
 
+const stalled: ProviderDriver = {
+  ...probe,
+  name: "stalled",
+  async start(job, m) {
+    stalledStarts++;
+    await stallGate;
+    return probe.start(job, m);
+  },
+};
+
 describe("jobs with a provider driver other than the simulator", () => {
   let sql: Sql;
   let jobs: ReturnType<typeof createJobs>;
@@ -183,7 +202,7 @@ describe("jobs with a provider driver other than the simulator", () => {
       createLogger("test", "error"),
     );
     keeperSql = sql;
-    const drivers = { probe, keeper, copier, vanisher };
+    const drivers = { probe, keeper, copier, vanisher, stalled };
     jobs = createJobs(sql, "jobs-test", drivers);
     const deps = { jobs, drivers, defaultProvider: "probe" };
     compute = createHandlers(sql, deps);
@@ -192,6 +211,69 @@ describe("jobs with a provider driver other than the simulator", () => {
     await sql?.unsafe(`drop schema if exists "${schema}" cascade`);
     await sql?.end({ timeout: 5 });
     await observer?.end({ timeout: 5 });
+  });
+
+  it("answers an order's ProvisionBatch once its builds are recorded, before the provider's first step has ended", async () => {
+    const slowFirst = createHandlers(sql, { jobs, drivers: { stalled }, defaultProvider: "stalled" });
+    let release = () => {};
+    stallGate = new Promise((r) => {
+      release = r;
+    });
+    const startsBefore = stalledStarts;
+    const request = (serviceId: string) =>
+      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname: "slow-1" });
+    try {
+      // An order's hand-over carries the services' records; the answer does not wait for the build.
+      const ordered = randomUUID();
+      const record = create(EventSchema, {
+        id: randomUUID(),
+        type: SERVICE_RECORD_EVENT,
+        occurredAt: timestampNow(),
+        payload: {
+          case: "serviceRecord",
+          value: { service: { id: ordered, customerId, kind: ProductKind.VPS, createdAt: timestampNow() } },
+        },
+      });
+      // A deadline, not a wait: without the behaviour the answer would come only after release().
+      const answer = await Promise.race([
+        Promise.resolve(
+          slowFirst.provisionBatch!(
+            create(ProvisionBatchRequestSchema, { requests: [request(ordered)], records: [record] }),
+            ctx,
+          ),
+        ),
+        new Promise<never>((_, reject) =>
+          setTimeout(
+            () => reject(new Error("ProvisionBatch waited for the provider's first step")),
+            10_000,
+          ).unref(),
+        ),
+      ]);
+      const [result] = answer.results ?? [];
+      assert.equal(result?.error, "");
+      assert.ok(result?.jobId, "the build job is recorded");
+      await eventually(async () => stalledStarts > startsBefore, 10_000, 10);
+      const [job] = await sql<{ status: string }[]>`select status from jobs where id = ${result.jobId}`;
+      assert.equal(job.status, "running", "answered while the provider's first step is still under way");
+
+      // A batch without records (staff, a retry) waits for its builds' first steps, as before.
+      // Once the first step is entered, nothing but the gate is left before an answer (no I/O):
+      // the order of the two events says whether the answer waited for the release.
+      const events: string[] = [];
+      const asked = slowFirst.provisionBatch!(
+        create(ProvisionBatchRequestSchema, { requests: [request(randomUUID())] }),
+        ctx,
+      );
+      const waiting = Promise.resolve(asked).finally(() => events.push("answered"));
+      await eventually(async () => stalledStarts > startsBefore + 1, 10_000, 10);
+      events.push("released");
+      release();
+      assert.equal((await waiting).results?.[0]?.error, "");
+      assert.deepEqual(events, ["released", "answered"], "it waits while the first step is held");
+    } finally {
+      release();
+      stallGate = Promise.resolve();
+    }
   });
 
   it("builds a host named fail-over-1: the simulator's failure hooks are not compute's", async () => {

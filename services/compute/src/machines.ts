@@ -79,14 +79,13 @@ export const CONTROLS = ["power", "reinstall", "password", "snapshots", "backups
  */
 const NOT_OFFERED: readonly string[] = ["rescue"];
 
-/** Which controls the plan allows; a switched-off control is refused before the provider is asked. */
+/** Whether the plan allows a control; a switched-off control is refused before the provider is asked. */
+export const capable = (m: Pick<MachineRow, "disabled_controls" | "kind">, c: (typeof CONTROLS)[number]) =>
+  !NOT_OFFERED.includes(c) && !m.disabled_controls.includes(c) && (c !== "snapshots" || m.kind === "vps");
+
+/** Which controls the plan allows. */
 export const capabilitiesOf = (m: Pick<MachineRow, "disabled_controls" | "kind">) =>
-  Object.fromEntries(
-    CONTROLS.map((c) => [
-      c,
-      !NOT_OFFERED.includes(c) && !m.disabled_controls.includes(c) && (c !== "snapshots" || m.kind === "vps"),
-    ]),
-  ) as Record<(typeof CONTROLS)[number], boolean>;
+  Object.fromEntries(CONTROLS.map((c) => [c, capable(m, c)])) as Record<(typeof CONTROLS)[number], boolean>;
 
 /** Addresses from the documentation ranges, stable per service. */
 export function addressesFor(serviceId: string): IpRow[] {

@@ -13,7 +13,7 @@ import {
 import { ListMachineRecordsResponseSchema } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { MachineSummarySchema } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
-import { connectDb, createLogger, migrate, newId, type Sql } from "@hb/platform";
+import { newId, type Sql } from "@hb/platform";
 import fc from "fast-check";
 import type { Handlers } from "./context.ts";
 import {
@@ -22,9 +22,8 @@ import {
   machineRecordOf,
   SERVICE_RECORD_EVENT,
 } from "./service-records.ts";
+import { migratedSchema, type TestSchema } from "./test-schema.ts";
 
-const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const schema = `compute_records_test_${process.pid}_${Date.now().toString(36)}`;
 const ctx = {} as HandlerContext;
 
 const summary = (id: string, customerId: string, status: ServiceStatus, amount: string, createdMs: number) =>
@@ -88,22 +87,15 @@ describe("a machine record carrying billing's stored record", () => {
 });
 
 describe("compute's copy of the service records", () => {
+  let db: TestSchema | undefined;
   let sql: Sql;
   let handlers: Handlers;
   before(async () => {
-    sql = connectDb(url, schema, 2);
-    await migrate(
-      sql,
-      schema,
-      new URL("./db/migrations", import.meta.url).pathname,
-      createLogger("test", "error"),
-    );
+    db = await migratedSchema("records");
+    sql = db.sql;
     handlers = createServiceRecords(sql);
   });
-  after(async () => {
-    await sql?.unsafe(`drop schema if exists "${schema}" cascade`);
-    await sql?.end({ timeout: 5 });
-  });
+  after(() => db?.drop());
 
   it("keeps each service's newest record whatever the order and batches its events arrive in, twice over", async () => {
     await fc.assert(

@@ -12,7 +12,11 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { type ServiceSummary, ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/services_pb";
-import { type MachineRecord, MachineRecordSchema } from "@hb/contracts/hb/compute/v1/compute_pb";
+import {
+  ListMachineRecordsResponseSchema,
+  type MachineRecord,
+  MachineRecordSchema,
+} from "@hb/contracts/hb/compute/v1/compute_pb";
 import type { MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import {
@@ -29,6 +33,7 @@ import {
   streams,
 } from "@hb/platform";
 import { callerId, type Handlers } from "./context.ts";
+import { writeMachineSummary } from "./machine-bytes.ts";
 import { type IpRow, type MachineView, machineSummary } from "./machines.ts";
 
 export const SERVICE_RECORD_EVENT = "service.record_changed";
@@ -182,6 +187,32 @@ const recordOut = (row: PageRow): MachineRecord =>
     row.machine_id ? machineSummary({ ...row, service_id: row.machine_id }, row.ips ?? []) : undefined,
   );
 
+const RECORDS_FIELD = ListMachineRecordsResponseSchema.field.records.number;
+const MACHINE_FIELD = MachineRecordSchema.field.machine.number;
+
+/**
+ * The page's records as one unknown field of its answer, which toBinary writes as its tag and then
+ * these bytes as they are: each record's length and MachineRecord, the `records` tag before each
+ * but the first. The wire is the one toBinary writes for the same records as messages; here it is
+ * written in one buffer, billing's record as stored and the machine straight from its row.
+ */
+function recordsBytes(rows: PageRow[]) {
+  if (rows.length === 0) return [];
+  const w = new BinaryWriter();
+  for (const [i, row] of rows.entries()) {
+    if (i > 0) w.tag(RECORDS_FIELD, WireType.LengthDelimited);
+    w.fork();
+    w.tag(SERVICE_FIELD, WireType.LengthDelimited).bytes(row.summary);
+    if (row.machine_id) {
+      w.tag(MACHINE_FIELD, WireType.LengthDelimited).fork();
+      writeMachineSummary(w, { ...row, service_id: row.machine_id }, row.ips ?? []);
+      w.join();
+    }
+    w.join();
+  }
+  return [{ no: RECORDS_FIELD, wireType: WireType.LengthDelimited, data: w.finish() }];
+}
+
 export function createServiceRecords(sql: Sql): Handlers {
   return {
     async listMachineRecords(req) {
@@ -193,7 +224,11 @@ export function createServiceRecords(sql: Sql): Handlers {
         pageRows(sql, where, w),
         sql<{ n: number }[]>`select count(*)::int as n from service_records ${where}`,
       ]);
-      return { records: rows.map(recordOut), total: count?.n ?? 0 };
+      // The records go out as the bytes written here (machine-bytes.ts), not as messages for
+      // toBinary to walk: a record is billing's stored record and its machine, each written once.
+      const page = create(ListMachineRecordsResponseSchema, { total: count?.n ?? 0 });
+      page.$unknown = recordsBytes(rows);
+      return page;
     },
 
     async getMachineRecord(req) {

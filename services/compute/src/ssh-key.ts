@@ -1,5 +1,17 @@
 import { createHash, createPublicKey } from "node:crypto";
-import ssh2 from "ssh2";
+import { createRequire } from "node:module";
+
+/**
+ * ssh2, loaded when the first key is parsed: compute uses it for nothing else, and loading it at
+ * start (its native binding and its WebAssembly Poly1305 with a 16 MB memory) cost idle compute
+ * about 10 MB of resident memory (docs/benchmarks.md, issue 31 §5, second pass). It is a CommonJS
+ * package, so it loads synchronously and parsing stays synchronous.
+ */
+let ssh2: typeof import("ssh2") | undefined;
+const sshLib = () => {
+  ssh2 ??= createRequire(import.meta.url)("ssh2") as typeof import("ssh2");
+  return ssh2;
+};
 
 /** The key types we store; DSA (dropped by OpenSSH) and certificates are refused. */
 const KEY_TYPES = new Set([
@@ -31,7 +43,7 @@ export function parseSshPublicKey(text: string): ParsedSshKey {
   const invalid = { ok: false, message: `is not a valid ${type} public key` } as const;
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) return invalid;
   // The comment is ours to keep, not the parser's: it is free text and never affects validity.
-  const key = ssh2.utils.parseKey(`${type} ${b64}`);
+  const key = sshLib().utils.parseKey(`${type} ${b64}`);
   if (key instanceof Error || key.isPrivateKey() || key.type !== type) return invalid;
   const blob = Buffer.from(b64, "base64");
   if (!key.getPublicSSH().equals(blob)) return invalid;

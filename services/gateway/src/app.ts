@@ -135,6 +135,7 @@ export function buildApp(deps: AppDeps): express.Express {
       redis,
       ns: cfg.HB_NS,
       api: inProcessApi(() => app, API_PREFIX),
+      sessionCheckMs: cfg.CONSOLE_SESSION_CHECK_MS,
     }),
   );
 
@@ -143,7 +144,7 @@ export function buildApp(deps: AppDeps): express.Express {
   app.use((_req, res, next) => runInContext(res.locals.context as RequestContext, next));
 
   // Still 200 while degraded: the gateway answers every request (NATS only carries the request
-  // log, which waits in its buffer; without its key table it answers keyed requests 503), so a
+  // log, which waits in its buffer; without its key table auth checks each key), so a
   // liveness probe must not restart it for a dependency's sake.
   app.get("/healthz", (_req, res) => {
     res.locals.route = "/healthz";
@@ -151,8 +152,8 @@ export function buildApp(deps: AppDeps): express.Express {
     res.json({ success: true, data: degraded.length ? { status: "degraded", degraded } : { status: "ok" } });
   });
 
-  // Readiness: a replica without a key table in step with auth refuses every keyed request, so a
-  // balancer (and the stack's start-up) should send it nothing until it has one.
+  // Readiness: a replica without a key table in step with auth asks auth about every key, so a
+  // balancer (and the stack's start-up) should prefer replicas that have one.
   app.get("/readyz", (_req, res) => {
     res.locals.route = "/readyz";
     if (keys && !keys.serving()) {

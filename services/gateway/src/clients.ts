@@ -10,11 +10,11 @@ import {
   TopUpStaffService,
 } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ComputeDeskService } from "@hb/contracts/hb/compute/v1/compute_desk_pb";
-import { ComputeService } from "@hb/contracts/hb/compute/v1/compute_pb";
 import { ComputeConsoleService } from "@hb/contracts/hb/compute/v1/console_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import { backendClient, loadTlsIdentity, rpcClient } from "@hb/platform";
+import { ComputeApi } from "./compute-client.ts";
 import type { GatewayConfig } from "./config.ts";
 
 /**
@@ -51,7 +51,7 @@ export function createClients(cfg: GatewayConfig) {
   const handles = {
     auth: rpcClient(t, AuthService, cfg.AUTH_ADDR, api),
     billing: rpcClient(t, BillingService, cfg.BILLING_ADDR, api),
-    compute: rpcClient(t, ComputeService, cfg.COMPUTE_ADDR, api),
+    compute: rpcClient(t, ComputeApi, cfg.COMPUTE_ADDR, api),
     // Web consoles (console/socket.ts), relayed for the API's routes and the portal's Console page.
     console: rpcClient(t, ComputeConsoleService, cfg.COMPUTE_ADDR, api),
     webhooks: rpcClient(t, WebhooksService, cfg.WEBHOOKS_ADDR, api),

@@ -2,6 +2,17 @@ import { type ErrorCode, errorCodes, type FieldViolation } from "@hb/platform";
 import type { Response } from "express";
 import { rateRefusals } from "./metrics.ts";
 
+/**
+ * A `data` already written as JSON (the machine lists write theirs straight from compute's bytes,
+ * mappers/machine-page.ts): placed in the envelope as it is.
+ */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
 /** The one envelope writer. Success: {success: true, data, ...extra}. */
 export function sendOk(
   res: Response,
@@ -9,7 +20,23 @@ export function sendOk(
   data: unknown,
   extra: Record<string, unknown> = {},
 ): void {
-  res.status(status).json({ success: true, data, ...extra });
+  if (!(data instanceof JsonText)) {
+    res.status(status).json({ success: true, data, ...extra });
+    return;
+  }
+  // The text JSON.stringify writes for the same envelope, with the headers res.json sets. Written
+  // as the string it is: res.send would first copy it into a Buffer of its own (the page is
+  // ~32 kB), and the socket converts a string as it writes it anyway.
+  const rest = JSON.stringify(extra);
+  const body = `{"success":true,"data":${data.text}${rest === "{}" ? "}" : `,${rest.slice(1)}`}`;
+  res.status(status).set("Content-Type", "application/json; charset=utf-8");
+  // HEAD and a conditional request that Express answers 304 (If-None-Match: *) are its to send.
+  if (res.req.method === "HEAD" || res.req.fresh) {
+    res.send(body);
+    return;
+  }
+  res.set("Content-Length", String(Buffer.byteLength(body)));
+  res.end(body);
 }
 
 /**

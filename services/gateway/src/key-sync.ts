@@ -17,7 +17,8 @@ const LEASE_MARGIN = 0.95;
 /**
  * Keeps the key table in step with auth over one stream: applies each message in order, then
  * acknowledges it, which renews the lease. Any doubt (the stream ends or fails, an
- * acknowledgement is refused, the lease runs out) stops keyed requests until a new snapshot.
+ * acknowledgement is refused, the lease runs out) sends key checks to auth.Verify until a new
+ * snapshot (request-auth.ts).
  */
 export function startKeySync(
   client: Client<typeof KeyDistributionService>,
@@ -33,7 +34,7 @@ export function startKeySync(
   let current = new AbortController();
 
   const lose = (why: string) => {
-    if (leaseUntil > 0) log.warn("key table out of step; keyed requests refused until it resyncs", { why });
+    if (leaseUntil > 0) log.warn("key table out of step; keys are checked by auth until it resyncs", { why });
     leaseUntil = 0;
     const gone = streamId;
     streamId = "";

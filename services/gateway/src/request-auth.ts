@@ -99,15 +99,12 @@ export function createRequestAuth(deps: RequestAuthDeps) {
     auth: { accepted: keyChecks.labels("auth", "accepted"), refused: keyChecks.labels("auth", "refused") },
   };
 
-  const unavailable: Refusal = {
-    code: "SERVICE_UNAVAILABLE",
-    message: "API keys cannot be checked for a moment; please try again",
-  };
-
-  /** What the key table alone can refuse, before a body is read: undefined if it cannot. */
+  /**
+   * What the key table alone can refuse, before a body is read: undefined if it cannot (also while
+   * the table is out of step: auth then checks the key, after the body).
+   */
   function earlyRefusal(key: ParsedKey): Refusal | undefined {
-    if (!keys) return undefined;
-    if (!keys.serving() || !keys.table.settings) return unavailable;
+    if (!keys?.serving() || !keys.table.settings) return undefined;
     const entry = keys.table.entry(key.prefix);
     if (!entry || entry.revoked || keys.table.matches(entry.keyId, key.full) === false) {
       return unauthenticated(keys.table.settings);
@@ -130,12 +127,12 @@ export function createRequestAuth(deps: RequestAuthDeps) {
     identified?: (p: Principal) => void,
   ): Promise<Principal | undefined> {
     const key = keyFromAuthorization(req.headers.authorization);
-    if (!keys || need.signed) return remoteAuthenticate(req, res, need, key, identified);
-    const settings = keys.table.settings;
-    if (!keys.serving() || !settings) {
-      await sendRefusal(req, res, key, unavailable);
-      return undefined;
-    }
+    const settings = keys?.table.settings;
+    // While the table is out of step (its stream lost, or given up by auth under load, until the
+    // new snapshot is in) auth.Verify checks the key, as without a table: a revoked key is still
+    // refused, and a request meanwhile is slower, not refused with a 503.
+    if (!keys || need.signed || !keys.serving() || !settings)
+      return remoteAuthenticate(req, res, need, key, identified);
     const entry = key && keys.table.entry(key.prefix);
     const authentic = entry && keys.table.matches(entry.keyId, key.full);
     if (!key || !entry || authentic === false) {

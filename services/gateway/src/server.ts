@@ -1,4 +1,5 @@
-import http from "node:http";
+import type { RequestListener, Server } from "node:http";
+import { http } from "@hb/platform/node-http";
 import { enforceRequestDeadlines, type RequestDeadlines } from "./request-deadlines.ts";
 
 export interface ServerLimits extends RequestDeadlines {
@@ -14,7 +15,7 @@ export interface ServerLimits extends RequestDeadlines {
  * connection closed), and connections beyond the cap are refused. Long answers (the webhook event
  * stream) are not cut: the deadlines cover receiving the request only.
  */
-export function createGatewayServer(app: http.RequestListener, limits: ServerLimits): http.Server {
+export function createGatewayServer(app: RequestListener, limits: ServerLimits): Server {
   const server = http.createServer(
     {
       keepAliveTimeout: limits.keepAliveTimeoutMs,

@@ -1,6 +1,6 @@
 import type { LookupAddress } from "node:dns";
-import http from "node:http";
 import https from "node:https";
+import { http } from "@hb/platform/node-http";
 import ipaddr from "ipaddr.js";
 import { bareHost, isLocalName, isPublicAddress } from "./address-policy.ts";
 import { destinationOf } from "./allowed-destinations.ts";

@@ -1190,7 +1190,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Order, status and the services it produced */
+        /**
+         * Order, status and the services it produced, each with its add-ons
+         * @description Each service carries options: its add-ons as GET /services/{id}/options lists them, when the person may view services (View Services); without that permission the field is absent.
+         */
         get: operations["getOrdersId"];
         put?: never;
         post?: never;
@@ -1406,7 +1409,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Retry charging an unpaid order from the partner's credit */
+        /**
+         * Retry charging an unpaid order from the partner's credit
+         * @description Moves money as paying a document does, so it takes an Idempotency-Key the same way: a repeat with the key returns the first attempt's answer (paid, or failed for want of credit) and charges nothing; without one, a repeat after a payment is 409 CONFLICT. To try again after adding credit, send a new key.
+         */
         post: operations["postResellerOrdersOrderIdRetryPayment"];
         delete?: never;
         options?: never;
@@ -22919,7 +22925,22 @@ export interface operations {
                      *             "cancellation": null,
                      *             "created_at": "2026-11-23T10:00:00.000Z",
                      *             "order_id": "0195e3a0-7b00-7d1e-8f20-3a4b5c6d7e8f",
-                     *             "failure_reason": null
+                     *             "failure_reason": null,
+                     *             "options": [
+                     *               {
+                     *                 "id": "0195e3a2-1a2b-7c3d-8e4f-5a6b7c8d9e0f",
+                     *                 "option_id": "0195e39f-3c4d-7e5f-8a6b-7c8d9e0f1a2b",
+                     *                 "name": "Extra IPv4",
+                     *                 "billing_type": "recurring",
+                     *                 "billing_cycle": "monthly",
+                     *                 "quantity": 1,
+                     *                 "amount": "2.0000",
+                     *                 "paid_amount": "0.0000",
+                     *                 "status": "pending_payment",
+                     *                 "started_at": "2026-11-23T10:00:00.000Z",
+                     *                 "next_due_date": null
+                     *               }
+                     *             ]
                      *           }
                      *         ],
                      *         "documents": [
@@ -23004,6 +23025,31 @@ export interface operations {
                                 created_at: string;
                                 order_id: string | null;
                                 failure_reason: string | null;
+                                /** @description the service's add-ons, as GET /services/{id}/options lists them; absent when the person may not view services (View Services) */
+                                options?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description the catalogue option; DELETE takes this id
+                                     */
+                                    option_id: string;
+                                    name: string;
+                                    /** @enum {string} */
+                                    billing_type: "one_time" | "recurring";
+                                    /** @enum {string} */
+                                    billing_cycle: "hourly" | "monthly" | "quarterly" | "semiannually" | "annually" | "biennially" | "one_time";
+                                    quantity: number;
+                                    /** @description Decimal string with 4 decimals */
+                                    amount: string;
+                                    /** @description Decimal string with 4 decimals */
+                                    paid_amount: string;
+                                    /** @enum {string} */
+                                    status: "pending_payment" | "active";
+                                    /** Format: date-time */
+                                    started_at: string;
+                                    next_due_date: string | null;
+                                }[];
                             }[];
                             documents: ({
                                 /** Format: uuid */
@@ -26847,6 +26893,8 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /** @description Up to 255 characters. A repeat with the same key and body within 24 hours returns the first answer and moves no money; the same key with another body is 400. */
+                "Idempotency-Key"?: string;
                 /**
                  * @description Unix time in seconds; refused when more than 300 s away from the server's clock.
                  * @example 1795420800

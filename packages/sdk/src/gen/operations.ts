@@ -6,6 +6,7 @@ export const moneyMovingOperations = [
   "POST /orders",
   "POST /proformas/{id}/pay",
   "POST /reseller/orders",
+  "POST /reseller/orders/{orderId}/retry-payment",
   "POST /services/{id}/options",
   "POST /services/{id}/upgrades",
   "POST /services/{id}/upgrades/options"

@@ -1,4 +1,5 @@
-import Stripe from "stripe";
+import { createRequire } from "node:module";
+import type Stripe from "stripe";
 import type { Units } from "../money.ts";
 import { fromMinor, toMinor } from "./minor-units.ts";
 import {
@@ -18,24 +19,41 @@ export interface StripeSettings {
 }
 
 /**
+ * The stripe package, loaded at the first card operation rather than at start: loading it (its
+ * CommonJS build, which leaves fetch's undici unloaded too) took about 20 MB of resident memory,
+ * and billing idled above its 120 MB budget with it (docs/benchmarks.md, issue 31 §5, second pass).
+ */
+let stripePackage: typeof Stripe | undefined;
+const stripeLib = (): typeof Stripe => {
+  stripePackage ??= createRequire(import.meta.url)("stripe") as typeof Stripe;
+  return stripePackage;
+};
+
+/**
  * The card provider on Stripe's official package: Checkout Sessions in payment mode, one line of
  * "Account credit", and the webhook read by `stripe.webhooks.constructEvent` over the raw bytes.
  */
 export function stripeProvider(s: StripeSettings): CardProvider {
   const base = s.apiBase ? new URL(s.apiBase) : undefined;
-  const stripe = new Stripe(s.secretKey, {
-    ...(base
-      ? {
-          host: base.hostname,
-          port: base.port || (base.protocol === "http:" ? 80 : 443),
-          protocol: base.protocol === "http:" ? "http" : "https",
-        }
-      : {}),
-    timeout: s.timeoutMs,
-    // A network failure is retried by the package with the same idempotency key.
-    maxNetworkRetries: 2,
-    telemetry: false,
-  });
+  let client: Stripe | undefined;
+  const stripe = () => {
+    client ??= makeClient();
+    return client;
+  };
+  const makeClient = () =>
+    new (stripeLib())(s.secretKey, {
+      ...(base
+        ? {
+            host: base.hostname,
+            port: base.port || (base.protocol === "http:" ? 80 : 443),
+            protocol: base.protocol === "http:" ? "http" : "https",
+          }
+        : {}),
+      timeout: s.timeoutMs,
+      // A network failure is retried by the package with the same idempotency key.
+      maxNetworkRetries: 2,
+      telemetry: false,
+    });
 
   return {
     name: "stripe",
@@ -44,7 +62,7 @@ export function stripeProvider(s: StripeSettings): CardProvider {
       const minor = toMinor(t.amount, t.currency);
       if (minor === undefined) throw new Error(`no card amount for ${t.currency}`);
       const metadata = { top_up_id: t.topUpId };
-      const session = await stripe.checkout.sessions.create(
+      const session = await stripe().checkout.sessions.create(
         {
           mode: "payment",
           client_reference_id: t.topUpId,
@@ -72,11 +90,11 @@ export function stripeProvider(s: StripeSettings): CardProvider {
 
     async expireCheckout(sessionId: string) {
       try {
-        const s = await stripe.checkout.sessions.expire(sessionId);
+        const s = await stripe().checkout.sessions.expire(sessionId);
         return s.status === "expired";
       } catch (err) {
         // Stripe refuses to expire a session that is complete (paid) or already expired.
-        if (err instanceof Stripe.errors.StripeInvalidRequestError) return false;
+        if (err instanceof stripeLib().errors.StripeInvalidRequestError) return false;
         throw err;
       }
     },
@@ -84,9 +102,9 @@ export function stripeProvider(s: StripeSettings): CardProvider {
     readEvent(payload: Uint8Array, signature: string): ProviderEvent {
       let event: Stripe.Event;
       try {
-        event = stripe.webhooks.constructEvent(Buffer.from(payload), signature, s.webhookSecret);
+        event = stripe().webhooks.constructEvent(Buffer.from(payload), signature, s.webhookSecret);
       } catch (err) {
-        if (err instanceof Stripe.errors.StripeSignatureVerificationError)
+        if (err instanceof stripeLib().errors.StripeSignatureVerificationError)
           throw new BadSignature(err.message);
         // A correctly signed body that is not JSON is no event we can read either.
         throw new BadSignature("the payload is not a Stripe event");

@@ -29,6 +29,8 @@ const lxdBackups = (m: MachineRow) =>
   real.get<string[]>(`/1.0/instances/${instanceName(m.service_id)}/backups`);
 const fileOf = (m: MachineRow, copyId: string) => backupFile(backupDir, m.service_id, copyId);
 
+// Each test builds a machine of its own (every one by `d`, which makes one container at a time) and
+// reads only it. They run one after another (driver.test.ts says why).
 describe("lxd backups", { skip: unavailable || noBtrfs }, () => {
   const d = createLxdDriver({ ...driverConfig([real]), storagePool: BTRFS_POOL });
 
@@ -63,8 +65,10 @@ describe("lxd backups", { skip: unavailable || noBtrfs }, () => {
   });
 
   it("a backup that runs past its deadline fails and leaves no LXD backup and no file", async () => {
+    // Built by `d`: a driver makes its own creations one at a time, not another's (LXD 5.0 gives
+    // two made at once the same id range; a build by this driver beside the others' failed).
+    const m = await built(d);
     const hurried = createLxdDriver({ ...driverConfig([real]), storagePool: BTRFS_POOL, copyDeadlineMs: 0 });
-    const m = await built(hurried);
     const copy_id = randomUUID();
     const j = job(m, "backup_create", { copy_id });
     assert.equal(await hurried.start(j, m), undefined, "LXD's backup operation started");

@@ -3,12 +3,16 @@ import type { MachineRow } from "../machines.ts";
 import type { Step } from "./backups.ts";
 import { JobFailure } from "./backups.ts";
 import type { LxdContext } from "./context.ts";
+import { idRangeShared } from "./id-range.ts";
 import { instance, instanceName, makeDir, pushFile, waitOp } from "./instance.ts";
 import { ensureBridge, guestFiles, nicDevice } from "./network.ts";
 import { POWER_TIMEOUT_S } from "./power.ts";
 import { SSHD_PASSWORD_CONF, sshdPasswordConf } from "./ssh-password.ts";
 import type { Progress } from "./state.ts";
 import { TRANSIENT_RETRIES } from "./transient.ts";
+
+/** How many times a container is made when the id range LXD gave it is another's as well. */
+const CREATE_ATTEMPTS = 3;
 
 /** The fewest processes a machine may run, however small its plan (systemd, sshd, a shell). */
 export const MIN_PROCESSES = 128;
@@ -30,7 +34,9 @@ export const proxyPortTaken = (startError: string) =>
  * remembered progress (placement, port), with the instance's state calls they share.
  */
 export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progress) {
-  const c = d.clientOf(p.endpoint ?? d.machineState(m).endpoint);
+  // Reassigned when a build is placed: the steps after `place` in the same pass act on the daemon
+  // chosen, not on the first configured one.
+  let c = d.clientOf(p.endpoint ?? d.machineState(m).endpoint);
   const name = instanceName(m.service_id);
   const url = `/1.0/instances/${name}`;
   const status = async () => (await instance(c, name))?.status;
@@ -55,9 +61,12 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
   const create: Step = {
     name: "create",
     async act() {
+      // Made already by this job before compute stopped (a creation is not remembered as an
+      // operation: it is waited for below).
+      if (await instance(c, name)) return undefined;
       const target = p.member ? `?target=${encodeURIComponent(p.member)}` : "";
       if (p.network) await ensureBridge(c, p.network);
-      return c.submit("POST", `/1.0/instances${target}`, {
+      const body = {
         name,
         type: "container",
         source: { type: "image", alias: d.imageOf(m.os) },
@@ -76,6 +85,24 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
           ...(p.ssh_port ? { ssh: d.proxyDevice(p.ssh_port) } : {}),
           ...(p.network ? { eth0: nicDevice(p.network, m.service_id) } : {}),
         },
+      };
+      // LXD 5.0 chooses an isolated container's id range as it creates it and does not hold off a
+      // creation meanwhile: ten at once gave two pairs the same range and two a range outside
+      // root's subuid (their start failed "newuidmap … not allowed"). So a compute process makes
+      // one container at a time per daemon, each finished before the next (about 0.3 s on btrfs),
+      // and a range another creation took as well is given up and chosen again. A creation LXD
+      // failed is made again too: it holds nothing yet (seen in bench:lxd, the 26th of 40 on a
+      // quiet host: "Failed creating instance from image: readdirent …/images/…/rootfs/…: bad file
+      // descriptor", the next creation from the same image fine).
+      return d.oneCreateAtATime(c.endpoint.name, async () => {
+        for (let attempt = 1; ; attempt++) {
+          const op = await c.operation(await c.submit("POST", `/1.0/instances${target}`, body), 60);
+          const failed = op.status !== "Success";
+          if (failed && attempt === CREATE_ATTEMPTS) throw new JobFailure(`LXD: ${op.err || op.status}`);
+          if (!failed && (attempt === CREATE_ATTEMPTS || !(await idRangeShared(c, name)))) return undefined;
+          if (await instance(c, name)) await waitOp(c, await c.submit("DELETE", url));
+          await new Promise((r) => setTimeout(r, 500 * attempt));
+        }
       });
     },
     done: async () => Boolean(await instance(c, name)),
@@ -172,6 +199,7 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
       const where = await d.place();
       p.endpoint = where.endpoint;
       p.member = where.member;
+      c = d.clientOf(p.endpoint);
       p.ssh_port = await d.cfg.allocatePort(job);
       if (d.cfg.network) p.network = await d.cfg.network.allocate(job, m, where.endpoint);
       await d.cfg.remember(job, p);

@@ -1,8 +1,9 @@
 import { createWriteStream } from "node:fs";
 import { readFile } from "node:fs/promises";
-import http from "node:http";
+import type { IncomingMessage } from "node:http";
 import https from "node:https";
 import { pipeline } from "node:stream/promises";
+import { http } from "@hb/platform/node-http";
 
 /**
  * A minimal client for LXD's REST API (/1.0): only the endpoints the driver uses, typed. It talks
@@ -109,7 +110,7 @@ export function createLxdClient(endpoint: LxdEndpoint): LxdClient {
     path: string,
     body: Buffer | undefined,
     headers: Record<string, string>,
-  ): Promise<http.IncomingMessage> {
+  ): Promise<IncomingMessage> {
     const common = { method, path, headers: { ...headers }, timeout: REQUEST_TIMEOUT_MS };
     if (body) common.headers["content-length"] = String(body.length);
     return new Promise((resolve, reject) => {
@@ -139,7 +140,7 @@ export function createLxdClient(endpoint: LxdEndpoint): LxdClient {
     });
   }
 
-  async function answer<T>(res: http.IncomingMessage): Promise<Envelope<T>> {
+  async function answer<T>(res: IncomingMessage): Promise<Envelope<T>> {
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of res) {

@@ -4,6 +4,7 @@ import type { CopyContext, CopyPlace } from "./backups.ts";
 import type { LxdClient } from "./client.ts";
 import type { LxdDriverConfig } from "./driver-config.ts";
 import { instanceName } from "./instance.ts";
+import { oneAtATimePerKey } from "./one-at-a-time.ts";
 import { createPlacement } from "./placement.ts";
 import type { LxdMachineState } from "./state.ts";
 
@@ -42,6 +43,8 @@ export function createLxdContext(cfg: LxdDriverConfig) {
     proxyDevice,
     copyPlace,
     copyContext,
+    /** Container creations on one daemon, one at a time (build-steps.ts says why). */
+    oneCreateAtATime: oneAtATimePerKey(),
     ...createPlacement(cfg),
   };
 }

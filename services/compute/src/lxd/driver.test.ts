@@ -9,15 +9,15 @@ import { existsSync, readFileSync } from "node:fs";
 import { readlink } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
-import { describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { eventually } from "../../../../test/support/eventually.ts";
 import type { ProviderDriver } from "../driver.ts";
-import type { MachineRow } from "../machines.ts";
-import { createLxdClient, type LxdClient } from "./client.ts";
+import { createLxdClient, type LxdClient, LxdError } from "./client.ts";
 import { BTRFS_POOL, createLxdDriver, instanceName, MIN_PROCESSES, processLimit } from "./driver.ts";
 import { LXD_SOCKET } from "./lxd-available.ts";
 import {
   backupDir,
+  build,
   built,
   driverConfig,
   driverFor,
@@ -46,300 +46,389 @@ function lxcfsAnswers(): boolean {
 describe("lxd driver", { skip: unavailable }, () => {
   const d = driverFor([real]);
 
-  it("builds a running container with the plan's limits, hostname, keys and an SSH proxy on loopback", async () => {
-    const m = await built(d);
-    const name = instanceName(m.service_id);
-    const i = await real.get<{
-      status: string;
-      config: Record<string, string>;
-      devices: Record<string, Record<string, string>>;
-    }>(`/1.0/instances/${name}`);
-    assert.equal(i.status, "Running");
-    assert.equal(i.config["limits.cpu"], "1");
-    assert.equal(i.config["limits.memory"], "256MiB");
-    assert.equal(i.config["limits.processes"], String(processLimit(256)));
-    assert.equal(i.config["security.idmap.isolated"], "true");
-    assert.equal(i.devices.root.size, "1GiB");
-    const port = (m.driver_state as { ssh_port: number }).ssh_port;
-    assert.equal(m.ssh_port, port, "the port is recorded for the VPS record");
-    assert.equal(i.devices.ssh.listen, `tcp:127.0.0.1:${port}`);
-    assert.equal(i.devices.ssh.connect, "tcp:127.0.0.1:22");
-    assert.equal(inside(m, "cat", "/etc/hostname"), "web-1.example.com");
-    assert.equal(inside(m, "hostname"), "web-1.example.com");
-    assert.equal(inside(m, "cat", "/root/.ssh/authorized_keys"), KEY);
-    assert.equal(inside(m, "stat", "-c", "%a", "/root/.ssh/authorized_keys"), "600");
-  });
-
-  it("gives each container a host id range of its own", async () => {
-    // One after the other: two first starts at the same moment are a different question (LXD 5.0
-    // fails one now and then; bench:lxd measures it), and this test is about the ranges.
-    const a = await built(d);
-    const b = await built(d);
-    const base = (m: MachineRow) =>
-      Number(lxc("config", "get", instanceName(m.service_id), "volatile.idmap.base"));
-    // Root inside runs as a different host uid in each, neither of them the shared default range.
-    assert.ok(base(a) > 0 && base(b) > 0);
-    assert.ok(Math.abs(base(a) - base(b)) >= 65536, `ranges overlap: ${base(a)} and ${base(b)}`);
-  });
-
-  it("refuses processes beyond the plan's limit (limits.processes)", async () => {
-    const m = await built(d);
-    const limit = processLimit(m.memory_mb);
-    assert.equal(limit, MIN_PROCESSES);
-    // Twice the limit asked for: the shell stops at the first fork the kernel refuses.
-    assert.throws(
-      () => inside(m, "sh", "-c", `for i in $(seq ${2 * limit}); do sleep 60 >/dev/null 2>&1 & done`),
-      "a fork past the limit fails",
-    );
-    const { processes } = await real.get<{ processes: number }>(
-      `/1.0/instances/${instanceName(m.service_id)}/state`,
-    );
-    assert.ok(processes <= limit && processes > limit / 2, `${processes} processes, the limit is ${limit}`);
-  });
-
-  it("keeps a machine within its plan's disk on the btrfs pool, and its stats read the disk it uses", async (t) => {
-    if (noBtrfs) {
-      t.skip(noBtrfs);
-      return;
-    }
-    // No pool configured: the driver takes the btrfs pool where the daemon has one.
-    const auto = createLxdDriver({ ...driverConfig([real]), storagePool: "" });
-    const m = await built(auto, { disk_gb: 1 });
-    const i = await real.get<{ devices: Record<string, Record<string, string>> }>(
-      `/1.0/instances/${instanceName(m.service_id)}`,
-    );
-    assert.equal(i.devices.root.pool, BTRFS_POOL);
-    // 1.2 GiB written into a 1 GiB plan: the write stops at the disk's size.
-    const dd = inside(m, "sh", "-c", "dd if=/dev/zero of=/root/fill bs=1M count=1229 2>&1; echo rc=$?; sync");
-    assert.doesNotMatch(dd, /rc=0$/m, dd);
-    assert.match(dd, /quota exceeded|no space left/i);
-    const written = Number(inside(m, "stat", "-c", "%s", "/root/fill"));
-    assert.ok(written > 0.8 * 2 ** 30 && written <= 2 ** 30, `${written} bytes written`);
-    // btrfs accounts the new blocks when it commits them: the figure is waited for.
-    const s = await eventually(async () => {
-      const read = await auto.stats(m);
-      return read.disk.used_gb >= 0.8 ? read : false;
-    }, 15_000);
-    assert.equal(s.disk.total_gb, 1);
-    assert.ok(s.disk.used_gb <= 1.05, `${s.disk.used_gb} GB used of a 1 GB disk`);
-  });
-
-  it("shows the plan's memory and its own uptime inside (lxcfs), where the host runs lxcfs", async (t) => {
-    if (!readFileSync("/proc/mounts", "utf8").includes(" fuse.lxcfs ")) {
-      t.skip("lxcfs is not mounted on this host (npm run lxd:setup installs and starts it)");
-      return;
-    }
-    if (!lxcfsAnswers()) {
-      t.skip("lxcfs is mounted but its process is gone (npm run lxd:setup mounts it again)");
-      return;
-    }
-    const m = await built(d);
-    assert.match(
-      inside(m, "grep", "^MemTotal:", "/proc/meminfo"),
-      new RegExp(`^MemTotal:\\s+${256 * 1024} kB$`),
-    );
-    const uptime = Number(inside(m, "cat", "/proc/uptime").split(" ")[0]);
-    const hostUptime = Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]);
-    assert.ok(uptime < 120 && uptime < hostUptime, `uptime ${uptime} s inside, ${hostUptime} s on the host`);
-  });
-
-  it("suspends: a clean stop of a running machine; unsuspends: starts it again", async () => {
-    const m = await built(d);
-    assert.deepEqual(await settle(d, job(m, "suspend", { target_state: "stopped" }), m), {
-      ok: true,
-      state: "stopped",
-    });
-    assert.equal(await status(m), "Stopped");
-    assert.deepEqual(await settle(d, job(m, "unsuspend"), m), { ok: true, state: "running" });
-    assert.equal(await status(m), "Running");
-  });
-
-  it("reports what the host can hold: its memory less the reserve, the pool's size, and none with the pool full", async () => {
-    const { memory } = await real.get<{ memory: { total: number } }>("/1.0/resources");
-    const pool = await real.get<{ space: { total: number } }>("/1.0/storage-pools/default/resources");
-    const c = await d.capacity();
-    assert.equal(c.memoryMb, Math.floor(memory.total / 2 ** 20 - 1024));
-    assert.equal(c.diskGb, Math.floor(pool.space.total / 2 ** 30));
-    assert.equal(c.full, undefined);
-    const tight = createLxdDriver({
-      ...driverConfig([real]),
-      hostLimits: { reserveMb: 0, memoryOvercommit: 2, diskOvercommit: 1, diskReserveGb: 1e9 },
-    });
-    const none = await tight.capacity();
-    assert.match(none.full ?? "", /less than 1000000000 GB free/);
-    const m = machine();
-    const refused = await settle(tight, job(m, "build"), m);
-    assert.equal(!refused.ok && refused.code, "BUILD_FAILED", "a host with no room takes no machine");
-  });
-
-  it("answers the loopback proxy address as the machine's address where LXD reports none", async () => {
-    const m = machine();
-    const outcome = await settle(d, job(m, "build"), m);
-    assert.deepEqual(outcome.ok && outcome.addresses, [
-      { address: "127.0.0.1", version: 4, prefix_length: 32, purpose: "primary" },
-    ]);
-  });
-
-  it("stops, starts and restarts; a restart is a new boot", async () => {
-    const m = await built(d);
-    const bootId = () => inside(m, "cat", "/proc/sys/kernel/random/boot_id");
-    const before = bootId();
-    assert.deepEqual(await settle(d, job(m, "poweroff", { target_state: "stopped" }), m), {
-      ok: true,
-      state: "stopped",
-    });
-    assert.equal(await status(m), "Stopped");
-    assert.deepEqual(await settle(d, job(m, "start"), m), { ok: true, state: "running" });
-    assert.equal(await status(m), "Running");
-    const afterStart = bootId();
-    assert.notEqual(afterStart, before);
-    assert.deepEqual(await settle(d, job(m, "reboot"), m), { ok: true, state: "running" });
-    assert.notEqual(bootId(), afterStart);
-  });
-
-  it("sets root's password inside the container, and only while the process has it", async () => {
-    const m = await built(d);
-    const shadow = () => inside(m, "grep", "^root:", "/etc/shadow").split(":")[1];
-    assert.equal(shadow(), "");
-    assert.deepEqual(await settle(d, job(m, "password", { secret: "correct horse battery" }), m), {
-      ok: true,
-    });
-    assert.match(shadow(), /^\$/);
-    // A password job resumed without its password (a restart) fails rather than claim success.
-    const lost = await settle(driverFor([real]), job(m, "password"), m);
-    assert.equal(lost.ok, false);
-    assert.equal(!lost.ok && lost.code, "PROVIDER_ERROR");
-  });
-
-  it("opens a login console: root's password logs in, a command's output comes back, closing ends it", async () => {
-    const m = await built(d);
-    assert.deepEqual(await settle(d, job(m, "password", { secret: "console pass 42" }), m), { ok: true });
-    const c = await (d.console as NonNullable<ProviderDriver["console"]>)(m, { cols: 100, rows: 30 });
-    let out = "";
-    const reading = (async () => {
-      for await (const chunk of c.output) out += Buffer.from(chunk).toString("utf8");
-    })();
-    await eventually(async () => /login: *$/.test(out), 20_000);
-    c.write(Buffer.from("root\n"));
-    await eventually(async () => /Password: *$/.test(out), 10_000);
-    c.write(Buffer.from("console pass 42\n"));
-    // The size the console was opened with, and arithmetic only a shell does.
-    c.write(Buffer.from("stty size; echo hb-$((6*7))\n"));
-    await eventually(async () => /30 100[\s\S]*hb-42/.test(out), 10_000);
-    assert.doesNotMatch(out, /console pass 42/, "the password is not echoed");
-    c.close();
-    await reading;
-  });
-
-  it("finds the LXD daemon running from a directory that exists (npm run lxd:setup sees to it)", async () => {
-    // Started from a checkout removed since (a CI clone), every rsync the daemon runs fails with
-    // "getcwd(): No such file or directory": each snapshot on the dir pool failed that way.
-    const { environment } = await real.get<{ environment: { server_pid: number } }>("/1.0");
-    const cwd = await readlink(`/proc/${environment.server_pid}/cwd`);
-    assert.ok(existsSync(cwd), `the daemon's working directory is gone: ${cwd}`);
-  });
-
-  it("reverts a snapshot: a file changed after it is back", async () => {
-    const m = await built(d);
-    inside(m, "sh", "-c", "echo before > /root/file");
-    const copy_id = randomUUID();
-    // The dir pool cannot measure a snapshot: no size is reported (the copy keeps the one it has).
-    assert.deepEqual(await settle(d, job(m, "snapshot_create", { copy_id }), m), { ok: true });
-    inside(m, "sh", "-c", "echo after > /root/file");
-    const reverted = await settle(d, job(m, "snapshot_revert", { copy_id }), m);
-    assert.equal(reverted.ok && reverted.state, "running");
-    assert.equal(await status(m), "Running");
-    assert.equal(inside(m, "cat", "/root/file"), "before");
-    await d.forgetCopy(m, "snapshot", copy_id);
-    assert.doesNotMatch(lxc("info", instanceName(m.service_id)), new RegExp(`c-${copy_id}`));
-  });
-
-  it("exports a backup to the backup directory and restores the machine from it", async () => {
-    const m = await built(d);
-    inside(m, "sh", "-c", "echo kept > /root/file");
-    const copy_id = randomUUID();
-    assert.deepEqual(await settle(d, job(m, "backup_create", { copy_id }), m), { ok: true, copySizeGb: 1 });
-    assert.ok(existsSync(path.join(backupDir, `${m.service_id}-${copy_id}.tar.gz`)));
-    inside(m, "sh", "-c", "echo changed > /root/file");
-    const restored = await settle(d, job(m, "backup_restore", { copy_id }), m);
-    assert.equal(restored.ok && restored.state, "running", JSON.stringify(restored));
-    assert.equal(inside(m, "cat", "/root/file"), "kept");
-  });
-
-  it("reinstalls with the same name, limits, keys and SSH port", async () => {
-    const m = await built(d);
-    inside(m, "sh", "-c", "echo old > /root/file");
-    const outcome = await settle(d, job(m, "reinstall", { secret: "new root password" }), m);
-    assert.equal(outcome.ok && outcome.built, true, JSON.stringify(outcome));
-    assert.deepEqual(outcome.ok && outcome.driverState, m.driver_state);
-    assert.equal(outcome.ok && outcome.snapshotsLost, true, "its snapshots went with the old instance");
-    assert.equal(inside(m, "sh", "-c", "cat /root/file 2>/dev/null || echo none"), "none");
-    assert.equal(inside(m, "cat", "/root/.ssh/authorized_keys"), KEY);
-    assert.equal(inside(m, "hostname"), "web-1.example.com");
-    assert.match(inside(m, "grep", "^root:", "/etc/shadow").split(":")[1], /^\$/);
-  });
-
-  it("reads stats from LXD's instance state", async () => {
-    const m = await built(d);
-    const s = await d.stats(m);
-    assert.equal(s.cpu.vcpus, 1);
-    assert.ok(s.cpu.usage_percent >= 0 && s.cpu.usage_percent <= 100);
-    assert.equal(s.memory.total_mb, 256);
-    assert.ok(s.memory.used_mb >= 0);
-    assert.equal(s.disk.total_gb, 1);
-  });
-
-  it("terminates: the container and its snapshots are deleted", async () => {
-    const m = await built(d);
-    await settle(d, job(m, "snapshot_create", { copy_id: randomUUID() }), m);
-    assert.deepEqual(await settle(d, job(m, "terminate", { target_state: "stopped" }), m), {
-      ok: true,
-      state: "stopped",
-    });
-    assert.equal(await status(m), "gone");
-  });
-
-  it("resumes a job after a restart from the operation kept in the job", async () => {
-    const m = machine();
-    const j = job(m, "build");
-    assert.equal(await d.start(j, m), undefined);
-    assert.ok((j.driver_state as { op?: string }).op, "the build's operation is kept in the job");
-    // A new driver (a restarted compute) with only the job row finishes the build.
-    const again = driverFor([real]);
-    const outcome = await eventually(async () => (await again.run(j, m)) ?? false, 30_000);
-    assert.equal(outcome.ok && outcome.state, "running");
-    assert.equal(await status(m), "Running");
-  });
-
-  it("places a new machine on the endpoint with the most free memory, skipping one that does not answer", async () => {
-    const small: LxdClient = {
-      ...createLxdClient({ name: "small", socketPath: LXD_SOCKET }),
-      get: async <T>(p: string) =>
-        (p === "/1.0"
-          ? { environment: { server_clustered: false } }
-          : { memory: { total: 2 ** 30, used: 2 ** 29 } }) as T,
-    };
-    const down = createLxdClient({ name: "down", socketPath: path.join(backupDir, "nothing.socket") });
-    const m = machine();
-    const outcome = await settle(driverFor([small, down, real]), job(m, "build"), m);
-    assert.equal(outcome.ok && (outcome.driverState as { endpoint: string }).endpoint, "local");
-  });
-
-  it("moves the SSH proxy to another port when its port is taken on the host", async () => {
-    const taken = net.createServer();
-    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
-    const busy = (taken.address() as net.AddressInfo).port;
-    try {
-      const m = await built(driverFor([real], 60_000, [busy]));
-      assert.notEqual(m.ssh_port, busy);
-      assert.equal(
-        lxc("config", "device", "get", instanceName(m.service_id), "ssh", "listen"),
-        `tcp:127.0.0.1:${m.ssh_port}`,
+  // First: what reads the host as a whole, the test of creations at once, and builds by a driver
+  // other than `d` (a driver makes its own creations one at a time, not another's: two drivers
+  // creating at once met LXD 5.0's shared id range, and a build failed "Instance is busy running a
+  // stop operation").
+  describe("one at a time", () => {
+    it("gives each container a host id range of its own, when several are ordered at once", async () => {
+      // LXD 5.0 handed containers created at the same moment the same range, or one outside root's
+      // subuid that cannot start (eight at once: seen every time before creations were serialised).
+      const ms = await Promise.all(Array.from({ length: 8 }, () => built(d)));
+      const bases = ms.map((m) =>
+        Number(lxc("config", "get", instanceName(m.service_id), "volatile.idmap.base")),
       );
+      for (const m of ms) assert.equal(await status(m), "Running");
+      const sorted = [...bases].sort((x, y) => x - y);
+      for (let i = 1; i < sorted.length; i++)
+        assert.ok(sorted[i] - sorted[i - 1] >= 65536, `ranges overlap: ${bases.join(", ")}`);
+      // Each range is inside root's subordinate ids (/etc/subuid), never the host's own.
+      const [, start, count] =
+        /^root:(\d+):(\d+)$/m.exec(readFileSync("/etc/subuid", "utf8"))?.map(Number) ?? [];
+      for (const b of bases)
+        assert.ok(b >= start && b + 65536 <= start + count, `range ${b} is outside root's subuid`);
+    });
+
+    it("reports what the host can hold: its memory less the reserve, the pool's size, and none with the pool full", async () => {
+      const { memory } = await real.get<{ memory: { total: number } }>("/1.0/resources");
+      const pool = await real.get<{ space: { total: number } }>("/1.0/storage-pools/default/resources");
+      const c = await d.capacity();
+      assert.equal(c.memoryMb, Math.floor(memory.total / 2 ** 20 - 1024));
+      assert.equal(c.diskGb, Math.floor(pool.space.total / 2 ** 30));
+      assert.equal(c.full, undefined);
+      const tight = createLxdDriver({
+        ...driverConfig([real]),
+        hostLimits: { reserveMb: 0, memoryOvercommit: 2, diskOvercommit: 1, diskReserveGb: 1e9 },
+      });
+      const none = await tight.capacity();
+      assert.match(none.full ?? "", /less than 1000000000 GB free/);
+      const m = machine();
+      const refused = await settle(tight, job(m, "build"), m);
+      assert.equal(!refused.ok && refused.code, "BUILD_FAILED", "a host with no room takes no machine");
+    });
+
+    it("finds the LXD daemon running from a directory that exists (npm run lxd:setup sees to it)", async () => {
+      // Started from a checkout removed since (a CI clone), every rsync the daemon runs fails with
+      // "getcwd(): No such file or directory": each snapshot on the dir pool failed that way.
+      const { environment } = await real.get<{ environment: { server_pid: number } }>("/1.0");
+      const cwd = await readlink(`/proc/${environment.server_pid}/cwd`);
+      assert.ok(existsSync(cwd), `the daemon's working directory is gone: ${cwd}`);
+    });
+
+    it("keeps a machine within its plan's disk on the btrfs pool, and its stats read the disk it uses", async (t) => {
+      if (noBtrfs) {
+        t.skip(noBtrfs);
+        return;
+      }
+      // No pool configured: the driver takes the btrfs pool where the daemon has one.
+      const auto = createLxdDriver({ ...driverConfig([real]), storagePool: "" });
+      const m = await built(auto, { disk_gb: 1 });
+      const i = await real.get<{ devices: Record<string, Record<string, string>> }>(
+        `/1.0/instances/${instanceName(m.service_id)}`,
+      );
+      assert.equal(i.devices.root.pool, BTRFS_POOL);
+      // 1.2 GiB written into a 1 GiB plan: the write stops at the disk's size.
+      const dd = inside(
+        m,
+        "sh",
+        "-c",
+        "dd if=/dev/zero of=/root/fill bs=1M count=1229 2>&1; echo rc=$?; sync",
+      );
+      assert.doesNotMatch(dd, /rc=0$/m, dd);
+      assert.match(dd, /quota exceeded|no space left/i);
+      const written = Number(inside(m, "stat", "-c", "%s", "/root/fill"));
+      assert.ok(written > 0.8 * 2 ** 30 && written <= 2 ** 30, `${written} bytes written`);
+      // btrfs accounts the new blocks when it commits them: the figure is waited for.
+      const s = await eventually(async () => {
+        const read = await auto.stats(m);
+        return read.disk.used_gb >= 0.8 ? read : false;
+      }, 15_000);
+      assert.equal(s.disk.total_gb, 1);
+      assert.ok(s.disk.used_gb <= 1.05, `${s.disk.used_gb} GB used of a 1 GB disk`);
+    });
+
+    it("moves the SSH proxy to another port when its port is taken on the host", async () => {
+      const taken = net.createServer();
+      await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+      const busy = (taken.address() as net.AddressInfo).port;
+      try {
+        const m = await built(driverFor([real], 60_000, [busy]));
+        assert.notEqual(m.ssh_port, busy);
+        assert.equal(
+          lxc("config", "device", "get", instanceName(m.service_id), "ssh", "listen"),
+          `tcp:127.0.0.1:${m.ssh_port}`,
+        );
+        assert.equal(await status(m), "Running");
+      } finally {
+        taken.close();
+      }
+    });
+
+    it("makes a container again when LXD fails its creation", async () => {
+      // LXD answered one creation of forty "Failed creating instance from image: readdirent …: bad
+      // file descriptor" (bench:lxd); here the first creation's operation is reported so.
+      let createOp = "";
+      let failed = 0;
+      const flaky: LxdClient = {
+        ...real,
+        async submit(method, p, body, headers) {
+          const id = await real.submit(method, p, body, headers);
+          if (method === "POST" && p.startsWith("/1.0/instances") && !createOp) createOp = id;
+          return id;
+        },
+        async operation(id, timeoutS) {
+          const op = await real.operation(id, timeoutS);
+          if (id !== createOp || failed > 0) return op;
+          failed += 1;
+          return {
+            ...op,
+            status: "Failure",
+            err: "Failed creating instance from image: bad file descriptor",
+          };
+        },
+      };
+      const m = await built(driverFor([flaky]));
+      assert.equal(failed, 1, "the first creation was reported failed");
       assert.equal(await status(m), "Running");
-    } finally {
-      taken.close();
-    }
+    });
+
+    it("places a build again when LXD's survey of the host fails with a bad file descriptor", async () => {
+      // CI: GET /1.0/resources answered "Failed to add card info: bad file descriptor" once, and the
+      // build failed at its placement.
+      let failed = 0;
+      const flaky: LxdClient = {
+        ...real,
+        async get<T>(p: string) {
+          if (p.startsWith("/1.0/resources") && failed === 0) {
+            failed += 1;
+            throw new LxdError(
+              'Failed to retrieve network information: Failed to add device information for "/sys/class/net/eth0/device": Failed to add card info: bad file descriptor',
+              500,
+            );
+          }
+          return real.get<T>(p);
+        },
+      };
+      const m = await built(driverFor([flaky]));
+      assert.equal(failed, 1, "the first survey failed");
+      assert.equal(await status(m), "Running");
+    });
+
+    it("places a new machine on the endpoint with the most free memory, skipping one that does not answer", async () => {
+      const small: LxdClient = {
+        ...createLxdClient({ name: "small", socketPath: LXD_SOCKET }),
+        get: async <T>(p: string) =>
+          (p === "/1.0"
+            ? { environment: { server_clustered: false } }
+            : { memory: { total: 2 ** 30, used: 2 ** 29 } }) as T,
+      };
+      const down = createLxdClient({ name: "down", socketPath: path.join(backupDir, "nothing.socket") });
+      const m = machine();
+      const outcome = await settle(driverFor([small, down, real]), job(m, "build"), m);
+      assert.equal(
+        outcome.ok && (outcome.driverState as { endpoint: string }).endpoint,
+        "local",
+        JSON.stringify(outcome),
+      );
+    });
+  });
+
+  // One machine, built once, that these tests only read.
+  describe("a built machine, read", () => {
+    let base: Awaited<ReturnType<typeof build>> & { since: number };
+    before(async () => {
+      const since = Date.now();
+      base = { ...(await build(d)), since };
+    });
+
+    it("builds a running container with the plan's limits, hostname, keys and an SSH proxy on loopback", async () => {
+      const { m } = base;
+      const name = instanceName(m.service_id);
+      const i = await real.get<{
+        status: string;
+        config: Record<string, string>;
+        devices: Record<string, Record<string, string>>;
+      }>(`/1.0/instances/${name}`);
+      assert.equal(i.status, "Running");
+      assert.equal(i.config["limits.cpu"], "1");
+      assert.equal(i.config["limits.memory"], "256MiB");
+      assert.equal(i.config["limits.processes"], String(processLimit(256)));
+      assert.equal(i.config["security.idmap.isolated"], "true");
+      assert.equal(i.devices.root.size, "1GiB");
+      const port = (m.driver_state as { ssh_port: number }).ssh_port;
+      assert.equal(m.ssh_port, port, "the port is recorded for the VPS record");
+      assert.equal(i.devices.ssh.listen, `tcp:127.0.0.1:${port}`);
+      assert.equal(i.devices.ssh.connect, "tcp:127.0.0.1:22");
+      assert.equal(inside(m, "cat", "/etc/hostname"), "web-1.example.com");
+      assert.equal(inside(m, "hostname"), "web-1.example.com");
+      assert.equal(inside(m, "cat", "/root/.ssh/authorized_keys"), KEY);
+      assert.equal(inside(m, "stat", "-c", "%a", "/root/.ssh/authorized_keys"), "600");
+    });
+
+    it("answers the loopback proxy address as the machine's address where LXD reports none", async () => {
+      const { outcome } = base;
+      assert.deepEqual(outcome.ok && outcome.addresses, [
+        { address: "127.0.0.1", version: 4, prefix_length: 32, purpose: "primary" },
+      ]);
+    });
+
+    it("reads stats from LXD's instance state", async () => {
+      const { m } = base;
+      const s = await d.stats(m);
+      assert.equal(s.cpu.vcpus, 1);
+      assert.ok(s.cpu.usage_percent >= 0 && s.cpu.usage_percent <= 100);
+      assert.equal(s.memory.total_mb, 256);
+      assert.ok(s.memory.used_mb >= 0);
+      assert.equal(s.disk.total_gb, 1);
+    });
+
+    it("shows the plan's memory and its own uptime inside (lxcfs), where the host runs lxcfs", async (t) => {
+      if (!readFileSync("/proc/mounts", "utf8").includes(" fuse.lxcfs ")) {
+        t.skip("lxcfs is not mounted on this host (npm run lxd:setup installs and starts it)");
+        return;
+      }
+      if (!lxcfsAnswers()) {
+        t.skip("lxcfs is mounted but its process is gone (npm run lxd:setup mounts it again)");
+        return;
+      }
+      const { m, since } = base;
+      assert.match(
+        inside(m, "grep", "^MemTotal:", "/proc/meminfo"),
+        new RegExp(`^MemTotal:\\s+${256 * 1024} kB$`),
+      );
+      const uptime = Number(inside(m, "cat", "/proc/uptime").split(" ")[0]);
+      const hostUptime = Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+      // The container's own clock: no longer than since its build began (the host's is far longer).
+      const sinceBuild = (Date.now() - since) / 1000;
+      assert.ok(
+        uptime <= sinceBuild + 1 && uptime < hostUptime,
+        `uptime ${uptime} s inside, ${sinceBuild} s since its build began, ${hostUptime} s on the host`,
+      );
+    });
+  });
+
+  // Each test builds a machine of its own and changes only that one. They run one after another:
+  // run four at a time, LXD 5.0's daemon stopped answering in the middle of a CI run (2026-11-28,
+  // quiet machine; once before under load), and every LXD test after it timed out.
+  describe("a machine of its own", () => {
+    it("refuses processes beyond the plan's limit (limits.processes)", async () => {
+      const m = await built(d);
+      const limit = processLimit(m.memory_mb);
+      assert.equal(limit, MIN_PROCESSES);
+      // Twice the limit asked for: the shell stops at the first fork the kernel refuses.
+      assert.throws(
+        () => inside(m, "sh", "-c", `for i in $(seq ${2 * limit}); do sleep 60 >/dev/null 2>&1 & done`),
+        "a fork past the limit fails",
+      );
+      const { processes } = await real.get<{ processes: number }>(
+        `/1.0/instances/${instanceName(m.service_id)}/state`,
+      );
+      assert.ok(processes <= limit && processes > limit / 2, `${processes} processes, the limit is ${limit}`);
+    });
+
+    it("suspends: a clean stop of a running machine; unsuspends: starts it again", async () => {
+      const m = await built(d);
+      assert.deepEqual(await settle(d, job(m, "suspend", { target_state: "stopped" }), m), {
+        ok: true,
+        state: "stopped",
+      });
+      assert.equal(await status(m), "Stopped");
+      assert.deepEqual(await settle(d, job(m, "unsuspend"), m), { ok: true, state: "running" });
+      assert.equal(await status(m), "Running");
+    });
+
+    it("stops, starts and restarts; a restart is a new boot", async () => {
+      const m = await built(d);
+      const bootId = () => inside(m, "cat", "/proc/sys/kernel/random/boot_id");
+      const before = bootId();
+      assert.deepEqual(await settle(d, job(m, "poweroff", { target_state: "stopped" }), m), {
+        ok: true,
+        state: "stopped",
+      });
+      assert.equal(await status(m), "Stopped");
+      assert.deepEqual(await settle(d, job(m, "start"), m), { ok: true, state: "running" });
+      assert.equal(await status(m), "Running");
+      const afterStart = bootId();
+      assert.notEqual(afterStart, before);
+      assert.deepEqual(await settle(d, job(m, "reboot"), m), { ok: true, state: "running" });
+      assert.notEqual(bootId(), afterStart);
+    });
+
+    it("sets root's password inside the container, and only while the process has it", async () => {
+      const m = await built(d);
+      const shadow = () => inside(m, "grep", "^root:", "/etc/shadow").split(":")[1];
+      assert.equal(shadow(), "");
+      assert.deepEqual(await settle(d, job(m, "password", { secret: "correct horse battery" }), m), {
+        ok: true,
+      });
+      assert.match(shadow(), /^\$/);
+      // A password job resumed without its password (a restart) fails rather than claim success.
+      const lost = await settle(driverFor([real]), job(m, "password"), m);
+      assert.equal(lost.ok, false);
+      assert.equal(!lost.ok && lost.code, "PROVIDER_ERROR");
+    });
+
+    it("opens a login console: root's password logs in, a command's output comes back, closing ends it", async () => {
+      const m = await built(d);
+      assert.deepEqual(await settle(d, job(m, "password", { secret: "console pass 42" }), m), { ok: true });
+      const c = await (d.console as NonNullable<ProviderDriver["console"]>)(m, { cols: 100, rows: 30 });
+      let out = "";
+      const reading = (async () => {
+        for await (const chunk of c.output) out += Buffer.from(chunk).toString("utf8");
+      })();
+      await eventually(async () => /login: *$/.test(out), 20_000);
+      c.write(Buffer.from("root\n"));
+      await eventually(async () => /Password: *$/.test(out), 10_000);
+      c.write(Buffer.from("console pass 42\n"));
+      // The size the console was opened with, and arithmetic only a shell does.
+      c.write(Buffer.from("stty size; echo hb-$((6*7))\n"));
+      await eventually(async () => /30 100[\s\S]*hb-42/.test(out), 10_000);
+      assert.doesNotMatch(out, /console pass 42/, "the password is not echoed");
+      c.close();
+      await reading;
+    });
+
+    it("reverts a snapshot: a file changed after it is back", async () => {
+      const m = await built(d);
+      inside(m, "sh", "-c", "echo before > /root/file");
+      const copy_id = randomUUID();
+      // The dir pool cannot measure a snapshot: no size is reported (the copy keeps the one it has).
+      assert.deepEqual(await settle(d, job(m, "snapshot_create", { copy_id }), m), { ok: true });
+      inside(m, "sh", "-c", "echo after > /root/file");
+      const reverted = await settle(d, job(m, "snapshot_revert", { copy_id }), m);
+      assert.equal(reverted.ok && reverted.state, "running");
+      assert.equal(await status(m), "Running");
+      assert.equal(inside(m, "cat", "/root/file"), "before");
+      await d.forgetCopy(m, "snapshot", copy_id);
+      assert.doesNotMatch(lxc("info", instanceName(m.service_id)), new RegExp(`c-${copy_id}`));
+    });
+
+    it("exports a backup to the backup directory and restores the machine from it", async () => {
+      const m = await built(d);
+      inside(m, "sh", "-c", "echo kept > /root/file");
+      const copy_id = randomUUID();
+      assert.deepEqual(await settle(d, job(m, "backup_create", { copy_id }), m), { ok: true, copySizeGb: 1 });
+      assert.ok(existsSync(path.join(backupDir, `${m.service_id}-${copy_id}.tar.gz`)));
+      inside(m, "sh", "-c", "echo changed > /root/file");
+      const restored = await settle(d, job(m, "backup_restore", { copy_id }), m);
+      assert.equal(restored.ok && restored.state, "running", JSON.stringify(restored));
+      assert.equal(inside(m, "cat", "/root/file"), "kept");
+    });
+
+    it("reinstalls with the same name, limits, keys and SSH port", async () => {
+      const m = await built(d);
+      inside(m, "sh", "-c", "echo old > /root/file");
+      const outcome = await settle(d, job(m, "reinstall", { secret: "new root password" }), m);
+      assert.equal(outcome.ok && outcome.built, true, JSON.stringify(outcome));
+      assert.deepEqual(outcome.ok && outcome.driverState, m.driver_state);
+      assert.equal(outcome.ok && outcome.snapshotsLost, true, "its snapshots went with the old instance");
+      assert.equal(inside(m, "sh", "-c", "cat /root/file 2>/dev/null || echo none"), "none");
+      assert.equal(inside(m, "cat", "/root/.ssh/authorized_keys"), KEY);
+      assert.equal(inside(m, "hostname"), "web-1.example.com");
+      assert.match(inside(m, "grep", "^root:", "/etc/shadow").split(":")[1], /^\$/);
+    });
+
+    it("terminates: the container and its snapshots are deleted", async () => {
+      const m = await built(d);
+      await settle(d, job(m, "snapshot_create", { copy_id: randomUUID() }), m);
+      assert.deepEqual(await settle(d, job(m, "terminate", { target_state: "stopped" }), m), {
+        ok: true,
+        state: "stopped",
+      });
+      assert.equal(await status(m), "gone");
+    });
+
+    it("resumes a job after a restart from the operation kept in the job", async () => {
+      const m = machine();
+      const j = job(m, "build");
+      assert.equal(await d.start(j, m), undefined);
+      assert.ok((j.driver_state as { op?: string }).op, "the build's operation is kept in the job");
+      // A new driver (a restarted compute) with only the job row finishes the build.
+      const again = driverFor([real]);
+      const outcome = await eventually(async () => (await again.run(j, m)) ?? false, 30_000);
+      assert.equal(outcome.ok && outcome.state, "running");
+      assert.equal(await status(m), "Running");
+    });
   });
 
   describe("failures", () => {
@@ -382,6 +471,17 @@ describe("lxd driver", { skip: unavailable }, () => {
       assert.equal(!outcome.ok && outcome.code, "PROVIDER_ERROR");
       assert.match(!outcome.ok ? outcome.message : "", /did not answer/);
       assert.equal(await status(m), "Running");
+    });
+
+    it("a build whose only daemon does not answer waits for it, then fails after the limit", async () => {
+      const down = createLxdClient({ name: "down", socketPath: path.join(backupDir, "nothing.socket") });
+      const m = machine();
+      const away = driverFor([down], 1500);
+      const j = job(m, "build");
+      assert.equal(await away.start(j, m), undefined, "placing the build waits while no daemon answers");
+      const outcome = await eventually(async () => (await away.run(j, m)) ?? false, 10_000);
+      assert.equal(outcome.ok, false);
+      assert.match(!outcome.ok ? outcome.message : "", /did not answer/);
     });
 
     it("a daemon back within the limit lets the job finish", async () => {

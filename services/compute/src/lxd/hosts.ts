@@ -40,11 +40,13 @@ interface PoolResources {
  * Every reachable host of the configured endpoints, with its memory and the space of the storage
  * pool new machines go on there
  * (`GET /1.0/resources`, `GET /1.0/storage-pools/{pool}/resources`; `?target=` per cluster member).
- * An endpoint that does not answer is left out: it takes no new machines.
+ * An endpoint that does not answer is left out: it takes no new machines; what it failed with is
+ * added to `failures` when given.
  */
 export async function surveyHosts(
   clients: LxdClient[],
   poolOf: (c: LxdClient) => Promise<string>,
+  failures?: unknown[],
 ): Promise<LxdHost[]> {
   const hosts: LxdHost[] = [];
   const measure = async (c: LxdClient, member?: string): Promise<LxdHost> => {
@@ -77,8 +79,9 @@ export async function surveyHosts(
         );
         for (const member of members.filter((x) => x.status === "Online"))
           hosts.push(await measure(c, member.server_name));
-      } catch {
+      } catch (err) {
         // An endpoint that does not answer takes no new machines; the others may.
+        failures?.push(err);
       }
     }),
   );

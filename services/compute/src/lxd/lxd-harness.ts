@@ -5,12 +5,14 @@
  * `npm run images`; `unavailable` says why a suite skips.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after } from "node:test";
+import { promisify } from "node:util";
+import { reservePorts } from "../../../../scripts/ports.ts";
 import { eventually } from "../../../../test/support/eventually.ts";
 import type { DriverState, JobOutcome, JobRow, ProviderDriver } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
@@ -33,8 +35,8 @@ export const noBtrfs = unavailable
 if (noBtrfs) process.stderr.write(`lxd btrfs tests skipped: ${noBtrfs}\n`);
 export const backupDir = mkdtempSync(path.join(os.tmpdir(), "hb-lxd-backups-"));
 export const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfXe8w3r4V8yqkq0F6a0Gm5Nq0nO8p3xU8a6o2G3p1Z test@hb";
-let nextPort = 23000 + Math.floor(Math.random() * 900);
 const made: string[] = [];
+const execFileAsync = promisify(execFile);
 
 export function driverFor(clients: LxdClient[], unreachableFailMs = 60_000, ports?: number[]) {
   return createLxdDriver(driverConfig(clients, unreachableFailMs, ports));
@@ -50,7 +52,9 @@ export function driverConfig(clients: LxdClient[], unreachableFailMs = 60_000, p
     backupDir,
     unreachableFailMs,
     sshKeysOf: async () => [KEY],
-    allocatePort: async () => ports?.shift() ?? nextPort++,
+    // Reserved as the test stacks' own ports are (scripts/ports.ts): a proxy on a port picked at
+    // random in the pool once took the port a private stack's compute was about to bind.
+    allocatePort: async () => ports?.shift() ?? (await reservePorts(1))[0],
     remember: async (job: JobRow, progress: DriverState) => {
       job.driver_state = progress;
     },
@@ -111,15 +115,26 @@ export async function settle(
 
 /** Builds a machine and answers the row as compute would record it. */
 export async function built(d: ProviderDriver, over: Partial<MachineRow> = {}): Promise<MachineRow> {
+  return (await build(d, over)).m;
+}
+
+/** `built`, with the build's outcome as the driver answered it. */
+export async function build(
+  d: ProviderDriver,
+  over: Partial<MachineRow> = {},
+): Promise<{ m: MachineRow; outcome: JobOutcome }> {
   const m = machine(over);
   const outcome = await settle(d, job(m, "build"), m);
   assert.equal(outcome.ok, true, JSON.stringify(outcome));
   return {
-    ...m,
-    state: "running",
-    has_instance: true,
-    driver_state: (outcome.ok && outcome.driverState) || {},
-    ssh_port: (outcome.ok && outcome.sshPort) || null,
+    outcome,
+    m: {
+      ...m,
+      state: "running",
+      has_instance: true,
+      driver_state: (outcome.ok && outcome.driverState) || {},
+      ssh_port: (outcome.ok && outcome.sshPort) || null,
+    },
   };
 }
 
@@ -145,13 +160,17 @@ export const status = async (m: MachineRow) => {
   }
 };
 
-after(() => {
+after(async () => {
   if (unavailable) return;
-  for (const name of made) {
-    try {
-      execFileSync("lxc", ["delete", "--force", name], { stdio: "ignore" });
-    } catch {
-      // already gone
-    }
-  }
+  // Only this run's containers that are still there, a few at a time: one by one, a suite's twenty
+  // took about half a minute on a busy host, most of it removing names a test had removed already.
+  const there = new Set(
+    (await real.get<string[]>("/1.0/instances").catch(() => made)).map((u) => u.split("/").pop()),
+  );
+  const left = made.filter((name) => there.has(name));
+  const worker = async () => {
+    for (let name = left.shift(); name; name = left.shift())
+      await execFileAsync("lxc", ["delete", "--force", name]).catch(() => undefined);
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
 });

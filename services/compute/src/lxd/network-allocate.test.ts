@@ -2,31 +2,23 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { connectDb, createLogger, migrate, type Sql } from "@hb/platform";
+import type { Sql } from "@hb/platform";
 import type { JobRow } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
+import { migratedSchema, type TestSchema } from "../test-schema.ts";
 import { parsePool } from "./network.ts";
 import { allocateNetwork } from "./network-allocate.ts";
 
-const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const schema = `compute_net_test_${process.pid}_${Date.now().toString(36)}`;
 const pool = parsePool("198.18.0.0/22"); // three /24 customer subnets after the host's
 
 describe("allocateNetwork", () => {
+  let db: TestSchema | undefined;
   let sql: Sql;
   before(async () => {
-    sql = connectDb(url, schema, 2);
-    await migrate(
-      sql,
-      schema,
-      new URL("../db/migrations", import.meta.url).pathname,
-      createLogger("test", "error"),
-    );
+    db = await migratedSchema("net");
+    sql = db.sql;
   });
-  after(async () => {
-    await sql?.unsafe(`drop schema if exists "${schema}" cascade`);
-    await sql?.end({ timeout: 5 });
-  });
+  after(() => db?.drop());
 
   async function jobFor(customer: string) {
     const id = randomUUID();

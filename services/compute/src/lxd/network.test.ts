@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import net from "node:net";
 import os from "node:os";
 import { after, before, describe, it } from "node:test";
+import { reservePorts } from "../../../../scripts/ports.ts";
 import { eventually } from "../../../../test/support/eventually.ts";
 import type { JobOutcome, JobRow, ProviderDriver } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
@@ -58,7 +59,6 @@ if (unavailable) process.stderr.write(`lxd network tests skipped: ${unavailable}
 const firstIndex = 100 + Math.floor(Math.random() * 140);
 const subnets = new Map<string, ReturnType<typeof subnetAt>>();
 const given = new Set<string>();
-let nextPort = 23000 + Math.floor(Math.random() * 900);
 const made: string[] = [];
 
 /** The customer's subnet (one per customer, made on its first machine) and its next address. */
@@ -82,7 +82,8 @@ const driver = createLxdDriver({
   backupDir: os.tmpdir(),
   unreachableFailMs: 60_000,
   sshKeysOf: async () => [],
-  allocatePort: async () => nextPort++,
+  // Reserved as the test stacks' own ports are (scripts/ports.ts), so neither takes the other's.
+  allocatePort: async () => (await reservePorts(1))[0],
   remember: async (job, progress) => {
     job.driver_state = progress;
   },

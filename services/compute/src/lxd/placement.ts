@@ -1,7 +1,7 @@
 import { JobFailure } from "./backups.ts";
 import { type LxdClient, LxdError } from "./client.ts";
 import type { LxdDriverConfig } from "./driver-config.ts";
-import { capacityOf, DEFAULT_HOST_LIMITS, hasFreeDisk, surveyHosts } from "./hosts.ts";
+import { capacityOf, DEFAULT_HOST_LIMITS, hasFreeDisk, type LxdHost, surveyHosts } from "./hosts.ts";
 
 /** The btrfs pool `npm run lxd:setup` makes (scripts/lxd/setup.sh): root disk sizes hold there. */
 export const BTRFS_POOL = "hb-btrfs";
@@ -38,12 +38,33 @@ export function createPlacement(cfg: LxdDriverConfig) {
     return pool;
   }
 
+  let surveying: Promise<{ hosts: LxdHost[]; failures: unknown[] }> | undefined;
+  /**
+   * The hosts as they are now. Builds placed at the same moment share one survey: eight orders at
+   * once asked LXD for its resources eight times over, on a daemon already busy creating them.
+   */
+  function survey() {
+    surveying ??= (async () => {
+      const failures: unknown[] = [];
+      try {
+        return { hosts: await surveyHosts(cfg.clients, poolOf, failures), failures };
+      } finally {
+        surveying = undefined;
+      }
+    })();
+    return surveying;
+  }
+
   /**
    * The member with the most free memory, across every configured endpoint (and cluster member),
-   * among those whose storage pool has room.
+   * among those whose storage pool has room. When no endpoint answered, the daemon's failure is
+   * thrown as it is: a build waits for a daemon that does not answer (advance.ts), as every other
+   * step does, rather than failing at once.
    */
   async function place(): Promise<{ endpoint: string; member?: string }> {
-    const hosts = (await surveyHosts(cfg.clients, poolOf)).filter((h) => hasFreeDisk(h, hostLimits));
+    const { hosts: all, failures } = await survey();
+    if (all.length === 0 && failures[0] instanceof LxdError) throw failures[0];
+    const hosts = all.filter((h) => hasFreeDisk(h, hostLimits));
     hosts.sort((a, b) => b.memoryTotal - b.memoryUsed - (a.memoryTotal - a.memoryUsed));
     if (!hosts[0]) throw new JobFailure("No LXD host is reachable with room to place the machine on");
     return { endpoint: hosts[0].endpoint, member: hosts[0].member };

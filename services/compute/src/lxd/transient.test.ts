@@ -3,11 +3,16 @@ import { describe, it } from "node:test";
 import { transientLxdFailure } from "./driver.ts";
 
 describe("LXD failures worth a second try", () => {
-  it("are its helper processes not reachable yet, never a refusal about the machine", () => {
+  it("are its helper processes not reachable yet or a host file read it reports as a bad descriptor, never a refusal about the machine", () => {
     assert.ok(
       transientLxdFailure("dial unix /proc/self/fd/273/forkfile.sock: connect: no such file or directory"),
     );
     assert.ok(transientLxdFailure("Failed to run: forkstart hb-x /var/lib/lxd/containers: exit status 1"));
+    assert.ok(
+      transientLxdFailure(
+        'Failed to retrieve network information: Failed to add device information for "/sys/class/net/eth0/device": Failed to add card info: bad file descriptor',
+      ),
+    );
     for (const final of [
       "Instance not found",
       "Failed to listen on 127.0.0.1:2201: listen tcp 127.0.0.1:2201: bind: address already in use",

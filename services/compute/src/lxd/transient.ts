@@ -2,9 +2,11 @@
  * LXD 5.0 failures of its own helper processes that say nothing of the machine: a file push or a
  * start whose forkfile/forkstart helper was not reachable yet on a busy host (seen in CI: "dial unix
  * /proc/self/fd/273/forkfile.sock: connect: no such file or directory"). The step is done again a few
- * times, a job-loop tick apart, before the job fails.
+ * times, a job-loop tick apart, before the job fails. So is a read of the host's own files that
+ * LXD 5.0 reports as a bad file descriptor on a loaded host (seen in CI: `GET /1.0/resources`
+ * answering "Failed to add card info: bad file descriptor", which failed a build at its placement).
  */
 export const transientLxdFailure = (message: string) =>
-  /fork(file|start)\.sock|forkfile|forkstart/i.test(message);
+  /fork(file|start)\.sock|forkfile|forkstart|bad file descriptor/i.test(message);
 /** How many times such a step is done again before the job fails. */
 export const TRANSIENT_RETRIES = 3;

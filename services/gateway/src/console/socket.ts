@@ -1,9 +1,9 @@
 import type { IncomingMessage } from "node:http";
-import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import type { OpenConsoleResponse } from "@hb/contracts/hb/compute/v1/console_pb";
 import { type ErrorCode, errorCodes, holdsAny, type Logger, resolveError } from "@hb/platform";
+import { http } from "@hb/platform/node-http";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Clients } from "../clients.ts";
 import type { KeySync } from "../key-sync.ts";
@@ -47,7 +47,7 @@ function refuse(socket: Duplex, code: ErrorCode, message: string): void {
   const status = errorCodes[code].http;
   const body = JSON.stringify({ success: false, error: message, code });
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
   );
 }

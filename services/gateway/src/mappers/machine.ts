@@ -72,6 +72,10 @@ function machineRecord<K extends "vps" | "dedicated">(
   };
 }
 
+/**
+ * The list records as objects. The lists themselves write them from compute's bytes
+ * (machine-page.ts), held to these by its tests; the details extend them.
+ */
 export const vpsRecordJson = (s: ServiceWire, m: MachineSummary | undefined): z.infer<typeof vpsRecord> =>
   machineRecord("vps", s, m);
 

@@ -1,8 +1,10 @@
+import type { ServiceAddons } from "@hb/contracts/hb/billing/v1/addons_pb";
 import { type Document, DocumentKind } from "@hb/contracts/hb/billing/v1/documents_pb";
 import type { Order, PlacedOrder } from "@hb/contracts/hb/billing/v1/orders_pb";
 import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/services_pb";
 import type { z } from "zod";
 import type { listedOrder, order, orderCreation, orderDetail, orderDocument } from "../wire/order.ts";
+import { addonJson } from "./addon.ts";
 import { amountNumber, iso, orNull, required } from "./contract.ts";
 import {
   documentStatusWords,
@@ -41,9 +43,17 @@ export function listedOrderJson(o: Order): z.infer<typeof listedOrder> {
 const billingDocumentJson = (d: Document) =>
   d.kind === DocumentKind.PROFORMA ? proformaJson(d) : invoiceJson(d);
 
-/** GET /orders/{id}: the order, each service's billing record, and its documents. */
-export function orderDetailJson(o: Order, services: ServiceSummary[]): z.infer<typeof orderDetail> {
+/**
+ * GET /orders/{id}: the order, each service's billing record (with its add-ons when they were
+ * read: `addons` is undefined for a person who may not view services), and its documents.
+ */
+export function orderDetailJson(
+  o: Order,
+  services: ServiceSummary[],
+  addons?: ServiceAddons[],
+): z.infer<typeof orderDetail> {
   const failures = new Map(o.services.map((s) => [s.id, s.failureReason]));
+  const held = addons && new Map(addons.map((a) => [a.serviceId, a.addons.map(addonJson)]));
   return {
     ...orderJson(o),
     payment_error: orNull(o.paymentError),
@@ -51,6 +61,8 @@ export function orderDetailJson(o: Order, services: ServiceSummary[]): z.infer<t
       ...serviceSummaryJson(s),
       order_id: o.id,
       failure_reason: orNull(failures.get(s.id)),
+      // A service made after the add-ons were read (the two reads run side by side) has none yet.
+      ...(held ? { options: held.get(s.id) ?? [] } : {}),
     })),
     documents: o.documents.map(billingDocumentJson),
   };

@@ -10,7 +10,11 @@ import { CANCELLATION_TYPE_WORDS, SERVICE_ACTION_WORDS } from "../wire/words.ts"
 import { amountNumber, decimal4, enumWords, iso } from "./contract.ts";
 import { billingCycleWords, productKindWords, serviceStatusWords } from "./enums.ts";
 
-const cancellationTypes = enumWords("cancellation type", CancellationTypeSchema, CANCELLATION_TYPE_WORDS);
+export const cancellationTypes = enumWords(
+  "cancellation type",
+  CancellationTypeSchema,
+  CANCELLATION_TYPE_WORDS,
+);
 
 /** The state changes a partner (or staff) asks for by name. */
 export const serviceActions = enumWords("service action", ServiceActionSchema, SERVICE_ACTION_WORDS);

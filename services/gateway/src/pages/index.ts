@@ -55,6 +55,11 @@ export function pagesRouter(deps: {
   ns: string;
   /** The customer API in process (in-process.ts): the portal's customer pages act through it. */
   api: ApiCall;
+  /**
+   * How often a page's connection held open (the reseller panel's live events) checks its
+   * session, as a portal console does (CONSOLE_SESSION_CHECK_MS).
+   */
+  sessionCheckMs: number;
 }): Router {
   const router = express.Router();
   const setCookie = cookieWriter(deps.publicUrl);
@@ -82,11 +87,18 @@ export function pagesRouter(deps: {
     "/portal",
     forms,
     safeText,
-    portalRouter(deps.portalClients, setCookie, deps.publicUrl, {
-      call: deps.api,
-      once,
-      cooldown: (rule, personId, resource) => reserveCooldown(deps.redis, deps.ns, rule, personId, resource),
-    }),
+    portalRouter(
+      deps.portalClients,
+      setCookie,
+      deps.publicUrl,
+      {
+        call: deps.api,
+        once,
+        cooldown: (rule, personId, resource) =>
+          reserveCooldown(deps.redis, deps.ns, rule, personId, resource),
+      },
+      deps.sessionCheckMs,
+    ),
   );
   router.use("/admin", forms, safeText, adminRouter(deps.clients, setCookie, deps.publicUrl, once, deps.log));
   // What the API answers 400, 413, 415 or 503 a page answers alike, as a page; only a failure of

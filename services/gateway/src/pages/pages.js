@@ -94,6 +94,15 @@ if (stream?.dataset.eventStream && "EventSource" in window) {
     item.append(head, body);
     list?.prepend(item);
   });
+  // Ended by the server for good (signed out, or no longer permitted): not reconnected.
+  source.addEventListener("ended", (e) => {
+    source.close();
+    const { reason } = JSON.parse(e.data);
+    stream.textContent =
+      reason === "signed-out"
+        ? "Your session has ended; sign in again to follow events."
+        : "You may no longer follow this account's events.";
+  });
   source.onerror = () => {
     stream.textContent = "The stream is interrupted; reconnecting…";
   };

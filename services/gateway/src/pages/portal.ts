@@ -63,6 +63,7 @@ export function portalRouter(
   setCookie: CookieWriter,
   publicUrl: string,
   api: Pick<Kit, "call" | "once" | "cooldown">,
+  sessionCheckMs: number,
 ): Router {
   const router = express.Router();
   signInRoutes(router, PORTAL, clients, setCookie);
@@ -125,7 +126,7 @@ export function portalRouter(
   topUpRoutes(kit, router, clients.topUps, publicUrl);
   machineRoutes(kit, router);
   resellerPanelRoutes(kit, router);
-  resellerStreamRoutes(kit, router, clients.webhooks);
+  resellerStreamRoutes(kit, router, clients, sessionCheckMs);
   cartRoutes(kit, router);
   keyRoutes(router, clients, render, api, apiEnabled);
   teamRoutes(router, clients, render, publicUrl, api.once);

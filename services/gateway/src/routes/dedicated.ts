@@ -3,7 +3,7 @@ import { PAGE_SIZE } from "@hb/platform/paging";
 import { z } from "zod";
 import { cooldowns } from "../cooldowns.ts";
 import { asBodyFields } from "../field-names.ts";
-import { dedicatedDetailJson, dedicatedRecordJson } from "../mappers/machine.ts";
+import { dedicatedDetailJson } from "../mappers/machine.ts";
 import { passwordResultJson, reinstallResultJson } from "../mappers/machine-action.ts";
 import { trafficJson } from "../mappers/machine-stats.ts";
 import { powerStatusJson, provisionStatusJson } from "../mappers/machine-status.ts";
@@ -48,7 +48,7 @@ export const dedicatedRoutes = [
     responseExtra: { pagination: paginationSchema },
     exampleExtra: { pagination: { page: 1, limit: 50, total: 1, pages: 1 } },
     example: machineEx.dedicatedList,
-    handler: (ctx) => listMachines(ctx, "dedicated", dedicatedRecordJson),
+    handler: (ctx) => listMachines(ctx, "dedicated"),
   }),
   route({
     method: "get",

@@ -1,11 +1,12 @@
-import type { Client } from "@connectrpc/connect";
 import type { ServiceSummary } from "@hb/contracts/hb/billing/v1/services_pb";
-import type { ComputeService, MachineRecord } from "@hb/contracts/hb/compute/v1/compute_pb";
+import type { MachineRecord } from "@hb/contracts/hb/compute/v1/compute_pb";
 import type { MachineKind, MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
 import { apiError } from "@hb/platform";
 import type { z } from "zod";
+import { JsonText } from "../envelope.ts";
 import { productKindWords } from "../mappers/enums.ts";
 import { addressListJson } from "../mappers/ip-address.ts";
+import { machineRecordsText } from "../mappers/machine-page.ts";
 import { machineStatsJson, usageRange } from "../mappers/machine-stats.ts";
 import { osImageListJson } from "../mappers/os-image.ts";
 import type { Context } from "../route.ts";
@@ -21,12 +22,12 @@ const recordOf = <T>(r: MachineRecord, map: MachineMapper<T>): T =>
 
 /**
  * A page of machines of one kind: one compute call, which answers from its copy of billing's
- * service records with each record's machine (docs/architecture.md, "Machine pages").
+ * service records with each record's machine (docs/architecture.md, "Machine pages"). The records
+ * arrive as their bytes and are written to JSON from them (mappers/machine-page.ts).
  */
-export async function listMachines<T>(
+export async function listMachines(
   ctx: Context<unknown, { page: number; limit: number }, unknown>,
   kind: "vps" | "dedicated",
-  record: MachineMapper<T>,
 ) {
   const { records, total } = await ctx.clients.compute.listMachineRecords({
     caller: ctx.caller,
@@ -35,7 +36,7 @@ export async function listMachines<T>(
     limit: ctx.query.limit,
   });
   return {
-    data: records.map((r) => recordOf(r, record)),
+    data: new JsonText(machineRecordsText(records, kind)),
     extra: { pagination: pagination(ctx.query.page, ctx.query.limit, total) },
   };
 }
@@ -56,7 +57,7 @@ export async function getMachine<T>(
   return { data: recordOf(record, detail) };
 }
 
-type Compute = Client<typeof ComputeService>;
+type Compute = Context<unknown, unknown, unknown>["clients"]["compute"];
 /** What every read about one machine sends: whose call, which service, which kind is expected. */
 type MachineRef = {
   caller: Context<unknown, unknown, unknown>["caller"];

@@ -1,3 +1,4 @@
+import { holdsAny } from "@hb/platform";
 import { PAGE_SIZE } from "@hb/platform/paging";
 import { z } from "zod";
 import { cooldowns } from "../cooldowns.ts";
@@ -179,14 +180,22 @@ export const orderRoutes = [
     method: "get",
     path: "/orders/:id",
     tag: "Products and orders",
-    summary: "Order, status and the services it produced",
+    summary: "Order, status and the services it produced, each with its add-ons",
+    description:
+      "Each service carries options: its add-ons as GET /services/{id}/options lists them, when the person may view services (View Services); without that permission the field is absent.",
     auth: { scope: "read", permissions: ["view_invoices"] },
     params: z.object({ id: idParam }),
     response: orderDetail,
     example: orderDetailExample,
-    handler: async ({ clients, caller, params }) => {
-      const { order, services } = await clients.billing.getOrder({ caller, orderId: params.id });
-      return { data: orderDetailJson(required(order, "order"), services) };
+    handler: async ({ clients, caller, principal, params }) => {
+      // Every service's add-ons in one call beside the order's, never one call per service.
+      const [{ order, services }, addons] = await Promise.all([
+        clients.billing.getOrder({ caller, orderId: params.id }),
+        holdsAny(principal.permissions, ["view_services"])
+          ? clients.billing.listOrderAddons({ caller, orderId: params.id })
+          : undefined,
+      ]);
+      return { data: orderDetailJson(required(order, "order"), services, addons?.services) };
     },
   }),
 ];

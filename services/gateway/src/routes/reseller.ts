@@ -162,14 +162,21 @@ export const resellerRoutes = [
     path: "/reseller/orders/:orderId/retry-payment",
     tag: "Reseller",
     summary: "Retry charging an unpaid order from the partner's credit",
+    description:
+      "Moves money as paying a document does, so it takes an Idempotency-Key the same way: a repeat with the key returns the first attempt's answer (paid, or failed for want of credit) and charges nothing; without one, a repeat after a payment is 409 CONFLICT. To try again after adding credit, send a new key.",
     auth: reseller(true, "pay_invoices"),
     errors: ["CONFLICT"],
     params: z.object({ orderId: idParam }),
+    idempotent: true,
     response: wire.resellerPaymentRetry,
     example: wire.resellerPaymentRetryExample,
-    handler: async ({ clients, caller, params }) => ({
+    handler: async ({ clients, caller, params, req }) => ({
       data: resellerPaymentRetryJson(
-        await clients.billing.retryResellerPayment({ caller, orderId: params.orderId }),
+        await clients.billing.retryResellerPayment({
+          caller,
+          orderId: params.orderId,
+          ...idempotencyOf(req),
+        }),
       ),
     }),
   }),

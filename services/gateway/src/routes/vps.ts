@@ -4,7 +4,7 @@ import { apiError } from "@hb/platform";
 import { PAGE_SIZE } from "@hb/platform/paging";
 import { z } from "zod";
 import { cooldowns } from "../cooldowns.ts";
-import { vpsDetailJson, vpsRecordJson, vpsStatus } from "../mappers/machine.ts";
+import { vpsDetailJson, vpsStatus } from "../mappers/machine.ts";
 import { reinstallResultJson } from "../mappers/machine-action.ts";
 import { route } from "../route.ts";
 import { idParam, pageQuery, password } from "../schemas.ts";
@@ -40,7 +40,7 @@ export const vpsRoutes = [
     responseExtra: { pagination: paginationSchema },
     exampleExtra: { pagination: { page: 1, limit: 50, total: 1, pages: 1 } },
     example: machineEx.vpsList,
-    handler: (ctx) => listMachines(ctx, "vps", vpsRecordJson),
+    handler: (ctx) => listMachines(ctx, "vps"),
   }),
   route({
     method: "get",

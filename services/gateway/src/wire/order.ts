@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { addon, addonExample } from "./addon.ts";
 import {
   billingDocument,
   documentKind,
@@ -32,7 +33,14 @@ const paymentError = z.string().nullable().meta({ description: "why settling fro
 /** GET /orders/{id}: the order, the services it produced and its documents. */
 export const orderDetail = order.extend({
   payment_error: paymentError,
-  services: z.array(serviceRecord),
+  services: z.array(
+    serviceRecord.extend({
+      options: z.array(addon).optional().meta({
+        description:
+          "the service's add-ons, as GET /services/{id}/options lists them; absent when the person may not view services (View Services)",
+      }),
+    }),
+  ),
   documents: z.array(billingDocument),
 });
 
@@ -88,7 +96,13 @@ export const orderListExample = {
 export const orderDetailExample = {
   ...orderExample,
   payment_error: null,
-  services: [{ ...serviceRecordExample, status: "pending_payment" }],
+  services: [
+    {
+      ...serviceRecordExample,
+      status: "pending_payment",
+      options: [{ ...addonExample, status: "pending_payment", paid_amount: "0.0000", next_due_date: null }],
+    },
+  ],
   documents: [proformaExample],
 };
 

@@ -22,30 +22,21 @@ const OPS = {
   order: operation("POST", "/orders", "/portal/order/:productId"),
   orders: operation("GET", "/orders", "/portal/orders"),
   orderDetail: operation("GET", "/orders/:id", "/portal/orders/:id"),
-  serviceOptions: operation("GET", "/services/:id/options", "/portal/orders/:id"),
 };
 
 /**
- * Each service's add-ons, in words ("Extra IP × 1, monthly, active"); a service whose add-ons the
- * person may not read (no view_services) shows none rather than failing the order's page.
+ * A service's add-ons, in words ("Extra IP × 1, monthly, active"). The order's answer carries them
+ * (one call for the whole page); it leaves them out for a person who may not read them (no
+ * view_services), who sees none rather than a failing page.
  */
-async function addonsOfServices(api: PageApi, ids: string[]): Promise<string[]> {
-  return Promise.all(
-    ids.map((id) =>
-      api<z.infer<typeof addonList>>(OPS.serviceOptions, { params: { id } }).then(
-        (r) =>
-          r.data.options
-            .map(
-              (a) =>
-                `${a.name} × ${a.quantity}, ${a.billing_cycle.replace("_", "-")}, ${a.status.replaceAll("_", " ")}`,
-            )
-            .join("; ") || "—",
-        (err: unknown) => {
-          if (err instanceof Refused && err.status === 403) return "—";
-          throw err;
-        },
-      ),
-    ),
+function addonWords(options: z.infer<typeof addonList>["options"] | undefined): string {
+  return (
+    (options ?? [])
+      .map(
+        (a) =>
+          `${a.name} × ${a.quantity}, ${a.billing_cycle.replace("_", "-")}, ${a.status.replaceAll("_", " ")}`,
+      )
+      .join("; ") || "—"
   );
 }
 
@@ -245,10 +236,6 @@ ${may(sessionOf(res), ORDER) ? html`<p><a href="/portal/order">Order a new servi
       await api<z.infer<typeof orderDetail>>(OPS.orderDetail, { params: { id: String(req.params.id) } })
     ).data;
     const cur = o.currency;
-    const addons = await addonsOfServices(
-      api,
-      o.services.map((s) => s.id),
-    );
     const body = html`${facts([
       ["Status", badge(o.status)],
       ["Payment", badge(o.payment_status)],
@@ -261,10 +248,10 @@ ${allTerminated(o.services.map((x) => x.status)) ? html`<p class="notice" id="al
 ${table(
   "Services of the order",
   ["Service", "Status", "Add-ons"],
-  o.services.map((s, n) => [
+  o.services.map((s) => [
     html`<a href="/portal/services/${s.id}">${s.hostname || s.name}</a>`,
     badge(s.status),
-    addons[n],
+    addonWords(s.options),
   ]),
   "No services.",
 )}

@@ -90,6 +90,31 @@ export declare type Addon = Message<"hb.billing.v1.Addon"> & {
 export declare const AddonSchema: GenMessage<Addon>;
 
 /**
+ * The add-ons one service holds (ListOrderAddons).
+ *
+ * @generated from message hb.billing.v1.ServiceAddons
+ */
+export declare type ServiceAddons = Message<"hb.billing.v1.ServiceAddons"> & {
+  /**
+   * @generated from field: string service_id = 1;
+   */
+  serviceId: string;
+
+  /**
+   * Not cancelled, oldest first; its money is in the service's currency.
+   *
+   * @generated from field: repeated hb.billing.v1.Addon addons = 2;
+   */
+  addons: Addon[];
+};
+
+/**
+ * Describes the message hb.billing.v1.ServiceAddons.
+ * Use `create(ServiceAddonsSchema)` to create a new message.
+ */
+export declare const ServiceAddonsSchema: GenMessage<ServiceAddons>;
+
+/**
  * The price of one cycle of a recurring add-on.
  *
  * @generated from message hb.billing.v1.CyclePrice

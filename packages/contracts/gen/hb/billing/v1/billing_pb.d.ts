@@ -13,7 +13,7 @@ import type { Document, DocumentKind, DocumentStatus, DocumentStatusTotals } fro
 import type { CatalogueProduct, ProductOption, ProductPrice } from "./products_pb.js";
 import type { Order, OrderItem, OrderPaymentMode, OrderPaymentStatus, OrderStatus, PlacedOrder } from "./orders_pb.js";
 import type { BillingCycle, ProductKind, ServiceStatus } from "./common_pb.js";
-import type { Addon, AddonBillingType, AddonOffer } from "./addons_pb.js";
+import type { Addon, AddonBillingType, AddonOffer, ServiceAddons } from "./addons_pb.js";
 import type { Upgrade, UpgradeOrigin, UpgradePath } from "./upgrades_pb.js";
 
 /**
@@ -1281,6 +1281,20 @@ export declare type RetryResellerPaymentRequest = Message<"hb.billing.v1.RetryRe
    * @generated from field: string order_id = 2;
    */
   orderId: string;
+
+  /**
+   * A repeat with the same key returns the first attempt's answer and charges nothing.
+   *
+   * @generated from field: string idempotency_key = 3;
+   */
+  idempotencyKey: string;
+
+  /**
+   * Hash of the request, so a reused key on another order is refused.
+   *
+   * @generated from field: string request_hash = 4;
+   */
+  requestHash: string;
 };
 
 /**
@@ -1511,6 +1525,47 @@ export declare type ListAddonsResponse = Message<"hb.billing.v1.ListAddonsRespon
  * Use `create(ListAddonsResponseSchema)` to create a new message.
  */
 export declare const ListAddonsResponseSchema: GenMessage<ListAddonsResponse>;
+
+/**
+ * @generated from message hb.billing.v1.ListOrderAddonsRequest
+ */
+export declare type ListOrderAddonsRequest = Message<"hb.billing.v1.ListOrderAddonsRequest"> & {
+  /**
+   * @generated from field: hb.platform.v1.Caller caller = 1;
+   */
+  caller?: Caller | undefined;
+
+  /**
+   * @generated from field: string order_id = 2;
+   */
+  orderId: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.ListOrderAddonsRequest.
+ * Use `create(ListOrderAddonsRequestSchema)` to create a new message.
+ */
+export declare const ListOrderAddonsRequestSchema: GenMessage<ListOrderAddonsRequest>;
+
+/**
+ * @generated from message hb.billing.v1.ListOrderAddonsResponse
+ */
+export declare type ListOrderAddonsResponse = Message<"hb.billing.v1.ListOrderAddonsResponse"> & {
+  /**
+   * One entry per service the order produced, in the order's order (as GetOrder lists them),
+   * each with the add-ons it holds (not cancelled), oldest first; a service without any has an
+   * empty list. NOT_FOUND when the order is not the caller's.
+   *
+   * @generated from field: repeated hb.billing.v1.ServiceAddons services = 1;
+   */
+  services: ServiceAddons[];
+};
+
+/**
+ * Describes the message hb.billing.v1.ListOrderAddonsResponse.
+ * Use `create(ListOrderAddonsResponseSchema)` to create a new message.
+ */
+export declare const ListOrderAddonsResponseSchema: GenMessage<ListOrderAddonsResponse>;
 
 /**
  * @generated from message hb.billing.v1.ListAddonOffersRequest
@@ -2252,6 +2307,16 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof ListAddonsRequestSchema;
     output: typeof ListAddonsResponseSchema;
+  },
+  /**
+   * Every add-on of one order's services in one call (an order's page shows them all).
+   *
+   * @generated from rpc hb.billing.v1.BillingService.ListOrderAddons
+   */
+  listOrderAddons: {
+    methodKind: "unary";
+    input: typeof ListOrderAddonsRequestSchema;
+    output: typeof ListOrderAddonsResponseSchema;
   },
   /**
    * @generated from rpc hb.billing.v1.BillingService.ListAddonOffers

@@ -1438,6 +1438,32 @@ export declare type ListMachineRecordsResponse = Message<"hb.compute.v1.ListMach
 export declare const ListMachineRecordsResponseSchema: GenMessage<ListMachineRecordsResponse>;
 
 /**
+ * ListMachineRecordsResponse as a reader that decodes each record itself reads it: the same
+ * fields and numbers, each record left as the bytes of its MachineRecord. Compute answers
+ * ListMachineRecordsResponse; the gateway's machine lists read its answer as this and write each
+ * record's JSON straight from its bytes (decoding the page into messages was their largest cost).
+ *
+ * @generated from message hb.compute.v1.ListMachineRecordsResponseBytes
+ */
+export declare type ListMachineRecordsResponseBytes = Message<"hb.compute.v1.ListMachineRecordsResponseBytes"> & {
+  /**
+   * @generated from field: repeated bytes records = 1;
+   */
+  records: Uint8Array[];
+
+  /**
+   * @generated from field: int32 total = 2;
+   */
+  total: number;
+};
+
+/**
+ * Describes the message hb.compute.v1.ListMachineRecordsResponseBytes.
+ * Use `create(ListMachineRecordsResponseBytesSchema)` to create a new message.
+ */
+export declare const ListMachineRecordsResponseBytesSchema: GenMessage<ListMachineRecordsResponseBytes>;
+
+/**
  * @generated from message hb.compute.v1.GetMachineRecordRequest
  */
 export declare type GetMachineRecordRequest = Message<"hb.compute.v1.GetMachineRecordRequest"> & {

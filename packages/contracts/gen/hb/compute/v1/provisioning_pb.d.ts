@@ -50,6 +50,14 @@ export declare type ProvisionBatchRequest = Message<"hb.compute.v1.ProvisionBatc
    * @generated from field: repeated hb.compute.v1.ProvisionRequest requests = 1;
    */
   requests: ProvisionRequest[];
+
+  /**
+   * Service records committed by the calls whose services these are, applied as
+   * ApplyServiceRecords applies them (each service keeps its newest record).
+   *
+   * @generated from field: repeated hb.events.v1.Event records = 2;
+   */
+  records: Event[];
 };
 
 /**
@@ -129,7 +137,12 @@ export declare const ComputeProvisioningService: GenService<{
    * Provision for several services in one call (billing's provisioner sends each pass's services
    * together): one transaction records every new machine and its build job, then the builds start
    * side by side. Each item is idempotent on its service_id as in Provision. An item whose build
-   * could not be started is reported in its result and does not fail the others.
+   * could not be started is reported in its result and does not fail the others. `records`, when
+   * given, are applied as ApplyServiceRecords applies them, before the answer: an order's records
+   * and its builds then cost billing one call (read-your-writes holds as with ApplyServiceRecords).
+   * With records, the answer comes once the machines and their build jobs are recorded, without
+   * waiting for the builds to start (an order waits on it); a build that fails to start is taken
+   * up by compute's job loop.
    *
    * @generated from rpc hb.compute.v1.ComputeProvisioningService.ProvisionBatch
    */
