@@ -45,9 +45,18 @@ export async function advance(
       }
       if (op && op.status !== "Success") {
         const err = op.err || op.status;
-        if (!(await steps[i]?.retry?.(err))) throw new JobFailure(`LXD: ${err}`);
-        // The step fixed the cause: it runs again below.
-        i -= 1;
+        if (await steps[i]?.retry?.(err)) {
+          // The step fixed the cause: it runs again below.
+          i -= 1;
+        } else if (transientLxdFailure(err) && (p.transient_retries ?? 0) < TRANSIENT_RETRIES) {
+          // LXD failed the operation in passing, as it fails a request (a revert's start whose
+          // forkstart helper was not reachable): the step runs again at the next tick.
+          p.transient_retries = (p.transient_retries ?? 0) + 1;
+          p.step = i;
+          p.op = undefined;
+          await d.cfg.remember(job, p);
+          return undefined;
+        } else throw new JobFailure(`LXD: ${err}`);
       }
       if (op && steps[i]?.name === "password" && op.metadata && op.metadata.return !== 0) {
         throw new JobFailure("The password could not be set inside the machine");

@@ -114,7 +114,8 @@ describe("lxd driver", { skip: unavailable }, () => {
         "-c",
         "dd if=/dev/zero of=/root/fill bs=1M count=1229 2>&1; echo rc=$?; sync",
       );
-      assert.doesNotMatch(dd, /rc=0$/m, dd);
+      // Seen once in CI: the whole 1.2 GiB written. What btrfs held for the container then is printed.
+      assert.doesNotMatch(dd, /rc=0$/m, `${dd}\n${quotaReport(instanceName(m.service_id))}`);
       assert.match(dd, /quota exceeded|no space left/i);
       const written = Number(inside(m, "stat", "-c", "%s", "/root/fill"));
       assert.ok(written > 0.8 * 2 ** 30 && written <= 2 ** 30, `${written} bytes written`);
@@ -334,6 +335,40 @@ describe("lxd driver", { skip: unavailable }, () => {
       assert.notEqual(bootId(), afterStart);
     });
 
+    it("starts a machine again when LXD fails the start's operation in passing (forkstart)", async () => {
+      const m = await built(d);
+      assert.deepEqual(await settle(d, job(m, "poweroff", { target_state: "stopped" }), m), {
+        ok: true,
+        state: "stopped",
+      });
+      // The operation is reported failed as LXD reported a revert's start in CI; the container
+      // itself was started, so the step done again finds it running.
+      let startOp = "";
+      let failed = 0;
+      const flaky: LxdClient = {
+        ...real,
+        async submit(method, p, body, headers) {
+          const id = await real.submit(method, p, body, headers);
+          const action = (body as { action?: string } | undefined)?.action;
+          if (method === "PUT" && p.endsWith("/state") && action === "start" && !startOp) startOp = id;
+          return id;
+        },
+        async operation(id, timeoutS) {
+          const op = await real.operation(id, timeoutS);
+          if (id !== startOp || failed > 0) return op;
+          failed += 1;
+          return {
+            ...op,
+            status: "Failure",
+            err: `Failed to run: forkstart ${instanceName(m.service_id)} /var/lib/lxd/containers: exit status 1`,
+          };
+        },
+      };
+      assert.deepEqual(await settle(driverFor([flaky]), job(m, "start"), m), { ok: true, state: "running" });
+      assert.equal(failed, 1, "the start's operation was reported failed once");
+      assert.equal(await status(m), "Running");
+    });
+
     it("sets root's password inside the container, and only while the process has it", async () => {
       const m = await built(d);
       const shadow = () => inside(m, "grep", "^root:", "/etc/shadow").split(":")[1];
@@ -531,4 +566,20 @@ async function socketRelay() {
         server ? server.close(() => resolve()) : resolve();
       }),
   };
+}
+
+/** The container's subvolume and the pool's quota groups as btrfs reports them, for a failure's message. */
+function quotaReport(name: string): string {
+  const pool = `/var/lib/lxd/storage-pools/${BTRFS_POOL}`;
+  const run = (...args: string[]) => {
+    try {
+      return execFileSync("btrfs", args, { encoding: "utf8", timeout: 10_000 });
+    } catch (err) {
+      return `btrfs ${args.join(" ")}: ${(err as Error).message}`;
+    }
+  };
+  return [
+    run("subvolume", "show", `${pool}/containers/${name}`),
+    run("qgroup", "show", "-re", "--raw", pool),
+  ].join("\n");
 }
