@@ -1,5 +1,5 @@
 /**
- * `node --conditions=hb-source scripts/bench/compute-heap.ts [seconds] [rate]`: whether a service's
+ * `node --conditions=hb-source scripts/bench/compute-heap.ts [seconds] [rate] [machines]`: whether a service's
  * memory growth under the soak's load (`npm run bench`'s memory part: the keyed index and the VPS page
  * alternated, 200 requests a second) is live heap or not. Every 30 s it prints each service's RSS
  * and V8's heap used and total from its /metrics (prom-client's default metrics), so a heap used
@@ -12,6 +12,8 @@ import { loadCustomer, seedVps } from "./seed.ts";
 
 const seconds = Number(process.argv[2] ?? 300);
 const rate = Number(process.argv[3] ?? 200);
+// The soak's own customer has 50; `npm run bench` has about 6,800 machines by its soak.
+const machines = Number(process.argv[4] ?? 50);
 const deps = await localDependencies();
 await withScratchStack("heap", async (stack, env) => {
   const who = await loadCustomer(env, {
@@ -20,7 +22,7 @@ await withScratchStack("heap", async (stack, env) => {
     label: "h",
     scopes: ["read"],
   });
-  await seedVps(env, who.customerId, 50);
+  await seedVps(env, who.customerId, machines);
   const mb = (n: number | undefined) => Math.round(((n ?? 0) / 1e6) * 10) / 10;
   const report = async (at: number) => {
     const row: Record<string, string> = {};

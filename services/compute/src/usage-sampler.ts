@@ -6,6 +6,8 @@ import { downsample, oldestKept, TIERS, type UsageBucket, type UsageReading } fr
 
 /** How many machines' drivers are asked at once: LXD answers each over its socket or HTTPS. */
 const CONCURRENCY = 8;
+/** Machines read, sampled and written per step of a pass: bounds a pass's memory. */
+const PAGE_SIZE = 500;
 /** Rows per statement: each column goes as one array parameter, so this bounds the statement's size. */
 const ROWS_PER_STATEMENT = 4000;
 
@@ -27,7 +29,13 @@ export interface UsageSampler {
  * first reading after a start has no rate, and a counter that went down (a restarted container)
  * gives none either.
  */
-export function startUsageSampler(sql: Sql, drivers: Drivers, log: Logger, intervalMs: number): UsageSampler {
+export function startUsageSampler(
+  sql: Sql,
+  drivers: Drivers,
+  log: Logger,
+  intervalMs: number,
+  pageSize = PAGE_SIZE,
+): UsageSampler {
   const previous = new Map<string, Counters>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -96,25 +104,43 @@ export function startUsageSampler(sql: Sql, drivers: Drivers, log: Logger, inter
         tx_bps_sum = usage_buckets.tx_bps_sum + excluded.tx_bps_sum`;
   }
 
+  /**
+   * One pass, a page of machines at a time: read their drivers, fold and write their buckets, then
+   * the next page. What a pass holds at once is one page's rows, readings and buckets, however many
+   * machines the host has (the whole table read at once held tens of MB in compute's heap with
+   * thousands of machines, once a minute, and its RSS kept the peak).
+   */
   async function pass(now = new Date()): Promise<number> {
-    const machines = await sql<MachineRow[]>`select * from machines where has_instance`;
-    const readings: UsageReading[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < machines.length) {
-        const m = machines[next++] as MachineRow;
-        const r = await readingOf(m, now);
-        if (r) readings.push(r);
+    const seen = new Set<string>();
+    let after: string | undefined;
+    let count = 0;
+    for (;;) {
+      const machines = await sql<MachineRow[]>`
+        select * from machines
+        where has_instance ${after ? sql`and service_id > ${after}::uuid` : sql``}
+        order by service_id limit ${pageSize}`;
+      const readings: UsageReading[] = [];
+      let next = 0;
+      const worker = async () => {
+        while (next < machines.length) {
+          const m = machines[next++] as MachineRow;
+          const r = await readingOf(m, now);
+          if (r) readings.push(r);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(CONCURRENCY, machines.length) }, worker));
+      for (const m of machines) seen.add(m.service_id);
+      const buckets = TIERS.flatMap((t) => downsample(readings, t));
+      // The first statement runs even with nothing to write: it prunes each tier past its span.
+      for (let i = 0; i < buckets.length || (i === 0 && after === undefined); i += ROWS_PER_STATEMENT) {
+        await write(buckets.slice(i, i + ROWS_PER_STATEMENT), now);
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, machines.length) }, worker));
-    const known = new Set(machines.map((m) => m.service_id));
-    for (const id of previous.keys()) if (!known.has(id)) previous.delete(id);
-    const buckets = TIERS.flatMap((t) => downsample(readings, t));
-    for (let i = 0; i < buckets.length || i === 0; i += ROWS_PER_STATEMENT) {
-      await write(buckets.slice(i, i + ROWS_PER_STATEMENT), now);
+      count += readings.length;
+      if (machines.length < pageSize) break;
+      after = (machines[machines.length - 1] as MachineRow).service_id;
     }
-    return readings.length;
+    for (const id of previous.keys()) if (!seen.has(id)) previous.delete(id);
+    return count;
   }
 
   const runPass = () => {
