@@ -7,7 +7,7 @@ import { downsample, oldestKept, TIERS, type UsageBucket, type UsageReading } fr
 /** How many machines' drivers are asked at once: LXD answers each over its socket or HTTPS. */
 const CONCURRENCY = 8;
 /** Machines read, sampled and written per step of a pass: bounds a pass's memory. */
-const PAGE_SIZE = 500;
+const MACHINES_PER_STEP = 500;
 /** Rows per statement: each column goes as one array parameter, so this bounds the statement's size. */
 const ROWS_PER_STATEMENT = 4000;
 
@@ -34,7 +34,7 @@ export function startUsageSampler(
   drivers: Drivers,
   log: Logger,
   intervalMs: number,
-  pageSize = PAGE_SIZE,
+  perStep = MACHINES_PER_STEP,
 ): UsageSampler {
   const previous = new Map<string, Counters>();
   let stopped = false;
@@ -118,7 +118,7 @@ export function startUsageSampler(
       const machines = await sql<MachineRow[]>`
         select * from machines
         where has_instance ${after ? sql`and service_id > ${after}::uuid` : sql``}
-        order by service_id limit ${pageSize}`;
+        order by service_id limit ${perStep}`;
       const readings: UsageReading[] = [];
       let next = 0;
       const worker = async () => {
@@ -136,7 +136,7 @@ export function startUsageSampler(
         await write(buckets.slice(i, i + ROWS_PER_STATEMENT), now);
       }
       count += readings.length;
-      if (machines.length < pageSize) break;
+      if (machines.length < perStep) break;
       after = (machines[machines.length - 1] as MachineRow).service_id;
     }
     for (const id of previous.keys()) if (!seen.has(id)) previous.delete(id);
