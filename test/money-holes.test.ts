@@ -90,6 +90,12 @@ describe("money holes (issue 28)", () => {
   });
 
   it("§2: an add-on refund is the unused share of its current term, not its paid history averaged", async () => {
+    // Bought on a 10th (noon), so its terms run 10th to 10th and the term's start below is its end a
+    // month back: on the 29th–31st the month-end rule moves dues (Jan 29 → Feb 28), which
+    // month-end-proration.test.ts covers, and a month back from Feb 28 is not the term's start.
+    const today = await now();
+    const tenth = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + 1, 10, 12));
+    await advance((tenth.getTime() - today.getTime()) / DAY);
     const c = await customer("1000");
     const p = await product({ monthly: "10.0000" });
     const ip = await option(p.id, "3.0000");
