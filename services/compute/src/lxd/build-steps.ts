@@ -231,5 +231,6 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
     start,
     place: place_,
     keepPlace,
+    actWhenFree,
   };
 }

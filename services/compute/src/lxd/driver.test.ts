@@ -354,7 +354,8 @@ describe("lxd driver", { skip: unavailable }, () => {
           return id;
         },
         async operation(id, timeoutS) {
-          const op = await real.operation(id, timeoutS);
+          // LXD reports a failed operation once it has ended: the one reported failed is waited for.
+          const op = await real.operation(id, id === startOp && failed === 0 ? 30 : timeoutS);
           if (id !== startOp || failed > 0) return op;
           failed += 1;
           return {
@@ -416,6 +417,46 @@ describe("lxd driver", { skip: unavailable }, () => {
       assert.equal(inside(m, "cat", "/root/file"), "before");
       await d.forgetCopy(m, "snapshot", copy_id);
       assert.doesNotMatch(lxc("info", instanceName(m.service_id)), new RegExp(`c-${copy_id}`));
+    });
+
+    it("reverts a snapshot when LXD fails the start after the restore once: restored again, then started", async () => {
+      const m = await built(d);
+      inside(m, "sh", "-c", "echo before > /root/file");
+      const copy_id = randomUUID();
+      assert.deepEqual(await settle(d, job(m, "snapshot_create", { copy_id }), m), { ok: true });
+      inside(m, "sh", "-c", "echo after > /root/file");
+      // The start's operation is reported failed as LXD reported one in CI (the container did start).
+      let restores = 0;
+      let startOp = "";
+      let failed = 0;
+      const flaky: LxdClient = {
+        ...real,
+        async submit(method, p, body, headers) {
+          const id = await real.submit(method, p, body, headers);
+          const b = body as { action?: string; restore?: string } | undefined;
+          if (b?.restore) restores += 1;
+          if (b?.action === "start" && !startOp) startOp = id;
+          return id;
+        },
+        async operation(id, timeoutS) {
+          // LXD reports a failed operation once it has ended: the one reported failed is waited for.
+          const op = await real.operation(id, id === startOp && failed === 0 ? 30 : timeoutS);
+          if (id !== startOp || failed > 0) return op;
+          failed += 1;
+          return {
+            ...op,
+            status: "Failure",
+            err: "Failed to handle idmapped storage: Failed to change ownership of: /var/lib/lxd/storage-pools/default/containers/x/rootfs/usr/bin/env",
+          };
+        },
+      };
+      const reverted = await settle(driverFor([flaky]), job(m, "snapshot_revert", { copy_id }), m);
+      assert.equal(reverted.ok && reverted.state, "running", JSON.stringify(reverted));
+      assert.equal(failed, 1, "the first start was reported failed");
+      assert.equal(restores, 2, "the snapshot was restored again before the second start");
+      assert.equal(await status(m), "Running");
+      assert.equal(inside(m, "cat", "/root/file"), "before");
+      await d.forgetCopy(m, "snapshot", copy_id);
     });
 
     it("exports a backup to the backup directory and restores the machine from it", async () => {

@@ -13,6 +13,11 @@ describe("LXD failures worth a second try", () => {
         'Failed to retrieve network information: Failed to add device information for "/sys/class/net/eth0/device": Failed to add card info: bad file descriptor',
       ),
     );
+    assert.ok(
+      transientLxdFailure(
+        "Failed to handle idmapped storage: Failed to change ownership of: /var/lib/lxd/storage-pools/hb-btrfs/containers/hb-x/rootfs/usr/share/man/man8/useradd.8.gz",
+      ),
+    );
     for (const final of [
       "Instance not found",
       "Failed to listen on 127.0.0.1:2201: listen tcp 127.0.0.1:2201: bind: address already in use",
