@@ -165,18 +165,25 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
         // Each operation must have succeeded: a delete that failed would leave the same broken
         // container to be started again (seen: four starts of one container, its creation time
         // unchanged).
-        for (const step of [remove, create]) {
-          const id = await actWhenFree(step);
-          if (!id) continue;
-          const op = await c.operation(id, 30);
-          if (op.status !== "Success") throw new JobFailure(`LXD: ${op.err || op.status}`);
-        }
+        await doneNow([remove, create], 30);
         await identity.act();
         return true;
       }
       return false;
     },
   };
+  /**
+   * Steps done now, one after the other, each operation waited for up to `timeoutS` (within a
+   * step's retry, where the job must not move on): one that does not succeed fails the job.
+   */
+  async function doneNow(steps: Step[], timeoutS: number): Promise<void> {
+    for (const step of steps) {
+      const id = await actWhenFree(step);
+      if (!id) continue;
+      const op = await c.operation(id, timeoutS);
+      if (op.status !== "Success") throw new JobFailure(`LXD: ${op.err || op.status}`);
+    }
+  }
   /**
    * A step's act, done again while LXD answers that the instance is busy: after a failed start LXD
    * runs a stop of its own, and a delete asked meanwhile is refused ("Instance is busy running a
@@ -231,6 +238,6 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
     start,
     place: place_,
     keepPlace,
-    actWhenFree,
+    doneNow,
   };
 }

@@ -148,28 +148,12 @@ describe("lxd driver", { skip: unavailable }, () => {
     it("makes a container again when LXD fails its creation", async () => {
       // LXD answered one creation of forty "Failed creating instance from image: readdirent …: bad
       // file descriptor" (bench:lxd); here the first creation's operation is reported so.
-      let createOp = "";
-      let failed = 0;
-      const flaky: LxdClient = {
-        ...real,
-        async submit(method, p, body, headers) {
-          const id = await real.submit(method, p, body, headers);
-          if (method === "POST" && p.startsWith("/1.0/instances") && !createOp) createOp = id;
-          return id;
-        },
-        async operation(id, timeoutS) {
-          const op = await real.operation(id, timeoutS);
-          if (id !== createOp || failed > 0) return op;
-          failed += 1;
-          return {
-            ...op,
-            status: "Failure",
-            err: "Failed creating instance from image: bad file descriptor",
-          };
-        },
-      };
-      const m = await built(driverFor([flaky]));
-      assert.equal(failed, 1, "the first creation was reported failed");
+      const flaky = firstOperationFails(
+        (method, p) => method === "POST" && p.startsWith("/1.0/instances"),
+        "Failed creating instance from image: bad file descriptor",
+      );
+      const m = await built(driverFor([flaky.client]));
+      assert.equal(flaky.seen.failed, 1, "the first creation was reported failed");
       assert.equal(await status(m), "Running");
     });
 
@@ -343,30 +327,15 @@ describe("lxd driver", { skip: unavailable }, () => {
       });
       // The operation is reported failed as LXD reported a revert's start in CI; the container
       // itself was started, so the step done again finds it running.
-      let startOp = "";
-      let failed = 0;
-      const flaky: LxdClient = {
-        ...real,
-        async submit(method, p, body, headers) {
-          const id = await real.submit(method, p, body, headers);
-          const action = (body as { action?: string } | undefined)?.action;
-          if (method === "PUT" && p.endsWith("/state") && action === "start" && !startOp) startOp = id;
-          return id;
-        },
-        async operation(id, timeoutS) {
-          // LXD reports a failed operation once it has ended: the one reported failed is waited for.
-          const op = await real.operation(id, id === startOp && failed === 0 ? 30 : timeoutS);
-          if (id !== startOp || failed > 0) return op;
-          failed += 1;
-          return {
-            ...op,
-            status: "Failure",
-            err: `Failed to run: forkstart ${instanceName(m.service_id)} /var/lib/lxd/containers: exit status 1`,
-          };
-        },
-      };
-      assert.deepEqual(await settle(driverFor([flaky]), job(m, "start"), m), { ok: true, state: "running" });
-      assert.equal(failed, 1, "the start's operation was reported failed once");
+      const flaky = firstOperationFails(
+        isStart,
+        `Failed to run: forkstart ${instanceName(m.service_id)} /var/lib/lxd/containers: exit status 1`,
+      );
+      assert.deepEqual(await settle(driverFor([flaky.client]), job(m, "start"), m), {
+        ok: true,
+        state: "running",
+      });
+      assert.equal(flaky.seen.failed, 1, "the start's operation was reported failed once");
       assert.equal(await status(m), "Running");
     });
 
@@ -426,34 +395,14 @@ describe("lxd driver", { skip: unavailable }, () => {
       assert.deepEqual(await settle(d, job(m, "snapshot_create", { copy_id }), m), { ok: true });
       inside(m, "sh", "-c", "echo after > /root/file");
       // The start's operation is reported failed as LXD reported one in CI (the container did start).
-      let restores = 0;
-      let startOp = "";
-      let failed = 0;
-      const flaky: LxdClient = {
-        ...real,
-        async submit(method, p, body, headers) {
-          const id = await real.submit(method, p, body, headers);
-          const b = body as { action?: string; restore?: string } | undefined;
-          if (b?.restore) restores += 1;
-          if (b?.action === "start" && !startOp) startOp = id;
-          return id;
-        },
-        async operation(id, timeoutS) {
-          // LXD reports a failed operation once it has ended: the one reported failed is waited for.
-          const op = await real.operation(id, id === startOp && failed === 0 ? 30 : timeoutS);
-          if (id !== startOp || failed > 0) return op;
-          failed += 1;
-          return {
-            ...op,
-            status: "Failure",
-            err: "Failed to handle idmapped storage: Failed to change ownership of: /var/lib/lxd/storage-pools/default/containers/x/rootfs/usr/bin/env",
-          };
-        },
-      };
-      const reverted = await settle(driverFor([flaky]), job(m, "snapshot_revert", { copy_id }), m);
+      const flaky = firstOperationFails(
+        isStart,
+        "Failed to handle idmapped storage: Failed to change ownership of: /var/lib/lxd/storage-pools/default/containers/x/rootfs/usr/bin/env",
+      );
+      const reverted = await settle(driverFor([flaky.client]), job(m, "snapshot_revert", { copy_id }), m);
       assert.equal(reverted.ok && reverted.state, "running", JSON.stringify(reverted));
-      assert.equal(failed, 1, "the first start was reported failed");
-      assert.equal(restores, 2, "the snapshot was restored again before the second start");
+      assert.equal(flaky.seen.failed, 1, "the first start was reported failed");
+      assert.equal(flaky.seen.restores, 2, "the snapshot was restored again before the second start");
       assert.equal(await status(m), "Running");
       assert.equal(inside(m, "cat", "/root/file"), "before");
       await d.forgetCopy(m, "snapshot", copy_id);
@@ -623,4 +572,35 @@ function quotaReport(name: string): string {
     run("subvolume", "show", `${pool}/containers/${name}`),
     run("qgroup", "show", "-re", "--raw", pool),
   ].join("\n");
+}
+
+/** A request to start an instance. */
+const isStart = (method: string, p: string, body: unknown) =>
+  method === "PUT" && p.endsWith("/state") && (body as { action?: string } | undefined)?.action === "start";
+
+/**
+ * The real client, except that the first operation started by a request `target` picks is reported
+ * failed with `err`, once it has ended (LXD reports a failed operation when it is over); `seen`
+ * counts those failures and the restores asked for.
+ */
+function firstOperationFails(target: (method: string, p: string, body: unknown) => boolean, err: string) {
+  const seen = { failed: 0, restores: 0 };
+  let targetOp = "";
+  const client: LxdClient = {
+    ...real,
+    async submit(method, p, body, headers) {
+      const id = await real.submit(method, p, body, headers);
+      if ((body as { restore?: string } | undefined)?.restore) seen.restores += 1;
+      if (!targetOp && target(method, p, body)) targetOp = id;
+      return id;
+    },
+    async operation(id, timeoutS) {
+      const first = id === targetOp && seen.failed === 0;
+      const op = await real.operation(id, first ? 30 : timeoutS);
+      if (!first) return op;
+      seen.failed += 1;
+      return { ...op, status: "Failure", err };
+    },
+  };
+  return { client, seen };
 }

@@ -1,14 +1,6 @@
 import type { JobRow } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
-import {
-  backupPresent,
-  copyName,
-  createSteps,
-  dropBackups,
-  importStep,
-  JobFailure,
-  type Step,
-} from "./backups.ts";
+import { backupPresent, copyName, createSteps, dropBackups, importStep, type Step } from "./backups.ts";
 import { machineSteps } from "./build-steps.ts";
 import type { LxdContext } from "./context.ts";
 import { instance } from "./instance.ts";
@@ -32,7 +24,7 @@ export function plan(d: LxdContext, job: JobRow, m: MachineRow, p: Progress, sec
     start,
     place,
     keepPlace,
-    actWhenFree,
+    doneNow,
   } = machineSteps(d, job, m, p);
 
   switch (job.action) {
@@ -76,12 +68,7 @@ export function plan(d: LxdContext, job: JobRow, m: MachineRow, p: Progress, sec
             p.transient_retries = (p.transient_retries ?? 0) + 1;
             await d.cfg.remember(job, p);
             // LXD stops the container itself after a failed start, and refuses others meanwhile.
-            for (const step of [forceStop, restore]) {
-              const id = await actWhenFree(step);
-              if (!id) continue;
-              const op = await c.operation(id, 60);
-              if (op.status !== "Success") throw new JobFailure(`LXD: ${op.err || op.status}`);
-            }
+            await doneNow([forceStop, restore], 60);
             return true;
           },
         },
