@@ -21,8 +21,8 @@ const namePatterns = JSON.parse(process.env.HB_TEST_NAME_PATTERNS ?? "[]") as st
 const stream = run({
   files: files.map((f) => path.join(root, f)),
   concurrency,
-  // A hang detector, and it applies to a whole describe() too: at a load average of 25 on two
-  // cores, suites that start private stacks have needed more than 120 s while every assertion held.
+  // A hang detector for each test and each hook (not a describe()'s sum): at a load average of 25
+  // on two cores, before() hooks that start private stacks have needed more than 120 s.
   timeout: 300_000,
   ...(namePatterns.length ? { testNamePatterns: namePatterns } : {}),
 });
