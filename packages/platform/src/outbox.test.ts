@@ -1,0 +1,80 @@
+/**
+ * The outbox relay against the real PostgreSQL (a schema of its own) and NATS (a namespace of its
+ * own, so its streams are this test's alone).
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { eventually } from "../../../test/support/eventually.ts";
+import { connectDb, type Sql } from "./db.ts";
+import { createLogger } from "./log.ts";
+import { linkNats, type NatsLink, streams } from "./nats.ts";
+import { type OutboxRelay, startOutboxRelay, writeOutboxBatch } from "./outbox.ts";
+
+const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const tag = `${process.pid}${Date.now().toString(36)}`;
+const schema = `outbox_test_${tag}`;
+const ns = `outboxtest${tag}`;
+const log = createLogger("outbox-test", "error");
+
+describe("outbox relay", () => {
+  let sql: Sql;
+  let nats: NatsLink;
+  let relay: OutboxRelay | undefined;
+
+  before(async () => {
+    sql = connectDb(url, schema, 2);
+    await sql.unsafe(`create schema "${schema}"`);
+    // The columns every service's outbox has (their migrations 001 and the request ids' later one).
+    await sql.unsafe(`create table "${schema}".outbox (
+      id uuid primary key, subject text not null, payload bytea not null, request_id text,
+      traceparent text, created_at timestamptz not null default clock_timestamp(), published_at timestamptz)`);
+    nats = linkNats(NATS_URL, "outbox-test", ns, log);
+    await nats.ready;
+  });
+  after(async () => {
+    await relay?.stop();
+    const nc = nats?.current;
+    if (nc) {
+      const jsm = await jetstreamManager(nc);
+      for (const s of [streams(ns).events, streams(ns).requestLog])
+        await jsm.streams.delete(s.name).catch(() => {});
+    }
+    await nats?.close();
+    await sql?.unsafe(`drop schema if exists "${schema}" cascade`);
+    await sql?.end({ timeout: 5 });
+  });
+
+  it("publishes every committed row once, in the order written, across batches of the relay", async () => {
+    // 450 rows: more than two of the relay's batches of 200, written in three transactions.
+    const written: string[] = [];
+    for (let t = 0; t < 3; t++) {
+      const events = await sql.begin((tx) =>
+        writeOutboxBatch(
+          tx,
+          ns,
+          Array.from({ length: 150 }, (_, i) => ({ type: i % 2 ? "test.odd" : "test.even" })),
+        ),
+      );
+      written.push(...events.map((e) => e.id));
+    }
+    relay = startOutboxRelay(sql, nats, log, 50);
+    const jsm = await jetstreamManager(nats.current!);
+    const stream = streams(ns).events.name;
+    await eventually(async () => (await jsm.streams.info(stream)).state.messages >= written.length, 30_000);
+    // Give a second publish of any row the chance to land before counting.
+    assert.equal(await relay.flush(), 0, "nothing left to publish");
+    const stored: string[] = [];
+    const info = await jsm.streams.info(stream);
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+      const m = await jsm.streams.getMessage(stream, { seq });
+      stored.push(m!.header.get("Nats-Msg-Id"));
+    }
+    assert.deepEqual(stored, written);
+    const [left] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from outbox where published_at is null`;
+    assert.equal(left!.n, 0);
+  });
+});
