@@ -46,6 +46,19 @@ describe("outbox relay", () => {
     await sql?.end({ timeout: 5 });
   });
 
+  /** The ids of the stream's messages from `fromSeq` on, in stream order. */
+  const storedIds = async (fromSeq = 1) => {
+    const jsm = await jetstreamManager(nats.current!);
+    const stream = streams(ns).events.name;
+    const info = await jsm.streams.info(stream);
+    const ids: string[] = [];
+    for (let seq = Math.max(fromSeq, info.state.first_seq); seq <= info.state.last_seq; seq++) {
+      const m = await jsm.streams.getMessage(stream, { seq });
+      ids.push(m!.header.get("Nats-Msg-Id"));
+    }
+    return ids;
+  };
+
   it("publishes every committed row once, in the order written, across batches of the relay", async () => {
     // 450 rows: more than two of the relay's batches of 200, written in three transactions.
     const written: string[] = [];
@@ -65,16 +78,31 @@ describe("outbox relay", () => {
     await eventually(async () => (await jsm.streams.info(stream)).state.messages >= written.length, 30_000);
     // Give a second publish of any row the chance to land before counting.
     assert.equal(await relay.flush(), 0, "nothing left to publish");
-    const stored: string[] = [];
-    const info = await jsm.streams.info(stream);
-    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-      const m = await jsm.streams.getMessage(stream, { seq });
-      stored.push(m!.header.get("Nats-Msg-Id"));
-    }
-    assert.deepEqual(stored, written);
+    assert.deepEqual(await storedIds(), written);
     const [left] = await sql<
       { n: number }[]
     >`select count(*)::int as n from outbox where published_at is null`;
     assert.equal(left!.n, 0);
+  });
+  it("stores none of a batch whose first row the stream refuses, and all of it in order once it is taken", async () => {
+    await relay?.stop();
+    relay = undefined;
+    const before = (await storedIds()).length;
+    const events = await sql.begin((tx) =>
+      writeOutboxBatch(
+        tx,
+        ns,
+        Array.from({ length: 20 }, () => ({ type: "test.refused" })),
+      ),
+    );
+    const ids = events.map((e) => e.id);
+    // No stream takes this subject: JetStream answers the publish "no responders".
+    await sql`update outbox set subject = ${`${ns}-nostream.test`} where id = ${ids[0]!}`;
+    relay = startOutboxRelay(sql, nats, log, 60_000);
+    await assert.rejects(relay.flush());
+    assert.equal((await storedIds()).length, before, "no row after the refused one was stored");
+    await sql`update outbox set subject = ${streams(ns).eventSubject("test.refused")} where id = ${ids[0]!}`;
+    await relay.flush();
+    assert.deepEqual((await storedIds()).slice(before), ids);
   });
 });
