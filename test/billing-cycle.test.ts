@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { fromBinary } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
@@ -15,6 +14,7 @@ import { startClock } from "../services/billing/src/clock.ts";
 import { runRenewalCycle } from "../services/billing/src/renewals.ts";
 import { amountOf, cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
+import { billingClock } from "./support/billing-clock.ts";
 import { stackClient } from "./support/clients.ts";
 import { activeService, type StackCustomer, stackCustomer } from "./support/stack-customer.ts";
 
@@ -27,12 +27,7 @@ describe("the recurring billing cycle", () => {
   let db: postgres.Sql;
   const DAY = 86_400_000;
 
-  const now = async () => timestampDate((await billing.client.adminAdvanceClock({ seconds: 0n })).now!);
-  /** Moves billing's clock to `at` (or just past it), running the due pass. */
-  const advanceTo = async (at: Date) => {
-    const seconds = Math.ceil((at.getTime() - (await now()).getTime()) / 1000) + 1;
-    if (seconds > 0) await billing.client.adminAdvanceClock({ seconds: BigInt(seconds) });
-  };
+  const { now, advanceTo } = billingClock(() => billing.client);
   const product = async (prices: Record<string, string>, minCredit = "") =>
     (
       await billing.client.adminCreateProduct({

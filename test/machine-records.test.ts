@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
+import { billingClock } from "./support/billing-clock.ts";
 import { stackClient } from "./support/clients.ts";
 import { activeService, type StackCustomer, stackCustomer } from "./support/stack-customer.ts";
 
@@ -16,11 +16,7 @@ describe("the VPS pages follow billing's record of each service", () => {
   let billing: ReturnType<typeof stackClient<[typeof BillingService, typeof BillingStaffService]>>;
   const DAY = 86_400_000;
 
-  const now = async () => timestampDate((await billing.client.adminAdvanceClock({ seconds: 0n })).now!);
-  const advanceTo = async (at: Date) => {
-    const seconds = Math.ceil((at.getTime() - (await now()).getTime()) / 1000) + 1;
-    if (seconds > 0) await billing.client.adminAdvanceClock({ seconds: BigInt(seconds) });
-  };
+  const { advanceTo } = billingClock(() => billing.client);
   const product = async (monthly: string) =>
     (
       await billing.client.adminCreateProduct({

@@ -7,6 +7,7 @@ import { TopUpService } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { amountOf, cyclePrices, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
+import { billingClock } from "./support/billing-clock.ts";
 import { stackClient } from "./support/clients.ts";
 import { activeService, type StackCustomer, stackCustomer } from "./support/stack-customer.ts";
 
@@ -20,13 +21,7 @@ describe("money holes (issue 28)", () => {
   let billing: ReturnType<typeof stackClient<[typeof BillingService, typeof BillingStaffService]>>;
   const DAY = 86_400_000;
 
-  /** Billing's time, bracketed by a read before and after what `f` does. */
-  const now = async () => timestampDate((await billing.client.adminAdvanceClock({ seconds: 0n })).now!);
-  const advance = async (days: number) => {
-    // In steps of at most 10 days: the due pass then runs as it does day by day.
-    for (let left = days; left > 0; left -= 10)
-      await billing.client.adminAdvanceClock({ seconds: BigInt(Math.round(Math.min(10, left) * 86_400)) });
-  };
+  const { now, advanceDays: advance } = billingClock(() => billing.client);
   let serial = 0;
   const product = async (prices: Record<string, string>, name = "holes") =>
     (

@@ -8,11 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { newProduct } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
+import { billingClock } from "./support/billing-clock.ts";
 import { stackClient } from "./support/clients.ts";
 import { activeService, stackCustomer } from "./support/stack-customer.ts";
 
@@ -30,10 +30,11 @@ describe("proration on a term that starts on a month's last day", () => {
   });
 
   it("an upgrade quoted as a Jan 31 term starts is the whole month's difference, not 28/31 of it", async () => {
-    const now = timestampDate((await billing.client.adminAdvanceClock({ seconds: 0n })).now!);
+    const clock = billingClock(() => billing.client);
+    const now = await clock.now();
     let jan31 = Date.UTC(now.getUTCFullYear(), 0, 31, 1);
     if (jan31 <= now.getTime()) jan31 = Date.UTC(now.getUTCFullYear() + 1, 0, 31, 1);
-    await billing.client.adminAdvanceClock({ seconds: BigInt(Math.ceil((jan31 - now.getTime()) / 1000)) });
+    await clock.advanceTo(new Date(jan31));
 
     const c = await stackCustomer(s, billing.client, "MonthEnd", "100");
     const small = await newProduct("vps", { monthly: "10.0000" }, "EUR", billing.client);
