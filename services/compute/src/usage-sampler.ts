@@ -24,7 +24,7 @@ export interface UsageSampler {
  * Records usage history: every `intervalMs` it asks each machine's driver for its figures (the
  * LXD driver's real ones, the simulator's own), and folds the readings into the tiers'
  * buckets with one batched upsert per pass (never a statement per machine), pruning each tier
- * past its span in the same statement. Buckets hold sums and counts, so two replicas sampling at
+ * past its span in the pass's first statement. Buckets hold sums and counts, so two replicas sampling at
  * once only add readings: the averages stay right. Network counters are remembered in memory; the
  * first reading after a start has no rate, and a counter that went down (a restarted container)
  * gives none either.
@@ -73,15 +73,19 @@ export function startUsageSampler(
     };
   };
 
-  async function write(buckets: UsageBucket[], now: Date): Promise<void> {
+  /** Removes each tier's buckets past its span: once per pass, in the statement of its first write. */
+  const prune = (now: Date) => sql`
+    pruned as (
+      delete from usage_buckets u using unnest(
+        ${TIERS.map((t) => t.stepS)}::int[], ${TIERS.map((t) => oldestKept(t, now).toISOString())}::timestamptz[]
+      ) as t(step_s, oldest)
+      where u.step_s = t.step_s and u.bucket_at < t.oldest
+    )`;
+
+  async function write(buckets: UsageBucket[], now: Date, pruning: boolean): Promise<void> {
     const col = <T>(f: (b: UsageBucket) => T) => buckets.map(f);
     await sql`
-      with pruned as (
-        delete from usage_buckets u using unnest(
-          ${TIERS.map((t) => t.stepS)}::int[], ${TIERS.map((t) => oldestKept(t, now).toISOString())}::timestamptz[]
-        ) as t(step_s, oldest)
-        where u.step_s = t.step_s and u.bucket_at < t.oldest
-      )
+      ${pruning ? sql`with ${prune(now)}` : sql``}
       insert into usage_buckets (service_id, step_s, bucket_at, samples, cpu_percent_sum,
         memory_used_mb_sum, memory_total_mb, disk_used_gb_sum, disk_total_gb, net_samples,
         rx_bps_sum, tx_bps_sum)
@@ -131,9 +135,9 @@ export function startUsageSampler(
       await Promise.all(Array.from({ length: Math.min(CONCURRENCY, machines.length) }, worker));
       for (const m of machines) seen.add(m.service_id);
       const buckets = TIERS.flatMap((t) => downsample(readings, t));
-      // The first statement runs even with nothing to write: it prunes each tier past its span.
+      // The pass's first statement prunes, and runs even with nothing to write.
       for (let i = 0; i < buckets.length || (i === 0 && after === undefined); i += ROWS_PER_STATEMENT) {
-        await write(buckets.slice(i, i + ROWS_PER_STATEMENT), now);
+        await write(buckets.slice(i, i + ROWS_PER_STATEMENT), now, i === 0 && after === undefined);
       }
       count += readings.length;
       if (machines.length < perStep) break;
