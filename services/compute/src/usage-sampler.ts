@@ -74,8 +74,8 @@ export function startUsageSampler(
   };
 
   /** Removes each tier's buckets past its span: once per pass, in the statement of its first write. */
-  const prune = (now: Date) => sql`
-    pruned as (
+  const pruneClause = (now: Date) => sql`
+    with pruned as (
       delete from usage_buckets u using unnest(
         ${TIERS.map((t) => t.stepS)}::int[], ${TIERS.map((t) => oldestKept(t, now).toISOString())}::timestamptz[]
       ) as t(step_s, oldest)
@@ -85,7 +85,7 @@ export function startUsageSampler(
   async function write(buckets: UsageBucket[], now: Date, pruning: boolean): Promise<void> {
     const col = <T>(f: (b: UsageBucket) => T) => buckets.map(f);
     await sql`
-      ${pruning ? sql`with ${prune(now)}` : sql``}
+      ${pruning ? pruneClause(now) : sql``}
       insert into usage_buckets (service_id, step_s, bucket_at, samples, cpu_percent_sum,
         memory_used_mb_sum, memory_total_mb, disk_used_gb_sum, disk_total_gb, net_samples,
         rx_bps_sum, tx_bps_sum)
@@ -136,8 +136,9 @@ export function startUsageSampler(
       for (const m of machines) seen.add(m.service_id);
       const buckets = TIERS.flatMap((t) => downsample(readings, t));
       // The pass's first statement prunes, and runs even with nothing to write.
-      for (let i = 0; i < buckets.length || (i === 0 && after === undefined); i += ROWS_PER_STATEMENT) {
-        await write(buckets.slice(i, i + ROWS_PER_STATEMENT), now, i === 0 && after === undefined);
+      const firstPage = after === undefined;
+      for (let i = 0; i < buckets.length || (i === 0 && firstPage); i += ROWS_PER_STATEMENT) {
+        await write(buckets.slice(i, i + ROWS_PER_STATEMENT), now, i === 0 && firstPage);
       }
       count += readings.length;
       if (machines.length < perStep) break;

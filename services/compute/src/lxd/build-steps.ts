@@ -152,26 +152,30 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
         );
         return true;
       }
-      // A new container's first start failed in LXD itself: seen with containers created at once,
-      // "Failed to run: … forkstart …: exit status 1" (CI) and "Failed to handle idmapped storage:
-      // Failed to change ownership of …" (bench:lxd, 10 at once). It holds nothing yet, so it is
-      // made again (a fresh create picks its id range anew) and started, a few times at most.
-      if (
-        (job.action === "build" || job.action === "reinstall") &&
-        (p.transient_retries ?? 0) < TRANSIENT_RETRIES
-      ) {
-        p.transient_retries = (p.transient_retries ?? 0) + 1;
-        await d.cfg.remember(job, p);
-        // Each operation must have succeeded: a delete that failed would leave the same broken
-        // container to be started again (seen: four starts of one container, its creation time
-        // unchanged).
-        await doneNow([remove, create], 30);
-        await identity.act();
-        return true;
-      }
       return false;
     },
   };
+  /**
+   * The start, for a job whose failed start leaves something to redo first: after the start's own
+   * remedy (the proxy's port), `redo` is done now and the start again, a few times at most. LXD's
+   * start failures seen: "Failed to run: … forkstart …: exit status 1" (CI, containers created at
+   * once) and "Failed to handle idmapped storage: Failed to change ownership of …" (bench:lxd, 10
+   * at once; CI, a revert's start: the restored files half moved to the container's id range).
+   */
+  const startAfter = (redo: Step[], timeoutS: number): Step => ({
+    ...start,
+    async retry(err) {
+      if (await start.retry?.(err)) return true;
+      if ((p.transient_retries ?? 0) >= TRANSIENT_RETRIES) return false;
+      p.transient_retries = (p.transient_retries ?? 0) + 1;
+      await d.cfg.remember(job, p);
+      // Each operation must have succeeded: a delete that failed would leave the same broken
+      // container to be started again (seen: four starts of one container, its creation time
+      // unchanged). LXD stops a container itself after a failed start, and refuses others meanwhile.
+      await doneNow(redo, timeoutS);
+      return true;
+    },
+  });
   /**
    * Steps done now, one after the other, each operation waited for up to `timeoutS` (within a
    * step's retry, where the job must not move on): one that does not succeed fails the job.
@@ -238,6 +242,8 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
     start,
     place: place_,
     keepPlace,
-    doneNow,
+    /** A new container's start: a failed one makes the container again (it holds nothing yet). */
+    startNew: startAfter([remove, create, identity], 30),
+    startAfter,
   };
 }

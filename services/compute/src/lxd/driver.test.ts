@@ -373,13 +373,19 @@ describe("lxd driver", { skip: unavailable }, () => {
       await reading;
     });
 
-    it("reverts a snapshot: a file changed after it is back", async () => {
+    /** A built machine whose /root/file read "before" when its snapshot was taken, "after" since. */
+    const changedSinceSnapshot = async () => {
       const m = await built(d);
       inside(m, "sh", "-c", "echo before > /root/file");
       const copy_id = randomUUID();
       // The dir pool cannot measure a snapshot: no size is reported (the copy keeps the one it has).
       assert.deepEqual(await settle(d, job(m, "snapshot_create", { copy_id }), m), { ok: true });
       inside(m, "sh", "-c", "echo after > /root/file");
+      return { m, copy_id };
+    };
+
+    it("reverts a snapshot: a file changed after it is back", async () => {
+      const { m, copy_id } = await changedSinceSnapshot();
       const reverted = await settle(d, job(m, "snapshot_revert", { copy_id }), m);
       assert.equal(reverted.ok && reverted.state, "running");
       assert.equal(await status(m), "Running");
@@ -389,11 +395,7 @@ describe("lxd driver", { skip: unavailable }, () => {
     });
 
     it("reverts a snapshot when LXD fails the start after the restore once: restored again, then started", async () => {
-      const m = await built(d);
-      inside(m, "sh", "-c", "echo before > /root/file");
-      const copy_id = randomUUID();
-      assert.deepEqual(await settle(d, job(m, "snapshot_create", { copy_id }), m), { ok: true });
-      inside(m, "sh", "-c", "echo after > /root/file");
+      const { m, copy_id } = await changedSinceSnapshot();
       // The start's operation is reported failed as LXD reported one in CI (the container did start).
       const flaky = firstOperationFails(
         isStart,

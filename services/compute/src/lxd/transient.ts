@@ -7,7 +7,7 @@
  * answering "Failed to add card info: bad file descriptor", which failed a build at its placement).
  * And a start whose move of the machine's files to its id range failed on a loaded host ("Failed to
  * handle idmapped storage: Failed to change ownership of …", CI and bench:lxd); a revert restores the
- * snapshot again before its start is done again (plan.ts).
+ * snapshot again before its start is done again (build-steps.ts, startAfter).
  */
 export const transientLxdFailure = (message: string) =>
   /fork(file|start)\.sock|forkfile|forkstart|bad file descriptor|failed to handle idmapped storage/i.test(
