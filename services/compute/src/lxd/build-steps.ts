@@ -242,8 +242,11 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
     start,
     place: place_,
     keepPlace,
-    /** A new container's start: a failed one makes the container again (it holds nothing yet). */
-    startNew: startAfter([remove, create, identity], 30),
+    /**
+     * A new container's start: a failed one makes the container again (it holds nothing yet),
+     * stopped first, since a start LXD reports failed may have started it (forkstart, in CI).
+     */
+    startNew: startAfter([forceStop, remove, create, identity], 30),
     startAfter,
   };
 }
