@@ -7,7 +7,13 @@ import { instanceName } from "./instance.ts";
 import { cleanUp, failure, finished, instanceGone } from "./outcome.ts";
 import { plan } from "./plan.ts";
 import type { Progress } from "./state.ts";
-import { TRANSIENT_RETRIES, transientLxdFailure } from "./transient.ts";
+import { instanceBusy, TRANSIENT_RETRIES, transientLxdFailure } from "./transient.ts";
+
+/**
+ * How long a step LXD refuses because the instance is busy is asked again. LXD 5.0 holds an
+ * instance's operation lock up to 30 s without activity, and renews it while the operation works.
+ */
+const BUSY_PATIENCE_MS = 120_000;
 
 /**
  * Advances a job: checks the operation it waits on, then runs its steps until one starts an
@@ -45,9 +51,13 @@ export async function advance(
       }
       if (op && op.status !== "Success") {
         const err = op.err || op.status;
-        if (await steps[i]?.retry?.(err)) {
+        const again = await steps[i]?.retry?.(err);
+        if (again === true) {
           // The step fixed the cause: it runs again below.
           i -= 1;
+        } else if (typeof again === "string" && steps.findIndex((s) => s.name === again) >= 0) {
+          // The job goes back to an earlier step and runs on from there below.
+          i = steps.findIndex((s) => s.name === again) - 1;
         } else if (transientLxdFailure(err) && (p.transient_retries ?? 0) < TRANSIENT_RETRIES) {
           // LXD failed the operation in passing, as it fails a request (a revert's start whose
           // forkstart helper was not reachable): the step runs again at the next tick.
@@ -68,6 +78,7 @@ export async function advance(
     }
     for (; i < steps.length; i++) {
       const opId = await steps[i].act();
+      p.busy_since = undefined;
       if (opId) {
         p.step = i;
         p.op = opId;
@@ -91,6 +102,18 @@ export async function advance(
       p.op = undefined;
       await d.cfg.remember(job, p);
       return undefined;
+    }
+    if (err instanceof LxdError && instanceBusy(err.message)) {
+      // LXD refused the step while another operation holds the instance (its own stop after a
+      // failed start, seen in CI): the step is asked again at the next tick, for a while.
+      const since = p.busy_since ?? Date.now();
+      if (Date.now() - since < BUSY_PATIENCE_MS) {
+        p.busy_since = since;
+        p.step = i;
+        p.op = undefined;
+        await d.cfg.remember(job, p);
+        return undefined;
+      }
     }
     if (err instanceof LxdError && err.status === 0) {
       // The daemon does not answer: the job waits for it, up to a limit.

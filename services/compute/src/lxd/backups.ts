@@ -16,8 +16,11 @@ export interface Step {
   act(): Promise<string | undefined>;
   /** Whether the step's effect is in place: asked when its operation is gone (a daemon restart). */
   done?(): Promise<boolean>;
-  /** After its operation failed with this error: whether to do the step again (it fixed the cause). */
-  retry?(err: string): Promise<boolean>;
+  /**
+   * After its operation failed with this error: true to do the step again (it fixed the cause), an
+   * earlier step's name to do the job again from that step, false to fail the job.
+   */
+  retry?(err: string): Promise<boolean | string>;
 }
 
 /** A failure whose message is the customer-safe reason a job failed. */

@@ -100,7 +100,12 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
           const failed = op.status !== "Success";
           if (failed && attempt === CREATE_ATTEMPTS) throw new JobFailure(`LXD: ${op.err || op.status}`);
           if (!failed && (attempt === CREATE_ATTEMPTS || !(await idRangeShared(c, name)))) return undefined;
-          if (await instance(c, name)) await waitOp(c, await c.submit("DELETE", url));
+          // Failed, not left for the next tick: the create step done again would keep the container.
+          try {
+            if (await instance(c, name)) await waitOp(c, await c.submit("DELETE", url));
+          } catch (err) {
+            throw new JobFailure(`LXD: ${err instanceof Error ? err.message : String(err)}`);
+          }
           await new Promise((r) => setTimeout(r, 500 * attempt));
         }
       });
@@ -157,53 +162,23 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
   };
   /**
    * The start, for a job whose failed start leaves something to redo first: after the start's own
-   * remedy (the proxy's port), `redo` is done now and the start again, a few times at most. LXD's
-   * start failures seen: "Failed to run: … forkstart …: exit status 1" (CI, containers created at
-   * once) and "Failed to handle idmapped storage: Failed to change ownership of …" (bench:lxd, 10
-   * at once; CI, a revert's start: the restored files half moved to the container's id range).
+   * remedy (the proxy's port), the job goes back to the step named `from` and on from there, a few
+   * times at most. LXD's start failures seen: "Failed to run: … forkstart …: exit status 1" (CI,
+   * containers created at once) and "Failed to handle idmapped storage: Failed to change ownership
+   * of …" (bench:lxd, 10 at once; CI, a revert's start: the restored files half moved to the
+   * container's id range). The steps redone are ordinary steps, each operation waited for across
+   * ticks: after a failed start LXD runs a stop of its own and refuses a delete meanwhile ("Instance
+   * is busy running a \"stop\" operation", CI), which the job waits out (advance.ts).
    */
-  const startAfter = (redo: Step[], timeoutS: number): Step => ({
+  const startAfter = (from: string): Step => ({
     ...start,
     async retry(err) {
       if (await start.retry?.(err)) return true;
       if ((p.transient_retries ?? 0) >= TRANSIENT_RETRIES) return false;
       p.transient_retries = (p.transient_retries ?? 0) + 1;
-      await d.cfg.remember(job, p);
-      // Each operation must have succeeded: a delete that failed would leave the same broken
-      // container to be started again (seen: four starts of one container, its creation time
-      // unchanged). LXD stops a container itself after a failed start, and refuses others meanwhile.
-      await doneNow(redo, timeoutS);
-      return true;
+      return from;
     },
   });
-  /**
-   * Steps done now, one after the other, each operation waited for up to `timeoutS` (within a
-   * step's retry, where the job must not move on): one that does not succeed fails the job.
-   */
-  async function doneNow(steps: Step[], timeoutS: number): Promise<void> {
-    for (const step of steps) {
-      const id = await actWhenFree(step);
-      if (!id) continue;
-      const op = await c.operation(id, timeoutS);
-      if (op.status !== "Success") throw new JobFailure(`LXD: ${op.err || op.status}`);
-    }
-  }
-  /**
-   * A step's act, done again while LXD answers that the instance is busy: after a failed start LXD
-   * runs a stop of its own, and a delete asked meanwhile is refused ("Instance is busy running a
-   * \"stop\" operation", seen in CI). At most 30 s.
-   */
-  async function actWhenFree(step: Step): Promise<string | undefined> {
-    const until = Date.now() + 30_000;
-    for (;;) {
-      try {
-        return (await step.act()) || undefined;
-      } catch (err) {
-        if (!(err instanceof Error && /busy/i.test(err.message)) || Date.now() > until) throw err;
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    }
-  }
   const place_: Step = {
     name: "place",
     async act() {
@@ -243,10 +218,10 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
     place: place_,
     keepPlace,
     /**
-     * A new container's start: a failed one makes the container again (it holds nothing yet),
-     * stopped first, since a start LXD reports failed may have started it (forkstart, in CI).
+     * A new container's start: a failed one makes the container again (it holds nothing yet), from
+     * the stop, since a start LXD reports failed may have started it (forkstart, in CI).
      */
-    startNew: startAfter([forceStop, remove, create, identity], 30),
+    startNew: startAfter(forceStop.name),
     startAfter,
   };
 }

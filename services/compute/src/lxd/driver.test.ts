@@ -157,23 +157,33 @@ describe("lxd driver", { skip: unavailable }, () => {
       assert.equal(await status(m), "Running");
     });
 
-    it("makes a new container again when LXD fails its first start, and gives it the machine's identity", async () => {
+    it("makes a new container again when LXD fails its first start and refuses its delete a while, and gives it the machine's identity", async () => {
       // bench:lxd, ten at once: a new container's start failed "Failed to handle idmapped storage".
       // Reported failed here after it ran, as LXD reported a start in CI: the container is running.
       const flaky = firstOperationFails(
         isStart,
         "Failed to handle idmapped storage: Failed to change ownership of: /var/lib/lxd/storage-pools/default/containers/x/rootfs/usr/bin/env",
       );
+      // CI: after the failed start LXD ran a stop of its own, and refused the delete meanwhile.
       let creations = 0;
+      let refused = 0;
       const counting: LxdClient = {
         ...flaky.client,
         async submit(method, p, body, headers) {
           if (method === "POST" && p.startsWith("/1.0/instances")) creations += 1;
+          if (method === "DELETE" && refused < 3) {
+            refused += 1;
+            throw new LxdError(
+              'Failed to create instance delete operation: Instance is busy running a "stop" operation',
+              400,
+            );
+          }
           return flaky.client.submit(method, p, body, headers);
         },
       };
       const m = await built(driverFor([counting]));
       assert.equal(flaky.seen.failed, 1, "the first start was reported failed");
+      assert.equal(refused, 3, "the delete was refused three times");
       assert.equal(creations, 2, "the container was made again");
       assert.equal(await status(m), "Running");
       assert.equal(inside(m, "cat", "/etc/hostname"), m.hostname);

@@ -15,7 +15,9 @@ export function plan(d: LxdContext, job: JobRow, m: MachineRow, p: Progress, sec
 
   switch (job.action) {
     case "build":
-      return [s.place, s.create, s.identity, s.startNew];
+      // The stop and the delete do nothing on a first pass (there is no instance yet): they are
+      // where a failed start makes the container again from (startNew).
+      return [s.place, s.forceStop, s.remove, s.create, s.identity, s.startNew];
     case "reinstall":
       // A password given with the reinstall is set once the new system runs.
       return [
@@ -41,7 +43,7 @@ export function plan(d: LxdContext, job: JobRow, m: MachineRow, p: Progress, sec
       };
       // A start that fails after the restore may have left the files half moved to the
       // container's id range: the snapshot is restored again, whole, before the start.
-      return [s.forceStop, restore, s.startAfter([s.forceStop, restore], 60)];
+      return [s.forceStop, restore, s.startAfter(s.forceStop.name)];
     }
     case "backup_restore":
       return [

@@ -20,6 +20,8 @@ export type Progress = {
   ssh_port?: number;
   /** since when (ms) the daemon has not answered */
   unreachable_since?: number;
+  /** since when (ms) LXD has refused the step because the instance is busy with another operation */
+  busy_since?: number;
   /** SSH ports found taken on the host and replaced */
   port_retries?: number;
   network?: MachineNetwork;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { transientLxdFailure } from "./driver.ts";
+import { instanceBusy } from "./transient.ts";
 
 describe("LXD failures worth a second try", () => {
   it("are its helper processes not reachable yet or a host file read it reports as a bad descriptor, never a refusal about the machine", () => {
@@ -25,5 +26,14 @@ describe("LXD failures worth a second try", () => {
       "Disk quota exceeded",
     ])
       assert.equal(transientLxdFailure(final), false, final);
+  });
+
+  it("include LXD refusing a request while another operation holds the instance, and nothing else", () => {
+    assert.ok(
+      instanceBusy('Failed to create instance delete operation: Instance is busy running a "stop" operation'),
+    );
+    assert.ok(instanceBusy('Instance is busy running a "start" operation'));
+    for (const other of ["Instance not found", "Failed to run: forkstart hb-x: exit status 1", "device busy"])
+      assert.equal(instanceBusy(other), false, other);
   });
 });

@@ -15,3 +15,10 @@ export const transientLxdFailure = (message: string) =>
   );
 /** How many times such a step is done again before the job fails. */
 export const TRANSIENT_RETRIES = 3;
+
+/**
+ * Whether LXD refused a request because another operation holds the instance (after a failed start
+ * LXD runs a stop of its own: "Failed to create instance delete operation: Instance is busy running
+ * a \"stop\" operation", CI). The step is asked again for a while (advance.ts).
+ */
+export const instanceBusy = (message: string) => /instance is busy running/i.test(message);
