@@ -55,7 +55,11 @@ if (job?.dataset.jobPoll) {
         headers: { accept: "application/json" },
         credentials: "same-origin",
       });
-      if (!res.ok) return;
+      // A refusal ends the following (the job is not the session's); a failure in passing does not.
+      if (!res.ok) {
+        if (res.status === 429 || res.status >= 500) setTimeout(poll, 3000);
+        return;
+      }
       const state = await res.json();
       const doc = new DOMParser().parseFromString(state.html, "text/html");
       job.replaceChildren(...doc.body.childNodes);
