@@ -2,6 +2,7 @@ import type { JobRow } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
 import type { Step } from "./backups.ts";
 import { JobFailure } from "./backups.ts";
+import { LxdError } from "./client.ts";
 import type { LxdContext } from "./context.ts";
 import { idRangeShared } from "./id-range.ts";
 import { instance, instanceName, makeDir, pushFile, waitOp } from "./instance.ts";
@@ -54,9 +55,27 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
   const remove: Step = {
     name: "delete",
     async act() {
-      return (await instance(c, name)) ? c.submit("DELETE", url) : undefined;
+      const i = await instance(c, name);
+      if (!i) return undefined;
+      // LXD deletes only a stopped instance. The stop before this step found it stopped, but a
+      // start LXD reported failed can bring it up afterwards (bench:lxd, ten at once: "Instance is
+      // running"): it is stopped now, and waited for.
+      if (i.status !== "Stopped") await waitOp(c, await state("stop", true));
+      try {
+        return await c.submit("DELETE", url);
+      } catch (err) {
+        if (!(err instanceof LxdError && /instance is running/i.test(err.message))) throw err;
+        await waitOp(c, await state("stop", true));
+        return c.submit("DELETE", url);
+      }
     },
     done: async () => !(await instance(c, name)),
+    async retry(err) {
+      // Running again between the stop and the delete: the job goes back to its stop, a few times.
+      if (!/instance is running/i.test(err) || (p.transient_retries ?? 0) >= TRANSIENT_RETRIES) return false;
+      p.transient_retries = (p.transient_retries ?? 0) + 1;
+      return forceStop.name;
+    },
   };
   const create: Step = {
     name: "create",

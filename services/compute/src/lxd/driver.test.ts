@@ -189,6 +189,32 @@ describe("lxd driver", { skip: unavailable }, () => {
       assert.equal(inside(m, "cat", "/etc/hostname"), m.hostname);
     });
 
+    it("makes a new container again when the start reported failed brings it up after the stop found it stopped", async () => {
+      // bench:lxd, ten at once: the build failed "Instance is running" at its delete. Here the
+      // instance reads Stopped to the stop and to the delete after the failed start, as it did
+      // before it came up; the delete is refused, and the job goes back to its stop.
+      const flaky = firstOperationFails(
+        isStart,
+        "Failed to run: forkstart hb-x /var/lib/lxd/containers: exit status 1",
+      );
+      let misread = 0;
+      const late: LxdClient = {
+        ...flaky.client,
+        async get<T>(p: string) {
+          const answer = await flaky.client.get<T>(p);
+          if (flaky.seen.failed === 1 && misread < 2 && /^\/1\.0\/instances\/[^/?]+$/.test(p)) {
+            misread += 1;
+            return { ...(answer as object), status: "Stopped" } as T;
+          }
+          return answer;
+        },
+      };
+      const m = await built(driverFor([late]));
+      assert.equal(misread, 2, "the stop and the delete read it stopped");
+      assert.equal(await status(m), "Running");
+      assert.equal(inside(m, "cat", "/etc/hostname"), m.hostname);
+    });
+
     it("places a build again when LXD's survey of the host fails with a bad file descriptor", async () => {
       // CI: GET /1.0/resources answered "Failed to add card info: bad file descriptor" once, and the
       // build failed at its placement.
