@@ -17,15 +17,16 @@ import type { Stack } from "../stack.ts";
 import {
   commandTicks,
   cpuTicks,
+  idleCpu,
   localDependencies,
   machineBusyTicks,
+  SERVER_COMMANDS,
   withScratchStack,
 } from "./scratch-stack.ts";
 import { adminClients, fundedCustomer, orderRequests, payRequests } from "./seed.ts";
 
 const RATE = Number(process.argv[2] ?? 40);
 const SECONDS = Number(process.argv[3] ?? 10);
-const SERVERS = ["postgres", "nats-server", "redis-server"];
 
 /** rpc_server_handled_total of every process, by "process method". */
 async function rpcCounts(env: Record<string, string>, names: string[]): Promise<Map<string, number>> {
@@ -41,19 +42,6 @@ async function rpcCounts(env: Record<string, string>, names: string[]): Promise<
     }
   }
   return counts;
-}
-
-/** CPU µs per second each process spends with no load: timers, consumers, background passes. */
-async function idle(stack: Stack) {
-  const procs = [...stack.procs].map(([name, p]) => [name, p.pid as number] as const);
-  const before = procs.map(([, pid]) => cpuTicks(pid));
-  const servers = SERVERS.map(commandTicks);
-  await new Promise((r) => setTimeout(r, SECONDS * 1000));
-  const per = (ticks: number) => Math.round((ticks * 10_000) / SECONDS);
-  return Object.fromEntries([
-    ...procs.map(([name, pid], i) => [name, per(cpuTicks(pid) - before[i])]),
-    ...SERVERS.map((s, i) => [s, per(commandTicks(s) - servers[i])]),
-  ]);
 }
 
 /**
@@ -108,7 +96,7 @@ async function measure(stack: Stack, env: Record<string, string>, opts: autocann
   );
   const pgBefore = await pgCounts(env.DATABASE_URL);
   const cpuBefore = procs.map(([, pid]) => cpuTicks(pid));
-  const serversBefore = SERVERS.map(commandTicks);
+  const serversBefore = SERVER_COMMANDS.map(commandTicks);
   const machineBefore = machineBusyTicks();
   const r = await autocannon({ ...opts, duration: SECONDS });
   // The work a request leaves behind (outbox relay, provisioner, builds) is counted with it.
@@ -119,7 +107,7 @@ async function measure(stack: Stack, env: Record<string, string>, opts: autocann
   procs.forEach(([name, pid], i) => {
     cpu[name] = per(cpuTicks(pid) - cpuBefore[i]);
   });
-  SERVERS.forEach((s, i) => {
+  SERVER_COMMANDS.forEach((s, i) => {
     cpu[s] = per(commandTicks(s) - serversBefore[i]);
   });
   cpu["whole machine"] = per(machineBusyTicks() - machineBefore);
@@ -169,7 +157,7 @@ await withScratchStack("orderpath", async (stack, env) => {
   clients.billing.close();
   // Rate 0: as npm run bench loads it, 50 connections as fast as the stack answers.
   const fixed = RATE > 0 ? { connections: 10, overallRate: RATE } : { connections: 50 };
-  const idleBefore = await idle(stack);
+  const idleBefore = await idleCpu(stack, SECONDS);
   const orders = await measure(stack, env, {
     ...fixed,
     url: `${stack.gatewayUrl}/api/v1/orders`,
@@ -183,7 +171,7 @@ await withScratchStack("orderpath", async (stack, env) => {
     cross join (select distinct person_id, customer_id from billing.balances where balance > 100000) c
     returning id, customer_id`;
   await sql.end();
-  const idleAfterOrders = await idle(stack);
+  const idleAfterOrders = await idleCpu(stack, SECONDS);
   const keyOf = new Map(people.map((p) => [p.customerId, p.key]));
   const pays = await measure(stack, env, {
     ...fixed,

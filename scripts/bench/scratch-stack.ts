@@ -98,3 +98,22 @@ export function machineBusyTicks(): number {
     .map(Number);
   return user + nice + system + irq + softirq + steal;
 }
+
+/** The servers a stack uses, measured by command name (every PostgreSQL backend counted). */
+export const SERVER_COMMANDS = ["postgres", "nats-server", "redis-server"];
+
+/**
+ * CPU µs per second each of the stack's processes and servers spends over `seconds` with no load
+ * (timers, consumers, background passes), by name.
+ */
+export async function idleCpu(stack: Stack, seconds: number): Promise<Record<string, number>> {
+  const procs = [...stack.procs].map(([name, p]) => [name, p.pid as number] as const);
+  const before = procs.map(([, pid]) => cpuTicks(pid));
+  const servers = SERVER_COMMANDS.map(commandTicks);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const per = (ticks: number) => Math.round((ticks * 10_000) / seconds);
+  return Object.fromEntries([
+    ...procs.map(([name, pid], i) => [name, per(cpuTicks(pid) - before[i])]),
+    ...SERVER_COMMANDS.map((s, i) => [s, per(commandTicks(s) - servers[i])]),
+  ]);
+}

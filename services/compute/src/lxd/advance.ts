@@ -7,7 +7,7 @@ import { instanceName } from "./instance.ts";
 import { cleanUp, failure, finished, instanceGone } from "./outcome.ts";
 import { plan } from "./plan.ts";
 import type { Progress } from "./state.ts";
-import { instanceBusy, TRANSIENT_RETRIES, transientLxdFailure } from "./transient.ts";
+import { anotherTry, instanceBusy, transientLxdFailure } from "./transient.ts";
 
 /**
  * How long a step LXD refuses because the instance is busy is asked again. LXD 5.0 holds an
@@ -52,16 +52,16 @@ export async function advance(
       if (op && op.status !== "Success") {
         const err = op.err || op.status;
         const again = await steps[i]?.retry?.(err);
+        const from = typeof again === "string" ? steps.findIndex((s) => s.name === again) : -1;
         if (again === true) {
           // The step fixed the cause: it runs again below.
           i -= 1;
-        } else if (typeof again === "string" && steps.findIndex((s) => s.name === again) >= 0) {
+        } else if (from >= 0) {
           // The job goes back to an earlier step and runs on from there below.
-          i = steps.findIndex((s) => s.name === again) - 1;
-        } else if (transientLxdFailure(err) && (p.transient_retries ?? 0) < TRANSIENT_RETRIES) {
+          i = from - 1;
+        } else if (transientLxdFailure(err) && anotherTry(p)) {
           // LXD failed the operation in passing, as it fails a request (a revert's start whose
           // forkstart helper was not reachable): the step runs again at the next tick.
-          p.transient_retries = (p.transient_retries ?? 0) + 1;
           p.step = i;
           p.op = undefined;
           await d.cfg.remember(job, p);
@@ -90,14 +90,8 @@ export async function advance(
     }
     return await finished(d, job, m, p);
   } catch (err) {
-    if (
-      err instanceof LxdError &&
-      err.status !== 0 &&
-      transientLxdFailure(err.message) &&
-      (p.transient_retries ?? 0) < TRANSIENT_RETRIES
-    ) {
+    if (err instanceof LxdError && err.status !== 0 && transientLxdFailure(err.message) && anotherTry(p)) {
       // The step that failed runs again at the next tick (every step's act can be done twice).
-      p.transient_retries = (p.transient_retries ?? 0) + 1;
       p.step = i;
       p.op = undefined;
       await d.cfg.remember(job, p);

@@ -2,15 +2,14 @@ import type { JobRow } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
 import type { Step } from "./backups.ts";
 import { JobFailure } from "./backups.ts";
-import { LxdError } from "./client.ts";
 import type { LxdContext } from "./context.ts";
 import { idRangeShared } from "./id-range.ts";
-import { instance, instanceName, makeDir, pushFile, waitOp } from "./instance.ts";
+import { instance, instanceName, makeDir, pushFile, submitDelete, waitOp } from "./instance.ts";
 import { ensureBridge, guestFiles, nicDevice } from "./network.ts";
 import { POWER_TIMEOUT_S } from "./power.ts";
 import { SSHD_PASSWORD_CONF, sshdPasswordConf } from "./ssh-password.ts";
 import type { Progress } from "./state.ts";
-import { TRANSIENT_RETRIES } from "./transient.ts";
+import { anotherTry, instanceRunning } from "./transient.ts";
 
 /** How many times a container is made when the id range LXD gave it is another's as well. */
 const CREATE_ATTEMPTS = 3;
@@ -54,28 +53,10 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
   };
   const remove: Step = {
     name: "delete",
-    async act() {
-      const i = await instance(c, name);
-      if (!i) return undefined;
-      // LXD deletes only a stopped instance. The stop before this step found it stopped, but a
-      // start LXD reported failed can bring it up afterwards (bench:lxd, ten at once: "Instance is
-      // running"): it is stopped now, and waited for.
-      if (i.status !== "Stopped") await waitOp(c, await state("stop", true));
-      try {
-        return await c.submit("DELETE", url);
-      } catch (err) {
-        if (!(err instanceof LxdError && /instance is running/i.test(err.message))) throw err;
-        await waitOp(c, await state("stop", true));
-        return c.submit("DELETE", url);
-      }
-    },
+    act: () => submitDelete(c, name),
     done: async () => !(await instance(c, name)),
-    async retry(err) {
-      // Running again between the stop and the delete: the job goes back to its stop, a few times.
-      if (!/instance is running/i.test(err) || (p.transient_retries ?? 0) >= TRANSIENT_RETRIES) return false;
-      p.transient_retries = (p.transient_retries ?? 0) + 1;
-      return forceStop.name;
-    },
+    // Running again between the stop and the delete's operation: the job goes back to its stop.
+    retry: async (err) => instanceRunning(err) && anotherTry(p) && forceStop.name,
   };
   const create: Step = {
     name: "create",
@@ -121,7 +102,7 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
           if (!failed && (attempt === CREATE_ATTEMPTS || !(await idRangeShared(c, name)))) return undefined;
           // Failed, not left for the next tick: the create step done again would keep the container.
           try {
-            if (await instance(c, name)) await waitOp(c, await c.submit("DELETE", url));
+            await waitOp(c, (await submitDelete(c, name)) ?? "");
           } catch (err) {
             throw new JobFailure(`LXD: ${err instanceof Error ? err.message : String(err)}`);
           }
@@ -193,9 +174,7 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
     ...start,
     async retry(err) {
       if (await start.retry?.(err)) return true;
-      if ((p.transient_retries ?? 0) >= TRANSIENT_RETRIES) return false;
-      p.transient_retries = (p.transient_retries ?? 0) + 1;
-      return from;
+      return anotherTry(p) && from;
     },
   });
   const place_: Step = {

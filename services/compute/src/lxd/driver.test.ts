@@ -215,6 +215,38 @@ describe("lxd driver", { skip: unavailable }, () => {
       assert.equal(inside(m, "cat", "/etc/hostname"), m.hostname);
     });
 
+    it("goes back to its stop when LXD fails the remade container's delete operation 'Instance is running'", async () => {
+      // bench:lxd, ten at once: the delete's operation failed so, the container having come up
+      // after the stop. Here the delete is reported failed once, after it ran.
+      const flaky = firstOperationFails(
+        isStart,
+        "Failed to run: forkstart hb-x /var/lib/lxd/containers: exit status 1",
+      );
+      let deleteOp = "";
+      let refused = 0;
+      let creations = 0;
+      const client: LxdClient = {
+        ...flaky.client,
+        async submit(method, p, body, headers) {
+          const id = await flaky.client.submit(method, p, body, headers);
+          if (method === "POST" && p.startsWith("/1.0/instances")) creations += 1;
+          if (method === "DELETE" && !deleteOp) deleteOp = id;
+          return id;
+        },
+        async operation(id, timeoutS) {
+          const first = id === deleteOp && refused === 0;
+          const op = await flaky.client.operation(id, first ? 30 : timeoutS);
+          if (!first) return op;
+          refused += 1;
+          return { ...op, status: "Failure", err: "Instance is running" };
+        },
+      };
+      const m = await built(driverFor([client]));
+      assert.equal(refused, 1, "the delete's operation was reported failed");
+      assert.equal(creations, 2, "the container was made again");
+      assert.equal(await status(m), "Running");
+    });
+
     it("places a build again when LXD's survey of the host fails with a bad file descriptor", async () => {
       // CI: GET /1.0/resources answered "Failed to add card info: bad file descriptor" once, and the
       // build failed at its placement.

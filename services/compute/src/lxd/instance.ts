@@ -1,4 +1,5 @@
 import { type LxdClient, LxdError, type LxdInstance } from "./client.ts";
+import { instanceRunning } from "./transient.ts";
 
 export const LXD_STATES: Record<string, string> = {
   Running: "running",
@@ -52,4 +53,24 @@ export async function makeDir(c: LxdClient, name: string, dir: string, mode = "0
 /** Waits for an LXD operation, when a call started one. */
 export async function waitOp(c: LxdClient, id: string) {
   if (id) await c.operation(id, 30);
+}
+
+/**
+ * Asks LXD to delete the instance, stopped first (LXD deletes only a stopped one): the operation's
+ * id, or undefined when there is no such instance. A delete refused because the instance came up
+ * meanwhile (a start LXD reported failed, bench:lxd) is asked again once, after another stop.
+ */
+export async function submitDelete(c: LxdClient, name: string): Promise<string | undefined> {
+  const url = `/1.0/instances/${name}`;
+  const stop = async () => waitOp(c, await c.submit("PUT", `${url}/state`, { action: "stop", force: true }));
+  const i = await instance(c, name);
+  if (!i) return undefined;
+  if (i.status !== "Stopped") await stop();
+  try {
+    return await c.submit("DELETE", url);
+  } catch (err) {
+    if (!(err instanceof LxdError && instanceRunning(err.message))) throw err;
+    await stop();
+    return c.submit("DELETE", url);
+  }
 }

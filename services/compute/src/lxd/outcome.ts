@@ -3,7 +3,7 @@ import type { IpRow, MachineRow } from "../machines.ts";
 import { copySize } from "./backups.ts";
 import type { LxdInstanceState } from "./client.ts";
 import type { LxdContext } from "./context.ts";
-import { instance, instanceName, waitOp } from "./instance.ts";
+import { instance, instanceName, submitDelete, waitOp } from "./instance.ts";
 import { goneOutcome } from "./lost.ts";
 import { ipRows } from "./network.ts";
 import type { LxdMachineState, Progress } from "./state.ts";
@@ -93,11 +93,7 @@ export async function cleanUp(d: LxdContext, m: MachineRow, p: Progress) {
   const c = d.clientOf(p.endpoint);
   const name = instanceName(m.service_id);
   try {
-    const i = await instance(c, name);
-    if (!i) return;
-    if (i.status !== "Stopped")
-      await waitOp(c, await c.submit("PUT", `/1.0/instances/${name}/state`, { action: "stop", force: true }));
-    await waitOp(c, await c.submit("DELETE", `/1.0/instances/${name}`));
+    await waitOp(c, (await submitDelete(c, name)) ?? "");
   } catch {
     // Best effort: the reconcile pass reports what remains.
   }

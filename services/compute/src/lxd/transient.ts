@@ -1,3 +1,5 @@
+import type { Progress } from "./state.ts";
+
 /**
  * LXD 5.0 failures of its own helper processes that say nothing of the machine: a file push or a
  * start whose forkfile/forkstart helper was not reachable yet on a busy host (seen in CI: "dial unix
@@ -22,3 +24,16 @@ export const TRANSIENT_RETRIES = 3;
  * a \"stop\" operation", CI). The step is asked again for a while (advance.ts).
  */
 export const instanceBusy = (message: string) => /instance is busy running/i.test(message);
+
+/**
+ * Whether LXD refused to delete an instance because it runs: a start it reported failed can bring
+ * the instance up after a stop found it stopped (bench:lxd, ten at once).
+ */
+export const instanceRunning = (message: string) => /instance is running/i.test(message);
+
+/** Counts one more try of a job's steps after LXD failed one; false once TRANSIENT_RETRIES were spent. */
+export function anotherTry(p: Progress): boolean {
+  if ((p.transient_retries ?? 0) >= TRANSIENT_RETRIES) return false;
+  p.transient_retries = (p.transient_retries ?? 0) + 1;
+  return true;
+}
