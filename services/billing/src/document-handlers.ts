@@ -5,7 +5,7 @@ import type { Money } from "@hb/contracts/hb/platform/v1/money_pb";
 import { apiError, badRequest, notFound, PAGE_SIZE, type Sql } from "@hb/platform";
 import { currencyMismatch, lockedBalance } from "./account-currency.ts";
 import { moneyOut } from "./contract-values.ts";
-import { payInOneStatement, storedAnswer } from "./document-pay.ts";
+import { payGroup, payInOneStatement, storedAnswer } from "./document-pay.ts";
 import { createDocument, lockedDocument, payFromCredit } from "./documents.ts";
 import { documentKind, documentStatus } from "./enums.ts";
 import type { BillingHandlers } from "./handlers.ts";
@@ -27,6 +27,7 @@ function amountIn(m: Money, field: string, currency: string): Units {
 }
 
 export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
+  const pays = payGroup(sql);
   return {
     async listDocuments(req) {
       const caller = callerOf(req.caller);
@@ -89,7 +90,7 @@ export function createDocumentHandlers(sql: Sql, ns: string): BillingHandlers {
       const op = `pay:${req.documentId}`;
       // An invoice whose payment sets nothing in motion is paid in one statement (document-pay.ts);
       // any other document by the engine below.
-      const paid = await payInOneStatement(sql, {
+      const paid = await payInOneStatement(pays, {
         personId: caller.personId,
         customerId: caller.customerId,
         documentId: req.documentId,

@@ -17,13 +17,13 @@ import { currencyMismatch } from "./account-currency.ts";
 import { clock } from "./clock.ts";
 import { moneyOut } from "./contract-values.ts";
 import { alreadySettled, amountNotPositive, amountOverDue } from "./documents.ts";
+import { type GroupCommit, groupCommit } from "./group-commit.ts";
 import { keyLockName, keyReused, keyTooLong } from "./idempotency.ts";
 import { insufficientCredit } from "./ledger.ts";
 import { formatMoney, money, type Units } from "./money.ts";
 import { purposesWithHandlers } from "./paid-dispatch.ts";
 import type { DocumentRow } from "./records.ts";
 import { documentOut } from "./records-out.ts";
-import { retried } from "./shared.ts";
 
 export interface OneStatementPay {
   personId: string;
@@ -35,6 +35,30 @@ export interface OneStatementPay {
   operation: string;
   idempotencyKey: string;
   requestHash: string;
+}
+
+interface PayArgs extends OneStatementPay {
+  amountText: string | null;
+  lock: string;
+  now: Date;
+  enginePurposes: string[];
+}
+
+type PayOutcome = { outcome: string; body: string | null }[];
+
+/** Pays waiting at the same moment share a transaction and its commit (group-commit.ts). */
+export type PayGroup = GroupCommit<PayArgs, PayOutcome>;
+
+export function payGroup(sql: Sql): PayGroup {
+  return groupCommit<PayArgs, PayOutcome>(
+    sql,
+    (q, a) => q<PayOutcome>`
+      select outcome, body from pay_from_credit(
+        ${a.personId}, ${a.customerId}, ${a.documentId}, ${a.kind},
+        ${a.amountText}::numeric, ${a.amount?.currency ?? ""},
+        ${a.lock}, ${a.operation}, ${a.idempotencyKey}, ${a.requestHash},
+        ${a.now}, ${a.enginePurposes}::text[])`,
+  );
 }
 
 /** What pay_from_credit stores and answers for a payment: the answer is made from it. */
@@ -55,19 +79,19 @@ interface PaidRow {
  * written then). Throws the engine's refusals, with the same codes and messages.
  */
 export async function payInOneStatement(
-  sql: Sql,
+  pays: PayGroup,
   p: OneStatementPay,
 ): Promise<PayDocumentResponse | undefined> {
   if (p.idempotencyKey.length > 255) throw keyTooLong();
   const key = p.idempotencyKey;
-  const [r] = await retried(() =>
-    sql<{ outcome: string; body: string | null }[]>`
-      select outcome, body from pay_from_credit(
-        ${p.personId}, ${p.customerId}, ${p.documentId}, ${p.kind},
-        ${p.amount ? formatMoney(p.amount.units) : null}::numeric, ${p.amount?.currency ?? ""},
-        ${key ? keyLockName(p.personId, p.operation, key) : ""}, ${p.operation}, ${key}, ${p.requestHash},
-        ${clock.now()}, ${purposesWithHandlers()}::text[])`.execute(),
-  );
+  const [r] = await pays.run({
+    ...p,
+    amountText: p.amount ? formatMoney(p.amount.units) : null,
+    lock: key ? keyLockName(p.personId, p.operation, key) : "",
+    // Billing's clock when the request came, not when its group runs.
+    now: clock.now(),
+    enginePurposes: purposesWithHandlers(),
+  });
   const body = r.body === null ? {} : (JSON.parse(r.body) as Record<string, string>);
   switch (r.outcome) {
     case "paid":
