@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { connectDb, type Sql } from "@hb/platform";
+import { connectDb, type Sql, type TxSql } from "@hb/platform";
 import fc from "fast-check";
 import { groupCommit } from "../services/billing/src/group-commit.ts";
+import { type GroupedWork, transactionGroup } from "../services/billing/src/transaction-group.ts";
 
 // Pays that arrive together share one transaction and its commit (group-commit.ts); an answer must
 // still mean that its statement committed, once, and a failing statement must cost the others
@@ -113,6 +114,171 @@ describe("group commit: statements waiting together share a transaction", () => 
         },
       ),
       { numRuns: 40 },
+    );
+    assert.ok(g.stats.groups > 0 && g.stats.rolledBack > 0, JSON.stringify(g.stats));
+  });
+});
+
+// Orders that arrive together run one after another in one transaction, each in a savepoint of its
+// own (transaction-group.ts); a 201 must still mean that its rows are there, and a refusal or a
+// failed last statement must undo that order alone.
+describe("transaction group: transactions waiting together share one commit", () => {
+  let sql: Sql;
+  const table = `tx_group_${process.pid}_${Date.now()}`;
+
+  before(async () => {
+    sql = connectDb(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres", "public", 3);
+    await sql`create table ${sql(table)} (id int primary key, owner int not null)`;
+  });
+  after(async () => {
+    await sql`drop table if exists ${sql(table)}`;
+    await sql.end();
+  });
+
+  const owners = async (from: number, to: number) =>
+    Object.fromEntries(
+      (
+        await sql<{ id: number; owner: number }[]>`
+          select id, owner from ${sql(table)} where id between ${from} and ${to} order by id`
+      ).map((r) => [r.id, r.owner]),
+    );
+
+  /** A transaction that inserts `ids` (owned by `owner`), then `last` with the commit, then maybe throws. */
+  const work =
+    (
+      owner: number,
+      ids: number[],
+      last?: number,
+      refuse = false,
+      runs?: Map<number, number>,
+    ): GroupedWork<number> =>
+    async (tx, withCommit) => {
+      runs?.set(owner, (runs.get(owner) ?? 0) + 1);
+      for (const id of ids) await tx`insert into ${tx(table)} values (${id}, ${owner})`;
+      if (last !== undefined) withCommit(tx`insert into ${tx(table)} values (${last}, ${owner})`.execute());
+      if (refuse) throw new Error(`refused ${owner}`);
+      return owner;
+    };
+
+  it("answers each of 10 transactions sent at once after one commit of them all", async () => {
+    const g = transactionGroup(sql);
+    const ids: string[] = [];
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        g.run(
+          async (tx, withCommit) => {
+            const [{ tx: id }] = await tx<{ tx: string }[]>`select txid_current()::text as tx`;
+            ids.push(id);
+            withCommit(tx`insert into ${tx(table)} values (${100 + i}, ${i})`.execute());
+            return i;
+          },
+          `payer-${i % 3}`,
+        ),
+      ),
+    );
+    assert.deepEqual(answers, [...Array(10).keys()]);
+    assert.ok(new Set(ids).size < 10, `${new Set(ids).size} transactions for 10`);
+    assert.equal(g.stats.grouped + g.stats.alone, 10);
+    assert.equal(Object.keys(await owners(100, 109)).length, 10);
+  });
+
+  it("answers a transaction that throws with its error, leaves none of its rows, and commits the others", async () => {
+    const g = transactionGroup(sql);
+    const settled = await Promise.allSettled([
+      g.run(work(1, [200]), "a"),
+      g.run(work(2, [201], 202, true), "b"),
+      g.run(work(3, [203], 204), "c"),
+    ]);
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      ["fulfilled", "rejected", "fulfilled"],
+    );
+    assert.match(String((settled[1] as PromiseRejectedResult).reason), /refused 2/);
+    assert.deepEqual(await owners(200, 209), { 200: 1, 203: 3, 204: 3 });
+  });
+
+  it("answers a transaction whose last statement fails with its error, and runs those after it again, once each", async () => {
+    const g = transactionGroup(sql);
+    await sql`insert into ${sql(table)} values (310, 0)`;
+    const runs = new Map<number, number>();
+    const settled = await Promise.allSettled([
+      g.run(work(1, [300], 301, false, runs), "a"),
+      // Its last insert meets 310: a unique violation with the commit's statements.
+      g.run(work(2, [302], 310, false, runs), "b"),
+      g.run(work(3, [303], 304, false, runs), "c"),
+      g.run(work(4, [305], undefined, false, runs), "d"),
+    ]);
+    assert.deepEqual(
+      settled.map((s) => s.status),
+      ["fulfilled", "rejected", "fulfilled", "fulfilled"],
+    );
+    assert.equal(((settled[1] as PromiseRejectedResult).reason as { code?: string }).code, "23505");
+    assert.deepEqual(await owners(300, 310), { 300: 1, 301: 1, 303: 3, 304: 3, 305: 4, 310: 0 });
+    assert.equal(runs.get(1), 1);
+    assert.ok((runs.get(3) ?? 0) >= 2, "the transaction after the failed one ran again");
+  });
+
+  it("refuses a statement sent after its transaction settled", async () => {
+    const g = transactionGroup(sql);
+    let kept: TxSql | undefined;
+    await Promise.all([
+      g.run(async (tx) => {
+        kept = tx;
+        return 0;
+      }, "a"),
+      g.run(work(2, [400]), "b"),
+    ]);
+    assert.throws(
+      () => kept!`insert into ${kept!(table)} values (401, 1)`,
+      /after its grouped transaction settled/,
+    );
+    assert.deepEqual(await owners(400, 409), { 400: 2 });
+  });
+
+  it("keeps exactly the rows of the transactions it answered, whatever mix of refusals and failures comes together", async () => {
+    const g = transactionGroup(sql);
+    let round = 0;
+    const step = fc.record({
+      ids: fc.array(fc.integer({ min: 0, max: 9 }), { maxLength: 3 }),
+      last: fc.option(fc.integer({ min: 0, max: 9 }), { nil: undefined }),
+      refuse: fc.boolean(),
+      payer: fc.constantFrom("a", "b", "c"),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 2, maxLength: 12 }), async (steps) => {
+        const base = 1000 + ++round * 10;
+        const settled = await Promise.allSettled(
+          steps.map((st, owner) =>
+            g.run(
+              work(
+                owner,
+                st.ids.map((id) => base + id),
+                st.last === undefined ? undefined : base + st.last,
+                st.refuse,
+              ),
+              st.payer,
+            ),
+          ),
+        );
+        const rows = await owners(base, base + 9);
+        const expected: Record<number, number> = {};
+        settled.forEach((s, owner) => {
+          if (s.status !== "fulfilled") return;
+          for (const id of [
+            ...steps[owner].ids,
+            ...(steps[owner].last === undefined ? [] : [steps[owner].last]),
+          ])
+            expected[base + id] = owner;
+        });
+        assert.deepEqual(rows, expected);
+        for (const [owner, s] of settled.entries())
+          if (s.status === "rejected")
+            assert.ok(
+              steps[owner].refuse || (s.reason as { code?: string }).code === "23505",
+              `${owner}: ${String(s.reason)}`,
+            );
+      }),
+      { numRuns: 60 },
     );
     assert.ok(g.stats.groups > 0 && g.stats.rolledBack > 0, JSON.stringify(g.stats));
   });

@@ -158,6 +158,30 @@ describe("one order and one pay, end to end: internal calls and billing's round 
     assert.equal(steadyTrips(t), 3, show(t));
   });
 
+  it("ten orders sent together: one call each to billing, placed in fewer transactions than orders, each order's rows once", async () => {
+    const calls = await rpcCounts(s);
+    const from = proxy.transactions.length;
+    // Answers 20 ms late: the orders that reach billing while one is being placed wait for it together.
+    proxy.answerDelayMs = 20;
+    let placed: { id: string; services: { id: string }[] }[];
+    try {
+      placed = await Promise.all(Array.from({ length: 10 }, () => order()));
+    } finally {
+      proxy.answerDelayMs = 0;
+    }
+    const mine = wrote(from, "insert into orders");
+    const orders = mine.reduce(
+      (n, t) => n + t.statements.filter((st) => st.includes("insert into orders")).length,
+      0,
+    );
+    assert.equal(orders, 10, mine.map(show).join("\n\n"));
+    assert.ok(mine.length < 10, `${mine.length} transactions for 10 orders`);
+    assert.equal(delta(calls, await rpcCounts(s))["billing CreateOrder"], 10);
+    // Each order has a service of its own, and each service was built.
+    assert.equal(new Set(placed.map((o) => o.services[0].id)).size, 10);
+    for (const o of placed) await active(o.services[0].id);
+  });
+
   it("an invoice paid from credit: one call to billing and one statement in one round trip", async () => {
     const services = (await c.call("GET", "/services")).body.data.services as { id: string }[];
     const transactionsBefore = proxy.transactions.length;

@@ -97,14 +97,19 @@ export function collectAtCommit(tx: TxSql): () => Promise<unknown> {
   return () => Promise.all(pending.map((send) => send()));
 }
 
+/** A deadlock or serialisation failure: PostgreSQL rolled the transaction (or savepoint) back; safe to run again. */
+export function isRetryable(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" && RETRYABLE.has(code);
+}
+
 /** Runs `run` again (up to 4 times in all) when PostgreSQL rolled it back for a deadlock or a serialisation failure. */
 export async function retried<T>(run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (attempt >= 4 || typeof code !== "string" || !RETRYABLE.has(code)) throw err;
+      if (attempt >= 4 || !isRetryable(err)) throw err;
       await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * attempt));
     }
   }
