@@ -17,9 +17,11 @@ describe("group commit: statements waiting together share a transaction", () => 
     sql = connectDb(process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres", "public", 3);
     await sql`create table ${sql(table)} (id int primary key)`;
     await sql`create table ${sql(counters)} (id int primary key, value int not null check (value >= 0))`;
+    await sql`create sequence ${sql(`${table}_s`)}`;
   });
   after(async () => {
     await sql`drop table if exists ${sql(table)}, ${sql(counters)}`;
+    await sql`drop sequence if exists ${sql(`${table}_s`)}`;
     await sql.end();
   });
 
@@ -55,6 +57,22 @@ describe("group commit: statements waiting together share a transaction", () => 
     const [b] = await g.run(201);
     assert.notEqual(a.tx, b.tx);
     assert.deepEqual(g.stats, { groups: 0, grouped: 0, alone: 2, rolledBack: 0 });
+  });
+
+  it("runs a group's statements in the order orderOf gives (the payers'), and answers each its own", async () => {
+    const g = groupCommit<number, { id: number; n: string }[]>(
+      sql,
+      (q, id) => q`insert into ${q(table)} values (${id}) returning id, nextval(${`${table}_s`})::text as n`,
+      { orderOf: (id) => String(999 - id) },
+    );
+    const answers = await Promise.all([500, 501, 502, 503].map((id) => g.run(id)));
+    assert.deepEqual(
+      answers.map(([r]) => r.id),
+      [500, 501, 502, 503],
+    );
+    // Drawn in the group's order: 503 first.
+    const n = answers.map(([r]) => Number(r.n));
+    assert.deepEqual(n, [n[3] + 3, n[3] + 2, n[3] + 1, n[3]]);
   });
 
   it("fails only the statement that fails, with its own error, and commits each other one once", async () => {

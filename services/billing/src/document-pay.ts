@@ -58,6 +58,7 @@ export function payGroup(sql: Sql): PayGroup {
         ${a.amountText}::numeric, ${a.amount?.currency ?? ""},
         ${a.lock}, ${a.operation}, ${a.idempotencyKey}, ${a.requestHash},
         ${a.now}, ${a.enginePurposes}::text[])`,
+    { orderOf: (a) => a.personId },
   );
 }
 

@@ -13,9 +13,11 @@
  * that error and none is run again, as a lone statement's would.
  *
  * Only one group is in flight at a time: statements that arrive meanwhile wait for it and form the
- * next group. So the groups never wait on each other's locks (each locks what its statements
- * lock, in their order), and a group's size follows the load: one statement alone when requests
- * come one at a time (then it runs as it did, autocommitted), many under a burst.
+ * next group. So the groups never wait on each other's locks, and a group's size follows the load:
+ * one statement alone when requests come one at a time (then it runs as it did, autocommitted),
+ * many under a burst. `orderOf` runs a group's statements in that order: the pays by payer, as the
+ * orders' groups (transaction-group.ts) take them, so that two groups that lock several payers'
+ * balances lock them in the same order and wait for each other rather than deadlock.
  *
  * For statements that are a whole operation each (a database function such as pay_from_credit)
  * and that may share a transaction: a statement must not depend on running alone (no
@@ -52,13 +54,15 @@ export interface GroupCommit<I, R> {
   readonly stats: GroupCommitStats;
 }
 
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** The largest group: its statements run one after another in PostgreSQL, so this bounds a group's duration. */
 export const GROUP_MAX = 32;
 
 export function groupCommit<I, R extends readonly Row[]>(
   sql: Sql,
   statement: GroupStatement<I, R>,
-  max = GROUP_MAX,
+  { max = GROUP_MAX, orderOf }: { max?: number; orderOf?: (item: I) => string } = {},
 ): GroupCommit<I, R> {
   const queue: Waiting<I, R>[] = [];
   const stats: GroupCommitStats = { groups: 0, grouped: 0, alone: 0, rolledBack: 0 };
@@ -127,6 +131,7 @@ export function groupCommit<I, R extends readonly Row[]>(
   async function flush(): Promise<void> {
     while (queue.length > 0) {
       const group = queue.splice(0, max);
+      if (orderOf) group.sort((a, b) => compare(orderOf(a.item), orderOf(b.item)));
       try {
         if (group.length === 1) await alone(group[0]);
         else await together(group);

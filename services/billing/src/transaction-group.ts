@@ -66,6 +66,8 @@ export interface TransactionGroup {
  */
 export const TRANSACTION_GROUP_MAX = 24;
 
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** The connection, as a statement function that refuses statements once its transaction has settled. */
 function guarded(conn: TxSql): { tx: TxSql; close: () => void } {
   let closed = false;
@@ -114,7 +116,7 @@ export function transactionGroup(sql: Sql, max = TRANSACTION_GROUP_MAX): Transac
       savepoint: string;
     }
     let ran: Ran[] = [];
-    let todo = [...group].sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+    let todo = [...group].sort((a, b) => compare(a.order, b.order));
     let n = 0;
     /** The first transaction whose last statements failed, and its error. */
     const failedTail = async () => {
