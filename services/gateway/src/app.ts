@@ -24,6 +24,7 @@ import { createRequestAuth } from "./request-auth.ts";
 import { type RequestLogPublisher, trackRequest } from "./request-log.ts";
 import { API_PREFIX, type RouteDef } from "./route.ts";
 import { createRouteHandler } from "./route-handler.ts";
+import { routeTable } from "./route-table.ts";
 import { sendResolved as sendResolvedWith } from "./send-resolved.ts";
 
 export interface AppDeps {
@@ -40,6 +41,8 @@ export interface AppDeps {
   /** Dependencies the gateway is serving without right now (shown by /healthz). */
   degraded?: () => string[];
 }
+
+const isApiPath = (path: string) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`);
 
 /** The route template a request matched, for metrics and spans (set by the route's handler). */
 const routeOf = (res: Response): string => (res.locals.route as string | undefined) ?? UNMATCHED_ROUTE;
@@ -126,18 +129,18 @@ export function buildApp(deps: AppDeps): express.Express {
   app.use(paymentWebhookRouter(clients.paymentEvents, log));
 
   // The portal and admin pages read their own (form) bodies; the API's JSON parser comes after.
-  app.use(
-    pagesRouter({
-      clients: clients.pages,
-      portalClients: clients.portalPages,
-      publicUrl: cfg.PUBLIC_URL,
-      log,
-      redis,
-      ns: cfg.HB_NS,
-      api: inProcessApi(() => app, API_PREFIX),
-      sessionCheckMs: cfg.CONSOLE_SESSION_CHECK_MS,
-    }),
-  );
+  // An API request never matches a page: it skips the pages' layers.
+  const pages = pagesRouter({
+    clients: clients.pages,
+    portalClients: clients.portalPages,
+    publicUrl: cfg.PUBLIC_URL,
+    log,
+    redis,
+    ns: cfg.HB_NS,
+    api: inProcessApi(() => app, API_PREFIX),
+    sessionCheckMs: cfg.CONSOLE_SESSION_CHECK_MS,
+  });
+  app.use((req, res, next) => (isApiPath(req.path) ? next() : pages(req, res, next)));
 
   app.use(jsonBody(cfg.BODY_LIMIT));
   // The body parser continues from the socket's callbacks, outside the request's context.
@@ -162,11 +165,10 @@ export function buildApp(deps: AppDeps): express.Express {
     res.json({ success: true, data: { status: "ready" } });
   });
 
-  const router = express.Router({ caseSensitive: true, strict: false });
-  for (const def of routes) {
-    router[def.method](def.path, (req, res) => handle(def, req, res));
-  }
-  app.use(API_PREFIX, router);
+  app.use(
+    API_PREFIX,
+    routeTable(routes, (def, req, res) => handle(def, req, res)),
+  );
 
   // An unknown path under the prefix is still an API request: the key is checked and counted
   // (rate-limit headers and the request log included) before the 404.
