@@ -44,20 +44,37 @@ interface PayArgs extends OneStatementPay {
   enginePurposes: string[];
 }
 
-type PayOutcome = { outcome: string; body: string | null }[];
+interface PayOutcome {
+  outcome: string;
+  body: string | null;
+}
 
-/** Pays waiting at the same moment share a transaction and its commit (group-commit.ts). */
+/** Pays waiting at the same moment are made in one statement and its commit (group-commit.ts). */
 export type PayGroup = GroupCommit<PayArgs, PayOutcome>;
 
 export function payGroup(sql: Sql): PayGroup {
   return groupCommit<PayArgs, PayOutcome>(
     sql,
-    (q, a) => q<PayOutcome>`
-      select outcome, body from pay_from_credit(
-        ${a.personId}, ${a.customerId}, ${a.documentId}, ${a.kind},
-        ${a.amountText}::numeric, ${a.amount?.currency ?? ""},
-        ${a.lock}, ${a.operation}, ${a.idempotencyKey}, ${a.requestHash},
-        ${a.now}, ${a.enginePurposes}::text[])`,
+    // pay_from_credit once per pay, in the group's order (a lone pay is a group of one), the
+    // outcomes gathered in one row (group-commit.ts says why).
+    async (q, pays) => {
+      // json, not text[]: postgres.js reads a NULL element of a text[] as the text 'NULL'.
+      const [r] = await q<{ outcomes: [string, string | null][] }[]>`
+        select json_agg(json_build_array(p.outcome, p.body) order by a.n) as outcomes
+        from unnest(
+          ${pays.map((a) => a.personId)}::uuid[], ${pays.map((a) => a.customerId)}::uuid[],
+          ${pays.map((a) => a.documentId)}::uuid[], ${pays.map((a) => a.kind)}::text[],
+          ${pays.map((a) => a.amountText)}::numeric[], ${pays.map((a) => a.amount?.currency ?? "")}::text[],
+          ${pays.map((a) => a.lock)}::text[], ${pays.map((a) => a.operation)}::text[],
+          ${pays.map((a) => a.idempotencyKey)}::text[], ${pays.map((a) => a.requestHash)}::text[],
+          ${pays.map((a) => a.now.toISOString())}::timestamptz[]
+        ) with ordinality
+          as a(person, customer, document, kind, amount, amount_currency, lock_name, operation, key, hash, at, n)
+        cross join lateral pay_from_credit(
+          a.person, a.customer, a.document, a.kind, a.amount, a.amount_currency, a.lock_name, a.operation, a.key,
+          a.hash, a.at, ${pays[0].enginePurposes}::text[]) p`.execute();
+      return r.outcomes.map(([outcome, body]) => ({ outcome, body }));
+    },
     { orderOf: (a) => a.personId },
   );
 }
@@ -85,7 +102,7 @@ export async function payInOneStatement(
 ): Promise<PayDocumentResponse | undefined> {
   if (p.idempotencyKey.length > 255) throw keyTooLong();
   const key = p.idempotencyKey;
-  const [r] = await pays.run({
+  const r = await pays.run({
     ...p,
     amountText: p.amount ? formatMoney(p.amount.units) : null,
     lock: key ? keyLockName(p.personId, p.operation, key) : "",
