@@ -90,6 +90,13 @@ describe("VPS records", () => {
     const paged = await api("GET", "/api/v1/vps?limit=1&page=2", { key: acct.key });
     assert.equal(paged.body.data.length, 1);
     assert.deepEqual(paged.body.pagination, { page: 2, limit: 1, total: 2, pages: 2 });
+    // A page past the end is empty and still counts the whole list.
+    const past = await api("GET", "/api/v1/vps?limit=1&page=3", { key: acct.key });
+    assert.deepEqual(past.body.data, []);
+    assert.deepEqual(past.body.pagination, { page: 3, limit: 1, total: 2, pages: 2 });
+    const none = await api("GET", "/api/v1/vps", { key: (await newAccount()).key });
+    assert.deepEqual(none.body.data, []);
+    assert.equal(none.body.pagination.total, 0);
   });
 
   it("hides another customer's VPS behind 404 and refuses a malformed id with 400", async () => {

@@ -4,7 +4,15 @@ import type { Step } from "./backups.ts";
 import { JobFailure } from "./backups.ts";
 import type { LxdContext } from "./context.ts";
 import { idRangeShared } from "./id-range.ts";
-import { instance, instanceName, makeDir, pushFile, submitDelete, waitOp } from "./instance.ts";
+import {
+  DELETE_PATIENCE_MS,
+  instance,
+  instanceName,
+  makeDir,
+  pushFile,
+  submitDelete,
+  waitOp,
+} from "./instance.ts";
 import { ensureBridge, guestFiles, nicDevice } from "./network.ts";
 import { POWER_TIMEOUT_S } from "./power.ts";
 import { SSHD_PASSWORD_CONF, sshdPasswordConf } from "./ssh-password.ts";
@@ -102,7 +110,7 @@ export function machineSteps(d: LxdContext, job: JobRow, m: MachineRow, p: Progr
           if (!failed && (attempt === CREATE_ATTEMPTS || !(await idRangeShared(c, name)))) return undefined;
           // Failed, not left for the next tick: the create step done again would keep the container.
           try {
-            await waitOp(c, (await submitDelete(c, name)) ?? "");
+            await waitOp(c, (await submitDelete(c, name, DELETE_PATIENCE_MS)) ?? "");
           } catch (err) {
             throw new JobFailure(`LXD: ${err instanceof Error ? err.message : String(err)}`);
           }

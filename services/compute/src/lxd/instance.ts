@@ -1,5 +1,5 @@
 import { type LxdClient, LxdError, type LxdInstance } from "./client.ts";
-import { instanceRunning } from "./transient.ts";
+import { instanceBusy, instanceRunning } from "./transient.ts";
 
 export const LXD_STATES: Record<string, string> = {
   Running: "running",
@@ -59,18 +59,46 @@ export async function waitOp(c: LxdClient, id: string) {
  * Asks LXD to delete the instance, stopped first (LXD deletes only a stopped one): the operation's
  * id, or undefined when there is no such instance. A delete refused because the instance came up
  * meanwhile (a start LXD reported failed, bench:lxd) is asked again once, after another stop.
+ *
+ * With `patienceMs`, the stop is waited for until it has ended and a stop or delete LXD refuses
+ * because the instance is busy with another operation is asked again each second, until that long
+ * has passed. CI, six test files at once: a create's delete of a container whose id range was
+ * shared came while the force stop before it still ran (an operation's wait answers after 30 s,
+ * ended or not), and the build failed "Instance is busy running a "stop" operation". Without it
+ * (the build's own delete step) a busy refusal is the job's to wait out, across its ticks.
  */
-export async function submitDelete(c: LxdClient, name: string): Promise<string | undefined> {
+export async function submitDelete(c: LxdClient, name: string, patienceMs = 0): Promise<string | undefined> {
   const url = `/1.0/instances/${name}`;
-  const stop = async () => waitOp(c, await c.submit("PUT", `${url}/state`, { action: "stop", force: true }));
+  const deadline = Date.now() + patienceMs;
+  const patient = async <T>(ask: () => Promise<T>): Promise<T> => {
+    for (;;) {
+      try {
+        return await ask();
+      } catch (err) {
+        if (!(err instanceof LxdError && instanceBusy(err.message)) || Date.now() >= deadline) throw err;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  };
+  const stop = async () => {
+    const id = await patient(() => c.submit("PUT", `${url}/state`, { action: "stop", force: true }));
+    if (!id) return;
+    for (;;) {
+      const op = await c.operation(id, 30);
+      if ((op.status !== "Running" && op.status !== "Pending") || Date.now() >= deadline) return;
+    }
+  };
   const i = await instance(c, name);
   if (!i) return undefined;
   if (i.status !== "Stopped") await stop();
   try {
-    return await c.submit("DELETE", url);
+    return await patient(() => c.submit("DELETE", url));
   } catch (err) {
     if (!(err instanceof LxdError && instanceRunning(err.message))) throw err;
     await stop();
-    return c.submit("DELETE", url);
+    return patient(() => c.submit("DELETE", url));
   }
 }
+
+/** How long a build's delete of a container it made waits out LXD's other operations on it. */
+export const DELETE_PATIENCE_MS = 120_000;
