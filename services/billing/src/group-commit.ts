@@ -29,6 +29,7 @@
 import type { Sql } from "@hb/platform";
 import postgres from "postgres";
 import { retried } from "./shared.ts";
+import { byKey, waitTogether } from "./wait-together.ts";
 
 /**
  * Runs the items as one statement on `q` and answers one result per item, in the items' order (a
@@ -62,16 +63,12 @@ export interface GroupCommit<I, R> {
 /** The largest group: its items run one after another in PostgreSQL, so this bounds a group's duration. */
 export const GROUP_MAX = 32;
 
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
 export function groupCommit<I, R>(
   sql: Sql,
   statement: GroupStatement<I, R>,
   { max = GROUP_MAX, orderOf }: { max?: number; orderOf?: (item: I) => string } = {},
 ): GroupCommit<I, R> {
-  const queue: Waiting<I, R>[] = [];
   const stats: GroupCommitStats = { groups: 0, grouped: 0, alone: 0, failed: 0 };
-  let flushing = false;
 
   const alone = (w: Waiting<I, R>) => {
     stats.alone++;
@@ -105,31 +102,17 @@ export function groupCommit<I, R>(
     for (const [i, w] of group.entries()) w.resolve(results[i]);
   }
 
-  async function flush(): Promise<void> {
-    while (queue.length > 0) {
-      const group = queue.splice(0, max);
-      if (orderOf) group.sort((a, b) => compare(orderOf(a.item), orderOf(b.item)));
-      try {
-        if (group.length === 1) await alone(group[0]);
-        else await together(group);
-      } catch (err) {
-        // Not expected (each path settles its own); never leave a request waiting.
-        for (const w of group) w.reject(err);
-      }
-    }
-    flushing = false;
-  }
+  const order = orderOf && byKey<Waiting<I, R>>((w) => orderOf(w.item));
+  const enqueue = waitTogether<Waiting<I, R>>(max, async (group) => {
+    if (order) group.sort(order);
+    if (group.length === 1) await alone(group[0]);
+    else await together(group);
+  });
 
   return {
     stats,
     run(item) {
-      return new Promise<R>((resolve, reject) => {
-        queue.push({ item, resolve, reject });
-        if (flushing) return;
-        flushing = true;
-        // After the requests that arrived with this one (the same read of the socket) are queued too.
-        setImmediate(() => void flush());
-      });
+      return new Promise<R>((resolve, reject) => enqueue({ item, resolve, reject }));
     },
   };
 }

@@ -31,6 +31,7 @@
 import { AsyncResource } from "node:async_hooks";
 import type { Sql, TxSql } from "@hb/platform";
 import { isRetryable, transactPipelined } from "./shared.ts";
+import { byKey, waitTogether } from "./wait-together.ts";
 
 export type GroupedWork<T> = (tx: TxSql, withCommit: (last: Promise<unknown>) => void) => Promise<T>;
 
@@ -66,8 +67,6 @@ export interface TransactionGroup {
  */
 export const TRANSACTION_GROUP_MAX = 24;
 
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
 /** The connection, as a statement function that refuses statements once its transaction has settled. */
 function guarded(conn: TxSql): { tx: TxSql; close: () => void } {
   let closed = false;
@@ -96,10 +95,10 @@ function guarded(conn: TxSql): { tx: TxSql; close: () => void } {
   };
 }
 
+const byPayer = byKey<Waiting>((w) => w.order);
+
 export function transactionGroup(sql: Sql, max = TRANSACTION_GROUP_MAX): TransactionGroup {
-  const queue: Waiting[] = [];
   const stats: TransactionGroupStats = { groups: 0, grouped: 0, alone: 0, rolledBack: 0 };
-  let flushing = false;
 
   async function alone(w: Waiting): Promise<void> {
     stats.alone++;
@@ -116,7 +115,7 @@ export function transactionGroup(sql: Sql, max = TRANSACTION_GROUP_MAX): Transac
       savepoint: string;
     }
     let ran: Ran[] = [];
-    let todo = [...group].sort((a, b) => compare(a.order, b.order));
+    let todo = [...group].sort(byPayer);
     let n = 0;
     /** The first transaction whose last statements failed, and its error. */
     const failedTail = async () => {
@@ -204,36 +203,23 @@ export function transactionGroup(sql: Sql, max = TRANSACTION_GROUP_MAX): Transac
     }
   }
 
-  async function flush(): Promise<void> {
-    while (queue.length > 0) {
-      const group = queue.splice(0, max);
-      try {
-        if (group.length === 1) await alone(group[0]);
-        else await together(group);
-      } catch (err) {
-        // Not expected (each path answers its own); never leave a request waiting.
-        for (const w of group) w.reject(err);
-      }
-    }
-    flushing = false;
-  }
+  const enqueue = waitTogether<Waiting>(max, (group) =>
+    group.length === 1 ? alone(group[0]) : together(group),
+  );
 
   return {
     stats,
     run<T>(work: GroupedWork<T>, order: string): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        // The work runs in its caller's async context (what it notes for the call's hand-over).
-        queue.push({
+      return new Promise<T>((resolve, reject) =>
+        enqueue({
+          // The work runs in its caller's async context (what it notes for the call's hand-over).
           work: AsyncResource.bind(work),
           order,
           attempts: 0,
           resolve: resolve as (v: unknown) => void,
           reject,
-        });
-        if (flushing) return;
-        flushing = true;
-        setImmediate(() => void flush());
-      });
+        }),
+      );
     },
   };
 }
