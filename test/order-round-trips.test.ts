@@ -210,6 +210,44 @@ describe("one order and one pay, end to end: internal calls and billing's round 
     assert.deepEqual(wrote(transactionsBefore, "insert into ledger").map(show), []);
   });
 
+  it("one pay sent three times at once with one Idempotency-Key: three identical answers, one payment", async () => {
+    const services = (await c.call("GET", "/services")).body.data.services as { id: string }[];
+    const { document } = await billing.client.adminCreateInvoice({
+      serviceId: services[0].id,
+      kind: DocumentKind.INVOICE,
+    });
+    const key = randomUUID();
+    const pay = () =>
+      fetch(`${s.stack.gatewayUrl}/api/v1/invoices/${document!.id}/pay`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${c.key}`,
+          "content-type": "application/json",
+          "idempotency-key": key,
+        },
+        body: "{}",
+      });
+    // Answers 20 ms late: the repeats reach billing while the first is out, and wait together.
+    proxy.answerDelayMs = 20;
+    let answers: Response[];
+    try {
+      answers = await Promise.all([pay(), pay(), pay()]);
+    } finally {
+      proxy.answerDelayMs = 0;
+    }
+    const bodies = await Promise.all(answers.map((r) => r.text()));
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [200, 200, 200],
+      bodies.join("\n"),
+    );
+    // A second payment of the paid invoice would have been refused 409: each answer is the first's.
+    const data = bodies.map((b) => JSON.parse(b).data);
+    assert.deepEqual(data[1], data[0]);
+    assert.deepEqual(data[2], data[0]);
+    assert.equal(data[0].invoice.status, "paid");
+  });
+
   it("ten pays sent together: one call each to billing, made in fewer statements than pays, each its own transaction of one round trip", async () => {
     const services = (await c.call("GET", "/services")).body.data.services as { id: string }[];
     // A connection new to the statement describes it first: up to five bursts, until every group
