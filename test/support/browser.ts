@@ -23,23 +23,53 @@ export interface BrowserHandle {
   close(): Promise<void>;
 }
 
+/**
+ * The features Playwright's own `--disable-features` switches off (playwright-core's
+ * chromiumSwitches.ts). Chromium keeps only the last value of a switch, so the one below replaces
+ * Playwright's and repeats them; test/browser-launch.test.ts fails when Playwright's list has one
+ * that is missing here.
+ */
+export const PLAYWRIGHT_DISABLED_FEATURES = [
+  "AvoidUnnecessaryBeforeUnloadCheckSync",
+  "DestroyProfileOnBrowserClose",
+  "HttpsUpgrades",
+  "HttpsFirstBalancedModeAutoEnable",
+  "LensOverlay",
+  "MediaRouter",
+  "PaintHolding",
+  "ThirdPartyStoragePartitioning",
+  "AvoidCorsURLLoaderRestartOnRedirect",
+  "TcpPortRandomizationWin",
+  "OptimizationHints",
+  "NetworkTimeServiceQuerying",
+  "AimEnabled",
+  "PreconnectToSearch",
+  "msForceBrowserSignIn",
+  "msEdgeUpdateLaunchServicesPreferredVersion",
+];
+
+/**
+ * Chromium 156 renders the address bar's suggestion popups as WebUI pages (chrome://omnibox-popup
+ * .top-chrome/), built for every window, headless too: each new context cost about 2.1 s of CPU in a
+ * renderer nobody looks at (3 contexts: 8.7 s of Chromium's CPU with them, 2.2 s without;
+ * docs/benchmarks.md, "Where the suite's CPU goes").
+ */
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-dev-shm-usage",
+  `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, "WebUIOmniboxPopup", "WebUIOmniboxAimPopup"].join(",")}`,
+];
+
 export async function launchBrowser(): Promise<BrowserHandle> {
   // Playwright gives every launch a new empty profile directory of its own and removes it on close.
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-dev-shm-usage",
-    ],
-  });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   return {
     browser,
     async newPage(width = 1280) {

@@ -1,0 +1,58 @@
+/**
+ * The page tests' Chromium: started without the WebUI windows nobody looks at, and still with every
+ * feature Playwright switches off (test/support/browser.ts says why both).
+ */
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { describe, it } from "node:test";
+import { browserMissing, launchBrowser, PLAYWRIGHT_DISABLED_FEATURES } from "./support/browser.ts";
+
+/** The features playwright-core passes in its own --disable-features, read from its source. */
+function playwrightDisabledFeatures(): string[] {
+  const lib = path.join(
+    path.dirname(createRequire(import.meta.url).resolve("playwright-core/package.json")),
+    "lib",
+  );
+  const candidates = [
+    path.join(lib, "coreBundle.js"),
+    path.join(lib, "server", "chromium", "chromiumSwitches.js"),
+  ].filter((f) => existsSync(f));
+  for (const file of candidates) {
+    const list = /disabledFeatures = \[([\s\S]*?)\]/.exec(readFileSync(file, "utf8"))?.[1];
+    if (list) return [...list.matchAll(/^\s*"([^"]+)"/gm)].map((m) => m[1] ?? "");
+  }
+  throw new Error(`playwright-core's disabled features were not found in ${candidates.join(", ") || lib}`);
+}
+
+describe("the page tests' Chromium", () => {
+  it("switches off every feature Playwright does", () => {
+    const theirs = playwrightDisabledFeatures();
+    assert.ok(theirs.length > 5, `read ${theirs.length} features from playwright-core`);
+    assert.deepEqual(
+      theirs.filter((f) => !PLAYWRIGHT_DISABLED_FEATURES.includes(f)),
+      [],
+      "add these to PLAYWRIGHT_DISABLED_FEATURES in test/support/browser.ts",
+    );
+  });
+
+  it("opens a page without building the address bar's WebUI popups", { skip: browserMissing() }, async () => {
+    const handle = await launchBrowser();
+    try {
+      const { page } = await handle.newPage();
+      await page.goto("about:blank");
+      const cdp = await handle.browser.newBrowserCDPSession();
+      const { targetInfos } = (await cdp.send("Target.getTargets")) as {
+        targetInfos: { type: string; url: string }[];
+      };
+      assert.deepEqual(
+        targetInfos.filter((t) => t.url.startsWith("chrome://")).map((t) => t.url),
+        [],
+        "no chrome:// pages beside the test's own",
+      );
+    } finally {
+      await handle.close();
+    }
+  });
+});
