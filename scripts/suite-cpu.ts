@@ -14,6 +14,7 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { machineBusyTicks } from "./bench/scratch-stack.ts";
 
 const HZ = 100; // USER_HZ: /proc reports CPU in clock ticks of 1/100 s on Linux.
 const argv = process.argv.slice(2);
@@ -102,11 +103,6 @@ function classify(pid: number, proc: Proc): { kind: string; file?: string } {
   return { kind: `other: ${proc.comm}` };
 }
 
-const machineTicks = () => {
-  const v = read("/proc/stat").split("\n")[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
-  return v.reduce((a, b) => a + b, 0) - (v[3] ?? 0) - (v[4] ?? 0); // all but idle and iowait
-};
-
 const seen = new Map<string, { ticks: number; kind: string; file?: string }>();
 const byKind = new Map<string, number>();
 const byFile = new Map<string, Map<string, number>>();
@@ -139,7 +135,7 @@ function sample() {
   first = false;
 }
 
-const machineStart = machineTicks();
+const machineStart = machineBusyTicks();
 const started = Date.now();
 sample();
 const timer = setInterval(sample, 500);
@@ -149,7 +145,7 @@ clearInterval(timer);
 sample();
 
 const s = (ticks: number) => (ticks / HZ).toFixed(1).padStart(8);
-const machine = machineTicks() - machineStart;
+const machine = machineBusyTicks() - machineStart;
 const attributed = [...byKind.values()].reduce((a, b) => a + b, 0);
 const lines = [
   `\nCPU of \`${command.join(" ")}\` (${((Date.now() - started) / 1000).toFixed(0)} s): machine ${s(machine).trim()} s, seen per process ${s(attributed).trim()} s`,
