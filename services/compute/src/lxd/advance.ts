@@ -16,6 +16,17 @@ import { anotherTry, instanceBusy, transientLxdFailure } from "./transient.ts";
 const BUSY_PATIENCE_MS = 120_000;
 
 /**
+ * Whether a step LXD refused or failed because the instance is busy may be asked again: true, and
+ * the first refusal's time kept, until BUSY_PATIENCE_MS have passed since then.
+ */
+function stillPatient(p: Progress): boolean {
+  const since = p.busy_since ?? Date.now();
+  if (Date.now() - since >= BUSY_PATIENCE_MS) return false;
+  p.busy_since = since;
+  return true;
+}
+
+/**
  * Advances a job: checks the operation it waits on, then runs its steps until one starts an
  * operation (the job stays running, the operation remembered) or all are done (the outcome).
  */
@@ -59,6 +70,15 @@ export async function advance(
         } else if (from >= 0) {
           // The job goes back to an earlier step and runs on from there below.
           i = from - 1;
+        } else if (instanceBusy(err) && stillPatient(p)) {
+          // LXD took the step, then failed its operation because another one holds the instance
+          // ("Failed to create instance delete operation: Instance is busy running a "stop"
+          // operation": a build's delete after a failed start, while LXD's own stop still ran; CI):
+          // the step is asked again at the next tick, as a refused request is below.
+          p.step = i;
+          p.op = undefined;
+          await d.cfg.remember(job, p);
+          return undefined;
         } else if (transientLxdFailure(err) && anotherTry(p)) {
           // LXD failed the operation in passing, as it fails a request (a revert's start whose
           // forkstart helper was not reachable): the step runs again at the next tick.
@@ -74,11 +94,15 @@ export async function advance(
       // An operation LXD no longer knows (its daemon restarted): the step's effect decides.
       const redo = !op && steps[i]?.done && !(await steps[i].done?.());
       p.op = undefined;
-      if (!redo) i += 1;
+      if (!redo) {
+        i += 1;
+        p.busy_since = undefined;
+      }
     }
     for (; i < steps.length; i++) {
       const opId = await steps[i].act();
-      p.busy_since = undefined;
+      // A step whose operation LXD may still fail busy keeps counting its patience until it is done.
+      if (!opId) p.busy_since = undefined;
       if (opId) {
         p.step = i;
         p.op = opId;
@@ -97,17 +121,13 @@ export async function advance(
       await d.cfg.remember(job, p);
       return undefined;
     }
-    if (err instanceof LxdError && instanceBusy(err.message)) {
+    if (err instanceof LxdError && instanceBusy(err.message) && stillPatient(p)) {
       // LXD refused the step while another operation holds the instance (its own stop after a
       // failed start, seen in CI): the step is asked again at the next tick, for a while.
-      const since = p.busy_since ?? Date.now();
-      if (Date.now() - since < BUSY_PATIENCE_MS) {
-        p.busy_since = since;
-        p.step = i;
-        p.op = undefined;
-        await d.cfg.remember(job, p);
-        return undefined;
-      }
+      p.step = i;
+      p.op = undefined;
+      await d.cfg.remember(job, p);
+      return undefined;
     }
     if (err instanceof LxdError && err.status === 0) {
       // The daemon does not answer: the job waits for it, up to a limit.
