@@ -13,15 +13,27 @@ interface Operation {
   template: string;
   pattern: RegExp;
   params: number;
-  responses: Map<string, ValidateFunction>;
+  /** Each documented status's JSON schema, its references pointing into "contract". */
+  schemas: Map<string, unknown>;
+  /** The validators compiled so far, by status. */
+  validators: Map<string, ValidateFunction>;
+}
+
+interface Contract {
+  ajv: Ajv2020;
+  ops: Operation[];
 }
 
 // ajv-formats is CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-let operations: Promise<Operation[]> | undefined;
+let contract: Promise<Contract> | undefined;
 
-async function load(gateway: string): Promise<Operation[]> {
+/**
+ * The document's operations, each response schema compiled when an answer first needs it: compiling
+ * all of them took 1.4 s of CPU in every test file's process, which checks a handful.
+ */
+async function load(gateway: string): Promise<Contract> {
   const doc = (await (await fetch(`${gateway}/api/v1/openapi.json`)).json()) as {
     paths: Record<
       string,
@@ -34,25 +46,36 @@ async function load(gateway: string): Promise<Operation[]> {
   const ops: Operation[] = [];
   for (const [template, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
-      const responses = new Map<string, ValidateFunction>();
+      const schemas = new Map<string, unknown>();
       for (const [status, resp] of Object.entries(op.responses)) {
         const schema = resp.content?.["application/json"]?.schema;
-        if (!schema) continue;
-        // References point into the document's components, registered above as "contract".
-        const text = JSON.stringify(schema).replaceAll('"#/components/', '"contract#/components/');
-        responses.set(status, ajv.compile(JSON.parse(text)));
+        if (schema) schemas.set(status, schema);
       }
       ops.push({
         method: method.toUpperCase(),
         template,
         pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`),
         params: (template.match(/\{/g) ?? []).length,
-        responses,
+        schemas,
+        validators: new Map(),
       });
     }
   }
   // A literal segment wins over a parameter (/services/{id}/options/available before /{optionId}).
-  return ops.sort((a, b) => a.params - b.params);
+  return { ajv, ops: ops.sort((a, b) => a.params - b.params) };
+}
+
+/** The operation's validator for `status`, compiled on first use; undefined when it documents none. */
+function validatorOf(ajv: Ajv2020, op: Operation, status: string): ValidateFunction | undefined {
+  const known = op.validators.get(status);
+  if (known) return known;
+  const schema = op.schemas.get(status);
+  if (!schema) return undefined;
+  // References point into the document's components, registered as "contract".
+  const text = JSON.stringify(schema).replaceAll('"#/components/', '"contract#/components/');
+  const validate = ajv.compile(JSON.parse(text));
+  op.validators.set(status, validate);
+  return validate;
 }
 
 /** Describes how an answer strays from the contract, or undefined when it keeps to it. */
@@ -66,11 +89,12 @@ export async function contractViolation(
   const path = new URL(url, gateway).pathname;
   if (!path.startsWith("/api/v1")) return undefined;
   const rel = path.slice("/api/v1".length) || "/";
-  operations ??= load(gateway);
-  const op = (await operations).find((o) => o.method === method.toUpperCase() && o.pattern.test(rel));
+  contract ??= load(gateway);
+  const { ajv, ops } = await contract;
+  const op = ops.find((o) => o.method === method.toUpperCase() && o.pattern.test(rel));
   if (!op) return undefined; // not an operation: unknown routes answer 404 with the envelope
-  if (!op.responses.size) return undefined; // documentation routes answer HTML or Markdown
-  const validate = op.responses.get(String(status));
+  if (!op.schemas.size) return undefined; // documentation routes answer HTML or Markdown
+  const validate = validatorOf(ajv, op, String(status));
   if (!validate) return `${method} ${op.template} answered ${status}, which the contract does not document`;
   if (validate(body)) return undefined;
   const errors = (validate.errors ?? [])
