@@ -29,6 +29,14 @@ if ! command -v lxcfs >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lxcfs >/dev/null
 fi
 
+# zstd compresses machines' backups (services/compute/src/lxd/backups.ts): LXD runs the host's
+# binary, and Debian's lxd does not depend on it.
+if ! command -v zstd >/dev/null 2>&1; then
+  echo "installing zstd from Debian"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends zstd >/dev/null
+fi
+
 socket=/var/lib/lxd/unix.socket
 # Set when the running daemon must start again to see a change (new id ranges, lxcfs).
 restart_daemon=""

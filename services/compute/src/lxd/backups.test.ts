@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { existsSync, truncateSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readSync, renameSync, truncateSync } from "node:fs";
 import { describe, it } from "node:test";
 import { eventually } from "../../../../test/support/eventually.ts";
 import type { MachineRow } from "../machines.ts";
-import { backupFile, copyName } from "./backups.ts";
+import { BACKUP_COMPRESSION, backupFile, copyName } from "./backups.ts";
 import { BTRFS_POOL, createLxdDriver, instanceName } from "./driver.ts";
 import {
   backupDir,
@@ -29,6 +29,18 @@ const lxdBackups = (m: MachineRow) =>
   real.get<string[]>(`/1.0/instances/${instanceName(m.service_id)}/backups`);
 const fileOf = (m: MachineRow, copyId: string) => backupFile(backupDir, m.service_id, copyId);
 
+/** The first four bytes of a file, as hex. */
+function magic(file: string): string {
+  const head = Buffer.alloc(4);
+  const fd = openSync(file, "r");
+  try {
+    readSync(fd, head, 0, 4, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return head.toString("hex");
+}
+
 // Each test builds a machine of its own (every one by `d`, which makes one container at a time) and
 // reads only it. They run one after another (driver.test.ts says why).
 describe("lxd backups", { skip: unavailable || noBtrfs }, () => {
@@ -41,18 +53,29 @@ describe("lxd backups", { skip: unavailable || noBtrfs }, () => {
     const made = await settle(d, job(m, "backup_create", { copy_id }), m, 60_000);
     assert.deepEqual(made, { ok: true, copySizeGb: 1 }, "its size is the exported file's, rounded up");
     assert.ok(existsSync(fileOf(m, copy_id)));
+    assert.equal(magic(fileOf(m, copy_id)), "28b52ffd", "the file is zstd's (four times cheaper than gzip)");
     assert.deepEqual(await lxdBackups(m), [], "LXD keeps nothing once the backup is exported");
     inside(m, "rm", "/root/file");
     const restored = await settle(d, job(m, "backup_restore", { copy_id }), m, 60_000);
     assert.equal(restored.ok && restored.state, "running", JSON.stringify(restored));
     assert.equal(await status(m), "Running");
     assert.equal(inside(m, "cat", "/root/file"), "kept");
+    // A backup exported before zstd (named .tar.gz) is found and restored as well.
+    renameSync(fileOf(m, copy_id), fileOf(m, copy_id).replace(/\.tar\.zst$/, ".tar.gz"));
+    inside(m, "rm", "/root/file");
+    const again = await settle(d, job(m, "backup_restore", { copy_id }), m, 60_000);
+    assert.equal(again.ok && again.state, "running", JSON.stringify(again));
+    assert.equal(inside(m, "cat", "/root/file"), "kept");
     // The backup is kept for another restore until the machine ends.
     assert.deepEqual(await settle(d, job(m, "terminate", { target_state: "stopped" }), m), {
       ok: true,
       state: "stopped",
     });
-    assert.equal(existsSync(fileOf(m, copy_id)), false, "a terminated machine's backups are removed");
+    assert.deepEqual(
+      readdirSync(backupDir).filter((f) => f.startsWith(m.service_id)),
+      [],
+      "a terminated machine's backups are removed",
+    );
   });
 
   it("a restore whose backup file is missing fails with the machine untouched", async () => {
@@ -89,7 +112,7 @@ describe("lxd backups", { skip: unavailable || noBtrfs }, () => {
     const url = `/1.0/instances/${instanceName(m.service_id)}/backups`;
     // What a daemon that crashed mid-backup leaves: the backup listed, its tarball cut short.
     await real.operation(
-      await real.submit("POST", url, { name: copyName(copy_id), compression_algorithm: "gzip" }),
+      await real.submit("POST", url, { name: copyName(copy_id), compression_algorithm: BACKUP_COMPRESSION }),
       60,
     );
     truncateSync(`/var/lib/lxd/backups/instances/${instanceName(m.service_id)}/${copyName(copy_id)}`, 1024);
