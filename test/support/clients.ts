@@ -1,5 +1,8 @@
 import type { DescService } from "@bufbuild/protobuf";
-import { backendClient, loadTlsIdentity, type ServiceIdentity } from "@hb/platform";
+// By path, not the barrel: every test file loads this, and the barrel brings PostgreSQL, NATS and
+// tracing with it (0.1 s of CPU per process).
+import { backendClient } from "@hb/platform/backend-client";
+import { loadTlsIdentity, type ServiceIdentity } from "@hb/platform/service-identity";
 import { certFiles } from "../../scripts/cert-files.ts";
 
 /**
