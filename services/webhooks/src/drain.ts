@@ -71,12 +71,25 @@ export interface Sent {
   code: number | null;
 }
 
-/** Records successful attempts: status, count and answer in one update per delivery. */
-export async function recordDelivered(sql: Sql, sent: Sent[]) {
-  await sql`update deliveries d set status = 'delivered', attempts = d.attempts + 1, response_code = v.code,
+/**
+ * Records successful attempts (status, count and answer in one update per delivery) while
+ * `holder` still holds the partner's lease; the number recorded, 0 when the lease was taken.
+ *
+ * Only the holder records, under a lock on the partner's queue row that a claim skips: a holder
+ * that stalled past its lease and recorded after the next holder had read its part of the queue
+ * made the next holder send a delivery recorded delivered (test/webhook-lease-interleavings.test.ts
+ * found it: recorded between the new holder's read and its send). What a replica that lost its
+ * lease sent is left unrecorded and sent again by the next holder, as at-least-once allows.
+ */
+export async function recordDelivered(sql: Sql, holder: string, partnerId: string, sent: Sent[]) {
+  const rows = await sql`with held as (
+      select 1 from partner_queues where partner_id = ${partnerId} and holder = ${holder} for share
+    )
+    update deliveries d set status = 'delivered', attempts = d.attempts + 1, response_code = v.code,
       last_error = null, delivered_at = clock_timestamp()
-    from unnest(${sent.map((x) => x.id)}::uuid[], ${sent.map((x) => x.code)}::int[]) as v(id, code)
+    from unnest(${sent.map((x) => x.id)}::uuid[], ${sent.map((x) => x.code)}::int[]) as v(id, code), held
     where d.id = v.id`;
+  return rows.count;
 }
 
 /**
@@ -101,7 +114,7 @@ export async function drainPartner(
   const flush = async () => {
     if (delivered.length === 0) return;
     const batch = delivered.slice();
-    await recordDelivered(sql, batch);
+    await recordDelivered(sql, holder, partnerId, batch);
     delivered.splice(0, batch.length);
   };
   let attempted = 0;
@@ -137,8 +150,8 @@ export async function drainPartner(
         if (Date.now() - renewedAt > (leaseSeconds(opts.timeoutMs) * 1000) / 3) {
           renewedAt = Date.now();
           if (!(await renewLease(sql, holder, partnerId, opts.timeoutMs))) {
-            // Taken over after this process stalled past the lease: the new holder sends the rest.
-            await flush();
+            // Taken over after this process stalled past the lease: the new holder sends the rest,
+            // and what this one sent unrecorded again (only a holder records: recordDelivered).
             return { attempted, more: false };
           }
         }
