@@ -42,6 +42,28 @@ export function shiftMonths(d: Date, n: number, day = d.getUTCDate()): Date {
   return out;
 }
 
+const isLeapYear = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+
+/**
+ * The same date and time a multiple of four years later, where the calendar of the `years` years
+ * from `d` on (which of them have a leap day) is `d`'s own: a run that starts then meets the same
+ * days as a run from `d`. Not a fixed 1461 days: across 2100, which has no leap day, those end on
+ * the next day of the month (2097-01-29 + 1461 days is 2101-01-30), and from 2096 the next
+ * calendar alike is 2104's.
+ */
+export function sameCalendarLater(d: Date, years = 3): Date {
+  const y = d.getUTCFullYear();
+  for (let k = 4; ; k += 4) {
+    if (
+      Array.from({ length: years }, (_, i) => i).every((i) => isLeapYear(y + i) === isLeapYear(y + k + i))
+    ) {
+      const out = new Date(d.getTime());
+      out.setUTCFullYear(y + k);
+      return out;
+    }
+  }
+}
+
 /**
  * One cycle on, on the term's anchor day (the day of month its first term started; `d`'s own by
  * default): the n-th due date is the anchor + n cycles, never the previous clamped date + 1.
