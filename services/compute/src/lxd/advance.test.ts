@@ -44,6 +44,9 @@ function fakeLxd(refusals: number) {
       return { id, status: "Success", err: "" } as LxdOperation;
     },
     async download() {},
+    async upload() {
+      return "";
+    },
   };
   return { client, asked };
 }

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { JobRow } from "../driver.ts";
 import { type LxdClient, LxdError } from "./client.ts";
@@ -147,16 +147,11 @@ export function importStep(
   return {
     name: "import",
     async act() {
-      // LXD tells the file's compression from its content.
+      // LXD tells the file's compression from its content. The file is streamed: read whole, a
+      // backup took its size in compute's memory, and one over 2 GiB could not be read at all.
       const file = await storedBackupFile(backupDir, serviceId, job.copy_id ?? "");
-      let data: Buffer;
-      try {
-        if (!file) throw new Error("missing");
-        data = await readFile(file);
-      } catch {
-        throw new JobFailure("The backup's file is missing from the backup store");
-      }
-      return c.send("POST", `/1.0/instances${target}`, data, {
+      if (!file) throw new JobFailure("The backup's file is missing from the backup store");
+      return c.upload("POST", `/1.0/instances${target}`, file, {
         "content-type": "application/octet-stream",
         "x-lxd-pool": await pool(),
       });

@@ -1,5 +1,5 @@
-import { createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { createReadStream, createWriteStream } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import https from "node:https";
 import { pipeline } from "node:stream/promises";
@@ -89,6 +89,17 @@ export interface LxdClient {
   operation(id: string, timeoutS?: number): Promise<LxdOperation>;
   /** Streams a response body to a file (a backup export). */
   download(path: string, file: string): Promise<void>;
+  /**
+   * Streams a file as a request's body (a backup import): the operation id, or "" when sync. A
+   * backup is as large as the machine's files, so it is never held in memory whole.
+   */
+  upload(method: string, path: string, file: string, headers: Record<string, string>): Promise<string>;
+}
+
+/** A request body read from a file as it is sent. */
+interface FileBody {
+  file: string;
+  size: number;
 }
 
 /** Reads an HTTPS endpoint's certificate files: `https://host:8443` plus the paths from config. */
@@ -108,11 +119,11 @@ export function createLxdClient(endpoint: LxdEndpoint): LxdClient {
   function request(
     method: string,
     path: string,
-    body: Buffer | undefined,
+    body: Buffer | FileBody | undefined,
     headers: Record<string, string>,
   ): Promise<IncomingMessage> {
     const common = { method, path, headers: { ...headers }, timeout: REQUEST_TIMEOUT_MS };
-    if (body) common.headers["content-length"] = String(body.length);
+    if (body) common.headers["content-length"] = String(Buffer.isBuffer(body) ? body.length : body.size);
     return new Promise((resolve, reject) => {
       const req =
         "socketPath" in endpoint
@@ -136,7 +147,11 @@ export function createLxdClient(endpoint: LxdEndpoint): LxdClient {
       req.on("error", (err) =>
         reject(new LxdError(`LXD at ${endpoint.name} could not be reached: ${err.message}`, 0)),
       );
-      req.end(body);
+      if (body && !Buffer.isBuffer(body))
+        pipeline(createReadStream(body.file), req).catch((err: Error) =>
+          reject(new Error(`${body.file} could not be sent to LXD: ${err.message}`)),
+        );
+      else req.end(body);
     });
   }
 
@@ -191,6 +206,10 @@ export function createLxdClient(endpoint: LxdEndpoint): LxdClient {
         throw new LxdError(`LXD answered ${res.statusCode} to ${path}`, res.statusCode ?? 0);
       }
       await pipeline(res, createWriteStream(file, { mode: 0o600 }));
+    },
+    async upload(method, path, file, headers) {
+      const { size } = await stat(file);
+      return opId(await answer(await request(method, path, { file, size }, headers)));
     },
   };
 }

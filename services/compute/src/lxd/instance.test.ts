@@ -32,6 +32,9 @@ function fakeLxd(stopWaits: number, refusals: number) {
       return { id, status: running ? "Running" : "Success", err: "" } as LxdOperation;
     },
     async download() {},
+    async upload() {
+      return "";
+    },
   };
   return { client, asked };
 }
