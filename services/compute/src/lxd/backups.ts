@@ -1,4 +1,4 @@
-import { mkdir, readdir, rm, stat } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { JobRow } from "../driver.ts";
 import { type LxdClient, LxdError } from "./client.ts";
@@ -87,16 +87,45 @@ async function dropLxdCopy(c: LxdClient, lxdPath: string) {
  * machine's export took 2.1 s and 2.5 CPU-s with zstd against 8.8 s and 10.3 CPU-s with gzip, and
  * its file was 68 MB against 78 MB (2026-11-29, `lxc export --compression`, each twice). LXD runs
  * the host's `zstd` (lxd:setup installs it) and tells either from a file's content on import, so
- * backups made with gzip before are restored as they were.
+ * backups made with gzip before are restored as they were. A host without `zstd` (set up before
+ * lxd:setup installed it) has LXD refuse it ("Invalid compression algorithm"): the backup is then
+ * made with gzip, and its file named so.
  */
 export const BACKUP_COMPRESSION = "zstd";
+const FALLBACK_COMPRESSION = "gzip";
+
+/** Whether LXD refused a backup's compression (the host lacks the program). */
+const compressionRefused = (err: unknown) =>
+  err instanceof LxdError && err.status === 400 && /compression algorithm/i.test(err.message);
+
+/** zstd's frame magic, which starts every file it writes. */
+const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+
+/** Whether a file starts with zstd's magic. */
+async function isZstd(file: string): Promise<boolean> {
+  const fh = await open(file, "r");
+  try {
+    const head = Buffer.alloc(ZSTD_MAGIC.length);
+    await fh.read(head, 0, head.length, 0);
+    return head.equals(ZSTD_MAGIC);
+  } finally {
+    await fh.close();
+  }
+}
 
 /** The steps that make a copy: an LXD snapshot, or an LXD backup exported to the backup directory. */
 export function createSteps({ c, url, job, backupDir, serviceId }: CopyContext): Step[] {
   const name = copyName(job.copy_id ?? "");
   if (job.action === "snapshot_create")
     return [{ name: "snapshot", act: () => c.submit("POST", `${url}/snapshots`, { name, stateful: false }) }];
-  const file = backupFile(backupDir, serviceId, job.copy_id ?? "");
+  const copyId = job.copy_id ?? "";
+  const backup = (compression: string) =>
+    c.submit("POST", `${url}/backups`, {
+      name,
+      instance_only: false,
+      optimized_storage: false,
+      compression_algorithm: compression,
+    });
   return [
     {
       name: "backup",
@@ -104,11 +133,9 @@ export function createSteps({ c, url, job, backupDir, serviceId }: CopyContext):
         // Done again when LXD lost its operation (a daemon restart, issue 30: one crashed under
         // load): what it lists under the name may be a partial backup, so it is made afresh.
         await dropLxdCopy(c, `${url}/backups/${name}`);
-        return c.submit("POST", `${url}/backups`, {
-          name,
-          instance_only: false,
-          optimized_storage: false,
-          compression_algorithm: BACKUP_COMPRESSION,
+        return backup(BACKUP_COMPRESSION).catch((err: unknown) => {
+          if (compressionRefused(err)) return backup(FALLBACK_COMPRESSION);
+          throw err;
         });
       },
       done: async () => false,
@@ -117,7 +144,11 @@ export function createSteps({ c, url, job, backupDir, serviceId }: CopyContext):
       name: "export",
       async act() {
         await mkdir(backupDir, { recursive: true });
-        await c.download(`${url}/backups/${name}/export`, file);
+        // Named by what it holds once whole: zstd's, or gzip's on a host without zstd.
+        const part = `${backupFile(backupDir, serviceId, copyId)}.part`;
+        await c.download(`${url}/backups/${name}/export`, part);
+        const zstd = await isZstd(part);
+        await rename(part, (zstd ? backupFile : gzipBackupFile)(backupDir, serviceId, copyId));
         return c.submit("DELETE", `${url}/backups/${name}`);
       },
     },
@@ -172,8 +203,10 @@ export async function copySize({
   serviceId,
 }: CopyContext): Promise<number | undefined> {
   try {
-    if (job.action === "backup_create")
-      return wholeGb((await stat(backupFile(backupDir, serviceId, job.copy_id ?? ""))).size);
+    if (job.action === "backup_create") {
+      const file = await storedBackupFile(backupDir, serviceId, job.copy_id ?? "");
+      return file ? wholeGb((await stat(file)).size) : undefined;
+    }
     const s = await c.get<{ size?: number }>(`${url}/snapshots/${copyName(job.copy_id ?? "")}`);
     return typeof s.size === "number" && s.size >= 0 ? wholeGb(s.size) : undefined;
   } catch {
@@ -201,8 +234,11 @@ export async function removeCopy(
   const lxdPath = `${url}/${collection === "snapshot" ? "snapshots" : "backups"}/${copyName(copyId)}`;
   await dropLxdCopy(c, lxdPath);
   if (collection === "backup")
-    for (const file of [backupFile, gzipBackupFile])
-      await rm(file(backupDir, serviceId, copyId), { force: true });
+    for (const file of [
+      backupFile(backupDir, serviceId, copyId),
+      gzipBackupFile(backupDir, serviceId, copyId),
+    ])
+      for (const name of [file, `${file}.part`]) await rm(name, { force: true });
 }
 
 /** The step that removes a terminated machine's exported backups from the backup store. */
