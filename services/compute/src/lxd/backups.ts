@@ -37,7 +37,7 @@ export const copyName = (copyId: string) => `c-${copyId}`;
 /** Where a machine's backup is exported to (zstd: BACKUP_COMPRESSION). */
 export const backupFile = (dir: string, serviceId: string, copyId: string) =>
   path.join(dir, `${serviceId}-${copyId}.tar.zst`);
-/** Where a backup exported before 2026-11-29 is kept (gzip, LXD's default then). */
+/** Where a gzip backup is kept: one exported before 2026-11-29 (LXD's default), or on a host without zstd. */
 const gzipBackupFile = (dir: string, serviceId: string, copyId: string) =>
   path.join(dir, `${serviceId}-${copyId}.tar.gz`);
 
