@@ -5,11 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { closeSync, existsSync, openSync, readdirSync, readSync, renameSync, truncateSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readSync, truncateSync } from "node:fs";
+import path from "node:path";
 import { describe, it } from "node:test";
 import { eventually } from "../../../../test/support/eventually.ts";
 import type { MachineRow } from "../machines.ts";
-import { BACKUP_COMPRESSION, backupFile, copyName } from "./backups.ts";
+import { BACKUP_COMPRESSION, copyName } from "./backups.ts";
 import { BTRFS_POOL, createLxdDriver, instanceName } from "./driver.ts";
 import {
   backupDir,
@@ -27,7 +28,7 @@ import {
 /** The backups LXD itself holds for the machine (an export removes its own). */
 const lxdBackups = (m: MachineRow) =>
   real.get<string[]>(`/1.0/instances/${instanceName(m.service_id)}/backups`);
-const fileOf = (m: MachineRow, copyId: string) => backupFile(backupDir, m.service_id, copyId);
+const fileOf = (m: MachineRow, copyId: string) => path.join(backupDir, `${m.service_id}-${copyId}.tar.gz`);
 
 /** The first four bytes of a file, as hex. */
 function magic(file: string): string {
@@ -53,18 +54,12 @@ describe("lxd backups", { skip: unavailable || noBtrfs }, () => {
     const made = await settle(d, job(m, "backup_create", { copy_id }), m, 60_000);
     assert.deepEqual(made, { ok: true, copySizeGb: 1 }, "its size is the exported file's, rounded up");
     assert.ok(existsSync(fileOf(m, copy_id)));
-    assert.equal(magic(fileOf(m, copy_id)), "28b52ffd", "the file is zstd's (four times cheaper than gzip)");
+    assert.equal(magic(fileOf(m, copy_id)).slice(0, 4), "1f8b", "the file is gzip's, named so");
     assert.deepEqual(await lxdBackups(m), [], "LXD keeps nothing once the backup is exported");
     inside(m, "rm", "/root/file");
     const restored = await settle(d, job(m, "backup_restore", { copy_id }), m, 60_000);
     assert.equal(restored.ok && restored.state, "running", JSON.stringify(restored));
     assert.equal(await status(m), "Running");
-    assert.equal(inside(m, "cat", "/root/file"), "kept");
-    // A backup exported before zstd (named .tar.gz) is found and restored as well.
-    renameSync(fileOf(m, copy_id), fileOf(m, copy_id).replace(/\.tar\.zst$/, ".tar.gz"));
-    inside(m, "rm", "/root/file");
-    const again = await settle(d, job(m, "backup_restore", { copy_id }), m, 60_000);
-    assert.equal(again.ok && again.state, "running", JSON.stringify(again));
     assert.equal(inside(m, "cat", "/root/file"), "kept");
     // The backup is kept for another restore until the machine ends.
     assert.deepEqual(await settle(d, job(m, "terminate", { target_state: "stopped" }), m), {

@@ -505,7 +505,7 @@ describe("lxd driver", { skip: unavailable }, () => {
       inside(m, "sh", "-c", "echo kept > /root/file");
       const copy_id = randomUUID();
       assert.deepEqual(await settle(d, job(m, "backup_create", { copy_id }), m), { ok: true, copySizeGb: 1 });
-      assert.ok(existsSync(path.join(backupDir, `${m.service_id}-${copy_id}.tar.zst`)));
+      assert.ok(existsSync(path.join(backupDir, `${m.service_id}-${copy_id}.tar.gz`)));
       inside(m, "sh", "-c", "echo changed > /root/file");
       const restored = await settle(d, job(m, "backup_restore", { copy_id }), m);
       assert.equal(restored.ok && restored.state, "running", JSON.stringify(restored));
