@@ -101,9 +101,10 @@ export async function advance(
     }
     for (; i < steps.length; i++) {
       const opId = await steps[i].act();
-      // A step whose operation LXD may still fail busy keeps counting its patience until it is done.
-      if (!opId) p.busy_since = undefined;
-      if (opId) {
+      if (!opId) {
+        p.busy_since = undefined;
+      } else {
+        // A step whose operation LXD may still fail busy keeps counting its patience until it is done.
         p.step = i;
         p.op = opId;
         p.started_at ??= Date.now();

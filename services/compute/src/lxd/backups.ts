@@ -113,13 +113,6 @@ export function createSteps({ c, url, job, backupDir, serviceId }: CopyContext):
   if (job.action === "snapshot_create")
     return [{ name: "snapshot", act: () => c.submit("POST", `${url}/snapshots`, { name, stateful: false }) }];
   const copyId = job.copy_id ?? "";
-  const backup = (compression: string) =>
-    c.submit("POST", `${url}/backups`, {
-      name,
-      instance_only: false,
-      optimized_storage: false,
-      compression_algorithm: compression,
-    });
   return [
     {
       name: "backup",
@@ -127,7 +120,12 @@ export function createSteps({ c, url, job, backupDir, serviceId }: CopyContext):
         // Done again when LXD lost its operation (a daemon restart, issue 30: one crashed under
         // load): what it lists under the name may be a partial backup, so it is made afresh.
         await dropLxdCopy(c, `${url}/backups/${name}`);
-        return backup(BACKUP_COMPRESSION);
+        return c.submit("POST", `${url}/backups`, {
+          name,
+          instance_only: false,
+          optimized_storage: false,
+          compression_algorithm: BACKUP_COMPRESSION,
+        });
       },
       done: async () => false,
     },
@@ -224,12 +222,12 @@ export async function removeCopy(
   }
   const lxdPath = `${url}/${collection === "snapshot" ? "snapshots" : "backups"}/${copyName(copyId)}`;
   await dropLxdCopy(c, lxdPath);
-  if (collection === "backup")
-    for (const file of [
-      backupFile(backupDir, serviceId, copyId),
-      gzipBackupFile(backupDir, serviceId, copyId),
-    ])
-      for (const name of [file, `${file}.part`]) await rm(name, { force: true });
+  if (collection === "backup") {
+    const zst = backupFile(backupDir, serviceId, copyId);
+    // The export's part file bears the zstd name (createSteps) until it is named by its content.
+    for (const file of [zst, `${zst}.part`, gzipBackupFile(backupDir, serviceId, copyId)])
+      await rm(file, { force: true });
+  }
 }
 
 /** The step that removes a terminated machine's exported backups from the backup store. */

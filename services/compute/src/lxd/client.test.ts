@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createLxdClient, LxdError } from "./client.ts";
 
-/** A daemon on a unix socket that keeps what each request sent and answers `reply`. */
+// A stand-in daemon on a unix socket keeps what each request sent and answers `reply`.
 describe("the LXD client's upload of a file", () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), "hb-lxd-client-"));
   const socketPath = path.join(dir, "lxd.sock");
