@@ -37,7 +37,13 @@ import {
   signInVisitor,
   staffMember,
 } from "./portal-pages.ts";
-import { assertAccessible, type BrowserHandle, browserMissing, launchBrowser } from "./support/browser.ts";
+import {
+  assertAccessible,
+  type BrowserHandle,
+  browserMissing,
+  launchBrowser,
+  waitForUrlAfterDoubleSubmit,
+} from "./support/browser.ts";
 
 const missing = browserMissing();
 if (missing) process.stderr.write(`portal-customer tests skipped: ${missing}\n`);
@@ -418,7 +424,7 @@ describe("the portal's customer pages", { skip: missing }, () => {
     await accessible(page);
     await page.getByLabel("Amount (EUR)").fill("60");
     await page.getByRole("button", { name: "Get transfer details" }).dblclick();
-    await page.waitForURL(/\/portal\/add-credit\/[0-9a-f-]{36}/);
+    await waitForUrlAfterDoubleSubmit(page, /\/portal\/add-credit\/[0-9a-f-]{36}/);
     await page.getByRole("status").waitFor();
     await accessible(page);
     const reference = /HB-[0-9A-Z]{4}-[0-9A-Z]{4}/.exec(

@@ -117,3 +117,19 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   };
   return result.violations;
 }
+
+/**
+ * Waits for the page a form lands on after it was submitted twice (a double click): the browser
+ * aborts the first submission's navigation when the second starts, and Playwright's waitForURL
+ * fails on that aborted navigation when it was already listening, so an abort is waited through.
+ */
+export async function waitForUrlAfterDoubleSubmit(page: Page, url: RegExp): Promise<void> {
+  for (let aborts = 0; ; aborts++) {
+    try {
+      await page.waitForURL(url);
+      return;
+    } catch (err) {
+      if (aborts >= 2 || !(err instanceof Error) || !err.message.includes("net::ERR_ABORTED")) throw err;
+    }
+  }
+}
