@@ -3,7 +3,7 @@
  * checked by protovalidate before its handler runs, and a request that breaks them is refused
  * with BAD_REQUEST naming each field, as a hand-written check would.
  */
-import { create, type DescMessage, hasOption, type Message } from "@bufbuild/protobuf";
+import { type DescMessage, hasOption, type Message } from "@bufbuild/protobuf";
 import { pathToString } from "@bufbuild/protobuf/reflect";
 import { createValidator, type Violation } from "@bufbuild/protovalidate";
 import {
@@ -38,9 +38,11 @@ function fieldViolation(v: Violation): FieldViolation {
  */
 export function requestCheck(desc: DescMessage): ((req: Message) => void) | undefined {
   if (!declaresRules(desc)) return undefined;
-  // protovalidate plans a message's rules (compiling their CEL) on its first validation: done here,
-  // when the server starts, so the first request does not wait for it (about 0.5 s in all).
-  validator.validate(desc, create(desc));
+  // protovalidate plans a message's rules (compiling their CEL) on its first validation, so a
+  // method's first request waits for its plan: about 1 ms for most, 20-90 ms for the admin
+  // catalogue's largest. Planning every method when the server started cost a stack 1.7 CPU-s of
+  // its 8.8 and 3 s of its start on a slow host (docs/benchmarks.md), for methods most processes
+  // never serve.
   return (req) => {
     const result = validator.validate(desc, req);
     if (result.kind === "valid") return;
