@@ -3,7 +3,13 @@ import { describe, it } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
 import { createLogger, type Sql } from "@hb/platform";
-import { type ProvisionItem, provisioningHandOver, provisionRetryDelay } from "./provisioning.ts";
+import { eventually } from "../../../test/support/eventually.ts";
+import {
+  type ProvisionItem,
+  provisioningHandOver,
+  provisionRetryDelay,
+  startProvisioner,
+} from "./provisioning.ts";
 
 describe("provisioning retry back-off", () => {
   it("doubles from the base after each failure", () => {
@@ -42,7 +48,10 @@ describe("an order call's hand-over to compute (records and builds in one call)"
     let gate = Promise.resolve();
     const compute = {
       async provisionBatch(req: { requests: { serviceId: string }[]; records: Event[] }) {
-        calls.push({ records: req.records.map((e) => e.id), services: req.requests.map((r) => r.serviceId) });
+        calls.push({
+          records: (req.records ?? []).map((e) => e.id),
+          services: req.requests.map((r) => r.serviceId),
+        });
         await gate;
         if (fail) throw new Error("compute unreachable");
         return {
@@ -98,6 +107,49 @@ describe("an order call's hand-over to compute (records and builds in one call)"
     await h.send([event("e1")], [item("s1")]);
     assert.equal(h.state.claimed.has("s1"), false);
     assert.equal(h.state.failing.get("s1")?.failures, 1);
+  });
+
+  /**
+   * A database whose pending services are `pending()`, read when the pass's query runs; `during`
+   * happens while that query is in flight (after the pass listed its claims).
+   */
+  const pendingDatabase = (pending: () => ProvisionItem[], during: () => void = () => {}) => {
+    let reads = 0;
+    const sql = Object.assign(
+      // The pass's query: pending services but those it lists as waiting (its first parameter).
+      (_text: TemplateStringsArray, waiting: string[]) => {
+        reads++;
+        during();
+        return Promise.resolve(pending().filter((s) => !waiting.includes(s.id)));
+      },
+      { listen: async () => ({ unlisten: async () => {} }) },
+    ) as unknown as Sql;
+    return { sql, reads: () => reads };
+  };
+
+  it("the provisioner leaves to the order a service it claimed while the pass's query was in flight", async () => {
+    const { compute, calls } = fakeCompute();
+    const h = provisioningHandOver(sqlUnused, "t", compute as never, quiet);
+    // The order claims s1 and commits while the pass's query waits for a connection: the query
+    // then reads s1 pending, though the pass listed the claims before the claim.
+    const db = pendingDatabase(
+      () => [item("s1")],
+      () => h.claim(["s1"]),
+    );
+    const p = startProvisioner(db.sql, "t", compute as never, quiet, 5, h);
+    await eventually(async () => db.reads() >= 3, 5_000);
+    await p.stop();
+    assert.deepEqual(calls, [], "compute was asked for s1 by the provisioner too");
+  });
+
+  it("the provisioner asks compute for a pending service nobody claimed", async () => {
+    const { compute, calls } = fakeCompute();
+    const h = provisioningHandOver(sqlUnused, "t", compute as never, quiet);
+    const db = pendingDatabase(() => [item("s2")]);
+    const p = startProvisioner(db.sql, "t", compute as never, quiet, 5, h);
+    await eventually(async () => calls.length >= 1, 5_000);
+    await p.stop();
+    assert.deepEqual(calls[0], { records: [], services: ["s2"] });
   });
 
   it("hands records alone over with ApplyServiceRecords (an order left unpaid has nothing to build)", async () => {

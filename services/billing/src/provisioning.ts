@@ -267,10 +267,15 @@ export function startProvisioner(
           // An order call is handing these over itself (provisioningHandOver).
           ...claimed,
         ];
-        const rows = await sql<ProvisionItem[]>`
+        const read = await sql<ProvisionItem[]>`
           select s.id, s.customer_id, s.kind, s.product_id, s.hostname, s.os_image_id, p.vcpus, p.memory_mb, p.disk_gb, p.location
           from services s join products p on p.id = s.product_id
           where s.status = 'pending' and s.id <> all(${waiting}::uuid[]) order by s.created_at limit ${PROVISION_BATCH}`;
+        // An order claims its services before its commit makes them visible, but this pass may have
+        // listed the claims before that and read after it (its query waiting for a connection
+        // meanwhile): they are the order's to hand over, and asking compute too was a second call
+        // for the same build (CI: "compute ProvisionBatch": 2 for one order).
+        const rows = read.filter((r) => !claimed.has(r.id));
         let tookAll = false;
         if (rows.length > 0) {
           // One call for the pass's services (compute records them in one transaction).
@@ -290,7 +295,7 @@ export function startProvisioner(
           tookAll = started.length === rows.length;
         }
         // A full pass that compute took whole leaves more waiting: the next one starts at once.
-        if (rows.length === PROVISION_BATCH && tookAll) continue;
+        if (read.length === PROVISION_BATCH && tookAll) continue;
       } catch (err) {
         log.warn("provisioning pass failed, will retry", { err });
       }
