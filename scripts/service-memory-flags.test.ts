@@ -69,7 +69,7 @@ describe("the services' memory settings", () => {
  * module's code): whether Node's bundled undici (fetch's implementation), and which packages from
  * node_modules.
  */
-function loadedBy(args: string[]): { undici: boolean; packages: string[] } {
+function loadedBy(args: string[]): { undici: boolean; packages: string[]; output: string } {
   const report = `
     import { registerHooks } from "node:module";
     const packages = new Set();
@@ -97,7 +97,7 @@ function loadedBy(args: string[]): { undici: boolean; packages: string[] } {
   );
   const at = run.stdout.lastIndexOf("\nloaded=");
   assert.ok(at >= 0, `no report: ${run.stderr}`);
-  return JSON.parse(run.stdout.slice(at + "\nloaded=".length));
+  return { ...JSON.parse(run.stdout.slice(at + "\nloaded=".length)), output: run.stdout.slice(0, at) };
 }
 
 describe("what a service loads at start that idle does not use (docs/benchmarks.md, issue 31 §5)", () => {
@@ -181,5 +181,46 @@ describe("what a service loads at start that idle does not use (docs/benchmarks.
       }
     `;
     assert.equal(loadedBy(["--input-type=module", "-e", code]).undici, false);
+  });
+
+  it("a call that fails over grpc-js, raised on purpose or thrown by mistake, does not load undici", () => {
+    // ConnectError's constructor makes a Headers for its metadata; loading undici for it cost a
+    // process 8 MB from its first error on (docs/benchmarks.md, 2026-11-29 night).
+    const code = `
+      import { mkdtempSync, rmSync } from "node:fs";
+      import { tmpdir } from "node:os";
+      import path from "node:path";
+      import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+      import { apiError, bind, createLogger, loadTlsIdentity, resolveError, rpcClient, serveRpc } from "@hb/platform";
+      import { certFiles, ensureDevCerts } from "./scripts/dev-certs.ts";
+      const ID = "0195e3a4-5c6d-7e7f-8a9b-0c1d2e3f4a5b";
+      const dir = mkdtempSync(path.join(tmpdir(), "hb-undici-"));
+      try {
+        const certs = await ensureDevCerts(path.join(dir, "certs"));
+        const impl = bind(WebhooksService, {
+          setWebhookUrl: (req) => {
+            if (req.url === "") throw apiError("NOT_FOUND", "Partner not found");
+            throw new Error("a defect");
+          },
+        });
+        const server = await serveRpc("grpc-js", 0, [impl], createLogger("t", "error"), loadTlsIdentity(certFiles(certs, "webhooks")));
+        const { client, close } = rpcClient("grpc-js", WebhooksService, "127.0.0.1:" + server.port, {
+          timeoutMs: 5000,
+          tls: loadTlsIdentity(certFiles(certs, "gateway")),
+        });
+        const codes = [];
+        for (const url of ["", "https://example.com/x"])
+          await client.setWebhookUrl({ partnerId: ID, url }).then(() => codes.push("answered"), (err) => codes.push(resolveError(err).code));
+        resolveError(new Error("thrown in the caller"));
+        process.stdout.write("codes=" + codes.join(","));
+        close();
+        await server.close(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    `;
+    const loaded = loadedBy(["--input-type=module", "-e", code]);
+    assert.match(loaded.output, /codes=NOT_FOUND,INTERNAL_ERROR$/, "both calls failed as they should");
+    assert.equal(loaded.undici, false);
   });
 });

@@ -6,7 +6,8 @@
  * serving one is a start-up error, so a new definition cannot go out open by mistake.
  */
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
+import { connectError } from "./connect-error.ts";
 import type { Logger } from "./log.ts";
 import type { ServiceIdentity } from "./service-identity.ts";
 
@@ -69,7 +70,7 @@ export function callerCheck(
     if (caller !== undefined && (everyone || callers.has(caller))) return undefined;
     // Names and the method only: never a certificate, key or request.
     log.warn("rpc refused: caller not allowed", { method, caller: caller ?? "(no certificate)" });
-    return new ConnectError(
+    return connectError(
       `${caller ?? "a caller without a certificate"} may not call ${desc.typeName}`,
       Code.PermissionDenied,
     );

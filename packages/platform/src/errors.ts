@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type ErrorInfo, ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
+import { connectError, connectErrorFrom } from "./connect-error.ts";
 import { isDependencyUnavailable } from "./unavailable.ts";
 
 /**
@@ -70,13 +71,7 @@ export function apiError(code: ErrorCode, message: string, opts: ApiErrorOptions
     scope: opts.scope ?? "",
     retryAfterSeconds: opts.retryAfterSeconds ?? 0,
   });
-  return new ConnectError(
-    message,
-    errorCodes[code].rpc,
-    undefined,
-    [{ desc: ErrorInfoSchema, value: info }],
-    opts.cause,
-  );
+  return connectError(message, errorCodes[code].rpc, [{ desc: ErrorInfoSchema, value: info }], opts.cause);
 }
 
 export const badRequest = (field: string, message: string) =>
@@ -95,7 +90,7 @@ export function resolveError(err: unknown): ResolvedError {
   if (!(err instanceof ConnectError) && isDependencyUnavailable(err)) {
     return { code: "SERVICE_UNAVAILABLE", status: 503, message: genericMessages[503] };
   }
-  const ce = ConnectError.from(err);
+  const ce = connectErrorFrom(err);
   const info = ce.findDetails(ErrorInfoSchema)[0];
   const code: ErrorCode =
     info && info.code in errorCodes

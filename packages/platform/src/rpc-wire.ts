@@ -10,9 +10,10 @@ import {
   fromBinary,
   toBinary,
 } from "@bufbuild/protobuf";
-import { type Code, ConnectError } from "@connectrpc/connect";
+import type { Code, ConnectError } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import { ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
+import { connectError } from "./connect-error.ts";
 
 /**
  * connect-node, loaded only by a process that uses the Connect transport: grpc-js is the default,
@@ -50,7 +51,7 @@ export function fromGrpcError(err: grpc.ServiceError): ConnectError {
   const raw = err.metadata?.get(errorInfoKey)[0];
   const details =
     raw instanceof Buffer ? [{ desc: ErrorInfoSchema, value: fromBinary(ErrorInfoSchema, raw) }] : [];
-  return new ConnectError(err.details || err.message, err.code as unknown as Code, undefined, details, err);
+  return connectError(err.details || err.message, err.code as unknown as Code, details, err);
 }
 
 /** How grpc-js serves one method: its path and the protobuf-es (de)serialisers of its messages. */

@@ -34,6 +34,7 @@ import * as grpc from "@grpc/grpc-js";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
 import { type CallerCheck, callerCheck } from "./allow-list.ts";
 import { callerIdentity } from "./caller-identity.ts";
+import { connectError, connectErrorFrom } from "./connect-error.ts";
 import { apiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { runInContext } from "./request-context.ts";
@@ -98,7 +99,7 @@ function toConnectError(err: unknown, log: Logger, method: string): ConnectError
     return apiError("SERVICE_UNAVAILABLE", "a dependency is unavailable");
   }
   log.error("rpc handler threw", { method, err });
-  return new ConnectError("internal error", Code.Internal);
+  return connectError("internal error", Code.Internal);
 }
 
 /** What every call of one method passes before its handler: the allow-list, then the request rules. */
@@ -329,7 +330,7 @@ async function serveGrpcJs(
           header: (k) => metadataText(call.metadata, k),
         }).then(
           (res) => callback(null, create(method.output, res as never)),
-          (err: unknown) => callback(grpcStatusOf(ConnectError.from(err))),
+          (err: unknown) => callback(grpcStatusOf(connectErrorFrom(err))),
         );
       };
     }
@@ -359,7 +360,7 @@ async function serveGrpcJs(
           call.end();
         })()
           .catch((err: unknown) => {
-            if (!cancelled.signal.aborted) call.emit("error", grpcStatusOf(ConnectError.from(err)));
+            if (!cancelled.signal.aborted) call.emit("error", grpcStatusOf(connectErrorFrom(err)));
           })
           .finally(() => openStreams.delete(cancelled));
       };
