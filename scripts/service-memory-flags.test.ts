@@ -148,79 +148,73 @@ describe("what a service loads at start that idle does not use (docs/benchmarks.
   });
 
   it("serving and calling unary and stream RPCs over grpc-js does not load undici", () => {
-    // Connect's createHandlerContext made three Headers (undici's class) at every call. A call that
-    // fails still loads it: a ConnectError holds its metadata in a Headers.
-    const code = `
-      import { mkdtempSync, rmSync } from "node:fs";
-      import { tmpdir } from "node:os";
-      import path from "node:path";
-      import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
-      import { bind, createLogger, loadTlsIdentity, rpcClient, serveRpc } from "@hb/platform";
-      import { certFiles, ensureDevCerts } from "./scripts/dev-certs.ts";
-      const ID = "0195e3a4-5c6d-7e7f-8a9b-0c1d2e3f4a5b";
-      const dir = mkdtempSync(path.join(tmpdir(), "hb-undici-"));
-      try {
-        const certs = await ensureDevCerts(path.join(dir, "certs"));
-        const impl = bind(WebhooksService, {
-          async *streamEvents(_req, ctx) {
-            yield { item: { case: "opened", value: { openStreams: ctx.signal.aborted ? 0 : 1 } } };
-          },
-          setWebhookUrl: () => ({ url: "" }),
-        });
-        const server = await serveRpc("grpc-js", 0, [impl], createLogger("t", "error"), loadTlsIdentity(certFiles(certs, "webhooks")));
-        const { client, close } = rpcClient("grpc-js", WebhooksService, "127.0.0.1:" + server.port, {
-          timeoutMs: 5000,
-          tls: loadTlsIdentity(certFiles(certs, "gateway")),
-        });
+    // Connect's createHandlerContext made three Headers (undici's class) at every call.
+    const code = overGrpcJs({
+      platform: [],
+      handlers: `
+        async *streamEvents(_req, ctx) {
+          yield { item: { case: "opened", value: { openStreams: ctx.signal.aborted ? 0 : 1 } } };
+        },
+        setWebhookUrl: () => ({ url: "" }),`,
+      calls: `
         await client.setWebhookUrl({ partnerId: ID, url: "" });
-        for await (const m of client.streamEvents({ partnerId: ID })) if (m.item.case !== "opened") throw new Error("no stream");
-        close();
-        await server.close(0);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    `;
+        for await (const m of client.streamEvents({ partnerId: ID })) if (m.item.case !== "opened") throw new Error("no stream");`,
+    });
     assert.equal(loadedBy(["--input-type=module", "-e", code]).undici, false);
   });
 
   it("a call that fails over grpc-js, raised on purpose or thrown by mistake, does not load undici", () => {
     // ConnectError's constructor makes a Headers for its metadata; loading undici for it cost a
     // process 8 MB from its first error on (docs/benchmarks.md, 2026-11-29 night).
-    const code = `
-      import { mkdtempSync, rmSync } from "node:fs";
-      import { tmpdir } from "node:os";
-      import path from "node:path";
-      import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
-      import { apiError, bind, createLogger, loadTlsIdentity, resolveError, rpcClient, serveRpc } from "@hb/platform";
-      import { certFiles, ensureDevCerts } from "./scripts/dev-certs.ts";
-      const ID = "0195e3a4-5c6d-7e7f-8a9b-0c1d2e3f4a5b";
-      const dir = mkdtempSync(path.join(tmpdir(), "hb-undici-"));
-      try {
-        const certs = await ensureDevCerts(path.join(dir, "certs"));
-        const impl = bind(WebhooksService, {
-          setWebhookUrl: (req) => {
-            if (req.url === "") throw apiError("NOT_FOUND", "Partner not found");
-            throw new Error("a defect");
-          },
-        });
-        const server = await serveRpc("grpc-js", 0, [impl], createLogger("t", "error"), loadTlsIdentity(certFiles(certs, "webhooks")));
-        const { client, close } = rpcClient("grpc-js", WebhooksService, "127.0.0.1:" + server.port, {
-          timeoutMs: 5000,
-          tls: loadTlsIdentity(certFiles(certs, "gateway")),
-        });
+    const code = overGrpcJs({
+      platform: ["apiError", "resolveError"],
+      handlers: `
+        setWebhookUrl: (req) => {
+          if (req.url === "") throw apiError("NOT_FOUND", "Partner not found");
+          throw new Error("a defect");
+        },`,
+      calls: `
         const codes = [];
         for (const url of ["", "https://example.com/x"])
           await client.setWebhookUrl({ partnerId: ID, url }).then(() => codes.push("answered"), (err) => codes.push(resolveError(err).code));
         resolveError(new Error("thrown in the caller"));
-        process.stdout.write("codes=" + codes.join(","));
-        close();
-        await server.close(0);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    `;
+        process.stdout.write("codes=" + codes.join(","));`,
+    });
     const loaded = loadedBy(["--input-type=module", "-e", code]);
     assert.match(loaded.output, /codes=NOT_FOUND,INTERNAL_ERROR$/, "both calls failed as they should");
     assert.equal(loaded.undici, false);
   });
 });
+
+/**
+ * An ES module that serves WebhooksService over grpc-js with mutual TLS (`handlers`: the body of
+ * its implementation), calls it as the gateway (`calls`, with `client` and a partner `ID`), and
+ * stops; `platform` names what else it imports from @hb/platform.
+ */
+function overGrpcJs(o: { platform: string[]; handlers: string; calls: string }): string {
+  const platform = ["bind", "createLogger", "loadTlsIdentity", "rpcClient", "serveRpc", ...o.platform].sort();
+  return `
+    import { mkdtempSync, rmSync } from "node:fs";
+    import { tmpdir } from "node:os";
+    import path from "node:path";
+    import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
+    import { ${platform.join(", ")} } from "@hb/platform";
+    import { certFiles, ensureDevCerts } from "./scripts/dev-certs.ts";
+    const ID = "0195e3a4-5c6d-7e7f-8a9b-0c1d2e3f4a5b";
+    const dir = mkdtempSync(path.join(tmpdir(), "hb-undici-"));
+    try {
+      const certs = await ensureDevCerts(path.join(dir, "certs"));
+      const impl = bind(WebhooksService, {${o.handlers}
+      });
+      const server = await serveRpc("grpc-js", 0, [impl], createLogger("t", "error"), loadTlsIdentity(certFiles(certs, "webhooks")));
+      const { client, close } = rpcClient("grpc-js", WebhooksService, "127.0.0.1:" + server.port, {
+        timeoutMs: 5000,
+        tls: loadTlsIdentity(certFiles(certs, "gateway")),
+      });${o.calls}
+      close();
+      await server.close(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  `;
+}

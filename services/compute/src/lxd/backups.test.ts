@@ -6,11 +6,10 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, openSync, readdirSync, readSync, truncateSync } from "node:fs";
-import path from "node:path";
 import { describe, it } from "node:test";
 import { eventually } from "../../../../test/support/eventually.ts";
 import type { MachineRow } from "../machines.ts";
-import { BACKUP_COMPRESSION, copyName } from "./backups.ts";
+import { BACKUP_COMPRESSION, copyName, gzipBackupFile } from "./backups.ts";
 import { BTRFS_POOL, createLxdDriver, instanceName } from "./driver.ts";
 import {
   backupDir,
@@ -28,7 +27,7 @@ import {
 /** The backups LXD itself holds for the machine (an export removes its own). */
 const lxdBackups = (m: MachineRow) =>
   real.get<string[]>(`/1.0/instances/${instanceName(m.service_id)}/backups`);
-const fileOf = (m: MachineRow, copyId: string) => path.join(backupDir, `${m.service_id}-${copyId}.tar.gz`);
+const fileOf = (m: MachineRow, copyId: string) => gzipBackupFile(backupDir, m.service_id, copyId);
 
 /** The first four bytes of a file, as hex. */
 function magic(file: string): string {

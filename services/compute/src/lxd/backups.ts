@@ -38,7 +38,7 @@ export const copyName = (copyId: string) => `c-${copyId}`;
 export const backupFile = (dir: string, serviceId: string, copyId: string) =>
   path.join(dir, `${serviceId}-${copyId}.tar.zst`);
 /** Where a gzip-compressed backup is kept (BACKUP_COMPRESSION). */
-const gzipBackupFile = (dir: string, serviceId: string, copyId: string) =>
+export const gzipBackupFile = (dir: string, serviceId: string, copyId: string) =>
   path.join(dir, `${serviceId}-${copyId}.tar.gz`);
 
 const present = (file: string) =>
