@@ -49,6 +49,14 @@ function steadyTrips(t: WireTransaction): number {
   return t.roundTrips;
 }
 
+/**
+ * How late the proxy hands billing PostgreSQL's answers while a request is counted: what billing
+ * writes before an answer reaches it is one round trip even when a loaded machine holds it up
+ * between two writes. 20 ms was not enough in CI once (the key's answer and the commit counted as
+ * a fourth trip after the third's writes).
+ */
+const COUNTING_DELAY_MS = 100;
+
 // Every round trip to PostgreSQL and every internal call costs each side a wake-up and system
 // calls, the order path's largest cost (docs/benchmarks.md). This counts them for one order and
 // one pay through the gateway of a real stack, so that one added on the way is seen here.
@@ -124,7 +132,7 @@ describe("one order and one pay, end to end: internal calls and billing's round 
     for (let attempt = 1; ; attempt++) {
       const calls = await rpcCounts(s);
       const from = list.length;
-      proxy.answerDelayMs = 20;
+      proxy.answerDelayMs = COUNTING_DELAY_MS;
       await request();
       // Waited for without asking any service (which would count too).
       await eventually(async () => settled(from), 20_000);
@@ -162,7 +170,7 @@ describe("one order and one pay, end to end: internal calls and billing's round 
     const calls = await rpcCounts(s);
     const from = proxy.transactions.length;
     // Answers 20 ms late: the orders that reach billing while one is being placed wait for it together.
-    proxy.answerDelayMs = 20;
+    proxy.answerDelayMs = COUNTING_DELAY_MS;
     let placed: { id: string; services: { id: string }[] }[];
     try {
       placed = await Promise.all(Array.from({ length: 10 }, () => order()));
@@ -228,7 +236,7 @@ describe("one order and one pay, end to end: internal calls and billing's round 
         body: "{}",
       });
     // Answers 20 ms late: the repeats reach billing while the first is out, and wait together.
-    proxy.answerDelayMs = 20;
+    proxy.answerDelayMs = COUNTING_DELAY_MS;
     let answers: Response[];
     try {
       answers = await Promise.all([pay(), pay(), pay()]);
@@ -263,7 +271,7 @@ describe("one order and one pay, end to end: internal calls and billing's round 
       const fromTransactions = proxy.transactions.length;
       const fromAlone = proxy.autocommitted.length;
       // Answers 20 ms late: the pays that reach billing while a statement is out wait for it together.
-      proxy.answerDelayMs = 20;
+      proxy.answerDelayMs = COUNTING_DELAY_MS;
       try {
         const answers = await Promise.all(documents.map((d) => post(`/invoices/${d.id}/pay`, {})));
         for (const [i, res] of answers.entries()) {

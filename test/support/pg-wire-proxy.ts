@@ -34,9 +34,10 @@ export interface WireTransaction {
 export interface PgWireProxy {
   port: number;
   /**
-   * How late the server's answers reach the client (0 at first). Counting, 20 ms: what the client
-   * writes before it has read an answer then counts as the one round trip it is, however fast the
-   * server answers, and even when the client is held up by a busy machine between two writes.
+   * How late the server's answers reach the client (0 at first). While counting (100 ms,
+   * COUNTING_DELAY_MS in test/order-round-trips.test.ts), what the client writes before it has read
+   * an answer counts as the one round trip it is, however fast the server answers, and even when
+   * the client is held up by a busy machine between two writes.
    */
   answerDelayMs: number;
   /** Every transaction finished (committed or rolled back) since the proxy started. */
