@@ -2,11 +2,13 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
+import { connectDb } from "@hb/platform";
 import { cyclePrices, eventually, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { billingClock } from "./support/billing-clock.ts";
 import { stackClient } from "./support/clients.ts";
 import { activeService, type StackCustomer, stackCustomer } from "./support/stack-customer.ts";
+import { metricsText, sample } from "./support/stack-output.ts";
 
 // Issue 31 §1: the VPS pages come from compute's copy of billing's service records. After every
 // kind of change billing makes to a service, the VPS list and detail show what billing itself
@@ -130,6 +132,75 @@ describe("the VPS pages follow billing's record of each service", () => {
     assert.deepEqual(delta(computeAfter, computeLast), {
       "/hb.compute.v1.ComputeService/GetMachineRecord": 1,
     });
+  });
+
+  it("a page read again unchanged is the gateway's held page, and a change to a record, a machine or an address shows on the next read", async () => {
+    const c = await stackCustomer(s, billing.client, "RecordsHeld", "30");
+    const id = await activeService(c, await product("10.0000"));
+    const listed = async () => {
+      const page = await c.call("GET", "/vps?limit=50");
+      assert.equal(page.status, 200, page.text);
+      return page.body.data.find((r: { id: string }) => r.id === id);
+    };
+    const reads = async () => {
+      const text = await metricsText(s, "gateway");
+      const n = (outcome: string) => sample(text, "gateway_machine_page_reads_total", { outcome }) ?? 0;
+      return { held: n("held"), read: n("read") };
+    };
+    // The build's last writes (state, addresses) have landed once the page shows them.
+    await eventually(async () => (await listed())?.instance?.state === "running", 20_000);
+    const first = await listed();
+    const was = await reads();
+    assert.deepEqual(await listed(), first);
+    assert.deepEqual(
+      await reads(),
+      { held: was.held + 1, read: was.read },
+      "the second read is the held page",
+    );
+
+    // Written to compute's tables as any of their writers would (a job, a reconcile, staff's tools).
+    const sql = connectDb(s.stack.env.DATABASE_URL, "compute", 1);
+    try {
+      await sql`update machines set hostname = 'renamed.example' where service_id = ${id}`;
+      assert.equal((await listed()).hostname, "renamed.example", "a machine's change");
+      await sql`insert into ip_addresses (service_id, address, version, prefix_length, purpose)
+                values (${id}, '198.18.9.9', 4, 32, 'additional')`;
+      const added = (await listed()).ip_addresses.find(
+        (a: { address: string }) => a.address === "198.18.9.9",
+      );
+      assert.deepEqual(added, {
+        address: "198.18.9.9",
+        version: 4,
+        prefix_length: 32,
+        purpose: "additional",
+      });
+      await sql`update ip_addresses set prefix_length = 31 where service_id = ${id} and address = '198.18.9.9'`;
+      assert.ok(
+        (await listed()).ip_addresses.some(
+          (a: { address: string; prefix_length: number }) =>
+            a.address === "198.18.9.9" && a.prefix_length === 31,
+        ),
+        "an address's change",
+      );
+      await sql`delete from ip_addresses where service_id = ${id} and address = '198.18.9.9'`;
+      assert.ok(
+        !(await listed()).ip_addresses.some((a: { address: string }) => a.address === "198.18.9.9"),
+        "an address's removal",
+      );
+      // A write that changes nothing leaves the page held.
+      await listed();
+      const before = await reads();
+      await sql`update machines set hostname = hostname where service_id = ${id}`;
+      await listed();
+      assert.equal((await reads()).held, before.held + 1, "a write that changes nothing");
+    } finally {
+      await sql.end();
+    }
+
+    // Billing's change, made by the customer: on the next read (read-your-writes).
+    const cancel = await c.call("POST", `/services/${id}/cancel`, { reason: "held", immediate: false });
+    assert.equal(cancel.status, 200, cancel.text);
+    assert.equal((await listed()).cancellation?.reason, "held", "a record's change");
   });
 
   it("after an order, its payment and build, a cancellation and its withdrawal, an upgrade, renewals, overdue suspension, unsuspension and termination", async () => {

@@ -19,6 +19,7 @@ import type { Handlers } from "./context.ts";
 import {
   applyServiceRecords,
   createServiceRecords,
+  machinePageVersion,
   machineRecordOf,
   SERVICE_RECORD_EVENT,
 } from "./service-records.ts";
@@ -155,5 +156,159 @@ describe("compute's copy of the service records", () => {
       ctx,
     );
     assert.ok(record);
+  });
+});
+
+describe("the version of a customer's machine pages", () => {
+  let db: TestSchema | undefined;
+  let sql: Sql;
+  let handlers: Handlers;
+  before(async () => {
+    db = await migratedSchema("page_versions", 3);
+    sql = db.sql;
+    handlers = createServiceRecords(sql);
+  });
+  after(() => db?.drop());
+
+  /** A customer with one service: billing's record, its machine and one address. */
+  async function customerWithMachine() {
+    const customerId = newId();
+    const s = summary(newId(), customerId, ServiceStatus.ACTIVE, "1.0000", 1_700_000_000_000);
+    const older = newId();
+    await applyServiceRecords(sql, [event(s)], "rpc");
+    await sql`insert into machines (service_id, customer_id, kind, hostname, state)
+              values (${s.id}, ${customerId}, 'vps', 'h', 'running')`;
+    await sql`insert into ip_addresses (service_id, address, version, prefix_length, purpose)
+              values (${s.id}, '198.18.0.1', 4, 32, 'primary')`;
+    return { customerId, s, older };
+  }
+
+  type Step = {
+    op: "record" | "stale" | "same" | "rename" | "add" | "remove" | "read";
+    who: number;
+    undo: boolean;
+  };
+  const steps = fc.array(
+    fc.record({
+      op: fc.constantFrom("record", "stale", "same", "rename", "add", "remove", "read"),
+      who: fc.integer({ min: 0, max: 1 }),
+      undo: fc.boolean(),
+    }) as fc.Arbitrary<Step>,
+    { minLength: 1, maxLength: 24 },
+  );
+
+  it("changes with every committed change a page shows, for that customer only, and with nothing else", async () => {
+    await fc.assert(
+      fc.asyncProperty(steps, async (plan) => {
+        const cs = [await customerWithMachine(), await customerWithMachine()];
+        // Two change rows are compacted by the next read: compaction runs all through the plan.
+        const versionOf = (i: number) => machinePageVersion(sql, cs[i].customerId, 2);
+        let addresses = [1, 1];
+        let n = 0;
+        for (const step of plan) {
+          const c = cs[step.who];
+          const before = await Promise.all([versionOf(0), versionOf(1)]);
+          const had = [...addresses];
+          let changes = true;
+          const write = async (tx: Sql) => {
+            n++;
+            switch (step.op) {
+              case "record":
+                await applyServiceRecords(
+                  tx,
+                  [event(summary(c.s.id, c.customerId, ServiceStatus.ACTIVE, `${n}.0000`, 0))],
+                  "rpc",
+                );
+                break;
+              case "stale":
+                changes = false;
+                await applyServiceRecords(
+                  tx,
+                  [event(summary(c.s.id, c.customerId, ServiceStatus.ACTIVE, "9.0000", 0), c.older)],
+                  "rpc",
+                );
+                break;
+              case "same":
+                changes = false;
+                await tx`update machines set hostname = hostname where service_id = ${c.s.id}`;
+                break;
+              case "rename":
+                await tx`update machines set hostname = ${`h${n}`} where service_id = ${c.s.id}`;
+                break;
+              case "add":
+                await tx`insert into ip_addresses (service_id, address, version, prefix_length, purpose)
+                         values (${c.s.id}, ${`198.18.1.${n}`}, 4, 32, 'additional')`;
+                addresses[step.who]++;
+                break;
+              case "remove": {
+                const gone = await tx`delete from ip_addresses where service_id = ${c.s.id}
+                  and address = (select max(address) from ip_addresses where service_id = ${c.s.id})`;
+                changes = gone.count > 0;
+                addresses[step.who] -= gone.count;
+                break;
+              }
+              case "read":
+                changes = false;
+                await versionOf(step.who);
+            }
+            if (step.undo) throw new Error("rolled back");
+          };
+          await sql
+            .begin((tx) => write(tx as unknown as Sql))
+            .catch((e: Error) => {
+              if (e.message !== "rolled back") throw e;
+              changes = false;
+              addresses = had;
+            });
+          const after = await Promise.all([versionOf(0), versionOf(1)]);
+          const label = `${JSON.stringify(step)} in ${JSON.stringify(plan)}`;
+          if (changes) assert.notEqual(after[step.who], before[step.who], label);
+          else assert.equal(after[step.who], before[step.who], label);
+          assert.equal(after[1 - step.who], before[1 - step.who], label);
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it("counts a change that commits after a compaction which could not see it", async () => {
+    const { customerId, s } = await customerWithMachine();
+    for (let i = 0; i < 3; i++)
+      await sql`update machines set hostname = ${`h${i}`} where service_id = ${s.id}`;
+    let seen = "";
+    await sql.begin(async (tx) => {
+      await tx`update machines set hostname = 'late' where service_id = ${s.id}`;
+      // Another connection reads (and compacts) while the change is not committed.
+      seen = await machinePageVersion(sql, customerId, 0);
+    });
+    assert.notEqual(await machinePageVersion(sql, customerId, 0), seen);
+  });
+
+  it("answers a page unchanged, without records, to a caller holding it at the current version", async () => {
+    const { customerId } = await customerWithMachine();
+    const ask = async (knownVersion?: string) =>
+      fromBinary(
+        ListMachineRecordsResponseSchema,
+        toBinary(
+          ListMachineRecordsResponseSchema,
+          create(
+            ListMachineRecordsResponseSchema,
+            await handlers.listMachineRecords!(
+              { caller: { customerId }, kind: ProductKind.VPS, page: 1, limit: 50, knownVersion } as never,
+              ctx,
+            ),
+          ),
+        ),
+      );
+    const first = await ask();
+    assert.equal(first.unchanged, false);
+    assert.equal(first.records.length, 1);
+    const again = await ask(first.version);
+    assert.equal(again.unchanged, true);
+    assert.equal(again.version, first.version);
+    assert.equal(again.records.length, 0);
+    const stale = await ask(String(BigInt(first.version) - 1n));
+    assert.equal(stale.unchanged, false);
+    assert.equal(stale.total, 1);
   });
 });

@@ -213,10 +213,43 @@ function recordsBytes(rows: PageRow[]) {
   return [{ no: RECORDS_FIELD, wireType: WireType.LengthDelimited, data: w.finish() }];
 }
 
+/** A customer's change rows past this many are compacted into one by the next read. */
+const COMPACT_PAST = 32;
+
+/**
+ * The version of a customer's machine pages (migration 017): the sum of its change rows' weights,
+ * which grows with every committed change to what the pages show. Read before the page, so a
+ * page is never older than the version it is answered with. A customer with many change rows has
+ * them summed into one here, which keeps the version and keeps this read short.
+ */
+export async function machinePageVersion(
+  sql: Sql,
+  customerId: string,
+  compactPast = COMPACT_PAST,
+): Promise<string> {
+  const [v] = await sql<{ version: string; rows: number }[]>`
+    select coalesce(sum(weight), 0)::text as version, count(*)::int as rows
+    from machine_page_changes where customer_id = ${customerId}`;
+  if ((v?.rows ?? 0) > compactPast) {
+    // Rows of transactions not yet committed are not seen, so not deleted: they count when they are.
+    await sql`
+      with gone as (delete from machine_page_changes where customer_id = ${customerId} returning weight)
+      insert into machine_page_changes (customer_id, xact, weight)
+      select ${customerId}, pg_current_xact_id()::text::bigint, sum(weight) from gone having count(*) > 0`;
+  }
+  return v?.version ?? "0";
+}
+
+/** "0" is the version of a customer whose pages never changed, and the request's "none". */
+const NO_VERSION = "0";
+
 export function createServiceRecords(sql: Sql): Handlers {
   return {
     async listMachineRecords(req) {
       const customerId = callerId(req.caller);
+      const version = await machinePageVersion(sql, customerId);
+      if (version !== NO_VERSION && req.knownVersion === version)
+        return create(ListMachineRecordsResponseSchema, { version, unchanged: true });
       const w = pageWindow(req.page, req.limit, PAGE_SIZE.machines);
       const where: Fragment = sql`where customer_id = ${customerId} and kind = ${req.kind}`;
       // Sent together: one round trip's time for the page and its count.
@@ -226,7 +259,7 @@ export function createServiceRecords(sql: Sql): Handlers {
       ]);
       // The records go out as the bytes written here (machine-bytes.ts), not as messages for
       // toBinary to walk: a record is billing's stored record and its machine, each written once.
-      const page = create(ListMachineRecordsResponseSchema, { total: count?.n ?? 0 });
+      const page = create(ListMachineRecordsResponseSchema, { total: count?.n ?? 0, version });
       page.$unknown = recordsBytes(rows);
       return page;
     },

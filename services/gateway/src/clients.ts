@@ -16,6 +16,10 @@ import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staf
 import { backendClient, loadTlsIdentity, rpcClient } from "@hb/platform";
 import { ComputeApi } from "./compute-client.ts";
 import type { GatewayConfig } from "./config.ts";
+import { HeldPages } from "./held-pages.ts";
+
+/** The machine-list pages a gateway keeps (held-pages.ts): a 50-VPS page is about 32,000 characters. */
+const HELD_PAGE_CHARS = 4 * 1024 * 1024;
 
 /**
  * The gateway's upstream clients under three identities. The customer API calls the
@@ -76,6 +80,8 @@ export function createClients(cfg: GatewayConfig) {
     console: handles.console.client,
     webhooks: handles.webhooks.client,
     paymentEvents: handles.paymentEvents.client,
+    /** Compute's machine-list pages as this gateway last wrote them, each served only after compute says it stands. */
+    machinePages: new HeldPages(HELD_PAGE_CHARS),
     /** The admin pages' clients, presenting the admin-panel certificate. */
     pages: clientsOf(adminPages),
     /** The client portal's clients, presenting the portal certificate. */

@@ -53,3 +53,14 @@ export function observeHttp(method: string, route: string, status: number, secon
   child.count.inc();
   child.seconds.observe(seconds);
 }
+
+/**
+ * Machine-list pages by how they were answered: `held` (compute said the page this gateway holds
+ * still stands, held-pages.ts) or `read` (compute sent the page's records).
+ */
+export const machinePageReads = new Counter({
+  name: "gateway_machine_page_reads_total",
+  help: "VPS and dedicated list pages answered from the page this gateway held (held) or from the records compute sent (read)",
+  labelNames: ["outcome"] as const,
+  registers: [metricsRegistry],
+});

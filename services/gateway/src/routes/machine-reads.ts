@@ -4,11 +4,13 @@ import type { MachineKind, MachineSummary } from "@hb/contracts/hb/compute/v1/ma
 import { apiError } from "@hb/platform";
 import type { z } from "zod";
 import { JsonText } from "../envelope.ts";
+import { type HeldPage, HeldPages } from "../held-pages.ts";
 import { productKindWords } from "../mappers/enums.ts";
 import { addressListJson } from "../mappers/ip-address.ts";
 import { machineRecordsText } from "../mappers/machine-page.ts";
 import { machineStatsJson, usageRange } from "../mappers/machine-stats.ts";
 import { osImageListJson } from "../mappers/os-image.ts";
+import { machinePageReads } from "../metrics.ts";
 import type { Context } from "../route.ts";
 import { pagination } from "../schemas.ts";
 import type { usageRangeQuery } from "../wire/machine.ts";
@@ -29,15 +31,32 @@ export async function listMachines(
   ctx: Context<unknown, { page: number; limit: number }, unknown>,
   kind: "vps" | "dedicated",
 ) {
-  const { records, total } = await ctx.clients.compute.listMachineRecords({
+  const { page, limit } = ctx.query;
+  const held = ctx.clients.machinePages;
+  const key = HeldPages.key(ctx.caller.customerId ?? "", kind, page, limit);
+  const known = held.get(key);
+  const answer = await ctx.clients.compute.listMachineRecords({
     caller: ctx.caller,
     kind: productKindWords.value(kind),
-    page: ctx.query.page,
-    limit: ctx.query.limit,
+    page,
+    limit,
+    knownVersion: known?.version,
   });
+  let shown: HeldPage;
+  if (answer.unchanged) {
+    // Compute says so only of the version this request sent, which only a held page gives.
+    if (!known) throw new Error("compute said a page stands that this gateway does not hold");
+    shown = known;
+    machinePageReads.labels({ outcome: "held" }).inc();
+  } else {
+    shown = { version: answer.version, text: machineRecordsText(answer.records, kind), total: answer.total };
+    // "0": the customer's pages never changed since versions were kept; nothing to compare with.
+    if (answer.version !== "0") held.set(key, shown);
+    machinePageReads.labels({ outcome: "read" }).inc();
+  }
   return {
-    data: new JsonText(machineRecordsText(records, kind)),
-    extra: { pagination: pagination(ctx.query.page, ctx.query.limit, total) },
+    data: new JsonText(shown.text),
+    extra: { pagination: pagination(page, limit, shown.total) },
   };
 }
 

@@ -1406,6 +1406,14 @@ export declare type ListMachineRecordsRequest = Message<"hb.compute.v1.ListMachi
    * @generated from field: int32 limit = 4;
    */
   limit: number;
+
+  /**
+   * The version of the caller's machine pages at which the caller already holds this page ("" or
+   * "0": none). An answer at the same version says `unchanged` and carries no records.
+   *
+   * @generated from field: int64 known_version = 5 [jstype = JS_STRING];
+   */
+  knownVersion: string;
 };
 
 /**
@@ -1429,6 +1437,22 @@ export declare type ListMachineRecordsResponse = Message<"hb.compute.v1.ListMach
    * @generated from field: int32 total = 2;
    */
   total: number;
+
+  /**
+   * The version of the customer's machine pages this answer was read at: it changes with every
+   * committed change to anything the pages show (a record, a machine, an address) and with
+   * nothing else, so a page held at this version is the page while it stays the same.
+   *
+   * @generated from field: int64 version = 3 [jstype = JS_STRING];
+   */
+  version: string;
+
+  /**
+   * The page is the one the caller holds at `known_version`: no records, and `total` is 0.
+   *
+   * @generated from field: bool unchanged = 4;
+   */
+  unchanged: boolean;
 };
 
 /**
@@ -1455,6 +1479,16 @@ export declare type ListMachineRecordsResponseBytes = Message<"hb.compute.v1.Lis
    * @generated from field: int32 total = 2;
    */
   total: number;
+
+  /**
+   * @generated from field: int64 version = 3 [jstype = JS_STRING];
+   */
+  version: string;
+
+  /**
+   * @generated from field: bool unchanged = 4;
+   */
+  unchanged: boolean;
 };
 
 /**
