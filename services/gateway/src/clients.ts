@@ -18,9 +18,6 @@ import { ComputeApi } from "./compute-client.ts";
 import type { GatewayConfig } from "./config.ts";
 import { HeldPages } from "./held-pages.ts";
 
-/** The machine-list pages a gateway keeps (held-pages.ts): a 50-VPS page is about 32,000 characters. */
-const HELD_PAGE_CHARS = 4 * 1024 * 1024;
-
 /**
  * The gateway's upstream clients under three identities. The customer API calls the
  * customer-facing definitions as `gateway`; the admin pages call sign-in, staff and desk
@@ -81,7 +78,7 @@ export function createClients(cfg: GatewayConfig) {
     webhooks: handles.webhooks.client,
     paymentEvents: handles.paymentEvents.client,
     /** Compute's machine-list pages as this gateway last wrote them, each served only after compute says it stands. */
-    machinePages: new HeldPages(HELD_PAGE_CHARS),
+    machinePages: new HeldPages(cfg.MACHINE_PAGE_HOLD_CHARS),
     /** The admin pages' clients, presenting the admin-panel certificate. */
     pages: clientsOf(adminPages),
     /** The client portal's clients, presenting the portal certificate. */

@@ -33,6 +33,15 @@ const gatewayConfigShape = {
    * Keys per message of the key table's snapshot: a large table comes in several messages, each
    * well under gRPC's message size limit (5,000 keys are 0.9–1.6 MB).
    */
+  /**
+   * Characters of machine-list pages this gateway holds (held-pages.ts): a page compute says is
+   * unchanged is answered from here. A 50-VPS page is about 32,000. 0: none held, each page read.
+   */
+  MACHINE_PAGE_HOLD_CHARS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(4 * 1024 * 1024),
   KEY_SNAPSHOT_CHUNK: z.coerce.number().int().min(1).max(20_000).default(5000),
   /**
    * The admin pages' certificate and key (identity `admin-panel`, same CA as TLS_CA):

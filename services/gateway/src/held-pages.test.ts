@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { JsonText } from "./envelope.ts";
 import { HeldPages } from "./held-pages.ts";
 
 describe("held machine pages", () => {
@@ -24,7 +25,7 @@ describe("held machine pages", () => {
           for (const [i, s] of steps.entries()) {
             const key = String(s.key);
             if (s.set) {
-              pages.set(key, { version: String(i), text: "x".repeat(s.size), total: 0 });
+              pages.set(key, { version: String(i), data: new JsonText("x".repeat(s.size)), total: 0 });
               model = model.filter((p) => p.key !== key);
               if (s.size <= max) model.push({ key, version: String(i), size: s.size });
               while (chars() > max) model.shift();

@@ -5,13 +5,15 @@
  * written to JSON again. Nothing here is trusted without that answer: a held page is only ever
  * served after compute has said, in this request, that it is the page.
  *
- * Bounded by the characters held (the JSON text is most of a page's size), the least recently
- * read page going first.
+ * Bounded by the characters of the pages' JSON held, the least recently read page going first.
+ * Each is held as its text and its envelope's bytes: about two bytes a character.
  */
+import type { JsonText } from "./envelope.ts";
+
 export interface HeldPage {
   version: string;
-  /** The page's `data`, as JSON text. */
-  text: string;
+  /** The page's `data`, as JSON text (and, once answered, its envelope's bytes). */
+  data: JsonText;
   total: number;
 }
 
@@ -40,13 +42,13 @@ export class HeldPages {
 
   set(key: string, page: HeldPage): void {
     this.delete(key);
-    if (page.text.length > this.maxChars) return;
+    if (page.data.text.length > this.maxChars) return;
     this.#pages.set(key, page);
-    this.#chars += page.text.length;
+    this.#chars += page.data.text.length;
     for (const [oldest, p] of this.#pages) {
       if (this.#chars <= this.maxChars) break;
       this.#pages.delete(oldest);
-      this.#chars -= p.text.length;
+      this.#chars -= p.data.text.length;
     }
   }
 
@@ -54,7 +56,7 @@ export class HeldPages {
     const held = this.#pages.get(key);
     if (!held) return;
     this.#pages.delete(key);
-    this.#chars -= held.text.length;
+    this.#chars -= held.data.text.length;
   }
 
   /** Characters held, for the tests of the bound. */

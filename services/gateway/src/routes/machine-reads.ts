@@ -49,13 +49,17 @@ export async function listMachines(
     shown = known;
     machinePageReads.labels({ outcome: "held" }).inc();
   } else {
-    shown = { version: answer.version, text: machineRecordsText(answer.records, kind), total: answer.total };
+    shown = {
+      version: answer.version,
+      data: new JsonText(machineRecordsText(answer.records, kind)),
+      total: answer.total,
+    };
     // "0": the customer's pages never changed since versions were kept; nothing to compare with.
     if (answer.version !== "0") held.set(key, shown);
     machinePageReads.labels({ outcome: "read" }).inc();
   }
   return {
-    data: new JsonText(shown.text),
+    data: shown.data,
     extra: { pagination: pagination(page, limit, shown.total) },
   };
 }
