@@ -8,24 +8,34 @@ const BLOCKED = /blocked/;
 
 describe("a delivery attempt", () => {
   let received = 0;
-  const server = http.createServer((_req, res) => {
+  const server = http.createServer((req, res) => {
     received++;
-    res.writeHead(204).end();
+    if (req.url === "/redirect") res.writeHead(302, { location: "/elsewhere" }).end();
+    else if (req.url === "/refuse") res.writeHead(503).end();
+    else if (req.url !== "/hang") res.writeHead(204).end();
   });
   let port = 0;
   before(async () => {
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     port = (server.address() as { port: number }).port;
   });
-  after(() => server.close());
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
 
-  const attempt = (url: string, allowed: string[] = [], zone: Record<string, string> = {}) =>
+  const attempt = (
+    url: string,
+    allowed: string[] = [],
+    zone: Record<string, string> = {},
+    timeoutMs = 2000,
+  ) =>
     attemptDelivery(
       url,
       "{}",
       {},
       {
-        timeoutMs: 2000,
+        timeoutMs,
         allowed: new Set(allowed),
         resolve: async (host): Promise<LookupAddress[]> => {
           if (!zone[host]) throw new Error("ENOTFOUND");
@@ -66,5 +76,40 @@ describe("a delivery attempt", () => {
     });
     assert.equal(named.ok, true);
     assert.equal(received, 2);
+  });
+
+  it("reports an answer that is not a 2xx, a redirect (not followed), a refused connection and no answer in time", async () => {
+    const here = [`127.0.0.1:${port}`];
+    const before = received;
+    assert.deepEqual(await attempt(`http://127.0.0.1:${port}/refuse`, here), {
+      ok: false,
+      status: 503,
+      error: "Endpoint answered HTTP 503",
+    });
+    assert.deepEqual(await attempt(`http://127.0.0.1:${port}/redirect`, here), {
+      ok: false,
+      status: 302,
+      error: "Endpoint returned a redirect, not followed",
+    });
+    assert.equal(received, before + 2, "the redirect's target is never asked");
+    const hung = await attempt(`http://127.0.0.1:${port}/hang`, here, {}, 300);
+    assert.deepEqual(hung, { ok: false, error: "No answer within 0 s" });
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const closedPort = (closed.address() as { port: number }).port;
+    await new Promise((r) => closed.close(r));
+    const refused = await attempt(`http://127.0.0.1:${closedPort}/`, [`127.0.0.1:${closedPort}`]);
+    assert.deepEqual(refused, { ok: false, error: "Connection failed: ECONNREFUSED" });
+  });
+
+  it("connects to the address checked for each attempt, not where an earlier attempt's connection went", async () => {
+    const allowed = [`pinned.example:${port}`];
+    const at = (address: string) =>
+      attempt(`http://pinned.example:${port}/hook`, allowed, { "pinned.example": address });
+    assert.equal((await at("127.0.0.1")).ok, true);
+    // The name now resolves to an address nothing listens on (the server is bound to 127.0.0.1):
+    // the attempt goes there, though a kept-alive connection to the first address is open.
+    assert.deepEqual(await at("127.0.0.2"), { ok: false, error: "Connection failed: ECONNREFUSED" });
+    assert.equal((await at("127.0.0.1")).ok, true);
   });
 });
