@@ -2,7 +2,7 @@
  * `node scripts/bench/vps-cpu.ts`: CPU per request of each process for GET /api/v1/vps?limit=50
  * (50 VPS, then 5,000 with VPS_MANY=1), beside the keyed GET /api/v1/ on the same stack as the
  * yardstick a loaded machine moves too. CPU per request, not req/s: it holds on a busy host.
- * ROUNDS (default 3) alternates the two routes that many times, 4 s each, and reports medians.
+ * VPS_LIMIT (default 50) sets the page size. ROUNDS (default 3) alternates the two routes that many times, 4 s each, and reports medians.
  */
 import autocannon from "autocannon";
 import { cpuTicks, localDependencies, withScratchStack } from "./scratch-stack.ts";
@@ -22,7 +22,7 @@ await withScratchStack("vpscpu", async (stack, env) => {
   const headers = { authorization: `Bearer ${who.key}` };
   const pids = [...stack.procs].map(([name, p]) => [name, p.pid!] as const);
   const routes = {
-    vps: `${stack.gatewayUrl}/api/v1/vps?limit=50`,
+    vps: `${stack.gatewayUrl}/api/v1/vps?limit=${process.env.VPS_LIMIT ?? 50}`,
     keyed: `${stack.gatewayUrl}/api/v1/`,
   };
   const samples: Record<string, Record<string, number[]>> = { vps: {}, keyed: {} };
