@@ -18,7 +18,7 @@ const BLOCKED = "Host resolves to a private, loopback or reserved address (block
 /**
  * Resolves the host now, refuses it if any address is not public (unless the URL's exact
  * `host:port` is on the operator's allowed list), and connects to the address that was checked
- * (the request's `lookup` returns it), so a name cannot swap to a private address between the
+ * (its pool's connect `lookup` returns it), so a name cannot swap to a private address between the
  * check and the connection. The URL was checked when saved; this repeats the whole check, since
  * names move and the allowed list may have lost the entry since. Redirects are never followed.
  */
