@@ -17,6 +17,9 @@ export interface HeldPage {
   total: number;
 }
 
+/** The version of a customer whose pages never changed since versions were kept: nothing to compare with. */
+export const NEVER_CHANGED = "0";
+
 export class HeldPages {
   readonly #pages = new Map<string, HeldPage>();
   #chars = 0;

@@ -55,9 +55,8 @@ export async function attemptDelivery(
       method: "POST",
       headers: { ...headers, "content-length": Buffer.byteLength(body).toString() },
       body,
+      // The whole attempt's deadline (undici's own header and body timeouts are longer).
       signal: AbortSignal.timeout(opts.timeoutMs),
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
     });
     // The answer's body is read and dropped (up to undici's limit, then the connection is closed).
     await res.body.dump();
@@ -68,11 +67,7 @@ export async function attemptDelivery(
     return { ok: false, status, error: `Endpoint answered HTTP ${status}` };
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    const timedOut =
-      err.name === "TimeoutError" ||
-      err.code === "UND_ERR_HEADERS_TIMEOUT" ||
-      err.code === "UND_ERR_BODY_TIMEOUT" ||
-      err.code === "UND_ERR_CONNECT_TIMEOUT";
+    const timedOut = err.name === "TimeoutError" || err.code === "UND_ERR_CONNECT_TIMEOUT";
     return {
       ok: false,
       error: timedOut

@@ -4,7 +4,7 @@ import type { MachineKind, MachineSummary } from "@hb/contracts/hb/compute/v1/ma
 import { apiError } from "@hb/platform";
 import type { z } from "zod";
 import { JsonText } from "../envelope.ts";
-import { type HeldPage, HeldPages } from "../held-pages.ts";
+import { type HeldPage, HeldPages, NEVER_CHANGED } from "../held-pages.ts";
 import { productKindWords } from "../mappers/enums.ts";
 import { addressListJson } from "../mappers/ip-address.ts";
 import { machineRecordsText } from "../mappers/machine-page.ts";
@@ -54,8 +54,7 @@ export async function listMachines(
       data: new JsonText(machineRecordsText(answer.records, kind)),
       total: answer.total,
     };
-    // "0": the customer's pages never changed since versions were kept; nothing to compare with.
-    if (answer.version !== "0") held.set(key, shown);
+    if (answer.version !== NEVER_CHANGED) held.set(key, shown);
     machinePageReads.labels({ outcome: "read" }).inc();
   }
   return {

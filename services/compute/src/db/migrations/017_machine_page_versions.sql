@@ -23,44 +23,32 @@ create function machine_page_changed(customer uuid) returns void language sql
   on conflict do nothing
 $$;
 
-create function machine_pages_record_changed() returns trigger language plpgsql
+-- One function for the three tables: addresses name their machine, not its customer. An update
+-- that changes nothing (a job's write of the state it had) leaves the version as it is.
+create function machine_pages_changed() returns trigger language plpgsql
   set search_path from current as $$
+declare
+  before_customer uuid;
+  after_customer uuid;
 begin
-  if tg_op <> 'INSERT' then perform machine_page_changed(old.customer_id); end if;
-  if tg_op <> 'DELETE' and (tg_op = 'INSERT' or new.customer_id <> old.customer_id) then
-    perform machine_page_changed(new.customer_id);
+  if tg_op = 'UPDATE' and old is not distinct from new then return null; end if;
+  if tg_table_name = 'ip_addresses' then
+    if tg_op <> 'INSERT' then select customer_id into before_customer from machines where service_id = old.service_id; end if;
+    if tg_op <> 'DELETE' then select customer_id into after_customer from machines where service_id = new.service_id; end if;
+  else
+    if tg_op <> 'INSERT' then before_customer := old.customer_id; end if;
+    if tg_op <> 'DELETE' then after_customer := new.customer_id; end if;
+  end if;
+  if before_customer is not null then perform machine_page_changed(before_customer); end if;
+  if after_customer is not null and after_customer is distinct from before_customer then
+    perform machine_page_changed(after_customer);
   end if;
   return null;
 end $$;
 
--- Addresses name their machine, not its customer.
-create function machine_pages_address_changed() returns trigger language plpgsql
-  set search_path from current as $$
-begin
-  if tg_op <> 'INSERT' then
-    perform machine_page_changed(m.customer_id) from machines m where m.service_id = old.service_id;
-  end if;
-  if tg_op <> 'DELETE' and (tg_op = 'INSERT' or new.service_id <> old.service_id) then
-    perform machine_page_changed(m.customer_id) from machines m where m.service_id = new.service_id;
-  end if;
-  return null;
-end $$;
-
-create trigger service_records_machine_pages
-  after insert or delete or update on service_records
-  for each row execute function machine_pages_record_changed();
-
--- An update that changes nothing (a job's write of the state it had) leaves the version as it is.
-create trigger machines_machine_pages_update
-  after update on machines
-  for each row when (old is distinct from new) execute function machine_pages_record_changed();
-create trigger machines_machine_pages
-  after insert or delete on machines
-  for each row execute function machine_pages_record_changed();
-
-create trigger ip_addresses_machine_pages_update
-  after update on ip_addresses
-  for each row when (old is distinct from new) execute function machine_pages_address_changed();
-create trigger ip_addresses_machine_pages
-  after insert or delete on ip_addresses
-  for each row execute function machine_pages_address_changed();
+create trigger service_records_machine_pages after insert or update or delete on service_records
+  for each row execute function machine_pages_changed();
+create trigger machines_machine_pages after insert or update or delete on machines
+  for each row execute function machine_pages_changed();
+create trigger ip_addresses_machine_pages after insert or update or delete on ip_addresses
+  for each row execute function machine_pages_changed();
