@@ -50,6 +50,35 @@ describe("when a dependency goes away", () => {
     return { ...answer, ms: Date.now() - started };
   };
 
+  /**
+   * Waits for the API root to answer 200 again; if it does not, the error says what it answered
+   * last and what each service printed, since a stack that did not recover is a fault to find.
+   */
+  const recovered = async (what: string) => {
+    let last = "no answer";
+    try {
+      await eventually(
+        async () => {
+          const r = await timed("/").catch((err: unknown) => {
+            last = String(err);
+            return undefined;
+          });
+          if (r) last = `${r.status} after ${r.ms} ms: ${r.text.slice(0, 300)}`;
+          return r?.status === 200;
+        },
+        10_000,
+        200,
+      );
+    } catch (err) {
+      throw new Error(
+        `${what}: the API root did not answer 200 within 10 s; last: ${last}\n${s.diagnosis()}`,
+        {
+          cause: err,
+        },
+      );
+    }
+  };
+
   // PostgreSQL first: a Redis that comes back empty makes every gateway resync its key table from
   // auth (the lease record is gone), which reads PostgreSQL; killing PostgreSQL right after the Redis
   // case would race that resync.
@@ -58,7 +87,7 @@ describe("when a dependency goes away", () => {
     ["Redis", () => redis],
   ] as const) {
     it(`answers keyed requests 503 SERVICE_UNAVAILABLE with a generic message and Retry-After while ${name} is down (Redis: within 1 s; PostgreSQL: 5 s), and recovers within 10 s of its return`, async () => {
-      await eventually(async () => (await timed("/")).status === 200, 10_000, 200);
+      await recovered(`before ${name} goes away`);
       await server().kill();
       try {
         // Keys are checked from the gateway's key table (Redis for the hourly window), so without
@@ -85,7 +114,7 @@ describe("when a dependency goes away", () => {
         await server().start();
       }
       const returned = Date.now();
-      await eventually(async () => (await timed("/")).status === 200, 10_000, 200);
+      await recovered(`after ${name} came back`);
       assert.ok(Date.now() - returned <= 10_000);
     });
   }

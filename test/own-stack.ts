@@ -15,6 +15,11 @@ export interface OwnStack {
   auth: ReturnType<typeof stackClient<[typeof AuthService, typeof AuthStaffService]>>["client"];
   /** An API call to this stack's gateway, its answer checked against the contract like `api()`'s. */
   call(method: string, path: string, key: string, body?: unknown): Promise<OwnAnswer>;
+  /**
+   * For a failed wait's message: each service's state (running, or how it exited) and its last
+   * lines of output, so a stack that did not recover says which process and why.
+   */
+  diagnosis(lines?: number): string;
   close(): Promise<void>;
 }
 
@@ -77,6 +82,20 @@ export async function ownStack(
       if (violation) onViolation(violation);
       return { status: res.status, body: parsed, text, headers: res.headers };
     },
+    diagnosis: (lines = 15) =>
+      [...stack.procs]
+        .map(([name, p]) => {
+          const state =
+            p.exitCode === null && p.signalCode === null
+              ? "running"
+              : `exited (code ${p.exitCode}, signal ${p.signalCode})`;
+          const tail = ((p as { tail?: string[] }).tail ?? [])
+            .join("")
+            .split("\n")
+            .slice(-lines - 1);
+          return `--- ${name}: ${state} ---\n${tail.join("\n")}`;
+        })
+        .join("\n"),
     close: async () => {
       handle.close();
       await stack.stop();
