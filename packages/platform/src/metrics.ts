@@ -71,6 +71,9 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/** The event-loop delay histogram's sampling period (ms). */
+export const EVENT_LOOP_SAMPLE_MS = 100;
+
 /**
  * Serves /metrics. A port that cannot be bound is logged and the service runs on without it:
  * losing metrics must not take the service down.
@@ -82,7 +85,11 @@ export async function startMetricsServer(
   log: Logger,
 ): Promise<MetricsServer | undefined> {
   metricsRegistry.setDefaultLabels({ service });
-  collectDefaultMetrics({ register: metricsRegistry });
+  // The event-loop delay histogram samples on a timer of this period. prom-client's 10 ms woke an
+  // idle service 100 times a second, which was 5.5-6.5 of its 8-19 ms of CPU a second at rest
+  // (scripts/bench/idle-cpu.ts on this VM, where each wake-up is a costly syscall); every 100 ms the
+  // histogram still sees any stall of the loop, as a timer firing that much late.
+  collectDefaultMetrics({ register: metricsRegistry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const server = http.createServer((req, res) => {
     if (req.method !== "GET" || (req.url !== "/metrics" && !req.url?.startsWith("/metrics?"))) {
       res.writeHead(404).end();

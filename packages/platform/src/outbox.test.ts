@@ -5,8 +5,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { jetstreamManager } from "@nats-io/jetstream";
+import postgres from "postgres";
 import { eventually } from "../../../test/support/eventually.ts";
 import { connectDb, type Sql } from "./db.ts";
+import { newId } from "./ids.ts";
 import { createLogger } from "./log.ts";
 import { linkNats, type NatsLink, streams } from "./nats.ts";
 import { type OutboxRelay, startOutboxRelay, writeOutboxBatch } from "./outbox.ts";
@@ -104,5 +106,50 @@ describe("outbox relay", () => {
     await sql`update outbox set subject = ${streams(ns).eventSubject("test.refused")} where id = ${ids[0]!}`;
     await relay.flush();
     assert.deepEqual((await storedIds()).slice(before), ids);
+  });
+
+  it("at rest asks whether a row waits instead of taking the relay's lock, and publishes a row queued without a notification at its next pass", async () => {
+    await relay?.stop();
+    relay = startOutboxRelay(sql, nats, log, 50);
+    assert.equal(await relay.flush(), 0);
+    // Watched and locked from connections of their own, outside the relay's pool.
+    const observer = postgres(url, { max: 2, onnotice: () => {} });
+    // A check that ran after `since` (the relay's connection idle again after it).
+    const checked = async (since: string) => {
+      const [seen] = await observer<{ n: number }[]>`select count(*)::int as n from pg_stat_activity
+        where application_name = ${schema} and state = 'idle'
+          and query_start > ${since}::text::timestamptz
+          and query like 'select 1 from outbox where published_at is null%'`;
+      return seen!.n > 0;
+    };
+    // At rest (its first passes after start are behind it), the relay's timer passes only check.
+    const atRest = eventually(() => checked("-infinity"), 10_000);
+    // The relay's lock held elsewhere: a pass that took it would be seen waiting for it.
+    const holder = await observer.reserve();
+    try {
+      await atRest;
+      await holder`begin`;
+      await holder`select pg_advisory_xact_lock(hashtext(${`outbox-relay:${schema}`}))`;
+      const [{ t }] = await holder<{ t: string }[]>`select clock_timestamp()::text as t`;
+      const relayWaits = async () => {
+        const [w] = await holder<{ n: number }[]>`select count(*)::int as n from pg_locks l
+          join pg_stat_activity a on a.pid = l.pid
+          where l.locktype = 'advisory' and not l.granted and a.application_name = ${schema}`;
+        return w!.n > 0;
+      };
+      await eventually(() => checked(t), 10_000);
+      assert.equal(await relayWaits(), false, "a pass at rest took the relay's lock");
+      // A row queued without NOTIFY (as if the listener were lost): the next timer pass sees it.
+      const late = newId();
+      await sql`insert into outbox (id, subject, payload)
+        values (${late}, ${streams(ns).eventSubject("test.unnotified")}, ${Buffer.from("late")})`;
+      await eventually(relayWaits, 10_000);
+      await holder`commit`;
+      await eventually(async () => (await storedIds()).includes(late), 10_000);
+    } finally {
+      await holder`rollback`.catch(() => {});
+      holder.release();
+      await observer.end({ timeout: 5 });
+    }
   });
 });

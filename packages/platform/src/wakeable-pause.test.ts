@@ -7,7 +7,7 @@ import { wakeablePause } from "./wakeable-pause.ts";
  * so the checks are about the pause's rule, not the machine's clock (a real 60 ms timer can end
  * 20 ms early by performance.now() on a loaded host: libuv starts it from a stale loop time).
  */
-const ended = async (p: Promise<void>) => {
+const ended = async (p: Promise<boolean>) => {
   let done = false;
   void p.then(() => {
     done = true;
@@ -24,6 +24,7 @@ describe("wakeablePause", () => {
     assert.equal(await ended(p), false);
     t.mock.timers.tick(1);
     assert.equal(await ended(p), true);
+    assert.equal(await p, false, "it ran out: not woken");
   });
 
   it("ends a pause when woken during it", async (t) => {
@@ -34,6 +35,7 @@ describe("wakeablePause", () => {
     assert.equal(await ended(paused), false);
     p.wake();
     assert.equal(await ended(paused), true);
+    assert.equal(await paused, true, "woken");
   });
 
   it("keeps a wake that came between pauses: the next pause ends at once, the one after waits", async (t) => {
@@ -43,10 +45,12 @@ describe("wakeablePause", () => {
     const first = p.pause(60_000);
     t.mock.timers.tick(0);
     assert.equal(await ended(first), true);
+    assert.equal(await first, true, "the kept wake counts as woken");
     const second = p.pause(60);
     t.mock.timers.tick(59);
     assert.equal(await ended(second), false);
     t.mock.timers.tick(1);
     assert.equal(await ended(second), true);
+    assert.equal(await second, false);
   });
 });

@@ -6,8 +6,8 @@
 export interface WakeablePause {
   /** Ends the current pause now, or the next one as soon as it starts. */
   wake(): void;
-  /** Resolves after `ms`, or sooner when woken. */
-  pause(ms: number): Promise<void>;
+  /** Resolves after `ms` (to false), or sooner when woken (to true). */
+  pause(ms: number): Promise<boolean>;
 }
 
 export function wakeablePause(): WakeablePause {
@@ -19,15 +19,15 @@ export function wakeablePause(): WakeablePause {
       cut?.();
     },
     pause(ms) {
-      return new Promise<void>((resolve) => {
-        const end = () => {
+      return new Promise<boolean>((resolve) => {
+        const end = (byWake: boolean) => {
           clearTimeout(timer);
           cut = undefined;
           woken = false;
-          resolve();
+          resolve(byWake);
         };
-        const timer = setTimeout(end, woken ? 0 : ms);
-        cut = end;
+        const timer = setTimeout(() => end(woken), woken ? 0 : ms);
+        cut = () => end(true);
       });
     },
   };
