@@ -19,6 +19,7 @@ import type { MachineRow } from "../machines.ts";
 import { createLxdClient, type LxdClient, LxdError } from "./client.ts";
 import { BTRFS_POOL, createLxdDriver, instanceName } from "./driver.ts";
 import { LXD_SOCKET, lxdUnavailable } from "./lxd-available.ts";
+import { TRANSIENT_RETRIES, transientLxdFailure } from "./transient.ts";
 
 export const unavailable = await lxdUnavailable(["busybox"]);
 if (unavailable) process.stderr.write(`lxd driver tests skipped: ${unavailable}\n`);
@@ -149,8 +150,26 @@ export const lxc = (...args: string[]) => execFileSync("lxc", args, { encoding: 
 export const inside = (m: MachineRow, ...cmd: string[]) => {
   const name = instanceName(m.service_id);
   lxc("exec", name, "--", "sh", "-c", '"$@" >/dev/.hb-exec-out', "sh", ...cmd);
-  return lxc("file", "pull", `${name}/dev/.hb-exec-out`, "-");
+  return execOutput(name);
 };
+
+/**
+ * The output file `inside` wrote, read with LXD's file API. That API goes through a forkfile helper
+ * LXD starts and stops on its own; on a busy host a pull can reach it as it goes ("read unix
+ * @->/proc/self/fd/197/forkfile.sock: read: connection reset by peer", CI; canonical/lxd#10448), the
+ * failure the driver does its own file steps again for (transient.ts). The pull is done again the
+ * same way, at most TRANSIENT_RETRIES more times; any other failure is thrown at once.
+ */
+export function execOutput(name: string): string {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return lxc("file", "pull", `${name}/dev/.hb-exec-out`, "-");
+    } catch (err) {
+      const said = `${(err as { stderr?: unknown }).stderr ?? ""} ${String(err)}`;
+      if (attempt >= TRANSIENT_RETRIES || !transientLxdFailure(said)) throw err;
+    }
+  }
+}
 export const status = async (m: MachineRow) => {
   try {
     return (await real.get<{ status: string }>(`/1.0/instances/${instanceName(m.service_id)}`)).status;

@@ -18,7 +18,7 @@ import type { MachineRow } from "../machines.ts";
 import { createLxdClient } from "./client.ts";
 import { createLxdDriver, instanceName } from "./driver.ts";
 import { LXD_SOCKET, lxdUnavailable } from "./lxd-available.ts";
-import { job, settle } from "./lxd-harness.ts";
+import { execOutput, job, settle } from "./lxd-harness.ts";
 import { freeAddress, type MachineNetwork, parsePool, proxyAddressOf, subnetAt } from "./network.ts";
 
 const POOL = parsePool("198.18.0.0/16");
@@ -132,7 +132,7 @@ const lxc = (...args: string[]) => execFileSync("lxc", args, { encoding: "utf8" 
  */
 const inside = (name: string, script: string, ...args: string[]) => {
   lxc("exec", name, "--", "sh", "-c", `{ ${script}; } >/dev/.hb-exec-out 2>&1`, "sh", ...args);
-  return lxc("file", "pull", `${name}/dev/.hb-exec-out`, "-");
+  return execOutput(name);
 };
 /**
  * Of host:port targets, those a TCP connection from inside the container opens to (all tried at
