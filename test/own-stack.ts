@@ -2,6 +2,7 @@
  * A private stack for tests that change company-wide settings (API switch, hourly limit, modules)
  * or kill processes: they must not disturb the shared stack other test files use concurrently.
  */
+import type { ChildProcess } from "node:child_process";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { type Stack, type StackOptions, stackEnv, startStack } from "../scripts/stack.ts";
@@ -20,6 +21,8 @@ export interface OwnStack {
    * lines of output, so a stack that did not recover says which process and why.
    */
   diagnosis(lines?: number): string;
+  /** The services that have exited (nothing restarts them here). */
+  exited(): string[];
   close(): Promise<void>;
 }
 
@@ -85,10 +88,7 @@ export async function ownStack(
     diagnosis: (lines = 15) =>
       [...stack.procs]
         .map(([name, p]) => {
-          const state =
-            p.exitCode === null && p.signalCode === null
-              ? "running"
-              : `exited (code ${p.exitCode}, signal ${p.signalCode})`;
+          const state = hasExited(p) ? `exited (code ${p.exitCode}, signal ${p.signalCode})` : "running";
           const tail = ((p as { tail?: string[] }).tail ?? [])
             .join("")
             .split("\n")
@@ -96,6 +96,7 @@ export async function ownStack(
           return `--- ${name}: ${state} ---\n${tail.join("\n")}`;
         })
         .join("\n"),
+    exited: () => [...stack.procs].filter(([, p]) => hasExited(p)).map(([name]) => name),
     close: async () => {
       handle.close();
       await stack.stop();
@@ -104,3 +105,5 @@ export async function ownStack(
     },
   };
 }
+
+const hasExited = (p: ChildProcess) => p.exitCode !== null || p.signalCode !== null;

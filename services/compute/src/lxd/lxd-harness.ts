@@ -165,8 +165,8 @@ export function execOutput(name: string): string {
     try {
       return lxc("file", "pull", `${name}/dev/.hb-exec-out`, "-");
     } catch (err) {
-      const said = `${(err as { stderr?: unknown }).stderr ?? ""} ${String(err)}`;
-      if (attempt >= TRANSIENT_RETRIES || !transientLxdFailure(said)) throw err;
+      // execFileSync's message carries the command's stderr, where LXD says what failed.
+      if (attempt >= TRANSIENT_RETRIES || !transientLxdFailure(String(err))) throw err;
     }
   }
 }

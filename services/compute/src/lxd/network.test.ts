@@ -18,7 +18,7 @@ import type { MachineRow } from "../machines.ts";
 import { createLxdClient } from "./client.ts";
 import { createLxdDriver, instanceName } from "./driver.ts";
 import { LXD_SOCKET, lxdUnavailable } from "./lxd-available.ts";
-import { execOutput, job, settle } from "./lxd-harness.ts";
+import { execOutput, job, lxc, settle } from "./lxd-harness.ts";
 import { freeAddress, type MachineNetwork, parsePool, proxyAddressOf, subnetAt } from "./network.ts";
 
 const POOL = parsePool("198.18.0.0/16");
@@ -125,7 +125,6 @@ async function settled(d: ProviderDriver, m: MachineRow, action: string): Promis
   return outcome;
 }
 
-const lxc = (...args: string[]) => execFileSync("lxc", args, { encoding: "utf8" }).trim();
 /**
  * A shell command's output inside the container, by way of a file on its /dev: Debian's LXD 5.0 can
  * lose a short exec's stdout on a busy host (see driver.test.ts `inside`).
