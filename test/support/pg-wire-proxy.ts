@@ -47,6 +47,8 @@ export interface PgWireProxy {
    * statement; its round trips include those that only described it before it ran.
    */
   autocommitted: WireTransaction[];
+  /** Server answers read but not yet passed on, on every connection (the delay holds them). */
+  readonly heldAnswers: number;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function pgWireProxy(target: { host: string; port: number }): Promi
   const transactions: WireTransaction[] = [];
   const autocommitted: WireTransaction[] = [];
   const sockets = new Set<net.Socket>();
+  let held = 0;
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
     sockets.add(client).add(upstream);
@@ -178,13 +181,35 @@ export async function pgWireProxy(target: { host: string; port: number }): Promi
     // The server's answers reach the client a moment late, each as it came (a client reads an
     // answer split in packets differently from one whole), so that what the client writes before
     // it has read an answer is counted as the one round trip it is, however fast the server is.
+    // In the order they came, whatever the delay was when each came: an answer that arrives once
+    // the delay is 0 waits behind those still held, or the client would read a later answer's
+    // rows as an earlier query's (a list read empty in CI once, right after a counted burst).
+    const waiting: { due: number; chunk: Buffer }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const drain = () => {
+      timer = undefined;
+      const now = Date.now();
+      while (waiting.length > 0 && waiting[0].due <= now) {
+        answered = true;
+        client.write(waiting.shift()!.chunk);
+        held--;
+      }
+      if (waiting.length > 0) timer = setTimeout(drain, waiting[0].due - now);
+    };
     upstream.on("data", (chunk: Buffer) => {
-      const deliver = () => {
+      if (proxy.answerDelayMs <= 0 && waiting.length === 0) {
         answered = true;
         client.write(chunk);
-      };
-      if (proxy.answerDelayMs > 0) setTimeout(deliver, proxy.answerDelayMs);
-      else deliver();
+        return;
+      }
+      waiting.push({ due: Date.now() + proxy.answerDelayMs, chunk });
+      held++;
+      if (!timer) timer = setTimeout(drain, Math.max(0, waiting[0].due - Date.now()));
+    });
+    upstream.on("close", () => {
+      clearTimeout(timer);
+      held -= waiting.length;
+      waiting.length = 0;
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -193,6 +218,9 @@ export async function pgWireProxy(target: { host: string; port: number }): Promi
     answerDelayMs: 0,
     transactions,
     autocommitted,
+    get heldAnswers() {
+      return held;
+    },
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
