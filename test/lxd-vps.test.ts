@@ -156,6 +156,14 @@ describe("a VPS on LXD, over the API", { skip: unavailable }, () => {
     assert.equal(port, sshPort(), "the VPS record shows the proxy device's port");
     // sshd comes up a moment after the container reports running.
     assert.equal(await eventually(async () => ssh(port, "hostname"), 30_000), "lxd-e2e");
+    // The image is minimal (scripts/lxd/images.sh): no manual pages or documentation besides each
+    // package's copyright, and a package installed later follows the same excludes.
+    assert.equal(
+      ssh(port, "find /usr/share/man /usr/share/doc -type f ! -name copyright 2>/dev/null | wc -l"),
+      "0",
+    );
+    assert.equal(ssh(port, "test -s /usr/share/doc/openssh-server/copyright && echo kept"), "kept");
+    assert.match(ssh(port, "cat /etc/dpkg/dpkg.cfg.d/99mmdebstrap"), /^path-exclude=\/usr\/share\/man\/\*$/m);
 
     // The root password set over the API logs in on the web console (issue 30 §5, issue 29 §4).
     const pw = await call("POST", `/vps/${id}/password`, { password: "console-e2e-pass" });

@@ -138,7 +138,19 @@ build_debian() {
   # modules, e2scrub and fstrim of disks it does not own, the pstore) are masked, and sshd and its
   # key unit start as soon as the filesystems are up rather than after basic.target (sysinit, the
   # journal's flush, tmpfiles): order → SSH is the wait a customer sees.
+  # Minimal as cloud images are (Ubuntu's minimal images exclude the same): no manual pages, no
+  # documentation but each package's copyright, no message translations. LXD gives every container
+  # its own id range and so changes the owner of every file of the rootfs at its first start, in
+  # order → SSH: a third fewer files, a third less of that work. mmdebstrap keeps the excludes in the
+  # image (/etc/dpkg/dpkg.cfg.d/99mmdebstrap), so packages a customer installs follow them too;
+  # deleting that file and reinstalling brings the pages back.
   mmdebstrap --variant=minbase --include=openssh-server,systemd-sysv,iproute2,ifupdown \
+    --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+    --dpkgopt='path-exclude=/usr/share/info/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*/LC_MESSAGES/*.mo' \
+    --dpkgopt='path-exclude=/usr/share/lintian/*' \
     --customize-hook='rm -f "$1"/etc/ssh/ssh_host_*' \
     --customize-hook='printf "[Unit]\nDescription=SSH host keys for this machine\nDefaultDependencies=no\nAfter=local-fs.target\nBefore=ssh.service shutdown.target\nConflicts=shutdown.target\nConditionPathExists=!/etc/ssh/ssh_host_ed25519_key\n[Service]\nType=oneshot\nExecStart=/usr/bin/ssh-keygen -q -t ed25519 -N \"\" -f /etc/ssh/ssh_host_ed25519_key\n[Install]\nWantedBy=multi-user.target\n" >"$1"/etc/systemd/system/ssh-hostkeys.service' \
     --customize-hook='printf "HostKey /etc/ssh/ssh_host_ed25519_key\n" >"$1"/etc/ssh/sshd_config.d/hb-host-key.conf' \
