@@ -105,9 +105,14 @@ export interface ProviderDriver {
   start(job: JobRow, m: MachineRow): Promise<JobOutcome | undefined>;
   /**
    * Checks on a due job: its outcome, or undefined while the provider's task is still running (asked
-   * again a second later). Must also cope with a job whose `start` never ran (a crash in between).
+   * again after `recheckMs`). Must also cope with a job whose `start` never ran (a crash in between).
    */
   run(job: JobRow, m: MachineRow): Promise<JobOutcome | undefined>;
+  /**
+   * How soon to ask `run` again about a job it answered undefined for, from the progress it kept
+   * (job.driver_state); absent: a second (RECHECK_MS).
+   */
+  recheckMs?(job: JobRow): number;
   stats(m: MachineRow): Promise<MachineStats>;
   game(m: MachineRow): Promise<GameDetail>;
   /**

@@ -163,6 +163,16 @@ const vanisher: ProviderDriver = {
   run: (job, m) => probe.run(job, m),
 };
 
+/** A driver whose jobs run on and are asked about again 150 ms later; `quiet` does not say when. */
+const patient: ProviderDriver = {
+  ...probe,
+  name: "patient",
+  start: async () => undefined,
+  run: async () => undefined,
+  recheckMs: () => 150,
+};
+const quiet: ProviderDriver = { ...patient, name: "quiet", recheckMs: undefined };
+
 const stalled: ProviderDriver = {
   ...probe,
   name: "stalled",
@@ -202,7 +212,7 @@ describe("jobs with a provider driver other than the simulator", () => {
       createLogger("test", "error"),
     );
     keeperSql = sql;
-    const drivers = { probe, keeper, copier, vanisher, stalled };
+    const drivers = { probe, keeper, copier, vanisher, stalled, patient, quiet };
     jobs = createJobs(sql, "jobs-test", drivers);
     const deps = { jobs, drivers, defaultProvider: "probe" };
     compute = createHandlers(sql, deps);
@@ -434,6 +444,38 @@ describe("jobs with a provider driver other than the simulator", () => {
       "the event names the address just recorded",
     );
     await drain();
+  });
+
+  it("asks a driver about a job still running again as soon as the driver says, a second later when it says nothing", async () => {
+    const serviceId = randomUUID();
+    await compute.provision!(
+      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname: "patient" }),
+      ctx,
+    );
+    await drain();
+    await sql`update machines set provider = 'patient' where service_id = ${serviceId}`;
+    const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${serviceId}`;
+    const job = await sql.begin((tx) => jobs.accept(tx, m, "stop", "stopped"));
+    await jobs.launch(job, m);
+    /** ms from now until the job is due again, after one pass of the loop. */
+    const dueIn = async () => {
+      await sql`update jobs set due_at = clock_timestamp() where id = ${job.id}`;
+      assert.equal(await jobs.tick(), 1);
+      const [{ ms }] = await sql<
+        { ms: number }[]
+      >`select (extract(epoch from due_at - clock_timestamp()) * 1000)::float8 as ms
+        from jobs where id = ${job.id}`;
+      return ms;
+    };
+    try {
+      const soon = await dueIn();
+      assert.ok(soon > 0 && soon <= 150, `due in ${soon} ms`);
+      await sql`update machines set provider = 'quiet' where service_id = ${serviceId}`;
+      const later = await dueIn();
+      assert.ok(later > 150 && later <= 1000, `due in ${later} ms`);
+    } finally {
+      await sql`update jobs set status = 'failed', claim = null where id = ${job.id}`;
+    }
   });
 
   it("keeps a driver's progress in the job, hands it the password in memory only, and records what a rebuild reports", async () => {

@@ -48,13 +48,18 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
    * one tick starts on the transaction's connection; `.execute()` keeps them in the order
    * written): a build's outcome is 5 round trips, and giving up a lease one statement.
    */
-  async function record(job: JobRow, outcome: JobOutcome | undefined, next: "due" | "recheck") {
+  async function record(
+    job: JobRow,
+    outcome: JobOutcome | undefined,
+    next: "due" | "recheck",
+    recheckMs = RECHECK_MS,
+  ) {
     if (!outcome) {
       // Only while the job is running and still this worker's: the statement checks it on the
       // row's latest version, as locking the row and then checking did.
       const dueAt =
         next === "recheck"
-          ? sql`clock_timestamp() + make_interval(secs => ${RECHECK_MS / 1000})`
+          ? sql`clock_timestamp() + make_interval(secs => ${recheckMs / 1000})`
           : sql`due_at`;
       await sql`update jobs set claim = null, lease_until = null, due_at = ${dueAt}
         where id = ${job.id} and claim = ${job.claim} and status = 'running'`;
@@ -103,7 +108,7 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
       const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${job.service_id}`;
       const driver = m ? drivers[m.provider] : undefined;
       const outcome = driver ? await driver.run(job, m) : noDriver(m?.provider ?? "(no machine)");
-      await record(job, outcome, "recheck");
+      await record(job, outcome, "recheck", driver?.recheckMs?.(job));
     }
     return due.length;
   }

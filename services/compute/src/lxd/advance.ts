@@ -107,6 +107,7 @@ export async function advance(
         // A step whose operation LXD may still fail busy keeps counting its patience until it is done.
         p.step = i;
         p.op = opId;
+        p.op_at = Date.now();
         p.started_at ??= Date.now();
         p.unreachable_since = undefined;
         await d.cfg.remember(job, p);

@@ -7,6 +7,8 @@ import { openLxdConsole } from "./console.ts";
 import { createLxdContext } from "./context.ts";
 import type { LxdDriverConfig } from "./driver-config.ts";
 import { instanceName } from "./instance.ts";
+import { opRecheckMs } from "./recheck.ts";
+import type { Progress } from "./state.ts";
 import { createStatsReader } from "./stats.ts";
 
 export { MIN_PROCESSES, processLimit, proxyPortTaken } from "./build-steps.ts";
@@ -40,6 +42,7 @@ export function createLxdDriver(cfg: LxdDriverConfig) {
     name: "lxd",
     initialState: () => ({}),
     firstCheckMs: () => 500,
+    recheckMs: (job) => opRecheckMs((job.driver_state ?? {}) as Progress, Date.now()),
     capacity: d.capacity,
     start(job, m) {
       if (job.secret) secrets.set(job.id, job.secret);

@@ -15,6 +15,8 @@ export type Progress = {
   step?: number;
   /** the LXD operation the current step waits on */
   op?: string;
+  /** when (ms) that operation was started */
+  op_at?: number;
   endpoint?: string;
   member?: string;
   ssh_port?: number;
