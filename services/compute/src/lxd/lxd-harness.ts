@@ -179,6 +179,28 @@ export const status = async (m: MachineRow) => {
   }
 };
 
+/**
+ * Deletes a container the suite made, asking again while LXD refuses (a stop of its own still
+ * running after a failed start: "Instance is busy"), for up to 30 s: a refusal taken as done left a
+ * stopped container behind once.
+ */
+async function remove(name: string) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await execFileAsync("lxc", ["delete", "--force", name]);
+      return;
+    } catch (err) {
+      if (/not found/i.test(String(err))) return;
+      if (Date.now() > deadline) {
+        process.stderr.write(`the LXD test harness could not remove ${name}: ${String(err)}\n`);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 after(async () => {
   if (unavailable) return;
   // Only this run's containers that are still there, a few at a time: one by one, a suite's twenty
@@ -188,8 +210,7 @@ after(async () => {
   );
   const left = made.filter((name) => there.has(name));
   const worker = async () => {
-    for (let name = left.shift(); name; name = left.shift())
-      await execFileAsync("lxc", ["delete", "--force", name]).catch(() => undefined);
+    for (let name = left.shift(); name; name = left.shift()) await remove(name);
   };
   await Promise.all(Array.from({ length: 4 }, worker));
 });
