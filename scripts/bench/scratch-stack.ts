@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import postgres from "postgres";
 import { ensureDependencies } from "../deps.ts";
+import { removeRunData } from "../run-data.ts";
 import { type Stack, stackEnv, startStack } from "../stack.ts";
 
 const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -24,7 +25,8 @@ export async function localDependencies() {
 
 /**
  * Runs `fn` against a fresh stack (its own database and namespace, named after `label`), with
- * `extraEnv` set for the stack's processes; stops the stack and drops its database afterwards.
+ * `extraEnv` set for the stack's processes; stops the stack and removes its database, streams and
+ * Redis keys afterwards.
  */
 export async function withScratchStack<T>(
   label: string,
@@ -52,8 +54,13 @@ export async function withScratchStack<T>(
     const admin = new URL(db);
     admin.pathname = "/postgres";
     const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
-    await sql.unsafe(`drop database if exists "${db.pathname.slice(1)}" with (force)`);
-    await sql.end();
+    // The database, and the namespace's streams and Redis keys (its key table's have no expiry):
+    // every bench run left them behind before.
+    try {
+      await removeRunData(sql, { db: db.pathname.slice(1), ns: suffix });
+    } finally {
+      await sql.end();
+    }
   }
 }
 
