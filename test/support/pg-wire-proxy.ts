@@ -181,30 +181,27 @@ export async function pgWireProxy(target: { host: string; port: number }): Promi
     // The server's answers reach the client a moment late, each as it came (a client reads an
     // answer split in packets differently from one whole), so that what the client writes before
     // it has read an answer is counted as the one round trip it is, however fast the server is.
-    // In the order they came, whatever the delay was when each came: an answer that arrives once
-    // the delay is 0 waits behind those still held, or the client would read a later answer's
-    // rows as an earlier query's (a list read empty in CI once, right after a counted burst).
-    const waiting: { due: number; chunk: Buffer }[] = [];
+    // In the order they came, each held for the delay as it is set now: an answer that arrives once
+    // the delay is 0 goes out with those still held, never ahead of them, or the client would read a
+    // later answer's rows as an earlier query's (a list read empty in CI once, right after a counted
+    // burst).
+    const waiting: { at: number; chunk: Buffer }[] = [];
     let timer: NodeJS.Timeout | undefined;
     const drain = () => {
+      clearTimeout(timer);
       timer = undefined;
       const now = Date.now();
-      while (waiting.length > 0 && waiting[0].due <= now) {
+      while (waiting.length > 0 && waiting[0].at + proxy.answerDelayMs <= now) {
         answered = true;
         client.write(waiting.shift()!.chunk);
         held--;
       }
-      if (waiting.length > 0) timer = setTimeout(drain, waiting[0].due - now);
+      if (waiting.length > 0) timer = setTimeout(drain, waiting[0].at + proxy.answerDelayMs - now);
     };
     upstream.on("data", (chunk: Buffer) => {
-      if (proxy.answerDelayMs <= 0 && waiting.length === 0) {
-        answered = true;
-        client.write(chunk);
-        return;
-      }
-      waiting.push({ due: Date.now() + proxy.answerDelayMs, chunk });
+      waiting.push({ at: Date.now(), chunk });
       held++;
-      if (!timer) timer = setTimeout(drain, Math.max(0, waiting[0].due - Date.now()));
+      drain();
     });
     upstream.on("close", () => {
       clearTimeout(timer);

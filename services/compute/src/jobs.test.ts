@@ -202,6 +202,18 @@ describe("jobs with a provider driver other than the simulator", () => {
     assert.fail("jobs still running after 20 passes");
   }
 
+  /** A machine the probe driver built, then handed to `provider`: its service id. */
+  async function builtThenOn(provider: string, hostname: string) {
+    const serviceId = randomUUID();
+    await compute.provision!(
+      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname }),
+      ctx,
+    );
+    await drain();
+    await sql`update machines set provider = ${provider} where service_id = ${serviceId}`;
+    return serviceId;
+  }
+
   before(async () => {
     sql = connectDb(url, schema, 4);
     observer = postgres(url, { max: 1, onnotice: () => {} });
@@ -447,13 +459,7 @@ describe("jobs with a provider driver other than the simulator", () => {
   });
 
   it("asks a driver about a job still running again as soon as the driver says, a second later when it says nothing", async () => {
-    const serviceId = randomUUID();
-    await compute.provision!(
-      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname: "patient" }),
-      ctx,
-    );
-    await drain();
-    await sql`update machines set provider = 'patient' where service_id = ${serviceId}`;
+    const serviceId = await builtThenOn("patient", "patient");
     const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${serviceId}`;
     const job = await sql.begin((tx) => jobs.accept(tx, m, "stop", "stopped"));
     await jobs.launch(job, m);
@@ -523,13 +529,7 @@ describe("jobs with a provider driver other than the simulator", () => {
   });
 
   it("records a copy's measured size; a failed backup leaves the list, a failed restore leaves it available", async () => {
-    const serviceId = randomUUID();
-    await compute.provision!(
-      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname: "copied" }),
-      ctx,
-    );
-    await drain();
-    await sql`update machines set provider = 'copier' where service_id = ${serviceId}`;
+    const serviceId = await builtThenOn("copier", "copied");
     const failing = (fail: boolean) =>
       sql`update machines set driver_state = ${JSON.stringify({ fail })}::text::jsonb where service_id = ${serviceId}`;
     const list = async () => {
@@ -572,13 +572,7 @@ describe("jobs with a provider driver other than the simulator", () => {
   });
 
   it("a machine lost at its provider answers 409 to power, keeps its instance, and is rebuilt by a reinstall", async () => {
-    const serviceId = randomUUID();
-    await compute.provision!(
-      create(ProvisionRequestSchema, { serviceId, customerId, kind: MachineKind.VPS, hostname: "gone" }),
-      ctx,
-    );
-    await drain();
-    await sql`update machines set provider = 'vanisher' where service_id = ${serviceId}`;
+    const serviceId = await builtThenOn("vanisher", "gone");
     const reboot = async () =>
       compute.runPowerAction!(
         create(RunPowerActionRequestSchema, { caller, serviceId, action: PowerAction.REBOOT }),

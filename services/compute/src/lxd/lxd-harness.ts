@@ -5,19 +5,19 @@
  * `npm run images`; `unavailable` says why a suite skips.
  */
 import assert from "node:assert/strict";
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after } from "node:test";
-import { promisify } from "node:util";
 import { reservePorts } from "../../../../scripts/ports.ts";
 import { eventually } from "../../../../test/support/eventually.ts";
 import type { DriverState, JobOutcome, JobRow, ProviderDriver } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
 import { createLxdClient, type LxdClient, LxdError } from "./client.ts";
 import { BTRFS_POOL, createLxdDriver, instanceName } from "./driver.ts";
+import { submitDelete, waitOp } from "./instance.ts";
 import { LXD_SOCKET, lxdUnavailable } from "./lxd-available.ts";
 import { TRANSIENT_RETRIES, transientLxdFailure } from "./transient.ts";
 
@@ -37,7 +37,6 @@ if (noBtrfs) process.stderr.write(`lxd btrfs tests skipped: ${noBtrfs}\n`);
 export const backupDir = mkdtempSync(path.join(os.tmpdir(), "hb-lxd-backups-"));
 export const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBfXe8w3r4V8yqkq0F6a0Gm5Nq0nO8p3xU8a6o2G3p1Z test@hb";
 const made: string[] = [];
-const execFileAsync = promisify(execFile);
 
 export function driverFor(clients: LxdClient[], unreachableFailMs = 60_000, ports?: number[]) {
   return createLxdDriver(driverConfig(clients, unreachableFailMs, ports));
@@ -180,24 +179,15 @@ export const status = async (m: MachineRow) => {
 };
 
 /**
- * Deletes a container the suite made, asking again while LXD refuses (a stop of its own still
- * running after a failed start: "Instance is busy"), for up to 30 s: a refusal taken as done left a
- * stopped container behind once.
+ * Deletes a container the suite made with the driver's own patient delete (submitDelete): a delete
+ * LXD refuses while another operation holds the instance is asked again, for up to 30 s. Any
+ * failure taken as done left a stopped container behind once.
  */
 async function remove(name: string) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      await execFileAsync("lxc", ["delete", "--force", name]);
-      return;
-    } catch (err) {
-      if (/not found/i.test(String(err))) return;
-      if (Date.now() > deadline) {
-        process.stderr.write(`the LXD test harness could not remove ${name}: ${String(err)}\n`);
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
+  try {
+    await waitOp(real, (await submitDelete(real, name, 30_000)) ?? "");
+  } catch (err) {
+    process.stderr.write(`the LXD test harness could not remove ${name}: ${String(err)}\n`);
   }
 }
 

@@ -15,15 +15,13 @@ import { reservePorts } from "../../../../scripts/ports.ts";
 import { eventually } from "../../../../test/support/eventually.ts";
 import type { JobOutcome, JobRow, ProviderDriver } from "../driver.ts";
 import type { MachineRow } from "../machines.ts";
-import { createLxdClient } from "./client.ts";
 import { createLxdDriver, instanceName } from "./driver.ts";
-import { LXD_SOCKET, lxdUnavailable } from "./lxd-available.ts";
-import { execOutput, job, lxc, settle } from "./lxd-harness.ts";
+import { lxdUnavailable } from "./lxd-available.ts";
+import { execOutput, job, lxc, real, settle } from "./lxd-harness.ts";
 import { freeAddress, type MachineNetwork, parsePool, proxyAddressOf, subnetAt } from "./network.ts";
 
 const POOL = parsePool("198.18.0.0/16");
 const PROXY = proxyAddressOf(POOL);
-const real = createLxdClient({ name: "local", socketPath: LXD_SOCKET });
 
 /** Whether a TCP connection to the address opens from this host within a second. */
 const opens = (host: string, port: number) =>
