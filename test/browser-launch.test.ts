@@ -7,7 +7,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { browserMissing, launchBrowser, PLAYWRIGHT_DISABLED_FEATURES } from "./support/browser.ts";
+import {
+  axeViolations,
+  browserMissing,
+  launchBrowser,
+  PLAYWRIGHT_DISABLED_FEATURES,
+  seriousViolations,
+} from "./support/browser.ts";
 
 /** The features playwright-core passes in its own --disable-features, read from its source. */
 function playwrightDisabledFeatures(): string[] {
@@ -51,6 +57,35 @@ describe("the page tests' Chromium", () => {
         [],
         "no chrome:// pages beside the test's own",
       );
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it("names an inaccessible page's violations with their elements, and none on a clean page", {
+    skip: browserMissing(),
+  }, async () => {
+    const handle = await launchBrowser();
+    try {
+      const { page } = await handle.newPage();
+      await page.setContent(
+        '<!doctype html><html lang="en"><head><title>t</title></head><body><main><h1>Form</h1>' +
+          '<input id="nameless"><img src="data:," id="bare"></main></body></html>',
+      );
+      const serious = await seriousViolations(page);
+      assert.deepEqual(serious.map((v) => [v.id, v.impact, v.nodes.map((n) => n.target.join(" "))]).sort(), [
+        ["image-alt", "critical", ["#bare"]],
+        ["label", "critical", ["#nameless"]],
+      ]);
+      assert.ok(
+        serious.every((v) => v.help.length > 0),
+        "each violation says what it asks for",
+      );
+      await page.setContent(
+        '<!doctype html><html lang="en"><head><title>t</title></head><body><main><h1>Form</h1>' +
+          '<label for="named">Name</label><input id="named"></main></body></html>',
+      );
+      assert.deepEqual(await axeViolations(page), []);
     } finally {
       await handle.close();
     }

@@ -107,15 +107,22 @@ export async function assertAccessible(page: Page, o: { every?: boolean; where?:
   );
 }
 
-/** axe-core run inside the page: every violation of the WCAG 2 A/AA and best-practice rules. */
+/**
+ * axe-core run inside the page: every violation of the WCAG 2 A/AA and best-practice rules. Only
+ * the violations' fields read here leave the page: axe's whole result (every rule that passed or did
+ * not apply, each with its elements' HTML) was 276 kB for a page of 60 table rows, and carrying it
+ * through Chromium's browser process to the test was a third of what a check cost Chromium
+ * (docs/benchmarks.md, "Issue 31 §5, 2026-11-30 (day)").
+ */
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(axeSource);
   const options = { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] } };
   // A string, so the test's own TypeScript needs no DOM types: it runs in the page.
-  const result = (await page.evaluate(`axe.run(document, ${JSON.stringify(options)})`)) as {
-    violations: AxeViolation[];
-  };
-  return result.violations;
+  return (await page.evaluate(
+    `axe.run(document, ${JSON.stringify(options)}).then((r) => r.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })),
+    })))`,
+  )) as AxeViolation[];
 }
 
 /**
