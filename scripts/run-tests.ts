@@ -9,12 +9,23 @@ import { createWriteStream } from "node:fs";
 import path from "node:path";
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
+import { batched } from "./test-batch.ts";
 import failureDigest from "./test-failures.ts";
 import { slowestFirst } from "./test-order.ts";
 import fileTimes from "./test-times.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
-const files = slowestFirst(process.argv.slice(2).map((f) => path.relative(root, path.resolve(f))));
+const given = process.argv.slice(2).map((f) => path.relative(root, path.resolve(f)));
+// The unit files run in one process (scripts/test-batch.ts), listed to it in HB_UNIT_BATCH; a
+// single file given alone keeps its own, and HB_TEST_BATCH=0 gives every file its own.
+const UNIT_BATCH = "scripts/unit-batch.ts";
+const inBatch = process.env.HB_TEST_BATCH === "0" ? [] : given.filter(batched);
+const batch = inBatch.length > 1 ? inBatch : [];
+if (batch.length) process.env.HB_UNIT_BATCH = JSON.stringify(batch.map((f) => path.join(root, f)));
+const files = slowestFirst([
+  ...given.filter((f) => !batch.includes(f)),
+  ...(batch.length ? [UNIT_BATCH] : []),
+]);
 const concurrency = Number(process.env.HB_TEST_CONCURRENCY ?? 4);
 const namePatterns = JSON.parse(process.env.HB_TEST_NAME_PATTERNS ?? "[]") as string[];
 

@@ -54,7 +54,8 @@ const read = (file: string) => {
   }
 };
 const cmdline = (pid: number) => read(`/proc/${pid}/cmdline`).replaceAll("\0", " ");
-const testFileIn = (cmd: string) => /(\S+\.test\.ts)/.exec(cmd)?.[1];
+// The unit files' shared process (scripts/unit-batch.ts) counts as one test file.
+const testFileIn = (cmd: string) => /(\S+\.test\.ts|\S*unit-batch\.ts)/.exec(cmd)?.[1];
 
 /** The test file a process was started by, through its parents, if any. */
 function testFileAbove(pid: number): string | undefined {
