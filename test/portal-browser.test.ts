@@ -11,7 +11,7 @@ import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
 import type { Page } from "playwright-core";
 import { api, auth, eventually, GATEWAY, grpc, signed } from "./helpers.ts";
-import { fitsWidth, portalMember, portalOwner, signIn, staffMember } from "./portal-pages.ts";
+import { fitsWidth, portalMember, portalOwner, signIn, signInWithForm, staffMember } from "./portal-pages.ts";
 import { assertAccessible, type BrowserHandle, browserMissing, launchBrowser } from "./support/browser.ts";
 
 const missing = browserMissing();
@@ -203,7 +203,7 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     await invited.getByLabel("New password").fill("another-long-password");
     await invited.getByRole("button", { name: "Set password" }).click();
     await invited.getByText("expired or was already used").waitFor();
-    await signIn(invited, "portal", email, "ivy-has-a-long-password");
+    await signInWithForm(invited, "portal", email, "ivy-has-a-long-password");
 
     // Removing the member ends their access.
     await page.getByRole("button", { name: "Remove Ivy Invited" }).click();
