@@ -10,8 +10,25 @@ import type { Stack } from "../stack.ts";
 import { commandTicks, cpuTicks, machineBusyTicks } from "./scratch-stack.ts";
 import { adminIdentity } from "./seed.ts";
 
-/** 10,000 events across 100 partners through JetStream, the webhooks service and a local receiver. */
-export async function webhookBench(stack: Stack, env: Record<string, string>): Promise<string> {
+export interface WebhookRun {
+  text: string;
+  events: number;
+  delivered: number;
+  /** Deliveries a second from the first publish to the last delivery. */
+  throughput: number;
+  p99Ms: number;
+}
+
+/**
+ * `events` events across 100 partners through JetStream, the webhooks service and a local
+ * receiver, offered at `rate` a second (0: as fast as the publisher goes, a burst). `tag` keeps
+ * the partners of two runs on one stack apart.
+ */
+export async function webhookBench(
+  stack: Stack,
+  env: Record<string, string>,
+  run: { events: number; rate: number; tag: string },
+): Promise<WebhookRun> {
   const { create, toBinary } = await import("@bufbuild/protobuf");
   const { timestampNow } = await import("@bufbuild/protobuf/wkt");
   const { EventSchema } = await import("@hb/contracts/hb/events/v1/events_pb");
@@ -21,9 +38,9 @@ export async function webhookBench(stack: Stack, env: Record<string, string>): P
   const { newId } = await import("@hb/platform");
   const { jetstream } = await import("@nats-io/jetstream");
   const { connect } = await import("@nats-io/transport-node");
-  const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
-  // Events offered per second (issue 13 asks 3,000/s held); 0 publishes as fast as it can.
-  const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 0);
+  const EVENTS = run.events;
+  // Events offered per second (issue 31 asks 3,000/s held); 0 publishes as fast as it can.
+  const RATE = run.rate;
   const PARTNERS = 100;
   const published = new Map<string, number>();
   const arrived = new Map<string, number>();
@@ -52,8 +69,8 @@ export async function webhookBench(stack: Stack, env: Record<string, string>): P
   const partners: string[] = [];
   for (let i = 0; i <= PARTNERS; i++) {
     const { customer } = await auth.client.createCustomer({
-      name: `P${i}`,
-      email: `p${i}@bench.test`,
+      name: `P${i} ${run.tag}`,
+      email: `p${i}-${run.tag}@bench.test`,
       currency: "EUR",
     });
     await auth.client.createPartner({ customerId: customer!.id, status: PartnerStatus.ACTIVE });
@@ -163,5 +180,11 @@ PostgreSQL per delivery (the stack's database only): ${pgPer("xacts").toFixed(2)
 
 Latency is measured from publishing the event (the outbox relay's step) to its first arrival at the receiver; it includes the wait for the event to be stored and its partner's queue claimed. The hanging partner's deliveries time out after 30 s each without delaying the other partners, which are served concurrently.`;
   process.stdout.write(`${text}\n`);
-  return text;
+  return {
+    text,
+    events: EVENTS,
+    delivered: arrived.size,
+    throughput: Math.round(arrived.size / ((last - start) / 1000)),
+    p99Ms: pct(99),
+  };
 }
