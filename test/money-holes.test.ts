@@ -5,7 +5,7 @@ import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { TopUpService } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
-import { amountOf, cyclePrices, kindOf } from "./helpers.ts";
+import { amountOf, cyclePrices, kindOf, newProduct } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { billingClock } from "./support/billing-clock.ts";
 import { stackClient } from "./support/clients.ts";
@@ -14,8 +14,9 @@ import { activeService, type StackCustomer, stackCustomer } from "./support/stac
 // Issue 28 §2, §3 and §5 (billing's side): add-on refunds of the current term, the abuse rule for
 // add-ons, options upgrades paid late, prepaid add-ons when the service ends, cancelled documents
 // after their part-payment went back, re-priced renewal text, billing's clock on what it writes,
-// amounts read exactly, and an upgrade invoice that holds its price. On a private stack: billing's
-// clock is moved, and every test makes its own customer.
+// amounts read exactly, an upgrade invoice that holds its price, and proration on a term that
+// starts on a month's last day. On a private stack: billing's clock is moved (only forward, each
+// test reading where it stands), and every test makes its own customer.
 describe("money holes (issue 28)", () => {
   let s: OwnStack;
   let billing: ReturnType<typeof stackClient<[typeof BillingService, typeof BillingStaffService]>>;
@@ -87,7 +88,7 @@ describe("money holes (issue 28)", () => {
   it("§2: an add-on refund is the unused share of its current term, not its paid history averaged", async () => {
     // Bought on a 10th (noon), so its terms run 10th to 10th and the term's start below is its end a
     // month back: on the 29th–31st the month-end rule moves dues (Jan 29 → Feb 28), which
-    // month-end-proration.test.ts covers, and a month back from Feb 28 is not the term's start.
+    // the last test below covers, and a month back from Feb 28 is not the term's start.
     const today = await now();
     const tenth = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + 1, 10, 12));
     await advance((tenth.getTime() - today.getTime()) / DAY);
@@ -327,5 +328,40 @@ describe("money holes (issue 28)", () => {
     } finally {
       topUps.close();
     }
+  });
+
+  // Issue 28 §2: due dates on the anchor day, clamped per month. A monthly service ordered on Jan 31
+  // is paid until Feb 28 (29 in a leap year); at the start of that term an upgrade's quote is the whole price
+  // difference for the month, not 28/31 of it (the share left was measured on a term walked back
+  // from the clamped Feb 28, i.e. from Jan 28). The rule itself is a property in
+  // services/billing/src/proration.test.ts; this is the answer a customer reads. Last in the file:
+  // it moves billing's clock to the next Jan 31.
+  it("§2: an upgrade quoted as a Jan 31 term starts is the whole month's difference, not 28/31 of it", async () => {
+    const clock = billingClock(() => billing.client);
+    const at = await clock.now();
+    let jan31 = Date.UTC(at.getUTCFullYear(), 0, 31, 1);
+    if (jan31 <= at.getTime()) jan31 = Date.UTC(at.getUTCFullYear() + 1, 0, 31, 1);
+    await clock.advanceTo(new Date(jan31));
+
+    const c = await stackCustomer(s, billing.client, "MonthEnd", "100");
+    const small = await newProduct("vps", { monthly: "10.0000" }, "EUR", billing.client);
+    const big = await newProduct("vps", { monthly: "30.0000" }, "EUR", billing.client);
+    const id = await activeService(c, small.id);
+    const svc = (await c.call("GET", `/services/${id}`)).body.data;
+    // Feb 28, or Feb 29 when the Jan 31 reached is in a leap year (2028 when the tests above have
+    // moved the clock past Jan 31, 2027).
+    const year = new Date(jan31).getUTCFullYear();
+    const febEnd = new Date(Date.UTC(year, 2, 0)).toISOString().slice(0, 10);
+    assert.match(
+      svc.billing.next_due_date,
+      new RegExp(`^${febEnd}T01:`),
+      `paid until ${febEnd}, clamped from the 31st`,
+    );
+
+    const r = await c.call("GET", `/services/${id}/upgrades`);
+    assert.equal(r.status, 200, r.text);
+    const path = r.body.data.paths.find((p: { product_id: string }) => p.product_id === big.id);
+    // 20.00 a month more, for a term that started moments ago (the seconds since: well under 0.01).
+    assert.ok(path.prorated_amount > 19.99 && path.prorated_amount <= 20, String(path.prorated_amount));
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Billing's clock on a private stack started with BILLING_CLOCK_CONTROL=true, moved through the
- * staff RPC: what the clock-moving suites (billing-cycle, money-holes, machine-records,
- * month-end-proration) read and move it with. A move runs billing's due pass.
+ * staff RPC: what the clock-moving suites (billing-cycle, money-holes, machine-records)
+ * read and move it with. A move runs billing's due pass.
  */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 
