@@ -5,7 +5,7 @@ import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import { BillingStaffService } from "@hb/contracts/hb/billing/v1/billing_staff_pb";
 import { TopUpService } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
-import { amountOf, cyclePrices, kindOf, newProduct } from "./helpers.ts";
+import { amountOf, cyclePrices, kindOf } from "./helpers.ts";
 import { type OwnStack, ownStack } from "./own-stack.ts";
 import { billingClock } from "./support/billing-clock.ts";
 import { stackClient } from "./support/clients.ts";
@@ -22,7 +22,7 @@ describe("money holes (issue 28)", () => {
   let billing: ReturnType<typeof stackClient<[typeof BillingService, typeof BillingStaffService]>>;
   const DAY = 86_400_000;
 
-  const { now, advanceDays: advance } = billingClock(() => billing.client);
+  const { now, advanceDays: advance, advanceTo } = billingClock(() => billing.client);
   let serial = 0;
   const product = async (prices: Record<string, string>, name = "holes") =>
     (
@@ -331,21 +331,20 @@ describe("money holes (issue 28)", () => {
   });
 
   // Issue 28 §2: due dates on the anchor day, clamped per month. A monthly service ordered on Jan 31
-  // is paid until Feb 28 (29 in a leap year); at the start of that term an upgrade's quote is the whole price
-  // difference for the month, not 28/31 of it (the share left was measured on a term walked back
-  // from the clamped Feb 28, i.e. from Jan 28). The rule itself is a property in
+  // is paid until Feb 28 (29 in a leap year); at the start of that term an upgrade's quote is the
+  // whole price difference for the month, not 28/31 of it (the share left was measured on a term
+  // walked back from the clamped Feb 28, i.e. from Jan 28). The rule itself is a property in
   // services/billing/src/proration.test.ts; this is the answer a customer reads. Last in the file:
   // it moves billing's clock to the next Jan 31.
   it("§2: an upgrade quoted as a Jan 31 term starts is the whole month's difference, not 28/31 of it", async () => {
-    const clock = billingClock(() => billing.client);
-    const at = await clock.now();
+    const at = await now();
     let jan31 = Date.UTC(at.getUTCFullYear(), 0, 31, 1);
     if (jan31 <= at.getTime()) jan31 = Date.UTC(at.getUTCFullYear() + 1, 0, 31, 1);
-    await clock.advanceTo(new Date(jan31));
+    await advanceTo(new Date(jan31));
 
-    const c = await stackCustomer(s, billing.client, "MonthEnd", "100");
-    const small = await newProduct("vps", { monthly: "10.0000" }, "EUR", billing.client);
-    const big = await newProduct("vps", { monthly: "30.0000" }, "EUR", billing.client);
+    const c = await customer("100");
+    const small = await product({ monthly: "10.0000" });
+    const big = await product({ monthly: "30.0000" });
     const id = await activeService(c, small.id);
     const svc = (await c.call("GET", `/services/${id}`)).body.data;
     // Feb 28, or Feb 29 when the Jan 31 reached is in a leap year (2028 when the tests above have

@@ -52,54 +52,21 @@ export async function signInWithForm(
 
 /**
  * Signs the page's browser context in and opens the page the form lands on. The form is posted
- * from here and its cookies handed to the browser: the page tests sign in some fifty times, and
- * the form in the browser cost Chromium 0.84-1.05 CPU-s a time against 0.43-0.53
- * (docs/benchmarks.md, "Issue 31 §5, 2026-11-30 (day)"). signInWithForm drives the form itself.
+ * through the context's own request client (Playwright's, outside Chromium), whose cookies are the
+ * browser's: the page tests sign in some fifty times, and the form in the browser cost Chromium
+ * 0.84-1.05 CPU-s a time against 0.43-0.53 (docs/benchmarks.md, "Issue 31 §5, 2026-11-30 (day)").
+ * signInWithForm drives the form itself.
  */
 export async function signIn(page: Page, area: "portal" | "admin", email: string, password = PASSWORD) {
-  const v = visitor();
-  const form = await v.get(`/${area}/sign-in`);
-  const r = await v.post(`/${area}/sign-in`, { _csrf: csrfIn(form.text), email, password });
-  if (r.status !== 303) throw new Error(`sign-in of ${email} answered ${r.status}`);
-  const { hostname } = new URL(GATEWAY);
-  await page.context().addCookies(v.setCookies.map((raw) => browserCookie(raw, hostname)));
-  await page.goto(new URL(r.location, GATEWAY).href);
+  const request = page.context().request;
+  const form = await request.get(`${GATEWAY}/${area}/sign-in`);
+  const r = await request.post(`${GATEWAY}/${area}/sign-in`, {
+    form: { _csrf: csrfIn(await form.text()), email, password },
+    maxRedirects: 0,
+  });
+  if (r.status() !== 303) throw new Error(`sign-in of ${email} answered ${r.status()}`);
+  await page.goto(new URL(r.headers().location ?? "", GATEWAY).href);
   await page.getByRole("button", { name: "Sign out" }).waitFor();
-}
-
-/** A Set-Cookie header as Playwright's addCookies takes it, with its path, flags and expiry. */
-function browserCookie(raw: string, domain: string) {
-  const [pair, ...attributes] = raw.split(";").map((part) => part.trim());
-  const at = pair.indexOf("=");
-  const cookie: {
-    name: string;
-    value: string;
-    domain: string;
-    path: string;
-    httpOnly: boolean;
-    secure: boolean;
-    sameSite: "Strict" | "Lax" | "None";
-    expires?: number;
-  } = {
-    name: pair.slice(0, at),
-    value: pair.slice(at + 1),
-    domain,
-    path: "/",
-    httpOnly: false,
-    secure: false,
-    sameSite: "Lax",
-  };
-  for (const attribute of attributes) {
-    const [key, value = ""] = attribute.split("=");
-    const k = key.toLowerCase();
-    if (k === "path") cookie.path = value;
-    else if (k === "httponly") cookie.httpOnly = true;
-    else if (k === "secure") cookie.secure = true;
-    else if (k === "samesite")
-      cookie.sameSite = (value[0].toUpperCase() + value.slice(1).toLowerCase()) as "Lax";
-    else if (k === "max-age") cookie.expires = Math.floor(Date.now() / 1000) + Number(value);
-  }
-  return cookie;
 }
 
 /** True when nothing on the page is wider than the window (usable on a 390 px screen). */
