@@ -21,6 +21,7 @@ export * from "./request-log.ts";
 export * from "./retention.ts";
 export * from "./rpc.ts";
 export * from "./rpc-client.ts";
+export * from "./rpc-coalesce.ts";
 export * from "./rpc-context.ts";
 export * from "./service-identity.ts";
 export * from "./shutdown.ts";

@@ -27,6 +27,9 @@ export const currentContext = (): RequestContext | undefined => storage.getStore
 
 export const runInContext = <T>(ctx: RequestContext, fn: () => T): T => storage.run(ctx, fn);
 
+/** Work that belongs to no one request (a call made for many). */
+export const runOutsideContext = <T>(fn: () => T): T => storage.exit(fn);
+
 // A token of 1 to 128 characters from a set that cannot break a log line, a header or a query:
 // anything else from a caller is replaced, never echoed.
 const wellFormed = /^[A-Za-z0-9._:-]{1,128}$/;

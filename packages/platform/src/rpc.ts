@@ -37,7 +37,8 @@ import { callerIdentity } from "./caller-identity.ts";
 import { connectError, connectErrorFrom } from "./connect-error.ts";
 import { apiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
-import { runInContext } from "./request-context.ts";
+import { REQUEST_ID_HEADER, runInContext, TRACEPARENT_HEADER } from "./request-context.ts";
+import { type CoalescedCall, callStatusOf, coalescedShapeError } from "./rpc-coalesce.ts";
 import { beginServerCall, endServerCall, metadataText } from "./rpc-context.ts";
 import {
   connectNode,
@@ -63,12 +64,19 @@ const requestRules = () => {
   return requestRulesModule;
 };
 
-// biome-ignore lint/suspicious/noExplicitAny: a registry of heterogeneous services; each pair is typed where it is built
-export type ServiceBinding = { desc: DescService; impl: Partial<ServiceImpl<any>> };
-export const bind = <S extends DescService>(desc: S, impl: Partial<ServiceImpl<S>>): ServiceBinding => ({
-  desc,
-  impl,
-});
+export type ServiceBinding = {
+  desc: DescService;
+  // biome-ignore lint/suspicious/noExplicitAny: a registry of heterogeneous services; each pair is typed where it is built
+  impl: Partial<ServiceImpl<any>>;
+  /** Coalesced methods, each naming the unary method whose calls it carries (rpc-coalesce.ts). */
+  coalesced?: Record<string, string>;
+};
+export const bind = <S extends DescService>(
+  desc: S,
+  impl: Partial<ServiceImpl<S>>,
+  /** A companion method (served here, not in `impl`) → the unary method whose calls it carries. */
+  coalesced?: Partial<Record<keyof ServiceImpl<S>, keyof ServiceImpl<S>>>,
+): ServiceBinding => ({ desc, impl, coalesced: coalesced as Record<string, string> | undefined });
 
 export interface RpcServer {
   port: number;
@@ -137,6 +145,50 @@ interface CallParts {
   ctx: HandlerContext;
   caller: string | undefined;
   header: (name: string) => string | undefined;
+}
+
+/**
+ * The handler of a coalesced method (rpc-coalesce.ts; docs/architecture.md, "Coalesced calls"):
+ * each call inside is served through its own method's pipeline, as a unary call of that method
+ * would be (the allow-list, its request rules, its handler and metrics, a context with the call's
+ * own request id and trace parent), all at once; a refused call's status takes its answer's place.
+ * Undefined for a method that is not coalesced; a binding that coalesces wrongly fails the start.
+ */
+function coalescedHandler(
+  binding: ServiceBinding,
+  method: DescMethodUnary,
+  allow: CallerCheck,
+  requestCheck: RequestCheckOf,
+  log: Logger,
+): UnaryFn | undefined {
+  const { desc } = binding;
+  const itemName = binding.coalesced?.[method.localName];
+  if (!itemName) return undefined;
+  const item = unaryMethods(desc).find((m) => m.localName === itemName);
+  const itemFn = item && handlerOf(binding, item);
+  if (!item || !itemFn)
+    throw new Error(`${desc.typeName}.${method.name} coalesces ${itemName}, which is not served`);
+  const shapeError = coalescedShapeError(method, item);
+  if (shapeError) throw new Error(shapeError);
+  const gate = gateOf(desc, item, allow, requestCheck, log);
+  return (req, ctx) => {
+    const caller = callerOfCall(ctx);
+    const { calls } = req as { calls: CoalescedCall<unknown>[] };
+    const answers = calls.map((c) =>
+      serveUnary(gate, itemFn, binding.impl, {
+        req: c.request ?? create(item.input),
+        ctx,
+        caller,
+        header: (k) =>
+          (k === REQUEST_ID_HEADER ? c.requestId : k === TRACEPARENT_HEADER ? c.traceparent : "") ||
+          undefined,
+      }).then(
+        (value) => ({ answer: { case: "response", value } }),
+        (err: unknown) => ({ answer: { case: "status", value: callStatusOf(connectErrorFrom(err)) } }),
+      ),
+    );
+    return Promise.all(answers).then((all) => ({ answers: all }));
+  };
 }
 
 /** The pipeline of a unary call; rejects with a ConnectError. */
@@ -306,7 +358,7 @@ async function serveGrpcJs(
     const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
     const handlers: grpc.UntypedServiceImplementation = {};
     for (const method of unaryMethods(desc)) {
-      const fn = handlerOf(binding, method);
+      const fn = handlerOf(binding, method) ?? coalescedHandler(binding, method, allow, requestCheck, log);
       if (!fn) continue;
       const gate = gateOf(desc, method, allow, requestCheck, log);
       definition[method.localName] = grpcMethodDefinition(gate.path, method, false);
@@ -442,7 +494,7 @@ async function serveConnect(
         header: (k) => ctx.requestHeader.get(k) ?? undefined,
       });
       for (const method of unaryMethods(desc)) {
-        const fn = handlerOf(binding, method);
+        const fn = handlerOf(binding, method) ?? coalescedHandler(binding, method, allow, requestCheck, log);
         if (!fn) continue;
         const gate = gateOf(desc, method, allow, requestCheck, log);
         // biome-ignore lint/suspicious/noExplicitAny: same shape as the handler it wraps

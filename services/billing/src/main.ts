@@ -99,7 +99,8 @@ runMain(log, async () => {
     cfg.RPC_TRANSPORT,
     listenPort(cfg.BILLING_ADDR),
     [
-      bind(BillingService, impl),
+      // PayDocuments carries PayDocument calls the gateway coalesces (docs/architecture.md, "Coalesced calls").
+      bind(BillingService, impl, { payDocuments: "payDocument" }),
       bind(BillingStaffService, impl),
       bind(BillingDeskService, impl),
       bind(TopUpService, payments),

@@ -1,9 +1,14 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { KeyDistributionService } from "@hb/contracts/hb/auth/v1/key_distribution_pb";
 import { PortalService } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { BillingDeskService } from "@hb/contracts/hb/billing/v1/billing_desk_pb";
-import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
+import {
+  BillingService,
+  type PayDocumentRequestSchema,
+  type PayDocumentResponse,
+} from "@hb/contracts/hb/billing/v1/billing_pb";
 import {
   PaymentEventService,
   TopUpService,
@@ -13,10 +18,13 @@ import { ComputeDeskService } from "@hb/contracts/hb/compute/v1/compute_desk_pb"
 import { ComputeConsoleService } from "@hb/contracts/hb/compute/v1/console_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
-import { backendClient, loadTlsIdentity, rpcClient } from "@hb/platform";
+import { backendClient, coalesce, loadTlsIdentity, rpcClient } from "@hb/platform";
 import { ComputeApi } from "./compute-client.ts";
 import type { GatewayConfig } from "./config.ts";
 import { HeldPages } from "./held-pages.ts";
+
+/** At most this many pays in one PayDocuments call (its contract allows 256). */
+const PAYS_PER_CALL = 64;
 
 /**
  * The gateway's upstream clients under three identities. The customer API calls the
@@ -69,10 +77,22 @@ export function createClients(cfg: GatewayConfig) {
     compute: h.compute.client,
     topUps: h.topUps.client,
   });
+  const billing = handles.billing.client;
   return {
     auth: handles.auth.client,
     keys: handles.keys.client,
-    billing: handles.billing.client,
+    billing: {
+      ...billing,
+      // The pays that reach this gateway together go to billing as one PayDocuments call
+      // (docs/architecture.md, "Coalesced calls"); each answers as its own PayDocument would.
+      payDocument: coalesce<MessageInitShape<typeof PayDocumentRequestSchema>, PayDocumentResponse>(
+        billing.payDocuments,
+        {
+          method: "/hb.billing.v1.BillingService/PayDocument",
+          maxCalls: PAYS_PER_CALL,
+        },
+      ),
+    },
     compute: handles.compute.client,
     console: handles.console.client,
     webhooks: handles.webhooks.client,

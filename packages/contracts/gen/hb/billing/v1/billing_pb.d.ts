@@ -12,6 +12,7 @@ import type { ResellerService, ServiceAction, ServiceStatusStats, ServiceSummary
 import type { Document, DocumentKind, DocumentStatus, DocumentStatusTotals } from "./documents_pb.js";
 import type { CatalogueProduct, ProductOption, ProductPrice } from "./products_pb.js";
 import type { Order, OrderItem, OrderPaymentMode, OrderPaymentStatus, OrderStatus, PlacedOrder } from "./orders_pb.js";
+import type { CallStatus } from "../../platform/v1/error_pb.js";
 import type { BillingCycle, ProductKind, ServiceStatus } from "./common_pb.js";
 import type { Addon, AddonBillingType, AddonOffer, ServiceAddons } from "./addons_pb.js";
 import type { Upgrade, UpgradeOrigin, UpgradePath } from "./upgrades_pb.js";
@@ -798,6 +799,99 @@ export declare type PayDocumentResponse = Message<"hb.billing.v1.PayDocumentResp
  * Use `create(PayDocumentResponseSchema)` to create a new message.
  */
 export declare const PayDocumentResponseSchema: GenMessage<PayDocumentResponse>;
+
+/**
+ * @generated from message hb.billing.v1.PayDocumentsRequest
+ */
+export declare type PayDocumentsRequest = Message<"hb.billing.v1.PayDocumentsRequest"> & {
+  /**
+   * @generated from field: repeated hb.billing.v1.PayDocumentCall calls = 1;
+   */
+  calls: PayDocumentCall[];
+};
+
+/**
+ * Describes the message hb.billing.v1.PayDocumentsRequest.
+ * Use `create(PayDocumentsRequestSchema)` to create a new message.
+ */
+export declare const PayDocumentsRequestSchema: GenMessage<PayDocumentsRequest>;
+
+/**
+ * @generated from message hb.billing.v1.PayDocumentCall
+ */
+export declare type PayDocumentCall = Message<"hb.billing.v1.PayDocumentCall"> & {
+  /**
+   * Checked against PayDocumentRequest's rules call by call, not as part of this message: one
+   * call's bad input refuses that call alone.
+   *
+   * @generated from field: hb.billing.v1.PayDocumentRequest request = 1;
+   */
+  request?: PayDocumentRequest | undefined;
+
+  /**
+   * What a unary call carries in its metadata (x-request-id, traceparent).
+   *
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string traceparent = 3;
+   */
+  traceparent: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.PayDocumentCall.
+ * Use `create(PayDocumentCallSchema)` to create a new message.
+ */
+export declare const PayDocumentCallSchema: GenMessage<PayDocumentCall>;
+
+/**
+ * @generated from message hb.billing.v1.PayDocumentsResponse
+ */
+export declare type PayDocumentsResponse = Message<"hb.billing.v1.PayDocumentsResponse"> & {
+  /**
+   * One per call, in the calls' order.
+   *
+   * @generated from field: repeated hb.billing.v1.PayDocumentAnswer answers = 1;
+   */
+  answers: PayDocumentAnswer[];
+};
+
+/**
+ * Describes the message hb.billing.v1.PayDocumentsResponse.
+ * Use `create(PayDocumentsResponseSchema)` to create a new message.
+ */
+export declare const PayDocumentsResponseSchema: GenMessage<PayDocumentsResponse>;
+
+/**
+ * @generated from message hb.billing.v1.PayDocumentAnswer
+ */
+export declare type PayDocumentAnswer = Message<"hb.billing.v1.PayDocumentAnswer"> & {
+  /**
+   * @generated from oneof hb.billing.v1.PayDocumentAnswer.answer
+   */
+  answer: {
+    /**
+     * @generated from field: hb.billing.v1.PayDocumentResponse response = 1;
+     */
+    value: PayDocumentResponse;
+    case: "response";
+  } | {
+    /**
+     * @generated from field: hb.platform.v1.CallStatus status = 2;
+     */
+    value: CallStatus;
+    case: "status";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message hb.billing.v1.PayDocumentAnswer.
+ * Use `create(PayDocumentAnswerSchema)` to create a new message.
+ */
+export declare const PayDocumentAnswerSchema: GenMessage<PayDocumentAnswer>;
 
 /**
  * @generated from message hb.billing.v1.AdminAdjustCreditRequest
@@ -2297,6 +2391,20 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof PayDocumentRequestSchema;
     output: typeof PayDocumentResponseSchema;
+  },
+  /**
+   * Several PayDocument calls in one: the gateway sends the pays that reach it together in one
+   * call, so a call's fixed cost (its HTTP/2 stream, TLS records and the serving pipeline) is
+   * paid once for them all (docs/architecture.md, "Coalesced calls"). Each call is served as
+   * PayDocument serves it (the allow-list, its request rules, the handler, its own request id and
+   * metrics); the answers come back in the calls' order, a refused call's status in its place.
+   *
+   * @generated from rpc hb.billing.v1.BillingService.PayDocuments
+   */
+  payDocuments: {
+    methodKind: "unary";
+    input: typeof PayDocumentsRequestSchema;
+    output: typeof PayDocumentsResponseSchema;
   },
   /**
    * Add-ons and upgrades.

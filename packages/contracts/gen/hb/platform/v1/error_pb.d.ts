@@ -71,3 +71,34 @@ export declare type FieldViolation = Message<"hb.platform.v1.FieldViolation"> & 
  */
 export declare const FieldViolationSchema: GenMessage<FieldViolation>;
 
+/**
+ * A call's refusal as a message: what a unary call carries as its status and trailers, for a call
+ * answered inside another (a coalesced call's answer, e.g. billing's PayDocuments).
+ *
+ * @generated from message hb.platform.v1.CallStatus
+ */
+export declare type CallStatus = Message<"hb.platform.v1.CallStatus"> & {
+  /**
+   * The gRPC status code.
+   *
+   * @generated from field: int32 code = 1;
+   */
+  code: number;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * @generated from field: hb.platform.v1.ErrorInfo info = 3;
+   */
+  info?: ErrorInfo | undefined;
+};
+
+/**
+ * Describes the message hb.platform.v1.CallStatus.
+ * Use `create(CallStatusSchema)` to create a new message.
+ */
+export declare const CallStatusSchema: GenMessage<CallStatus>;
+

@@ -8,7 +8,7 @@ import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
  * Describes the file hb/platform/v1/error.proto.
  */
 export const file_hb_platform_v1_error = /*@__PURE__*/
-  fileDesc("ChpoYi9wbGF0Zm9ybS92MS9lcnJvci5wcm90bxIOaGIucGxhdGZvcm0udjEieQoJRXJyb3JJbmZvEgwKBGNvZGUYASABKAkSMgoKdmlvbGF0aW9ucxgCIAMoCzIeLmhiLnBsYXRmb3JtLnYxLkZpZWxkVmlvbGF0aW9uEg0KBXNjb3BlGAMgASgJEhsKE3JldHJ5X2FmdGVyX3NlY29uZHMYBCABKAUiMAoORmllbGRWaW9sYXRpb24SDQoFZmllbGQYASABKAkSDwoHbWVzc2FnZRgCIAEoCWIGcHJvdG8z");
+  fileDesc("ChpoYi9wbGF0Zm9ybS92MS9lcnJvci5wcm90bxIOaGIucGxhdGZvcm0udjEieQoJRXJyb3JJbmZvEgwKBGNvZGUYASABKAkSMgoKdmlvbGF0aW9ucxgCIAMoCzIeLmhiLnBsYXRmb3JtLnYxLkZpZWxkVmlvbGF0aW9uEg0KBXNjb3BlGAMgASgJEhsKE3JldHJ5X2FmdGVyX3NlY29uZHMYBCABKAUiMAoORmllbGRWaW9sYXRpb24SDQoFZmllbGQYASABKAkSDwoHbWVzc2FnZRgCIAEoCSJUCgpDYWxsU3RhdHVzEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRInCgRpbmZvGAMgASgLMhkuaGIucGxhdGZvcm0udjEuRXJyb3JJbmZvYgZwcm90bzM");
 
 /**
  * Describes the message hb.platform.v1.ErrorInfo.
@@ -23,4 +23,11 @@ export const ErrorInfoSchema = /*@__PURE__*/
  */
 export const FieldViolationSchema = /*@__PURE__*/
   messageDesc(file_hb_platform_v1_error, 1);
+
+/**
+ * Describes the message hb.platform.v1.CallStatus.
+ * Use `create(CallStatusSchema)` to create a new message.
+ */
+export const CallStatusSchema = /*@__PURE__*/
+  messageDesc(file_hb_platform_v1_error, 2);
 
