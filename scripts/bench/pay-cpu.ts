@@ -111,6 +111,17 @@ await withScratchStack("paycpu", async (stack, env) => {
   // Warm-up: statements prepared, connections open, code optimised.
   await autocannon({ ...opts, duration: 3 });
   const procs = [...stack.procs].map(([name, p]) => [name, p.pid as number] as const);
+  /** The gateway's PayDocuments calls so far and the pays they carried (rpc_client_coalesced_calls). */
+  const coalesced = async () => {
+    const res = await fetch(`http://127.0.0.1:${env.GATEWAY_METRICS_PORT}/metrics`);
+    const text = await res.text();
+    const value = (name: string) =>
+      Number(new RegExp(`^${name}\\{[^}]*method="[^"]*/PayDocument"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+    return {
+      calls: value("rpc_client_coalesced_calls_count"),
+      pays: value("rpc_client_coalesced_calls_sum"),
+    };
+  };
   for (let round = 1; round <= ROUNDS; round++) {
     await new Promise((r) => setTimeout(r, 1000));
     const pg = await backends(admin);
@@ -123,6 +134,7 @@ await withScratchStack("paycpu", async (stack, env) => {
     const before = sample();
     const machineBefore = machineBusyTicks();
     const load = loadavg()[0];
+    const coalescedBefore = await coalesced();
     const run = autocannon({ ...opts, duration: SECONDS });
     const waits = WAITS ? sampleWaits(admin, run) : undefined;
     const r = await run;
@@ -138,6 +150,8 @@ await withScratchStack("paycpu", async (stack, env) => {
       lessIdle[name] = per(after[i] - before[i] - idleTicks[i]);
     });
     cpu["whole machine"] = per(machineBusyTicks() - machineBefore);
+    const coalescedAfter = await coalesced();
+    const companionCalls = coalescedAfter.calls - coalescedBefore.calls;
     console.log(
       JSON.stringify({
         round,
@@ -150,6 +164,10 @@ await withScratchStack("paycpu", async (stack, env) => {
         p99: r.latency.p99,
         cpuMicrosPerPay: cpu,
         lessIdle,
+        // Pays per PayDocuments call the gateway made (docs/architecture.md, "Coalesced calls").
+        paysPerBillingCall: companionCalls
+          ? Number(((coalescedAfter.pays - coalescedBefore.pays) / companionCalls).toFixed(1))
+          : 0,
         ...(waits ? { billingBackends: await waits } : {}),
       }),
     );
