@@ -134,7 +134,7 @@ export async function webhookBench(
       const due = start + (i / RATE) * 1000;
       if (due > Date.now()) {
         await Promise.all(batch.splice(0));
-        await new Promise((r) => setTimeout(r, due - Date.now()));
+        await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
       }
     }
     const id = newId();
