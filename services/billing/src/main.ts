@@ -99,8 +99,9 @@ runMain(log, async () => {
     cfg.RPC_TRANSPORT,
     listenPort(cfg.BILLING_ADDR),
     [
-      // PayDocuments carries PayDocument calls the gateway coalesces (docs/architecture.md, "Coalesced calls").
-      bind(BillingService, impl, { payDocuments: "payDocument" }),
+      // PayDocuments and CreateOrders carry the calls the gateway coalesces (docs/architecture.md,
+      // "Coalesced calls").
+      bind(BillingService, impl, { payDocuments: "payDocument", createOrders: "createOrder" }),
       bind(BillingStaffService, impl),
       bind(BillingDeskService, impl),
       bind(TopUpService, payments),

@@ -6,6 +6,8 @@ import { PortalService } from "@hb/contracts/hb/auth/v1/portal_pb";
 import { BillingDeskService } from "@hb/contracts/hb/billing/v1/billing_desk_pb";
 import {
   BillingService,
+  type CreateOrderRequestSchema,
+  type CreateOrderResponse,
   type PayDocumentRequestSchema,
   type PayDocumentResponse,
 } from "@hb/contracts/hb/billing/v1/billing_pb";
@@ -23,8 +25,8 @@ import { ComputeApi } from "./compute-client.ts";
 import type { GatewayConfig } from "./config.ts";
 import { HeldPages } from "./held-pages.ts";
 
-/** At most this many pays in one PayDocuments call (its contract allows 256). */
-const PAYS_PER_CALL = 64;
+/** At most this many pays or orders in one PayDocuments or CreateOrders call (their contract allows 256). */
+const CALLS_PER_CALL = 64;
 
 /**
  * The gateway's upstream clients under three identities. The customer API calls the
@@ -83,14 +85,15 @@ export function createClients(cfg: GatewayConfig) {
     keys: handles.keys.client,
     billing: {
       ...billing,
-      // The pays that reach this gateway together go to billing as one PayDocuments call
-      // (docs/architecture.md, "Coalesced calls"); each answers as its own PayDocument would.
+      // The pays and the orders that reach this gateway together go to billing as one call
+      // (docs/architecture.md, "Coalesced calls"); each answers as its own unary call would.
       payDocument: coalesce<MessageInitShape<typeof PayDocumentRequestSchema>, PayDocumentResponse>(
         billing.payDocuments,
-        {
-          method: "/hb.billing.v1.BillingService/PayDocument",
-          maxCalls: PAYS_PER_CALL,
-        },
+        { method: "/hb.billing.v1.BillingService/PayDocument", maxCalls: CALLS_PER_CALL },
+      ),
+      createOrder: coalesce<MessageInitShape<typeof CreateOrderRequestSchema>, CreateOrderResponse>(
+        billing.createOrders,
+        { method: "/hb.billing.v1.BillingService/CreateOrder", maxCalls: CALLS_PER_CALL },
       ),
     },
     compute: handles.compute.client,

@@ -490,6 +490,96 @@ export declare type CreateOrderResponse = Message<"hb.billing.v1.CreateOrderResp
 export declare const CreateOrderResponseSchema: GenMessage<CreateOrderResponse>;
 
 /**
+ * @generated from message hb.billing.v1.CreateOrdersRequest
+ */
+export declare type CreateOrdersRequest = Message<"hb.billing.v1.CreateOrdersRequest"> & {
+  /**
+   * @generated from field: repeated hb.billing.v1.CreateOrderCall calls = 1;
+   */
+  calls: CreateOrderCall[];
+};
+
+/**
+ * Describes the message hb.billing.v1.CreateOrdersRequest.
+ * Use `create(CreateOrdersRequestSchema)` to create a new message.
+ */
+export declare const CreateOrdersRequestSchema: GenMessage<CreateOrdersRequest>;
+
+/**
+ * @generated from message hb.billing.v1.CreateOrderCall
+ */
+export declare type CreateOrderCall = Message<"hb.billing.v1.CreateOrderCall"> & {
+  /**
+   * Checked against CreateOrderRequest's rules call by call (see PayDocumentCall).
+   *
+   * @generated from field: hb.billing.v1.CreateOrderRequest request = 1;
+   */
+  request?: CreateOrderRequest | undefined;
+
+  /**
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string traceparent = 3;
+   */
+  traceparent: string;
+};
+
+/**
+ * Describes the message hb.billing.v1.CreateOrderCall.
+ * Use `create(CreateOrderCallSchema)` to create a new message.
+ */
+export declare const CreateOrderCallSchema: GenMessage<CreateOrderCall>;
+
+/**
+ * @generated from message hb.billing.v1.CreateOrdersResponse
+ */
+export declare type CreateOrdersResponse = Message<"hb.billing.v1.CreateOrdersResponse"> & {
+  /**
+   * One per call, in the calls' order.
+   *
+   * @generated from field: repeated hb.billing.v1.CreateOrderAnswer answers = 1;
+   */
+  answers: CreateOrderAnswer[];
+};
+
+/**
+ * Describes the message hb.billing.v1.CreateOrdersResponse.
+ * Use `create(CreateOrdersResponseSchema)` to create a new message.
+ */
+export declare const CreateOrdersResponseSchema: GenMessage<CreateOrdersResponse>;
+
+/**
+ * @generated from message hb.billing.v1.CreateOrderAnswer
+ */
+export declare type CreateOrderAnswer = Message<"hb.billing.v1.CreateOrderAnswer"> & {
+  /**
+   * @generated from oneof hb.billing.v1.CreateOrderAnswer.answer
+   */
+  answer: {
+    /**
+     * @generated from field: hb.billing.v1.CreateOrderResponse response = 1;
+     */
+    value: CreateOrderResponse;
+    case: "response";
+  } | {
+    /**
+     * @generated from field: hb.platform.v1.CallStatus status = 2;
+     */
+    value: CallStatus;
+    case: "status";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message hb.billing.v1.CreateOrderAnswer.
+ * Use `create(CreateOrderAnswerSchema)` to create a new message.
+ */
+export declare const CreateOrderAnswerSchema: GenMessage<CreateOrderAnswer>;
+
+/**
  * @generated from message hb.billing.v1.ListOrdersRequest
  */
 export declare type ListOrdersRequest = Message<"hb.billing.v1.ListOrdersRequest"> & {
@@ -2351,6 +2441,17 @@ export declare const BillingService: GenService<{
     methodKind: "unary";
     input: typeof CreateOrderRequestSchema;
     output: typeof CreateOrderResponseSchema;
+  },
+  /**
+   * Several CreateOrder calls in one, as PayDocuments carries pays (docs/architecture.md,
+   * "Coalesced calls").
+   *
+   * @generated from rpc hb.billing.v1.BillingService.CreateOrders
+   */
+  createOrders: {
+    methodKind: "unary";
+    input: typeof CreateOrdersRequestSchema;
+    output: typeof CreateOrdersResponseSchema;
   },
   /**
    * @generated from rpc hb.billing.v1.BillingService.ListOrders
