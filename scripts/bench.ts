@@ -470,10 +470,10 @@ index). Since 2026-11-29 the gateway also keeps each page it wrote and compute s
 read, whether it still stands (docs/architecture.md, "Held pages"): the 50-row page reads 3.7-4.5%
 of bare in the runs of this file, over the 3% target.
 
-Since 2026-11-30 the pays that reach the gateway together go to billing as one call
-(\`PayDocuments\`, docs/architecture.md "Coalesced calls"): a call's fixed cost on both ends was about
-half of what a pay cost the gateway and more than half of billing's ("Issue 31 §2, 2026-11-30"
-below).
+Since 2026-11-30 the pays and the orders that reach the gateway together go to billing as one call
+(\`PayDocuments\`, \`CreateOrders\`; docs/architecture.md "Coalesced calls"): a call's fixed cost on both
+ends was about half of what a pay cost the gateway and more than half of billing's, and a third of
+what an order cost the gateway ("Issue 31 §2, 2026-11-30" below).
 `;
   // Sections measured by hand are kept from the file as it was: the memory soak's (npm run soak)
   // and those HAND_MEASURED names, which a full run would otherwise have erased.
