@@ -189,6 +189,52 @@ describe("coalesced calls: PayDocument calls made together go to billing as one 
     }
   });
 
+  it("a server without the companion (older than the client) is sent each call as a unary call, in its caller's context", async () => {
+    const older = await serveRpc(
+      "grpc-js",
+      0,
+      [
+        bind(BillingService, {
+          payDocument: (req) => {
+            seenRequestIds.set(req.documentId, currentContext()?.requestId ?? "");
+            return { fullyPaid: true, creditApplied: { currency: "EUR", amount: req.documentId.slice(-4) } };
+          },
+        }),
+      ],
+      log,
+      loadTlsIdentity(certFiles(certs, "billing")),
+    );
+    const handle = clientOf("grpc-js", older.port);
+    const method = "/hb.billing.v1.BillingService/PayDocument";
+    type Req = Parameters<typeof handle.client.payDocument>[0];
+    const withFallback = coalesce<Req, PayDocumentResponse>(
+      handle.client.payDocuments,
+      { method, maxCalls: 64 },
+      handle.client.payDocument,
+    );
+    const without = coalesce<Req, PayDocumentResponse>(handle.client.payDocuments, { method, maxCalls: 64 });
+    try {
+      const ids = [idOf(21), idOf(22)];
+      const got = await Promise.all(
+        ids.map((documentId, i) =>
+          runInContext(beginContext("test", SpanKind.SERVER, { requestId: `req-older-${i}` }), () =>
+            outcome(withFallback({ kind: DocumentKind.INVOICE, documentId })),
+          ),
+        ),
+      );
+      assert.deepEqual(got, [{ ok: "0021" }, { ok: "0022" }]);
+      assert.deepEqual(
+        ids.map((id) => seenRequestIds.get(id)),
+        ["req-older-0", "req-older-1"],
+      );
+      const refused = await outcome(without({ kind: DocumentKind.INVOICE, documentId: idOf(23) }));
+      assert.equal(refused.code, "Unimplemented");
+    } finally {
+      handle.close();
+      await older.close(0);
+    }
+  });
+
   it("a server refuses to start with a companion whose messages do not carry the method's calls", async () => {
     const wrong = bind(BillingService, { payDocument: () => ({}) }, { getDocument: "payDocument" });
     await assert.rejects(

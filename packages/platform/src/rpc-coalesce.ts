@@ -12,11 +12,17 @@
  * `response` (the unary method's response) or `status` (hb.platform.v1.CallStatus).
  */
 import { create, type DescMessage, type DescMethodUnary } from "@bufbuild/protobuf";
-import { Code, type ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { type CallStatus, CallStatusSchema, ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 import { connectError } from "./connect-error.ts";
 import { Histogram, metricsRegistry } from "./metrics.ts";
-import { currentContext, runOutsideContext, traceparentOf } from "./request-context.ts";
+import {
+  currentContext,
+  type RequestContext,
+  runInContext,
+  runOutsideContext,
+  traceparentOf,
+} from "./request-context.ts";
 import { childContext, endContext, SpanKind } from "./tracing.ts";
 
 /** One call inside a coalesced request, as the companion's messages carry it. */
@@ -98,6 +104,14 @@ export interface CoalesceOptions {
 }
 
 /**
+ * The unary method itself, for a server that does not serve the companion (Unimplemented: a
+ * server older than this client, while a rolling update is under way). Each call of that
+ * companion call is then sent as a unary call, in its caller's context, and answers as it would
+ * have before there was a companion.
+ */
+export type UnaryFallback<Req, Res> = (request: Req) => Promise<Res>;
+
+/**
  * `call(request)` answers as the unary method would (its response, or a rejection with the same
  * ConnectError), but the calls made in one turn of the event loop go out together as one call of
  * the companion (`send`), up to `maxCalls` at a time. A turn is what a loaded process serves at once
@@ -108,12 +122,20 @@ export interface CoalesceOptions {
 export function coalesce<Req, Res>(
   send: (request: { calls: CoalescedCall<Req>[] }) => Promise<{ answers: CoalescedAnswer<Res>[] }>,
   opts: CoalesceOptions,
+  unary?: UnaryFallback<Req, Res>,
 ): (request: Req) => Promise<Res> {
   interface Waiting {
     call: CoalescedCall<Req>;
+    /** The caller's context, for a unary call in its place. */
+    caller: RequestContext | undefined;
     resolve(value: Res): void;
     reject(err: unknown): void;
   }
+  const alone = (w: Waiting, send: UnaryFallback<Req, Res>) => {
+    const request = w.call.request as Req;
+    const sent = w.caller ? runInContext(w.caller, () => send(request)) : send(request);
+    sent.then(w.resolve, w.reject);
+  };
   let queue: Waiting[] = [];
   const sizes = coalescedCalls.labels(opts.method);
   const flush = () => {
@@ -136,6 +158,10 @@ export function coalesce<Req, Res>(
             );
         }),
       (err: unknown) => {
+        if (unary && err instanceof ConnectError && err.code === Code.Unimplemented) {
+          for (const w of group) alone(w, unary);
+          return;
+        }
         for (const w of group) w.reject(err);
       },
     );
@@ -149,6 +175,7 @@ export function coalesce<Req, Res>(
       if (queue.length === 0) setImmediate(flush);
       queue.push({
         call: { request, requestId: ctx?.requestId ?? "", traceparent: ctx ? traceparentOf(ctx) : "" },
+        caller: currentContext(),
         resolve,
         reject,
       });

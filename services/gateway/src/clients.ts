@@ -86,14 +86,17 @@ export function createClients(cfg: GatewayConfig) {
     billing: {
       ...billing,
       // The pays and the orders that reach this gateway together go to billing as one call
-      // (docs/architecture.md, "Coalesced calls"); each answers as its own unary call would.
+      // (docs/architecture.md, "Coalesced calls"); each answers as its own unary call would. A
+      // billing older than this gateway (a rolling update) is sent the unary calls instead.
       payDocument: coalesce<MessageInitShape<typeof PayDocumentRequestSchema>, PayDocumentResponse>(
         billing.payDocuments,
         { method: "/hb.billing.v1.BillingService/PayDocument", maxCalls: CALLS_PER_CALL },
+        billing.payDocument,
       ),
       createOrder: coalesce<MessageInitShape<typeof CreateOrderRequestSchema>, CreateOrderResponse>(
         billing.createOrders,
         { method: "/hb.billing.v1.BillingService/CreateOrder", maxCalls: CALLS_PER_CALL },
+        billing.createOrder,
       ),
     },
     compute: handles.compute.client,
