@@ -11,7 +11,7 @@ export function memoryTable(): string {
     `|---|${names.map(() => "---").join("|")}|`,
     ...memory.map((m) => `| ${m.when} | ${names.map((n) => m.mb[n]).join(" | ")} |`),
     "",
-    `Services started with \`${process.env.HB_SERVICE_NODE_ARGS ?? SERVICE_NODE_ARGS}\` (scripts/stack.ts); targets: each under 120 MB idle and 160 MB under this load.`,
+    `Services started with \`${process.env.HB_SERVICE_NODE_ARGS ?? SERVICE_NODE_ARGS}\` (scripts/stack.ts); targets: each under 120 MB idle and 160 MB under this load. The idle row is the first stack's, before any load; the load rows are a stack of their own, started for the soak, so that they show what the soak holds rather than what the 50-connection rows before it left.`,
   ].join("\n");
 }
 
@@ -46,7 +46,7 @@ export const soakLoad = (stack: Stack, key: string, seconds: number, rate: numbe
  * Steady load (BENCH_SOAK_RATE requests/s, default 200, alternating the keyed index and the VPS page)
  * for BENCH_SOAK_SECONDS (default 600): RSS after the first minute of it, at its end, and idle after.
  */
-export async function soak(stack: Stack, key: string, _pids: Record<string, number>) {
+export async function soak(stack: Stack, key: string) {
   const seconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
   const rate = Number(process.env.BENCH_SOAK_RATE ?? 200);
   const warm = Math.min(60, Math.floor(seconds / 4));
