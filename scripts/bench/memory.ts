@@ -11,7 +11,7 @@ export function memoryTable(): string {
     `|---|${names.map(() => "---").join("|")}|`,
     ...memory.map((m) => `| ${m.when} | ${names.map((n) => m.mb[n]).join(" | ")} |`),
     "",
-    `Services started with \`${process.env.HB_SERVICE_NODE_ARGS ?? SERVICE_NODE_ARGS}\` (scripts/stack.ts); targets: each under 120 MB idle and 160 MB under this load. The idle row is the first stack's, before any load; the load rows are a stack of their own, started for the soak, so that they show what the soak holds rather than what the 50-connection rows before it left.`,
+    `Services started with \`${process.env.HB_SERVICE_NODE_ARGS ?? SERVICE_NODE_ARGS}\` (scripts/stack.ts); targets: each under 120 MB idle and 160 MB under this load. Every row is one stack, started for them after the other parts ran (so the load rows show what the soak holds, not what the 50-connection rows left), with the compile cache those parts filled, as the image's is (deploy/Dockerfile; a first start with an empty cache also loads the TypeScript stripper, about 15 MB more).`,
   ].join("\n");
 }
 
