@@ -20,8 +20,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { loadavg } from "node:os";
+import { BillingService } from "@hb/contracts/hb/billing/v1/billing_pb";
 import autocannon from "autocannon";
 import postgres from "postgres";
+import { sample as metricSample } from "../../test/support/stack-output.ts";
 import { serviceDbUrl } from "../db-roles.ts";
 import { cpuTicks, localDependencies, machineBusyTicks, withScratchStack } from "./scratch-stack.ts";
 import { adminClients, fundedCustomer, payRequests } from "./seed.ts";
@@ -113,13 +115,11 @@ await withScratchStack("paycpu", async (stack, env) => {
   const procs = [...stack.procs].map(([name, p]) => [name, p.pid as number] as const);
   /** The gateway's PayDocuments calls so far and the pays they carried (rpc_client_coalesced_calls). */
   const coalesced = async () => {
-    const res = await fetch(`http://127.0.0.1:${env.GATEWAY_METRICS_PORT}/metrics`);
-    const text = await res.text();
-    const value = (name: string) =>
-      Number(new RegExp(`^${name}\\{[^}]*method="[^"]*/PayDocument"\\} (\\S+)$`, "m").exec(text)?.[1] ?? 0);
+    const text = await (await fetch(`http://127.0.0.1:${env.GATEWAY_METRICS_PORT}/metrics`)).text();
+    const labels = { method: `/${BillingService.typeName}/${BillingService.method.payDocument.name}` };
     return {
-      calls: value("rpc_client_coalesced_calls_count"),
-      pays: value("rpc_client_coalesced_calls_sum"),
+      calls: metricSample(text, "rpc_client_coalesced_calls_count", labels) ?? 0,
+      pays: metricSample(text, "rpc_client_coalesced_calls_sum", labels) ?? 0,
     };
   };
   for (let round = 1; round <= ROUNDS; round++) {

@@ -11,7 +11,7 @@
  * metadata); the response has `answers`, one per call in order, each a oneof `answer` of
  * `response` (the unary method's response) or `status` (hb.platform.v1.CallStatus).
  */
-import { create, type DescMessage, type DescMethodUnary } from "@bufbuild/protobuf";
+import { create, type DescField, type DescMethodUnary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type CallStatus, CallStatusSchema, ErrorInfoSchema } from "@hb/contracts/hb/platform/v1/error_pb";
 import { connectError } from "./connect-error.ts";
@@ -60,26 +60,19 @@ export function errorOfStatus(status: CallStatus): ConnectError {
  * a server refuses to start with a companion that does not.
  */
 export function coalescedShapeError(batch: DescMethodUnary, item: DescMethodUnary): string | undefined {
-  const listOf = (m: DescMessage, name: string) => {
-    const f = m.fields.find((x) => x.localName === name);
-    return f?.fieldKind === "list" && f.listKind === "message" ? f.message : undefined;
-  };
-  const messageOf = (m: DescMessage, name: string) => {
-    const f = m.fields.find((x) => x.localName === name);
-    return f?.fieldKind === "message" ? f.message : undefined;
-  };
-  const call = listOf(batch.input, "calls");
-  const answer = listOf(batch.output, "answers");
-  const text = (m: DescMessage | undefined, name: string) =>
-    m?.fields.find((x) => x.localName === name)?.fieldKind === "scalar";
+  const listed = (f: DescField | undefined) =>
+    f?.fieldKind === "list" && f.listKind === "message" ? f.message : undefined;
+  const call = listed(batch.input.field.calls);
+  const request = call?.field.request;
+  const text = (f: DescField | undefined) => f?.fieldKind === "scalar";
   if (
-    !call ||
-    messageOf(call, "request") !== item.input ||
-    !text(call, "requestId") ||
-    !text(call, "traceparent")
+    request?.fieldKind !== "message" ||
+    request.message !== item.input ||
+    !text(call?.field.requestId) ||
+    !text(call?.field.traceparent)
   )
     return `${batch.name}'s request must have calls { ${item.input.name} request; string request_id; string traceparent }`;
-  const oneof = answer?.oneofs.find((o) => o.localName === "answer");
+  const oneof = listed(batch.output.field.answers)?.oneofs.find((o) => o.localName === "answer");
   const cases = new Map(
     oneof?.fields.map((f) => [f.localName, f.fieldKind === "message" ? f.message : undefined]),
   );
@@ -131,9 +124,9 @@ export function coalesce<Req, Res>(
     resolve(value: Res): void;
     reject(err: unknown): void;
   }
-  const alone = (w: Waiting, send: UnaryFallback<Req, Res>) => {
+  const alone = (w: Waiting, call: UnaryFallback<Req, Res>) => {
     const request = w.call.request as Req;
-    const sent = w.caller ? runInContext(w.caller, () => send(request)) : send(request);
+    const sent = w.caller ? runInContext(w.caller, () => call(request)) : call(request);
     sent.then(w.resolve, w.reject);
   };
   let queue: Waiting[] = [];
@@ -167,15 +160,16 @@ export function coalesce<Req, Res>(
     );
   };
   return (request) => {
+    const caller = currentContext();
     // The call's own client span, as a unary call gets (rpc-context.ts, clientCall).
     const ctx = childContext(opts.method, SpanKind.CLIENT);
     // Without an exporter the context is the caller's own, whose span is not this call's to end.
-    const own = ctx !== currentContext();
+    const own = ctx !== caller;
     return new Promise<Res>((resolve, reject) => {
       if (queue.length === 0) setImmediate(flush);
       queue.push({
         call: { request, requestId: ctx?.requestId ?? "", traceparent: ctx ? traceparentOf(ctx) : "" },
-        caller: currentContext(),
+        caller,
         resolve,
         reject,
       });

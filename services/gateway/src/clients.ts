@@ -28,6 +28,16 @@ import { HeldPages } from "./held-pages.ts";
 /** At most this many pays or orders in one PayDocuments or CreateOrders call (their contract allows 256). */
 const CALLS_PER_CALL = 64;
 
+/** A billing method's calls sent through its companion (`batch`), and alone to a billing without it. */
+function coalesced<Req, Res>(
+  batch: Parameters<typeof coalesce<Req, Res>>[0],
+  unary: (request: Req) => Promise<Res>,
+  name: keyof typeof BillingService.method,
+): (request: Req) => Promise<Res> {
+  const method = `/${BillingService.typeName}/${BillingService.method[name].name}`;
+  return coalesce(batch, { method, maxCalls: CALLS_PER_CALL }, unary);
+}
+
 /**
  * The gateway's upstream clients under three identities. The customer API calls the
  * customer-facing definitions as `gateway`; the admin pages call sign-in, staff and desk
@@ -88,15 +98,15 @@ export function createClients(cfg: GatewayConfig) {
       // The pays and the orders that reach this gateway together go to billing as one call
       // (docs/architecture.md, "Coalesced calls"); each answers as its own unary call would. A
       // billing older than this gateway (a rolling update) is sent the unary calls instead.
-      payDocument: coalesce<MessageInitShape<typeof PayDocumentRequestSchema>, PayDocumentResponse>(
+      payDocument: coalesced<MessageInitShape<typeof PayDocumentRequestSchema>, PayDocumentResponse>(
         billing.payDocuments,
-        { method: "/hb.billing.v1.BillingService/PayDocument", maxCalls: CALLS_PER_CALL },
         billing.payDocument,
+        "payDocument",
       ),
-      createOrder: coalesce<MessageInitShape<typeof CreateOrderRequestSchema>, CreateOrderResponse>(
+      createOrder: coalesced<MessageInitShape<typeof CreateOrderRequestSchema>, CreateOrderResponse>(
         billing.createOrders,
-        { method: "/hb.billing.v1.BillingService/CreateOrder", maxCalls: CALLS_PER_CALL },
         billing.createOrder,
+        "createOrder",
       ),
     },
     compute: handles.compute.client,
