@@ -3,6 +3,7 @@ import type { LookupAddress } from "node:dns";
 import http from "node:http";
 import { after, before, describe, it } from "node:test";
 import { attemptDelivery } from "./attempt.ts";
+import { watchDeadline, watchedDeadlines } from "./attempt-deadline.ts";
 
 const BLOCKED = /blocked/;
 
@@ -92,8 +93,10 @@ describe("a delivery attempt", () => {
       error: "Endpoint returned a redirect, not followed",
     });
     assert.equal(received, before + 2, "the redirect's target is never asked");
+    const started = Date.now();
     const hung = await attempt(`http://127.0.0.1:${port}/hang`, here, {}, 300);
     assert.deepEqual(hung, { ok: false, error: "No answer within 0 s" });
+    assert.ok(Date.now() - started >= 300, "not ended before its deadline");
     const closed = http.createServer();
     await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
     const closedPort = (closed.address() as { port: number }).port;
@@ -111,5 +114,29 @@ describe("a delivery attempt", () => {
     // the attempt goes there, though a kept-alive connection to the first address is open.
     assert.deepEqual(await at("127.0.0.2"), { ok: false, error: "Connection failed: ECONNREFUSED" });
     assert.equal((await at("127.0.0.1")).ok, true);
+  });
+});
+
+describe("attempt deadlines", () => {
+  it("end an attempt once its time has passed, with a TimeoutError, and never one that settled first", async () => {
+    const ended: { name: string; after: number }[] = [];
+    const started = Date.now();
+    const lateOne = new Promise<void>((resolve) =>
+      watchDeadline(100, (reason) => {
+        ended.push({ name: reason.name, after: Date.now() - started });
+        resolve();
+      }),
+    );
+    const settled = watchDeadline(100, () =>
+      ended.push({ name: "settled one", after: Date.now() - started }),
+    );
+    settled();
+    await lateOne;
+    // The sweep after the late one has run: the settled one would have been ended by now.
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(ended.length, 1);
+    assert.equal(ended[0].name, "TimeoutError");
+    assert.ok(ended[0].after >= 100, `ended after ${ended[0].after} ms`);
+    assert.equal(watchedDeadlines(), 0, "nothing is left watched");
   });
 });

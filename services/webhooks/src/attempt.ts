@@ -3,6 +3,7 @@ import ipaddr from "ipaddr.js";
 import type { Pool } from "undici";
 import { bareHost, isLocalName, isPublicAddress } from "./address-policy.ts";
 import { destinationOf } from "./allowed-destinations.ts";
+import { watchDeadline } from "./attempt-deadline.ts";
 import { type Resolve, resolveAll } from "./endpoint.ts";
 
 export const USER_AGENT = "Service-Reseller-Webhook/1.0";
@@ -49,14 +50,16 @@ export async function attemptDelivery(
   if (addresses.length === 0) return { ok: false, error: "Host could not be resolved" };
   if (!allowed && addresses.some((a) => !isPublicAddress(a.address))) return { ok: false, error: BLOCKED };
   const pinned = addresses[0];
+  // The whole attempt's deadline (undici's own header and body timeouts are longer).
+  const deadline = new AbortController();
+  const settled = watchDeadline(opts.timeoutMs, (reason) => deadline.abort(reason));
   try {
     const res = await (await poolFor(target, pinned)).request({
       path: `${target.pathname}${target.search}`,
       method: "POST",
       headers: { ...headers, "content-length": Buffer.byteLength(body).toString() },
       body,
-      // The whole attempt's deadline (undici's own header and body timeouts are longer).
-      signal: AbortSignal.timeout(opts.timeoutMs),
+      signal: deadline.signal,
     });
     // The answer's body is read and dropped (up to undici's limit, then the connection is closed).
     await res.body.dump();
@@ -76,6 +79,8 @@ export async function attemptDelivery(
           ? `TLS failure: ${err.code ?? err.message}`
           : `Connection failed: ${err.code ?? err.message}`,
     };
+  } finally {
+    settled();
   }
 }
 
