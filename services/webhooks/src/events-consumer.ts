@@ -14,6 +14,7 @@ import {
   endContext,
   enumWord,
   type Logger,
+  type NatsConnection,
   type NatsLink,
   REQUEST_ID_HEADER,
   runInContext,
@@ -23,7 +24,7 @@ import {
   TRACEPARENT_HEADER,
   traceparentOf,
 } from "@hb/platform";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 
 export const PARTNER_EVENTS = new Set([
   "order.paid",
@@ -95,11 +96,16 @@ const DURABLE = "webhooks-deliveries";
  * have an earlier event still on its way into the table.
  */
 export function storedThrough(nats: NatsLink, ns: string): () => Promise<number | undefined> {
+  // One manager per connection, made without the account check jetstreamManager() makes by
+  // default: that check is a request of its own ($JS.API.INFO, which sums every stream of the
+  // account), and the floor is read for each batch stored.
+  let held: { nc: NatsConnection; jsm: JetStreamManager } | undefined;
   return async () => {
     const nc = nats.current;
     if (!nc) return undefined;
     try {
-      const jsm = await jetstreamManager(nc);
+      if (held?.nc !== nc) held = { nc, jsm: await jetstreamManager(nc, { checkAPI: false }) };
+      const jsm = held.jsm;
       const info = await jsm.consumers.info(streams(ns).events.name, DURABLE);
       return info.ack_floor.stream_seq;
     } catch {
