@@ -13,6 +13,7 @@ describe("a delivery attempt", () => {
     received++;
     if (req.url === "/redirect") res.writeHead(302, { location: "/elsewhere" }).end();
     else if (req.url === "/refuse") res.writeHead(503).end();
+    else if (req.url === "/long") res.writeHead(200).end("x".repeat(1024 * 1024));
     else if (req.url !== "/hang") res.writeHead(204).end();
   });
   let port = 0;
@@ -97,6 +98,8 @@ describe("a delivery attempt", () => {
     const hung = await attempt(`http://127.0.0.1:${port}/hang`, here, {}, 300);
     assert.deepEqual(hung, { ok: false, error: "No answer within 0 s" });
     assert.ok(Date.now() - started >= 300, "not ended before its deadline");
+    // A long answer is read up to a limit and dropped: its status stands.
+    assert.deepEqual(await attempt(`http://127.0.0.1:${port}/long`, here), { ok: true, status: 200 });
     const closed = http.createServer();
     await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
     const closedPort = (closed.address() as { port: number }).port;
