@@ -1,6 +1,6 @@
 /**
  * Deadlines of attempts in flight, kept on one timer. `AbortSignal.timeout` per attempt cost
- * about a quarter of an attempt's CPU (docs/benchmarks.md, "Issue 31 §3, 2026-11-30 (midday)"):
+ * about a seventh of an attempt's CPU (docs/benchmarks.md, "Issue 31 §3, 2026-11-30 (midday)"):
  * its timer outlives the attempt for the whole deadline (30 s by default), so at 3,000 attempts a
  * second about 90,000 were pending, each with the weak reference that lets it be collected. Here an
  * attempt that settles leaves the set at once, and one sweep every SWEEP_MS ends the late ones.
