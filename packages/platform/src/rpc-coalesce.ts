@@ -104,6 +104,9 @@ export interface CoalesceOptions {
  */
 export type UnaryFallback<Req, Res> = (request: Req) => Promise<Res>;
 
+/** How long calls go alone after a server refused the companion, before it is asked again. */
+const UNARY_FOR_MS = 10_000;
+
 /**
  * `call(request)` answers as the unary method would (its response, or a rejection with the same
  * ConnectError), but the calls made in one turn of the event loop go out together as one call of
@@ -130,10 +133,16 @@ export function coalesce<Req, Res>(
     sent.then(w.resolve, w.reject);
   };
   let queue: Waiting[] = [];
+  /** Until then the server is taken not to serve the companion, and calls go alone without asking. */
+  let unaryUntil = 0;
   const sizes = coalescedCalls.labels(opts.method);
   const flush = () => {
     const taken = queue;
     queue = [];
+    if (unary && Date.now() < unaryUntil) {
+      for (const w of taken) alone(w, unary);
+      return;
+    }
     for (let i = 0; i < taken.length; i += opts.maxCalls) dispatch(taken.slice(i, i + opts.maxCalls));
   };
   const dispatch = (group: Waiting[]) => {
@@ -152,6 +161,9 @@ export function coalesce<Req, Res>(
         }),
       (err: unknown) => {
         if (unary && err instanceof ConnectError && err.code === Code.Unimplemented) {
+          // Not asked again for a while: during a rolling update each turn's companion call would
+          // otherwise be refused before its calls went alone.
+          unaryUntil = Date.now() + UNARY_FOR_MS;
           for (const w of group) alone(w, unary);
           return;
         }
