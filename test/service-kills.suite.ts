@@ -293,12 +293,23 @@ describe("a service SIGKILLed under traffic", { timeout: 900_000 }, () => {
           ]),
         )}`,
       );
-      const created = await sql<{ id: string }[]>`
-        select id from webhooks.deliveries where partner_id = ${p.customerId} order by stream_seq, created_at, id`;
+      // Spec rule 10: a partner's queue is attempted in creation order and stops at a failing
+      // delivery, which is rescheduled and may then be overtaken by newer events. An attempt fails
+      // here when it outlasts the tests' 1.5 s deadline on a loaded host (a delivery then counts
+      // two attempts or more); every delivery that never failed keeps its place.
+      const created = await sql<{ id: string; attempts: number }[]>`
+        select id, attempts from webhooks.deliveries where partner_id = ${p.customerId}
+        order by stream_seq, created_at, id`;
+      const rescheduled = new Set(created.filter((d) => d.attempts > 1).map((d) => d.id));
       assert.deepEqual(
-        firsts.map((a) => a.id),
-        created.map((d) => d.id),
-        "deliveries arrive in creation order",
+        firsts.map((a) => a.id).filter((id) => !rescheduled.has(id)),
+        created.filter((d) => !rescheduled.has(d.id)).map((d) => d.id),
+        `deliveries arrive in creation order (rescheduled after a failed attempt: ${
+          created
+            .filter((d) => rescheduled.has(d.id))
+            .map((d) => `${d.id} at ${created.indexOf(d)}, ${d.attempts} attempts`)
+            .join("; ") || "none"
+        })`,
       );
     }
     console.log(`# repeated deliveries of an already received id (at least once): ${repeats}`);
