@@ -24,7 +24,7 @@ npx biome check . >/dev/null 2>"$probe.err" || {
   exit 1
 }
 rm -f "$probe.err"
-if npx tsc -p tsconfig.json --listFilesOnly | grep -q '/\.tmp/'; then
+if node node_modules/typescript-7/bin/tsc -p tsconfig.json --listFilesOnly | grep -q '/\.tmp/'; then
   echo "the typecheck reads files under .tmp/: tsconfig.json's include must leave it out" >&2
   exit 1
 fi
