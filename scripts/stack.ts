@@ -82,8 +82,18 @@ export const SERVICE_MEMORY_ENV = { MALLOC_ARENA_MAX: "2" } as const;
 const serviceNodeArgs = () =>
   (process.env.HB_SERVICE_NODE_ARGS ?? SERVICE_NODE_ARGS).split(" ").filter(Boolean);
 
-const entry = (name: string) => path.join(root, "services", name, "src", "main.ts");
-const availableServices = () => SERVICES.filter((s) => existsSync(entry(s.name)));
+/** A service's bundle in a folder of them (scripts/service-bundles.ts writes it there). */
+export const bundleFile = (dir: string, name: string) => path.join(dir, `${name}.mjs`);
+const source = (name: string) => path.join(root, "services", name, "src", "main.ts");
+/**
+ * What a service runs: its main.ts, or, where HB_SERVICE_BUNDLES names a folder of bundles
+ * (scripts/service-bundles.ts, made by `npm test`), its bundle there. Read at each launch.
+ */
+const entry = (name: string) => {
+  const bundles = process.env.HB_SERVICE_BUNDLES;
+  return bundles ? bundleFile(bundles, name) : source(name);
+};
+const availableServices = () => SERVICES.filter((s) => existsSync(source(s.name)));
 
 // Generous: on two shared cores a dozen private stacks may start at once in the test run.
 async function waitFor(what: string, check: () => Promise<boolean>, proc: ChildProcess, timeoutMs = 90_000) {

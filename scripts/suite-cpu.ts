@@ -84,7 +84,9 @@ function classify(pid: number, proc: Proc): { kind: string; file?: string } {
   if (/scripts\/test\.ts/.test(cmd)) return { kind: "npm test (shared stack's parent)" };
   if (/chrom/.test(proc.comm) || /chrom/.test(cmd))
     return { kind: "chromium", file: testFileAbove(proc.ppid) };
-  const service = /services\/(\w+)\/src\/main\.ts/.exec(cmd)?.[1];
+  // A service from its source or from the run's bundle of it (scripts/service-bundles.ts).
+  const found = /services\/(\w+)\/src\/main\.ts|hb-service-bundles\/\w+\/(\w+)\.mjs/.exec(cmd);
+  const service = found?.[1] ?? found?.[2];
   if (service) {
     const file = testFileAbove(proc.ppid);
     return file ? { kind: "private stacks", file } : { kind: `shared stack: ${service}` };
