@@ -116,7 +116,12 @@ export async function assertAccessible(page: Page, o: { every?: boolean; where?:
  */
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(axeSource);
-  const options = { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] } };
+  // resultTypes: axe still reports every element of each violation, and only one of each rule that
+  // passed or did not apply, which nothing here reads (a check cost Chromium about 15% less).
+  const options = {
+    runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21aa", "best-practice"] },
+    resultTypes: ["violations"],
+  };
   // A string, so the test's own TypeScript needs no DOM types: it runs in the page.
   return (await page.evaluate(
     `axe.run(document, ${JSON.stringify(options)}).then((r) => r.violations.map((v) => ({
