@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import { buildBundles, withOwnImportMeta } from "./service-bundles.ts";
+import { buildBundles, removeOldBundles, withOwnImportMeta } from "./service-bundles.ts";
 import { bundleFile } from "./stack.ts";
 
 describe("service bundles", () => {
@@ -42,5 +42,18 @@ describe("service bundles", () => {
     };
     assert.equal(bundled.where, path.join(src, "db", "migrations"));
     assert.equal(bundled.eol, "\n");
+  });
+
+  it("removes the bundle folders a killed run left a day ago, and no newer one", async () => {
+    const parent = path.join(dir, "runs");
+    const old = path.join(parent, "old");
+    const recent = path.join(parent, "recent");
+    mkdirSync(old, { recursive: true });
+    mkdirSync(recent, { recursive: true });
+    const dayAndMore = new Date(Date.now() - 25 * 3600_000);
+    utimesSync(old, dayAndMore, dayAndMore);
+    await removeOldBundles(parent);
+    assert.equal(existsSync(old), false);
+    assert.equal(existsSync(recent), true);
   });
 });

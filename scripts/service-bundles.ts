@@ -11,7 +11,7 @@
  * `import.meta.url` are written into each of the project's modules as that module's own, so
  * migrations, pages and assets are read where they are.
  */
-import { readFile, rm } from "node:fs/promises";
+import { readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as esbuild from "esbuild";
@@ -75,4 +75,17 @@ export async function buildBundles(
       }),
     ),
   );
+}
+
+/**
+ * Removes the folders of bundles in `parent` older than `maxAgeMs`: a run removes its own when it
+ * ends, and these are what runs killed outright left (about 23 MB each).
+ */
+export async function removeOldBundles(parent: string, maxAgeMs = 24 * 3600_000): Promise<void> {
+  const names = await readdir(parent).catch(() => [] as string[]);
+  for (const name of names) {
+    const dir = path.join(parent, name);
+    const { mtimeMs } = await stat(dir).catch(() => ({ mtimeMs: Date.now() }));
+    if (Date.now() - mtimeMs > maxAgeMs) await rm(dir, { recursive: true, force: true });
+  }
 }
