@@ -41,7 +41,10 @@ async function load(gateway: string): Promise<Contract> {
     >;
     components: { schemas: Record<string, unknown> };
   };
-  const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+  // Without ajv's optimising passes over the code it generates: the same verdicts, and compiling
+  // all 869 response schemas took 1.8-1.9 s of CPU against 2.6-2.7 s with them (a test file
+  // compiles the few it meets, 65-476 ms of CPU before).
+  const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true, code: { optimize: false } }));
   ajv.addSchema({ $id: "contract", components: doc.components });
   const ops: Operation[] = [];
   for (const [template, methods] of Object.entries(doc.paths)) {
