@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:f
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import { buildBundles, removeOldBundles, withOwnImportMeta } from "./service-bundles.ts";
+import { buildBundles, removeOldFolders, withOwnImportMeta } from "./service-bundles.ts";
 import { bundleFile } from "./stack.ts";
 
 describe("service bundles", () => {
@@ -52,7 +52,7 @@ describe("service bundles", () => {
     mkdirSync(recent, { recursive: true });
     const dayAndMore = new Date(Date.now() - 25 * 3600_000);
     utimesSync(old, dayAndMore, dayAndMore);
-    await removeOldBundles(parent);
+    await removeOldFolders(parent);
     assert.equal(existsSync(old), false);
     assert.equal(existsSync(recent), true);
   });

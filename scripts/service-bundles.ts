@@ -78,10 +78,11 @@ export async function buildBundles(
 }
 
 /**
- * Removes the folders of bundles in `parent` older than `maxAgeMs`: a run removes its own when it
- * ends, and these are what runs killed outright left (about 23 MB each).
+ * Removes the folders in `parent` older than `maxAgeMs`: a run's bundles, which it removes itself
+ * when it ends unless killed outright (about 23 MB each), and the contract check's validators of
+ * documents no longer served (test/contract.ts).
  */
-export async function removeOldBundles(parent: string, maxAgeMs = 24 * 3600_000): Promise<void> {
+export async function removeOldFolders(parent: string, maxAgeMs = 24 * 3600_000): Promise<void> {
   const names = await readdir(parent).catch(() => [] as string[]);
   for (const name of names) {
     const dir = path.join(parent, name);

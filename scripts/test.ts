@@ -10,7 +10,7 @@ import path from "node:path";
 import postgres from "postgres";
 import { ensureDependencies } from "./deps.ts";
 import { removeRunData } from "./run-data.ts";
-import { buildBundles, removeOldBundles } from "./service-bundles.ts";
+import { buildBundles, removeOldFolders } from "./service-bundles.ts";
 import { compileCache, stackEnv, startStack } from "./stack.ts";
 import { startSlotServer } from "./stack-slots.ts";
 
@@ -118,7 +118,13 @@ else delete process.env.HB_SERVICE_BUNDLES;
 
 let code = 1;
 try {
-  if (bundles) await Promise.all([buildBundles(bundles), removeOldBundles(path.dirname(bundles))]);
+  await Promise.all([
+    bundles ? buildBundles(bundles) : undefined,
+    bundles ? removeOldFolders(path.dirname(bundles)) : undefined,
+    removeOldFolders(
+      path.join(import.meta.dirname, "..", "node_modules", ".cache", "hb-contract-validators"),
+    ),
+  ]);
   const { env, gatewayPort } = await stackEnv({ databaseUrl: base.toString(), ns });
   const stack = await startStack({
     env: { ...env, DB_POOL_MAX: sharedPoolMax },
