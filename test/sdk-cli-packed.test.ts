@@ -290,6 +290,8 @@ export async function f() {
   return status;
 }
 `;
+    // TypeScript 5.9 on purpose (the typecheck and the packages' builds use 7): the declarations 7
+    // emits must type a consumer on the 5.x most users have.
     const tsc = path.join(root, "node_modules/typescript/bin/tsc");
     const check = async (source: string) => {
       await writeFile(path.join(project, "consumer.ts"), source);
