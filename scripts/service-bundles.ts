@@ -3,7 +3,7 @@
  * service's source is about a thousand modules (its own, the contracts' and its packages'), and
  * Node's loader spent about 0.5 CPU-s a process resolving, reading and linking them even with the
  * compile cache; the bundle of the same source starts a stack in about 45% less CPU
- * (docs/benchmarks.md, "The test stacks as bundles"). `npm start`, the benchmarks and the image
+ * (docs/benchmarks.md, "Issue 31 §5, 2026-11-30 (afternoon)"). `npm start`, the benchmarks and the image
  * run the source, as do the tests that start a service by its main.ts.
  *
  * The bundle sits inside the checkout so that what the services resolve at run time
@@ -15,11 +15,12 @@ import { readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as esbuild from "esbuild";
-import { bundleFile } from "./stack.ts";
+import { bundleFile, SERVICES } from "./stack.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 
-export const BUNDLED_SERVICES = ["auth", "billing", "compute", "webhooks", "gateway"] as const;
+/** Where `npm test` keeps each run's bundles, a folder per run. */
+export const BUNDLES_ROOT = path.join(root, "node_modules", ".cache", "hb-service-bundles");
 
 /** A module's `import.meta.dirname` and `import.meta.url`, made its source's own. */
 export function withOwnImportMeta(text: string, file: string): string {
@@ -52,7 +53,10 @@ const ownImportMeta: esbuild.Plugin = {
 export async function buildBundles(
   dir: string,
   entries: Record<string, string> = Object.fromEntries(
-    BUNDLED_SERVICES.map((name) => [name, path.join(root, "services", name, "src", "main.ts")]),
+    ["gateway", ...SERVICES.map((s) => s.name)].map((name) => [
+      name,
+      path.join(root, "services", name, "src", "main.ts"),
+    ]),
   ),
 ): Promise<void> {
   await rm(dir, { recursive: true, force: true });

@@ -8,9 +8,10 @@ import { existsSync, globSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
+import { CONTRACT_CACHE_ROOT } from "../test/contract.ts";
 import { ensureDependencies } from "./deps.ts";
 import { removeRunData } from "./run-data.ts";
-import { buildBundles, removeOldFolders } from "./service-bundles.ts";
+import { BUNDLES_ROOT, buildBundles, removeOldFolders } from "./service-bundles.ts";
 import { compileCache, stackEnv, startStack } from "./stack.ts";
 import { startSlotServer } from "./stack-slots.ts";
 
@@ -109,10 +110,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const)
 // Every stack of the run, the shared one and the private ones, runs the services as bundles
 // (scripts/service-bundles.ts): a stack's start costs about 45% less CPU. HB_SERVICE_BUNDLES=0
 // runs the source instead. In the checkout, so that what a bundle resolves at run time is found.
-const bundles =
-  process.env.HB_SERVICE_BUNDLES === "0"
-    ? undefined
-    : path.join(import.meta.dirname, "..", "node_modules", ".cache", "hb-service-bundles", suffix);
+const bundles = process.env.HB_SERVICE_BUNDLES === "0" ? undefined : path.join(BUNDLES_ROOT, suffix);
 if (bundles) process.env.HB_SERVICE_BUNDLES = bundles;
 else delete process.env.HB_SERVICE_BUNDLES;
 
@@ -120,10 +118,8 @@ let code = 1;
 try {
   await Promise.all([
     bundles ? buildBundles(bundles) : undefined,
-    bundles ? removeOldFolders(path.dirname(bundles)) : undefined,
-    removeOldFolders(
-      path.join(import.meta.dirname, "..", "node_modules", ".cache", "hb-contract-validators"),
-    ),
+    removeOldFolders(BUNDLES_ROOT),
+    removeOldFolders(CONTRACT_CACHE_ROOT),
   ]);
   const { env, gatewayPort } = await stackEnv({ databaseUrl: base.toString(), ns });
   const stack = await startStack({

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { describe, it } from "node:test";
-import { contractViolation } from "./contract.ts";
-import { GATEWAY, newAccount } from "./helpers.ts";
+import { pathToFileURL } from "node:url";
+import type { ValidateFunction } from "ajv/dist/2020.js";
+import { contractViolation, keptValidatorFile } from "./contract.ts";
+import { eventually, GATEWAY, newAccount } from "./helpers.ts";
 
 /** The contract check every system test's answers go through (test/contract.ts). */
 describe("the contract check of the system tests", () => {
@@ -38,5 +41,17 @@ describe("the contract check of the system tests", () => {
     assert.match(crossed[0] ?? "", /^GET \/services 200: the answer does not match its schema/);
     assert.match(crossed[1] ?? "", /^GET \/account\/balance 200: the answer does not match its schema/);
     assert.equal(await contractViolation(GATEWAY, "GET", "/api/v1/no-such-thing", 404, {}), undefined);
+  });
+
+  it("keeps a validator it compiled for the run's other test processes, judging as it did", async () => {
+    const res = await fetch(`${GATEWAY}/api/v1/account/balance`);
+    const body: unknown = await res.json();
+    assert.equal(await contractViolation(GATEWAY, "GET", "/api/v1/account/balance", 401, body), undefined);
+    // Written beside the check (or by another process before it): another process imports it.
+    const file = await keptValidatorFile(GATEWAY, "GET", "/account/balance", 401);
+    await eventually(async () => existsSync(file), 10_000, 50);
+    const kept = ((await import(pathToFileURL(file).href)) as { default: ValidateFunction }).default;
+    assert.equal(kept(body), true);
+    assert.equal(kept({ error: 7 }), false);
   });
 });

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Ajv2020, ValidateFunction } from "ajv/dist/2020.js";
@@ -37,14 +38,30 @@ interface Contract {
  * operations. Importing a kept one costs under a millisecond, and a process whose validators are
  * all kept never loads ajv's compiler.
  */
-const KEPT_AS = "ajv8-2020-allerrors-noopt";
-const CACHE_ROOT = path.resolve(
+export const CONTRACT_CACHE_ROOT = path.resolve(
   import.meta.dirname,
   "..",
   "node_modules",
   ".cache",
   "hb-contract-validators",
 );
+
+/**
+ * The compiler's settings. Without ajv's optimising passes over the code it generates: the same
+ * verdicts, and compiling all 869 response schemas took 1.8-1.9 s of CPU against 2.6-2.7 s with
+ * them. `source` keeps the code, for the standalone module written to the cache.
+ */
+const AJV_OPTIONS = { strict: false, allErrors: true, code: { optimize: false, source: true, esm: true } };
+/** Kept validators are those this ajv would compile with these settings. */
+const KEPT_AS = createHash("sha256")
+  .update(
+    JSON.stringify([
+      (createRequire(import.meta.url)("ajv/package.json") as { version: string }).version,
+      AJV_OPTIONS,
+    ]),
+  )
+  .digest("hex")
+  .slice(0, 12);
 
 let contract: Promise<Contract> | undefined;
 
@@ -81,15 +98,15 @@ async function load(gateway: string): Promise<Contract> {
     }
   }
   // A literal segment wins over a parameter (/services/{id}/options/available before /{optionId}).
-  // Under the document's hash and the compiler's settings (KEPT_AS): a kept validator is the one
-  // this process would compile.
+  // Under the document's hash and the compiler's (KEPT_AS): a kept validator is the one this
+  // process would compile.
   // The gateway's own address (each stack's port) is left out: every stack serves one contract.
   let stable = text;
   for (const server of doc.servers ?? []) stable = stable.replaceAll(new URL(server.url).origin, "");
   const docHash = createHash("sha256").update(stable).digest("hex").slice(0, 16);
   return {
     components: doc.components,
-    cacheDir: path.join(CACHE_ROOT, `${docHash}-${KEPT_AS}`),
+    cacheDir: path.join(CONTRACT_CACHE_ROOT, `${docHash}-${KEPT_AS}`),
     ops: ops.sort((a, b) => a.params - b.params),
   };
 }
@@ -99,16 +116,23 @@ async function compiler(c: Contract): Promise<Ajv2020> {
     const [{ Ajv2020 }, formats] = await Promise.all([import("ajv/dist/2020.js"), import("ajv-formats")]);
     // ajv-formats is CommonJS with a default export.
     const addFormats = formats.default as unknown as (ajv: Ajv2020) => Ajv2020;
-    // Without ajv's optimising passes over the code it generates: the same verdicts, and compiling
-    // all 869 response schemas took 1.8-1.9 s of CPU against 2.6-2.7 s with them. `source` keeps
-    // the code, for the standalone module written to the cache.
-    const ajv = addFormats(
-      new Ajv2020({ strict: false, allErrors: true, code: { optimize: false, source: true, esm: true } }),
-    );
+    const ajv = addFormats(new Ajv2020(AJV_OPTIONS));
     ajv.addSchema({ $id: "contract", components: c.components });
     return ajv;
   })();
   return c.ajv;
+}
+
+const keptFile = (c: Contract, method: string, template: string, status: string) =>
+  path.join(
+    c.cacheDir,
+    `${createHash("sha256").update(`${method} ${template} ${status}`).digest("hex").slice(0, 24)}.mjs`,
+  );
+
+/** Where the validator of `method template` for `status` is kept, once a process compiled it. */
+export async function keptValidatorFile(gateway: string, method: string, template: string, status: number) {
+  contract ??= load(gateway);
+  return keptFile(await contract, method.toUpperCase(), template, String(status));
 }
 
 /**
@@ -124,10 +148,7 @@ async function validatorOf(
   if (known) return known;
   const schema = op.schemas.get(status);
   if (!schema) return undefined;
-  const file = path.join(
-    c.cacheDir,
-    `${createHash("sha256").update(`${op.method} ${op.template} ${status}`).digest("hex").slice(0, 24)}.mjs`,
-  );
+  const file = keptFile(c, op.method, op.template, status);
   // A kept module can vanish under this process (a run started beside it prunes old ones): then
   // it is compiled here.
   let validate = existsSync(file)

@@ -24,7 +24,9 @@ npx biome check . >/dev/null 2>"$probe.err" || {
   exit 1
 }
 rm -f "$probe.err"
-if node node_modules/typescript-7/bin/tsc -p tsconfig.json --listFilesOnly | grep -q '/\.tmp/'; then
+# grep reads the whole list (no -q): stopping early would end tsc by SIGPIPE, and under pipefail
+# that failed the condition even when a file matched.
+if npm run -s typecheck -- --listFilesOnly | grep '/\.tmp/' >/dev/null; then
   echo "the typecheck reads files under .tmp/: tsconfig.json's include must leave it out" >&2
   exit 1
 fi
