@@ -62,6 +62,28 @@ describe("the page tests' Chromium", () => {
     }
   });
 
+  it("closes the pages opened for a test after it, and keeps the file's page open", {
+    skip: browserMissing(),
+  }, async () => {
+    const handle = await launchBrowser();
+    try {
+      const kept = await handle.newPage(1280, "file");
+      const first = await handle.newPage();
+      const second = await handle.newPage(390);
+      assert.equal(handle.browser.contexts().length, 3);
+      await handle.closeTestPages();
+      assert.deepEqual(handle.browser.contexts(), [kept.context], "only the file's context is open");
+      assert.equal(first.page.isClosed() && second.page.isClosed(), true);
+      await kept.page.setContent("<p>still here</p>");
+      const later = await handle.newPage();
+      await handle.closeTestPages();
+      assert.equal(later.page.isClosed(), true, "a page opened after a close is closed by the next");
+      assert.equal(kept.page.isClosed(), false);
+    } finally {
+      await handle.close();
+    }
+  });
+
   it("names an inaccessible page's violations with their elements, and none on a clean page", {
     skip: browserMissing(),
   }, async () => {

@@ -4,7 +4,7 @@
  * what is typed, with no request refused by the page's CSP, and the page passes axe.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, describe, it } from "node:test";
 import { GATEWAY, newMachine } from "./helpers.ts";
 import { fitsWidth, portalOwner, signIn } from "./portal-pages.ts";
 import { assertAccessible, type BrowserHandle, browserMissing, launchBrowser } from "./support/browser.ts";
@@ -20,6 +20,7 @@ describe("the Console page in a browser", { skip: missing }, () => {
   after(async () => {
     await browser?.close();
   });
+  afterEach(() => browser?.closeTestPages());
 
   for (const width of [1280, 390]) {
     it(`opens the terminal on the console at ${width} px: the simulator's banner, typed lines echoed, axe clean`, async () => {

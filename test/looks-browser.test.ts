@@ -5,7 +5,7 @@
  * button; and every portal page passes axe-core at 1280 and 390 px.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, describe, it } from "node:test";
 import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import type { Page } from "playwright-core";
 import { auth, billing, GATEWAY, newMachine } from "./helpers.ts";
@@ -74,6 +74,7 @@ describe("the portal's look at 390 and 1280 px", { skip: missing }, () => {
   after(async () => {
     await browser?.close();
   });
+  afterEach(() => browser?.closeTestPages());
 
   /** Every axe-core violation, whatever its impact (the other page tests ask serious ones only). */
   const accessible = (page: Page) => assertAccessible(page, { every: true });

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import http from "node:http";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, describe, it } from "node:test";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
@@ -25,6 +25,7 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
   after(async () => {
     await browser?.close();
   });
+  afterEach(() => browser?.closeTestPages());
 
   const accessible = (page: Page) => assertAccessible(page);
 

@@ -6,7 +6,7 @@
  * once (the same form sent twice places one order), a 390 px run and axe-core on every page.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, describe, it } from "node:test";
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
@@ -78,12 +78,13 @@ describe("the portal's customer pages", { skip: missing }, () => {
   before(async () => {
     [browser, acct] = await Promise.all([launchBrowser(), customer()]);
     vps = await newMachine(acct, { kind: "vps" });
-    page = (await browser.newPage(1280)).page;
+    page = (await browser.newPage(1280, "file")).page;
     await signIn(page, "portal", acct.email);
   });
   after(async () => {
     await browser?.close();
   });
+  afterEach(() => browser?.closeTestPages());
 
   const accessible = (page: Page) => assertAccessible(page);
 

@@ -4,7 +4,7 @@
  * and the documents' numbers and "became INV-…, paid", fit the screen and pass every axe rule.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, describe, it } from "node:test";
 import { ProductKind, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { ServiceAction } from "@hb/contracts/hb/billing/v1/services_pb";
 import { addCredit, api, auth, billing, GATEWAY, newProduct, unique } from "./helpers.ts";
@@ -22,6 +22,7 @@ describe("names in the portal, in a browser", { skip: missing }, () => {
   after(async () => {
     await browser?.close();
   });
+  afterEach(() => browser?.closeTestPages());
 
   it("documents and orders name services and numbers, fit 1280 and 390 px and pass every axe rule", async () => {
     const owner = await portalOwner();

@@ -5,7 +5,7 @@
  * EventSource on the page's own stream).
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { after, afterEach, before, describe, it } from "node:test";
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { BillingCycle, ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { OrderPaymentMode } from "@hb/contracts/hb/billing/v1/orders_pb";
@@ -28,6 +28,7 @@ describe("the reseller panel and the cart in a browser", { skip: missing }, () =
   after(async () => {
     await browser?.close();
   });
+  afterEach(() => browser?.closeTestPages());
 
   async function checked(page: Page, path: string, width: number) {
     await page.goto(`${GATEWAY}${path}`);

@@ -18,8 +18,19 @@ export const browserMissing = (): string | undefined =>
 
 export interface BrowserHandle {
   browser: Browser;
-  /** A fresh context (own cookies) with a page at the given width. */
-  newPage(width?: number): Promise<{ context: BrowserContext; page: Page }>;
+  /**
+   * A fresh context (own cookies) with a page at the given width, open until `closeTestPages`
+   * (a test's page, the default) or until the browser closes (`"file"`: one a before() hook opens
+   * for every test).
+   */
+  newPage(width?: number, lifetime?: "test" | "file"): Promise<{ context: BrowserContext; page: Page }>;
+  /**
+   * Closes the test pages opened so far; the browser files call it after each test. A page left
+   * open keeps costing Chromium CPU while the file's later tests run: ten idle pages 1.9 ms a
+   * second, ten whose form field has the focus (a blinking caret is drawn twice a second) 9 ms a
+   * second (docs/benchmarks.md, "Issue 31 §5, 2026-11-30 (evening)").
+   */
+  closeTestPages(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -70,11 +81,18 @@ export const CHROMIUM_ARGS = [
 export async function launchBrowser(): Promise<BrowserHandle> {
   // Playwright gives every launch a new empty profile directory of its own and removes it on close.
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const testContexts = new Set<BrowserContext>();
   return {
     browser,
-    async newPage(width = 1280) {
+    async newPage(width = 1280, lifetime = "test") {
       const context = await browser.newContext({ viewport: { width, height: 900 } });
+      if (lifetime === "test") testContexts.add(context);
       return { context, page: await context.newPage() };
+    },
+    async closeTestPages() {
+      const open = [...testContexts];
+      testContexts.clear();
+      await Promise.all(open.map((context) => context.close()));
     },
     close: () => browser.close(),
   };
