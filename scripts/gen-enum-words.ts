@@ -92,7 +92,10 @@ export async function enumWordsSource(): Promise<string> {
   return `${out.join("\n")}\n`;
 }
 
+// `node scripts/gen-enum-words.ts [file]`: writes the file (default: the committed one);
+// scripts/ci/generated-match.sh writes elsewhere and compares.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  await writeFile(ENUM_WORDS_FILE, await enumWordsSource());
-  process.stdout.write(`wrote ${path.relative(root, ENUM_WORDS_FILE)}\n`);
+  const target = process.argv[2] ? path.resolve(process.argv[2]) : ENUM_WORDS_FILE;
+  await writeFile(target, await enumWordsSource());
+  process.stdout.write(`wrote ${path.relative(root, target)}\n`);
 }

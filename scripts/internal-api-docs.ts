@@ -2,7 +2,8 @@
  * `npm run docs:internal`: writes docs/internal-api.md, the reference of the internal gRPC API
  * for services that call compute, billing, auth or webhooks directly. Generated from the contracts
  * themselves (`buf build` with source info: services, RPCs, messages, enums and their comments),
- * so it cannot drift from proto/; CI regenerates it and fails on a difference.
+ * so it cannot drift from proto/; CI regenerates it and fails on a difference
+ * (scripts/ci/generated-match.sh).
  */
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -210,4 +211,6 @@ for (const f of files) {
   }
 }
 
-writeFileSync(path.join(root, "docs/internal-api.md"), `${out.join("\n").trimEnd()}\n`);
+// An argument names another file to write (scripts/ci/generated-match.sh compares it with this one).
+const target = process.argv[2] ? path.resolve(process.argv[2]) : path.join(root, "docs/internal-api.md");
+writeFileSync(target, `${out.join("\n").trimEnd()}\n`);
