@@ -54,8 +54,10 @@ const read = (file: string) => {
   }
 };
 const cmdline = (pid: number) => read(`/proc/${pid}/cmdline`).replaceAll("\0", " ");
-// The unit files' shared process (scripts/unit-batch.ts) counts as one test file.
-const testFileIn = (cmd: string) => /(\S+\.test\.ts|\S*unit-batch\.ts)/.exec(cmd)?.[1];
+// The unit files' shared process (scripts/unit-batch.ts) and each lane of system files
+// (scripts/test-lanes/lane-<n>.ts) count as one test file.
+const testFileIn = (cmd: string) =>
+  /(\S+\.test\.ts|\S*unit-batch\.ts|\S*test-lanes\/lane-\d+\.ts)/.exec(cmd)?.[1];
 
 /** The test file a process was started by, through its parents, if any. */
 function testFileAbove(pid: number): string | undefined {

@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import { batched } from "./test-batch.ts";
+import { batched, laneFile, sharesLane, splitLanes } from "./test-batch.ts";
 
-describe("the unit files' shared process", () => {
+describe("the shared test processes", () => {
   it("takes the unit files and leaves the system tests, LXD's and those that start programs their own", () => {
     assert.equal(batched("services/billing/src/proration.test.ts"), true);
     assert.equal(batched("packages/platform/src/money.test.ts"), true);
@@ -15,6 +15,37 @@ describe("the unit files' shared process", () => {
     assert.equal(batched("test/billing.test.ts"), false);
     assert.equal(batched("services/compute/src/lxd/driver.test.ts"), false);
     assert.equal(batched("scripts/service-memory-flags.test.ts"), false);
+  });
+
+  it("puts in a lane the system files that use only the shared stack, and keeps apart those that start something or hook at the top", () => {
+    const shared = `import { describe, it } from "node:test";\nimport { api } from "./helpers.ts";\nimport { signIn } from "./portal-pages.ts";\ndescribe("x", () => { before(() => {}); it("y", () => {}); });\n`;
+    assert.equal(sharesLane("test/x.test.ts", shared), true);
+    assert.equal(sharesLane("test/support/x.test.ts", 'import { eventually } from "./eventually.ts";'), true);
+    assert.equal(sharesLane("test/x.test.ts", 'import { certFiles } from "../scripts/dev-certs.ts";'), true);
+    assert.equal(sharesLane("services/billing/src/x.test.ts", shared), false, "a unit file");
+    assert.equal(sharesLane("test/x.suite.ts", shared), false, "not a test file");
+    for (const [why, text] of [
+      ["a private stack", 'import { ownStack } from "./own-stack.ts";'],
+      ["a browser", 'import {\n  launchBrowser,\n} from "./support/browser.ts";'],
+      ["another program", 'import { execFile } from "node:child_process";'],
+      ["a stack's ports", 'import { freePort } from "../scripts/stack.ts";'],
+      ["a helper not known to start nothing", 'import { x } from "./support/new-helper.ts";'],
+      ["a top-level hook", `${shared}after(() => sql.end());\n`],
+    ])
+      assert.equal(sharesLane("test/x.test.ts", text), false, why);
+  });
+
+  it("splits the lane files into groups of about equal weight, every file in one", () => {
+    const weight: Record<string, number> = { a: 90, b: 60, c: 50, d: 40, e: 10, f: 10 };
+    const lanes = splitLanes(Object.keys(weight), (f) => weight[f] ?? 0, 3);
+    assert.deepEqual(lanes.flat().sort(), ["a", "b", "c", "d", "e", "f"]);
+    const totals = lanes.map((l) => l.reduce((sum, f) => sum + (weight[f] ?? 0), 0));
+    assert.deepEqual(totals, [90, 80, 90]);
+    assert.deepEqual(
+      splitLanes(["a"], () => 1, 3),
+      [["a"]],
+      "no empty lane",
+    );
   });
 
   it("reports each test under its own file, and a file that does not load without losing the next", async () => {
@@ -56,7 +87,7 @@ describe("the unit files' shared process", () => {
         .split("\n")
         .map((line) => JSON.parse(line) as [string, string, string])
         .map(([type, name, file]) =>
-          file.endsWith("unit-batch.ts")
+          /(unit-batch|import-each)\.ts$/.test(file)
             ? `${type.slice(5)} ${path.basename(name)}`
             : `${type.slice(5)} ${name} in ${path.basename(file)}`,
         );
@@ -66,6 +97,31 @@ describe("the unit files' shared process", () => {
         "pass a passes in a.test.mjs",
         "pass b passes in b.test.mjs",
       ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("runs in a lane's process the files listed for that lane, in their order", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hb-lane-"));
+    try {
+      const file = (n: string) => {
+        const f = path.join(dir, `${n}.test.mjs`);
+        writeFileSync(f, `import { it } from "node:test"; it("${n}", () => { console.log("ran ${n}"); });`);
+        return f;
+      };
+      const lanes = [[file("a")], [file("b"), file("c")], [file("d")]];
+      const env: NodeJS.ProcessEnv = { ...process.env, HB_TEST_LANES: JSON.stringify(lanes) };
+      delete env.NODE_TEST_CONTEXT;
+      const out = await new Promise<string>((resolve) => {
+        execFile(
+          process.execPath,
+          [path.join(import.meta.dirname, "..", laneFile(2))],
+          { env },
+          (_err, stdout) => resolve(stdout),
+        );
+      });
+      assert.deepEqual(out.match(/^ran \w$/gm), ["ran b", "ran c"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

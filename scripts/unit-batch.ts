@@ -5,17 +5,6 @@
  * same modules as its neighbours' (`@hb/platform` alone is 0.45-0.8 CPU-s); here they are loaded
  * once. The list comes in HB_UNIT_BATCH (a JSON array of absolute paths).
  */
-import { test } from "node:test";
-import { pathToFileURL } from "node:url";
+import { importEach } from "./import-each.ts";
 
-const files = JSON.parse(process.env.HB_UNIT_BATCH ?? "[]") as string[];
-for (const file of files) {
-  try {
-    await import(pathToFileURL(file).href);
-  } catch (err) {
-    // A file that does not load fails as a test named after it; the files after it still run.
-    test(`${file} loads`, () => {
-      throw err;
-    });
-  }
-}
+await importEach(JSON.parse(process.env.HB_UNIT_BATCH ?? "[]") as string[]);
