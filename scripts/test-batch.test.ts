@@ -17,11 +17,16 @@ describe("the shared test processes", () => {
     assert.equal(batched("scripts/service-memory-flags.test.ts"), false);
   });
 
-  it("puts in a lane the system files that use only the shared stack, and keeps apart those that start something or hook at the top", () => {
+  it("puts in a lane the system files that use only the shared stack, and keeps apart those that start something or hook before or around tests at the top", () => {
     const shared = `import { describe, it } from "node:test";\nimport { api } from "./helpers.ts";\nimport { signIn } from "./portal-pages.ts";\ndescribe("x", () => { before(() => {}); it("y", () => {}); });\n`;
     assert.equal(sharesLane("test/x.test.ts", shared), true);
     assert.equal(sharesLane("test/support/x.test.ts", 'import { eventually } from "./eventually.ts";'), true);
     assert.equal(sharesLane("test/x.test.ts", 'import { certFiles } from "../scripts/dev-certs.ts";'), true);
+    assert.equal(
+      sharesLane("test/x.test.ts", `${shared}after(() => sql.end());\n`),
+      true,
+      "a top-level after()",
+    );
     assert.equal(sharesLane("services/billing/src/x.test.ts", shared), false, "a unit file");
     assert.equal(sharesLane("test/x.suite.ts", shared), false, "not a test file");
     for (const [why, text] of [
@@ -30,7 +35,8 @@ describe("the shared test processes", () => {
       ["another program", 'import { execFile } from "node:child_process";'],
       ["a stack's ports", 'import { freePort } from "../scripts/stack.ts";'],
       ["a helper not known to start nothing", 'import { x } from "./support/new-helper.ts";'],
-      ["a top-level hook", `${shared}after(() => sql.end());\n`],
+      ["a top-level before()", `${shared}before(() => sql\`select 1\`);\n`],
+      ["a top-level afterEach()", `${shared}afterEach(() => {});\n`],
     ])
       assert.equal(sharesLane("test/x.test.ts", text), false, why);
   });

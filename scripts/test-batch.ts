@@ -9,8 +9,8 @@
  * - The system test files in test/ that use only the shared stack share one of LANES processes
  *   (scripts/test-lanes/), where they run one after another. A file keeps its own process when it
  *   starts something (a private stack, a browser, servers, another program), since those wait on
- *   it beside the others, or when it has hooks at its top level: in a shared process those would
- *   belong to every file in it.
+ *   it beside the others, or when it has before(), beforeEach() or afterEach() hooks at its top
+ *   level: in a shared process those would run for every file in it.
  */
 import path from "node:path";
 
@@ -47,10 +47,12 @@ const LANE_HELPERS = new Set([
   "test/billing-model/money.ts",
   "test/support/clients.ts",
   "test/support/eventually.ts",
+  "test/support/held-build.ts",
   "test/support/pg-wire-proxy.ts",
   "test/support/raw-exchange.ts",
   "test/support/service-db.ts",
   "test/support/service-events.ts",
+  "test/support/ssh-key-fixture.ts",
   "test/support/stripe-stand-in.ts",
   "test/support/test-database.ts",
 ]);
@@ -58,7 +60,9 @@ const LANE_HELPERS = new Set([
 /** True for a system test file (relative to the repository, with its text) that can share a lane. */
 export function sharesLane(file: string, text: string): boolean {
   if (!file.startsWith("test/") || !file.endsWith(".test.ts")) return false;
-  if (/^(before|after|beforeEach|afterEach)\(/m.test(text)) return false;
+  // A top-level after() (a file's pool or sockets closed) runs when the lane's last file ends, which
+  // ends the same things; before(), beforeEach() and afterEach() there would run for every file.
+  if (/^(before|beforeEach|afterEach)\(/m.test(text)) return false;
   for (const [, spec] of text.matchAll(/^\s*(?:import|export)\b[^;]*?from\s+"([^"]+)"/gms)) {
     if (spec === "node:child_process") return false;
     if (!spec.startsWith(".")) continue;

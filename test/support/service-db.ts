@@ -11,5 +11,7 @@ export type Schema = "auth" | "billing" | "compute" | "webhooks";
 
 export function serviceSql(schema: Schema, databaseUrl = process.env.DATABASE_URL) {
   if (!databaseUrl) throw new Error("DATABASE_URL is not set: run the tests through npm test");
-  return postgres(serviceDbUrl(databaseUrl, schema), { max: 1, onnotice: () => {} });
+  // Its connection closes when unused for a few seconds: a file sharing a process with others
+  // (scripts/test-batch.ts) ends its pool only when the last of them ends.
+  return postgres(serviceDbUrl(databaseUrl, schema), { max: 1, idle_timeout: 5, onnotice: () => {} });
 }
