@@ -3,10 +3,21 @@
  * scripts/test-lanes/): their tests register here and run in turn, each reported under its own
  * file. A file that does not load fails as a test named after it, and the files after it still run.
  */
-import { test } from "node:test";
+import { before, test } from "node:test";
 import { pathToFileURL } from "node:url";
 
+/**
+ * No test starts before every file is imported. node:test starts the first file's tests as soon
+ * as they are registered, and an import is long stretches of synchronous work (compiling and
+ * running modules) in which nothing else in the process runs: on a loaded host a test's first
+ * RPCs missed their deadlines "waiting for name resolution" while the next files were imported.
+ */
 export async function importEach(files: string[]): Promise<void> {
+  let imported = () => {};
+  const allImported = new Promise<void>((resolve) => {
+    imported = resolve;
+  });
+  before(() => allImported);
   for (const file of files) {
     try {
       await import(pathToFileURL(file).href);
@@ -16,6 +27,7 @@ export async function importEach(files: string[]): Promise<void> {
       });
     }
   }
+  imported();
 }
 
 /** Lane `n`'s files (absolute paths), which scripts/run-tests.ts lists in HB_TEST_LANES. */

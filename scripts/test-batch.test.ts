@@ -132,4 +132,37 @@ describe("the shared test processes", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("starts no test of a lane before every file of it is imported", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hb-lane-"));
+    try {
+      const first = path.join(dir, "first.test.mjs");
+      const slow = path.join(dir, "slow.test.mjs");
+      writeFileSync(
+        first,
+        `import { describe, it } from "node:test"; describe("first", () => { it("runs", () => console.log("first test runs")); });`,
+      );
+      // An import that is synchronous work for a while, as compiling a file's modules is.
+      writeFileSync(
+        slow,
+        `import { it } from "node:test"; const end = Date.now() + 300; while (Date.now() < end) {} console.log("slow file imported"); it("slow", () => {});`,
+      );
+      const env: NodeJS.ProcessEnv = { ...process.env, HB_TEST_LANES: JSON.stringify([[first, slow]]) };
+      delete env.NODE_TEST_CONTEXT;
+      const out = await new Promise<string>((resolve) => {
+        execFile(
+          process.execPath,
+          [path.join(import.meta.dirname, "..", laneFile(1))],
+          { env },
+          (_err, stdout) => resolve(stdout),
+        );
+      });
+      assert.deepEqual(out.match(/^(first test runs|slow file imported)$/gm), [
+        "slow file imported",
+        "first test runs",
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
