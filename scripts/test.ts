@@ -9,23 +9,33 @@ import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import { CONTRACT_CACHE_ROOT } from "../test/contract.ts";
+import { FULL_CHROMIUM, HEADLESS_SHELL } from "../test/support/chromium-path.ts";
 import { ensureDependencies } from "./deps.ts";
 import { removeRunData } from "./run-data.ts";
 import { BUNDLES_ROOT, buildBundles, removeOldFolders } from "./service-bundles.ts";
 import { compileCache, stackEnv, startStack } from "./stack.ts";
 import { startSlotServer } from "./stack-slots.ts";
 
-// The page tests drive Debian's Chromium: installed here when missing and we may (root); else they
-// skip, saying why.
-const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-if (!existsSync(chromium) && process.getuid?.() === 0 && !process.env.CHROMIUM_PATH) {
-  process.stderr.write("Installing Chromium for the browser tests (apt-get install chromium)...\n");
+// The page tests drive Debian's Chromium, its headless shell where installed (test/support/browser.ts):
+// installed here when neither is there and we may (root); else they skip, saying why.
+if (
+  !process.env.CHROMIUM_PATH &&
+  !existsSync(HEADLESS_SHELL) &&
+  !existsSync(FULL_CHROMIUM) &&
+  process.getuid?.() === 0
+) {
+  process.stderr.write(
+    "Installing Chromium for the browser tests (apt-get install chromium-headless-shell)...\n",
+  );
   const apt = (args: string[]) =>
     spawnSync("apt-get", args, {
       stdio: ["ignore", "ignore", "inherit"],
       env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
     });
-  if (apt(["update", "-qq"]).status !== 0 || apt(["install", "-y", "-qq", "chromium"]).status !== 0) {
+  if (
+    apt(["update", "-qq"]).status !== 0 ||
+    apt(["install", "-y", "-qq", "chromium-headless-shell"]).status !== 0
+  ) {
     process.stderr.write("Chromium could not be installed: the browser tests will be skipped.\n");
   }
 }

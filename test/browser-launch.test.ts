@@ -14,6 +14,7 @@ import {
   PLAYWRIGHT_DISABLED_FEATURES,
   seriousViolations,
 } from "./support/browser.ts";
+import { FULL_CHROMIUM } from "./support/chromium-path.ts";
 
 /** The features playwright-core passes in its own --disable-features, read from its source. */
 function playwrightDisabledFeatures(): string[] {
@@ -43,8 +44,13 @@ describe("the page tests' Chromium", () => {
     );
   });
 
-  it("opens a page without building the address bar's WebUI popups", { skip: browserMissing() }, async () => {
-    const handle = await launchBrowser();
+  // The full browser's windows have an address bar; the headless shell the tests prefer has none.
+  it("opens a page in the full browser without building the address bar's WebUI popups", {
+    skip: existsSync(FULL_CHROMIUM)
+      ? undefined
+      : `no full Chromium at ${FULL_CHROMIUM} (the headless shell has no address bar)`,
+  }, async () => {
+    const handle = await launchBrowser(FULL_CHROMIUM);
     try {
       const { page } = await handle.newPage();
       await page.goto("about:blank");

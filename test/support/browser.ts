@@ -7,14 +7,15 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { chromiumPath } from "./chromium-path.ts";
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+export const CHROMIUM = chromiumPath();
 
 /** Why the browser tests cannot run here, or undefined when they can. */
 export const browserMissing = (): string | undefined =>
   existsSync(CHROMIUM)
     ? undefined
-    : `no Chromium at ${CHROMIUM}: install Debian's chromium package (npm test does so when run as root) or set CHROMIUM_PATH`;
+    : `no Chromium at ${CHROMIUM}: install Debian's chromium-headless-shell package (npm test does so when run as root) or set CHROMIUM_PATH`;
 
 export interface BrowserHandle {
   browser: Browser;
@@ -78,9 +79,10 @@ export const CHROMIUM_ARGS = [
   `--disable-features=${[...PLAYWRIGHT_DISABLED_FEATURES, "WebUIOmniboxPopup", "WebUIOmniboxAimPopup"].join(",")}`,
 ];
 
-export async function launchBrowser(): Promise<BrowserHandle> {
+/** `executablePath`: another Chromium than the tests' (browser-launch.test.ts checks the full one). */
+export async function launchBrowser(executablePath = CHROMIUM): Promise<BrowserHandle> {
   // Playwright gives every launch a new empty profile directory of its own and removes it on close.
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
   const testContexts = new Set<BrowserContext>();
   return {
     browser,
