@@ -184,7 +184,8 @@ describe("lxd driver", { skip: unavailable }, () => {
       const m = await built(driverFor([counting]));
       assert.equal(flaky.seen.failed, 1, "the first start was reported failed");
       assert.equal(refused, 3, "the delete was refused three times");
-      assert.equal(creations, 2, "the container was made again");
+      // At least twice: a real failure of LXD on a loaded host makes it once more (below).
+      assert.ok(creations >= 2, `the container was made again (made ${creations} times)`);
       assert.equal(await status(m), "Running");
       assert.equal(inside(m, "cat", "/etc/hostname"), m.hostname);
     });
@@ -243,7 +244,9 @@ describe("lxd driver", { skip: unavailable }, () => {
       };
       const m = await built(driverFor([client]));
       assert.equal(refused, 1, "the delete's operation was reported failed");
-      assert.equal(creations, 2, "the container was made again");
+      // At least twice: on a loaded host LXD can fail the remade container for real too (a CI run
+      // at a load average of 13 made it three times), and the driver makes it again as it should.
+      assert.ok(creations >= 2, `the container was made again (made ${creations} times)`);
       assert.equal(await status(m), "Running");
     });
 
