@@ -7,6 +7,17 @@ import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
 import { batched, laneFile, sharesLane, splitLanes } from "./test-batch.ts";
 
+/** What lane `n`'s process prints given `lanes`, run as node --test runs a file. */
+function laneOutput(n: number, lanes: string[][]): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, HB_TEST_LANES: JSON.stringify(lanes) };
+  delete env.NODE_TEST_CONTEXT;
+  return new Promise<string>((resolve) => {
+    execFile(process.execPath, [path.join(import.meta.dirname, "..", laneFile(n))], { env }, (_err, stdout) =>
+      resolve(stdout),
+    );
+  });
+}
+
 describe("the shared test processes", () => {
   it("takes the unit files and leaves the system tests, LXD's and those that start programs their own", () => {
     assert.equal(batched("services/billing/src/proration.test.ts"), true);
@@ -117,16 +128,7 @@ describe("the shared test processes", () => {
         return f;
       };
       const lanes = [[file("a")], [file("b"), file("c")], [file("d")]];
-      const env: NodeJS.ProcessEnv = { ...process.env, HB_TEST_LANES: JSON.stringify(lanes) };
-      delete env.NODE_TEST_CONTEXT;
-      const out = await new Promise<string>((resolve) => {
-        execFile(
-          process.execPath,
-          [path.join(import.meta.dirname, "..", laneFile(2))],
-          { env },
-          (_err, stdout) => resolve(stdout),
-        );
-      });
+      const out = await laneOutput(2, lanes);
       assert.deepEqual(out.match(/^ran \w$/gm), ["ran b", "ran c"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -147,16 +149,7 @@ describe("the shared test processes", () => {
         slow,
         `import { it } from "node:test"; const end = Date.now() + 300; while (Date.now() < end) {} console.log("slow file imported"); it("slow", () => {});`,
       );
-      const env: NodeJS.ProcessEnv = { ...process.env, HB_TEST_LANES: JSON.stringify([[first, slow]]) };
-      delete env.NODE_TEST_CONTEXT;
-      const out = await new Promise<string>((resolve) => {
-        execFile(
-          process.execPath,
-          [path.join(import.meta.dirname, "..", laneFile(1))],
-          { env },
-          (_err, stdout) => resolve(stdout),
-        );
-      });
+      const out = await laneOutput(1, [[first, slow]]);
       assert.deepEqual(out.match(/^(first test runs|slow file imported)$/gm), [
         "slow file imported",
         "first test runs",
