@@ -7,9 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+# The project's tools first, as `npm run` puts them: its Node 24 (the machine's Node cannot run
+# the TypeScript scripts), buf and buf's protoc-gen-es plugin.
+export PATH="$PWD/node_modules/.bin:$PATH"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-buf="$PWD/node_modules/.bin/buf"
 failed=0
 differs() { # committed, made again, what to run
   if ! diff -r "$1" "$2" >"$scratch/diff" 2>&1; then
@@ -19,7 +21,7 @@ differs() { # committed, made again, what to run
   fi
 }
 
-(cd proto && "$buf" lint && "$buf" generate --output "$scratch/proto")
+(cd proto && buf lint && buf generate --output "$scratch/proto")
 differs packages/contracts/gen "$scratch/packages/contracts/gen" "npm run gen"
 node scripts/gen-enum-words.ts "$scratch/enum-words.gen.ts" >/dev/null
 differs packages/platform/src/enum-words.gen.ts "$scratch/enum-words.gen.ts" "npm run gen"
@@ -32,6 +34,6 @@ node scripts/sdk-gen.ts "$scratch/sdk-gen" >/dev/null
 differs packages/sdk/src/gen "$scratch/sdk-gen" "npm run gen:sdk"
 
 if git rev-parse -q --verify HEAD~1 >/dev/null && git cat-file -e HEAD~1:proto/buf.yaml 2>/dev/null; then
-  (cd proto && "$buf" breaking --against "../.git#ref=HEAD~1,subdir=proto")
+  (cd proto && buf breaking --against "../.git#ref=HEAD~1,subdir=proto")
 fi
 exit "$failed"
