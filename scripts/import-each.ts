@@ -13,11 +13,8 @@ import { pathToFileURL } from "node:url";
  * RPCs missed their deadlines "waiting for name resolution" while the next files were imported.
  */
 export async function importEach(files: string[]): Promise<void> {
-  let imported = () => {};
-  const allImported = new Promise<void>((resolve) => {
-    imported = resolve;
-  });
-  before(() => allImported);
+  const allImported = Promise.withResolvers<void>();
+  before(() => allImported.promise);
   for (const file of files) {
     try {
       await import(pathToFileURL(file).href);
@@ -27,7 +24,7 @@ export async function importEach(files: string[]): Promise<void> {
       });
     }
   }
-  imported();
+  allImported.resolve();
 }
 
 /** Lane `n`'s files (absolute paths), which scripts/run-tests.ts lists in HB_TEST_LANES. */

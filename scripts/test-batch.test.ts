@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
-import { batched, laneFile, sharesLane, splitLanes } from "./test-batch.ts";
+import { batched, LANES, laneFile, sharesLane, splitLanes } from "./test-batch.ts";
 
 /** What lane `n`'s process prints given `lanes`, run as node --test runs a file. */
 function laneOutput(n: number, lanes: string[][]): Promise<string> {
@@ -117,6 +117,11 @@ describe("the shared test processes", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("has a lane's process for each of the LANES lanes", () => {
+    for (let n = 1; n <= LANES; n++)
+      assert.ok(existsSync(path.join(import.meta.dirname, "..", laneFile(n))), `${laneFile(n)} is there`);
   });
 
   it("runs in a lane's process the files listed for that lane, in their order", async () => {

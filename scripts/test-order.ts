@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { LANES, laneFile } from "./test-batch.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -24,9 +25,7 @@ const KNOWN_SLOW = [
   "services/compute/src/lxd/backups.test.ts",
   "test/portal-browser.test.ts",
   // The system files that share processes (scripts/test-batch.ts), about 2.5 minutes each.
-  "scripts/test-lanes/lane-1.ts",
-  "scripts/test-lanes/lane-2.ts",
-  "scripts/test-lanes/lane-3.ts",
+  ...Array.from({ length: LANES }, (_, i) => laneFile(i + 1)),
   "test/company-wide.test.ts",
   "test/portal-customer.test.ts",
   "test/sdk-cli-packed.test.ts",

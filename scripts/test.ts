@@ -9,21 +9,16 @@ import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import { CONTRACT_CACHE_ROOT } from "../test/contract.ts";
-import { FULL_CHROMIUM, HEADLESS_SHELL } from "../test/support/chromium-path.ts";
+import { chromiumPath } from "../test/support/chromium-path.ts";
 import { ensureDependencies } from "./deps.ts";
 import { removeRunData } from "./run-data.ts";
 import { BUNDLES_ROOT, buildBundles, removeOldFolders } from "./service-bundles.ts";
 import { compileCache, stackEnv, startStack } from "./stack.ts";
 import { startSlotServer } from "./stack-slots.ts";
 
-// The page tests drive Debian's Chromium, its headless shell where installed (test/support/browser.ts):
-// installed here when neither is there and we may (root); else they skip, saying why.
-if (
-  !process.env.CHROMIUM_PATH &&
-  !existsSync(HEADLESS_SHELL) &&
-  !existsSync(FULL_CHROMIUM) &&
-  process.getuid?.() === 0
-) {
+// The page tests drive Debian's Chromium, its headless shell where installed (test/support/chromium-path.ts):
+// the shell is installed here when neither is there and we may (root); else they skip, saying why.
+if (!process.env.CHROMIUM_PATH && !existsSync(chromiumPath()) && process.getuid?.() === 0) {
   process.stderr.write(
     "Installing Chromium for the browser tests (apt-get install chromium-headless-shell)...\n",
   );

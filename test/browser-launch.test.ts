@@ -14,7 +14,7 @@ import {
   PLAYWRIGHT_DISABLED_FEATURES,
   seriousViolations,
 } from "./support/browser.ts";
-import { FULL_CHROMIUM } from "./support/chromium-path.ts";
+import { chromiumPath, FULL_CHROMIUM, HEADLESS_SHELL } from "./support/chromium-path.ts";
 
 /** The features playwright-core passes in its own --disable-features, read from its source. */
 function playwrightDisabledFeatures(): string[] {
@@ -34,6 +34,22 @@ function playwrightDisabledFeatures(): string[] {
 }
 
 describe("the page tests' Chromium", () => {
+  it("drives the Chromium CHROMIUM_PATH names, else the headless shell where installed, else the full browser; an empty CHROMIUM_PATH counts as unset", () => {
+    const given = process.env.CHROMIUM_PATH;
+    const otherwise = existsSync(HEADLESS_SHELL) ? HEADLESS_SHELL : FULL_CHROMIUM;
+    try {
+      process.env.CHROMIUM_PATH = "/opt/another/chromium";
+      assert.equal(chromiumPath(), "/opt/another/chromium");
+      process.env.CHROMIUM_PATH = "";
+      assert.equal(chromiumPath(), otherwise);
+      delete process.env.CHROMIUM_PATH;
+      assert.equal(chromiumPath(), otherwise);
+    } finally {
+      if (given === undefined) delete process.env.CHROMIUM_PATH;
+      else process.env.CHROMIUM_PATH = given;
+    }
+  });
+
   it("switches off every feature Playwright does", () => {
     const theirs = playwrightDisabledFeatures();
     assert.ok(theirs.length > 5, `read ${theirs.length} features from playwright-core`);

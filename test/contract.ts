@@ -198,9 +198,9 @@ export async function contractViolation(
   status: number,
   body: unknown,
 ): Promise<string | undefined> {
-  const path = new URL(url, gateway).pathname;
-  if (!path.startsWith("/api/v1")) return undefined;
-  const rel = path.slice("/api/v1".length) || "/";
+  const pathname = new URL(url, gateway).pathname;
+  if (!pathname.startsWith("/api/v1")) return undefined;
+  const rel = pathname.slice("/api/v1".length) || "/";
   contract ??= load(gateway);
   const c = await contract;
   const op = c.ops.find((o) => o.method === method.toUpperCase() && o.pattern.test(rel));
