@@ -32,6 +32,10 @@ wanted=("$@")
 
 imported() { lxc image info "$1" >/dev/null 2>&1; }
 
+# The images are plain tarballs, not gzipped: LXD takes either, and the image never leaves this
+# host. gzip cost the Debian image's build 6.2 CPU-s (158 MB to 54 MB), and every container made
+# from it on the dir pool 0.9 CPU-s more to unpack (measured 2026-11-30).
+
 import_image() { # tarball alias
   local old=""
   if imported "$2"; then old="$(lxc query "/1.0/images/aliases/$2" | sed -n 's/.*"target": "\([0-9a-f]*\)".*/\1/p')"; fi
@@ -111,9 +115,9 @@ CHPASSWD
   echo 'root:x:0:' >"$dir/rootfs/etc/group"
   echo busybox >"$dir/rootfs/etc/hostname"
   metadata busybox "busybox test image" >"$dir/metadata.yaml"
-  tar -C "$dir" --numeric-owner -czf "$out/busybox.tar.gz" metadata.yaml rootfs
+  tar -C "$dir" --numeric-owner -cf "$out/busybox.tar" metadata.yaml rootfs
   rm -rf "$dir"
-  import_image "$out/busybox.tar.gz" busybox
+  import_image "$out/busybox.tar" busybox
 }
 
 host_sources() {
@@ -161,9 +165,9 @@ build_debian() {
     --customize-hook='truncate -s0 "$1"/etc/machine-id' \
     bookworm "$dir/rootfs" "${sources[@]}"
   metadata debian "Debian 12 (bookworm) with openssh-server" >"$dir/metadata.yaml"
-  tar -C "$dir" --numeric-owner -czf "$out/debian-12.tar.gz" metadata.yaml rootfs
+  tar -C "$dir" --numeric-owner -cf "$out/debian-12.tar" metadata.yaml rootfs
   rm -rf "$dir"
-  import_image "$out/debian-12.tar.gz" debian-12
+  import_image "$out/debian-12.tar" debian-12
 }
 
 for image in "${wanted[@]}"; do
