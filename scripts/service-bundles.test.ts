@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:f
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { pathToFileURL } from "node:url";
+import { bundleFile } from "./bundle-file.ts";
 import { buildBundles, removeOldFolders, withOwnImportMeta } from "./service-bundles.ts";
-import { bundleFile } from "./stack.ts";
 
 describe("service bundles", () => {
   // Inside the checkout, as the run's bundles are, so that node_modules/ resolves from them.

@@ -1,5 +1,6 @@
 /**
- * Each service as one ES module (esbuild), for the stacks `npm test` starts by the dozen. A
+ * Each service as one ES module (esbuild), for the stacks `npm test` starts by the dozen, and the
+ * admin command the tests run (scripts/bundle-file.ts, adminEntry). A
  * service's source is about a thousand modules (its own, the contracts' and its packages'), and
  * Node's loader spent about 0.5 CPU-s a process resolving, reading and linking them even with the
  * compile cache; the bundle of the same source starts a stack in about 45% less CPU
@@ -15,7 +16,8 @@ import { readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as esbuild from "esbuild";
-import { bundleFile, SERVICES } from "./stack.ts";
+import { bundleFile } from "./bundle-file.ts";
+import { SERVICES } from "./stack.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -46,18 +48,20 @@ const ownImportMeta: esbuild.Plugin = {
 };
 
 /**
- * Bundles `entries` (module paths, by default every service's main.ts) into `dir`, one file each
+ * Bundles `entries` (module paths, by default every service's main.ts and the admin command, which
+ * the tests run a few dozen times) into `dir`, one file each
  * named after `names`. CommonJS packages inside an ES module bundle call `require` for Node's
  * own modules: the banner gives them one.
  */
 export async function buildBundles(
   dir: string,
-  entries: Record<string, string> = Object.fromEntries(
-    ["gateway", ...SERVICES.map((s) => s.name)].map((name) => [
+  entries: Record<string, string> = Object.fromEntries([
+    ...["gateway", ...SERVICES.map((s) => s.name)].map((name) => [
       name,
       path.join(root, "services", name, "src", "main.ts"),
     ]),
-  ),
+    ["admin", path.join(root, "scripts", "admin.ts")],
+  ]),
 ): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await Promise.all(

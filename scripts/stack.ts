@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
 import { ensureDatabase, loadTlsIdentity, rpcClient } from "@hb/platform";
+import { bundleFile } from "./bundle-file.ts";
 import { ensureServiceRoles } from "./db-roles.ts";
 import { certFiles, ensureDevCerts } from "./dev-certs.ts";
 import { reservePorts } from "./ports.ts";
@@ -82,8 +83,6 @@ export const SERVICE_MEMORY_ENV = { MALLOC_ARENA_MAX: "2" } as const;
 const serviceNodeArgs = () =>
   (process.env.HB_SERVICE_NODE_ARGS ?? SERVICE_NODE_ARGS).split(" ").filter(Boolean);
 
-/** A service's bundle in a folder of them (scripts/service-bundles.ts writes it there). */
-export const bundleFile = (dir: string, name: string) => path.join(dir, `${name}.mjs`);
 const source = (name: string) => path.join(root, "services", name, "src", "main.ts");
 /**
  * What a service runs: its main.ts, or, where HB_SERVICE_BUNDLES names a folder of bundles

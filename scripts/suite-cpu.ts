@@ -87,8 +87,9 @@ function classify(pid: number, proc: Proc): { kind: string; file?: string } {
   if (/chrom/.test(proc.comm) || /chrom/.test(cmd))
     return { kind: "chromium", file: testFileAbove(proc.ppid) };
   // A service from its source or from the run's bundle of it (scripts/service-bundles.ts).
+  // (The admin command's bundle lies beside them: a program a test started, not a service.)
   const found = /services\/(\w+)\/src\/main\.ts|hb-service-bundles\/\w+\/(\w+)\.mjs/.exec(cmd);
-  const service = found?.[1] ?? found?.[2];
+  const service = found?.[2] === "admin" ? undefined : (found?.[1] ?? found?.[2]);
   if (service) {
     const file = testFileAbove(proc.ppid);
     return file ? { kind: "private stacks", file } : { kind: `shared stack: ${service}` };

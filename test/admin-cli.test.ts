@@ -1,17 +1,15 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import path from "node:path";
 import { describe, it } from "node:test";
 import { ConnectError } from "@connectrpc/connect";
 import { CustomerStatus } from "@hb/contracts/hb/auth/v1/accounts_pb";
 import { TopUpService } from "@hb/contracts/hb/billing/v1/payments_pb";
 import { resolveError } from "@hb/platform";
+import { adminEntry } from "../scripts/bundle-file.ts";
 import { auth, grpc, unique } from "./helpers.ts";
 
 // The portal's calls to billing, made as the pages' identity.
 const topUps = grpc([TopUpService], "BILLING_ADDR", "portal");
-
-const ADMIN = path.join(import.meta.dirname, "../scripts/admin.ts");
 
 interface Run {
   code: number;
@@ -22,7 +20,7 @@ interface Run {
 /** `npm run admin -- ...args` as a child process against this run's stack (it inherits AUTH_ADDR etc.). */
 const admin = (...args: string[]) =>
   new Promise<Run>((resolve) => {
-    execFile(process.execPath, [ADMIN, ...args], { env: process.env }, (err, stdout, stderr) => {
+    execFile(process.execPath, [adminEntry(), ...args], { env: process.env }, (err, stdout, stderr) => {
       resolve({ code: err ? Number(err.code) : 0, stdout, stderr });
     });
   });

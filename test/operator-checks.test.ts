@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import path from "node:path";
 import { describe, it } from "node:test";
 import { AccountLookupService } from "@hb/contracts/hb/auth/v1/account_lookup_pb";
 import { ServiceStatus } from "@hb/contracts/hb/billing/v1/common_pb";
 import { resolveError } from "@hb/platform";
+import { adminEntry } from "../scripts/bundle-file.ts";
 import {
   addCredit,
   api,
@@ -25,10 +25,9 @@ import {
 } from "./helpers.ts";
 import { stackClient } from "./support/clients.ts";
 
-const ADMIN = path.join(import.meta.dirname, "../scripts/admin.ts");
 const admin = (...args: string[]) =>
   new Promise<{ code: number; stderr: string }>((resolve) => {
-    execFile(process.execPath, [ADMIN, ...args], { env: process.env }, (err, _stdout, stderr) => {
+    execFile(process.execPath, [adminEntry(), ...args], { env: process.env }, (err, _stdout, stderr) => {
       resolve({ code: err ? Number(err.code) : 0, stderr });
     });
   });

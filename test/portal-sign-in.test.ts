@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
 import { Realm } from "@hb/contracts/hb/auth/v1/portal_pb";
 import postgres from "postgres";
+import { adminEntry } from "../scripts/bundle-file.ts";
 import { api, auth, GATEWAY, unique } from "./helpers.ts";
 import {
   csrfIn,
@@ -190,7 +191,7 @@ describe("portal and admin sign-in", () => {
     const run = spawnSync(
       process.execPath,
       [
-        "scripts/admin.ts",
+        adminEntry(),
         "staff",
         "create",
         "--name",

@@ -8,6 +8,7 @@ import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staf
 import { newId } from "@hb/platform";
 import { jetstream } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { adminEntry } from "../scripts/bundle-file.ts";
 import { eventually } from "./helpers.ts";
 import type { OwnStack } from "./own-stack.ts";
 import { stackClient } from "./support/clients.ts";
@@ -33,7 +34,7 @@ describe("webhook delivery survives a crash", () => {
   const adminSettings = async (...flags: string[]) => {
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ["scripts/admin.ts", "webhooks", "settings", "set", ...flags],
+      [adminEntry(), "webhooks", "settings", "set", ...flags],
       { env: { ...process.env, WEBHOOKS_ADDR: s.stack.env.WEBHOOKS_ADDR } },
     );
     return JSON.parse(stdout) as { settings: { allowedDestinations?: string[] } };
