@@ -194,26 +194,24 @@ export interface DurableSpec {
 }
 
 /**
- * Pulls batches from a durable consumer and hands each batch to `handle`, acking only after it
- * returns (the handler commits first). A failing batch is nak'ed with a delay and comes back.
- * The loop waits for the NATS link's first connection, creates the consumer when missing, and
- * re-runs after any error until stopped, so it starts with NATS down and resumes when it returns.
+ * Hands the messages of a durable consumer to `handle` in batches, acking a batch only after
+ * `handle` returns (the handler commits first). A failing batch is nak'ed with a delay and comes
+ * back. The loop waits for the NATS link's first connection, creates the consumer when missing,
+ * and re-runs after any error until stopped, so it starts with NATS down and resumes when it returns.
+ *
+ * It pulls continuously (JetStream `consume`, pulls that wait 30 s) and hands over whatever has
+ * arrived as soon as the handler is free: the first message at once, then whatever arrived while
+ * the previous batch was handled (up to `maxMessages`), so a burst still goes in large batches.
+ * Batches fetched with a one-second expiry held a message up to that second at a low rate and
+ * asked NATS again every second when idle (a stack's idle CPU 28.0-34.4 ms a second against
+ * 20.4-25.0, docs/benchmarks.md "Issue 31 §5, 2026-11-30 (late evening)").
  */
 export function consumeBatches(
   nats: NatsLink,
   spec: DurableSpec,
   log: Logger,
   handle: (msgs: JsMsg[]) => Promise<void>,
-  opts: {
-    maxMessages?: number;
-    expiresMs?: number;
-    /**
-     * Pull continuously (JetStream `consume`) and hand over whatever has arrived as soon as the
-     * handler is free, instead of fetching batches that wait for `maxMessages` or `expiresMs` (up
-     * to a second at a low event rate). For consumers on a latency target (webhooks).
-     */
-    continuous?: boolean;
-  } = {},
+  opts: { maxMessages?: number } = {},
 ): BatchConsumer {
   const { stream, durable, filterSubject } = spec;
   let stopped = false;
@@ -231,6 +229,7 @@ export function consumeBatches(
       for (const m of batch) m.nak(2000);
     }
   };
+  const max = opts.maxMessages ?? 500;
   const loop = (async () => {
     const nc = await Promise.race([nats.ready, whenStopped]);
     if (!nc) return;
@@ -239,42 +238,28 @@ export function consumeBatches(
       try {
         await ensureConsumer(nc, stream, durable, filterSubject);
         const consumer = await js.consumers.get(stream, durable);
-        if (opts.continuous) {
-          const max = opts.maxMessages ?? 500;
-          // Messages are handed over as they arrive: the first at once, then whatever arrived while
-          // the previous batch was being handled (up to max). The iterator's getPending() could
-          // not tell this: it counts the pull's status callbacks too, so a batch waited for one
-          // more message, at the end of a burst up to the pull's 30 s expiry (issue 13).
-          const arrived: JsMsg[] = [];
-          let draining: Promise<void> | undefined;
-          const drain = async () => {
-            while (arrived.length) await handleBatch(arrived.splice(0, max));
-            draining = undefined;
-          };
-          const messages = await consumer.consume({
-            max_messages: max,
-            callback: (m) => {
-              arrived.push(m);
-              draining ??= drain();
-            },
-          });
-          stopPull = () => messages.stop();
-          if (stopped) messages.stop();
-          const ended = await messages.closed();
-          await draining;
-          if (ended instanceof Error) throw ended;
-          continue; // the pull ended (stopped, or the consumer went away): set it up again
-        }
-        while (!stopped) {
-          const batch: JsMsg[] = [];
-          const iter = await consumer.fetch({
-            max_messages: opts.maxMessages ?? 500,
-            expires: opts.expiresMs ?? 1000,
-          });
-          for await (const m of iter) batch.push(m);
-          if (batch.length === 0) continue;
-          await handleBatch(batch);
-        }
+        // The iterator's getPending() could not tell what has arrived: it counts the pull's status
+        // callbacks too, so a batch waited for one more message, at the end of a burst up to the
+        // pull's 30 s expiry (issue 13). The callback collects them instead.
+        const arrived: JsMsg[] = [];
+        let draining: Promise<void> | undefined;
+        const drain = async () => {
+          while (arrived.length) await handleBatch(arrived.splice(0, max));
+          draining = undefined;
+        };
+        const messages = await consumer.consume({
+          max_messages: max,
+          callback: (m) => {
+            arrived.push(m);
+            draining ??= drain();
+          },
+        });
+        stopPull = () => messages.stop();
+        if (stopped) messages.stop();
+        const ended = await messages.closed();
+        await draining;
+        if (ended instanceof Error) throw ended;
+        // The pull ended (stopped, or the consumer went away): set it up again.
       } catch (err) {
         if (stopped) break;
         log.warn("consumer loop error, retrying", { durable, err });

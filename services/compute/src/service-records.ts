@@ -133,7 +133,6 @@ export function startServiceRecordConsumer(sql: Sql, nats: NatsLink, ns: string,
       // A malformed record would fail every retry of its batch: it is dropped, and said so.
       if (skipped > 0) log.warn("dropped service records without valid ids", { skipped });
     },
-    { continuous: true },
   );
 }
 

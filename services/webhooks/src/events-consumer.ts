@@ -191,6 +191,5 @@ export function startEventsConsumer(
     },
     // Events become deliveries as they arrive: a fetch waiting for a full batch held them up to a
     // second, most of the 1.5 s allowed from event to first attempt (issue 13).
-    { continuous: true },
   );
 }
