@@ -189,7 +189,5 @@ export function startEventsConsumer(
       const partners = new Set(rows.map((r) => r.partner_id));
       setImmediate(() => stored(last, partners));
     },
-    // Events become deliveries as they arrive: a fetch waiting for a full batch held them up to a
-    // second, most of the 1.5 s allowed from event to first attempt (issue 13).
   );
 }
