@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 
 const DURABLES = [
@@ -45,6 +46,27 @@ describe("the services' JetStream consumers", () => {
       await new Promise((r) => setTimeout(r, 2500));
       const short = seen.filter((p) => p.expiresMs < 30_000);
       assert.deepEqual(short, [], "pull requests that expire within 30 s: a consumer polling");
+    } finally {
+      await nc.close();
+    }
+  });
+
+  it("let NATS deliver no more than a batch (500) ahead of their acks, so nothing waits in memory behind a slow batch", async () => {
+    const ns = process.env.HB_NS;
+    assert.ok(ns, "HB_NS names the shared stack's streams");
+    const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const bounds = await Promise.all(
+        DURABLES.map(async ([stream, durable]) => {
+          const info = await jsm.consumers.info(`${ns.toUpperCase()}_${stream}`, durable);
+          return [durable, info.config.max_ack_pending];
+        }),
+      );
+      assert.deepEqual(
+        bounds,
+        DURABLES.map(([, durable]) => [durable, 500]),
+      );
     } finally {
       await nc.close();
     }

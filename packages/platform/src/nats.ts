@@ -158,15 +158,23 @@ async function ensureStreams(nc: NatsConnection, ns: string): Promise<void> {
   }
 }
 
+/**
+ * The durable consumer, made when missing. `maxAckPending` bounds what NATS delivers ahead of the
+ * acks: the loop below pulls continuously and keeps what arrives while a batch is handled, so
+ * with a larger bound a slow batch left thousands waiting in memory, each redelivered (handled
+ * twice) once it had waited past ack_wait. An existing consumer with another bound is updated.
+ */
 async function ensureConsumer(
   nc: NatsConnection,
   stream: string,
   durable: string,
   filterSubject: string,
+  maxAckPending: number,
 ): Promise<void> {
   const jsm = await jetstreamManager(nc);
+  let info: Awaited<ReturnType<typeof jsm.consumers.info>>;
   try {
-    await jsm.consumers.info(stream, durable);
+    info = await jsm.consumers.info(stream, durable);
   } catch {
     await jsm.consumers.add(stream, {
       durable_name: durable,
@@ -175,9 +183,12 @@ async function ensureConsumer(
       filter_subject: filterSubject,
       // A batch is committed within milliseconds; after a crash its messages come back in 10 s.
       ack_wait: nanos(10_000),
-      max_ack_pending: 10_000,
+      max_ack_pending: maxAckPending,
     });
+    return;
   }
+  if (info.config.max_ack_pending !== maxAckPending)
+    await jsm.consumers.update(stream, durable, { max_ack_pending: maxAckPending });
 }
 
 export { jetstream };
@@ -202,6 +213,8 @@ export interface DurableSpec {
  * It pulls continuously (JetStream `consume`, pulls that wait 30 s) and hands over whatever has
  * arrived as soon as the handler is free: the first message at once, then whatever arrived while
  * the previous batch was handled (up to `maxMessages`), so a burst still goes in large batches.
+ * NATS delivers at most `maxMessages` ahead of the acks (`ensureConsumer`), as a fetch of that
+ * many did, so no message waits in memory behind a slow batch until it is sent again.
  * Batches fetched with a one-second expiry held a message up to that second at a low rate and
  * asked NATS again every second when idle (a stack's idle CPU 28.0-34.4 ms a second against
  * 20.4-25.0, docs/benchmarks.md "Issue 31 §5, 2026-11-30 (late evening)").
@@ -236,7 +249,7 @@ export function consumeBatches(
     const js = jetstream(nc);
     while (!stopped) {
       try {
-        await ensureConsumer(nc, stream, durable, filterSubject);
+        await ensureConsumer(nc, stream, durable, filterSubject, max);
         const consumer = await js.consumers.get(stream, durable);
         // The iterator's getPending() could not tell what has arrived: it counts the pull's status
         // callbacks too, so a batch waited for one more message, at the end of a burst up to the
