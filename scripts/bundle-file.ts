@@ -11,11 +11,16 @@ export const bundleFile = (dir: string, name: string) => path.join(dir, `${name}
 const root = path.resolve(import.meta.dirname, "..");
 
 /**
- * The admin command as a test runs it: the run's bundle where HB_SERVICE_BUNDLES names a folder
- * of them, else scripts/admin.ts. From source a call cost 0.55-0.74 CPU-s of module loading,
+ * What to run of program `name`: its bundle where HB_SERVICE_BUNDLES names a folder of them (made
+ * by `npm test`), else `source`. Read at each launch.
+ */
+export function bundleOr(name: string, source: string): string {
+  const bundles = process.env.HB_SERVICE_BUNDLES;
+  return bundles ? bundleFile(bundles, name) : source;
+}
+
+/**
+ * The admin command as a test runs it. From source a call cost 0.55-0.74 CPU-s of module loading,
  * from the bundle 0.20-0.27 (`--help`, three of each, 2026-11-30).
  */
-export function adminEntry(): string {
-  const bundles = process.env.HB_SERVICE_BUNDLES;
-  return bundles ? bundleFile(bundles, "admin") : path.join(root, "scripts", "admin.ts");
-}
+export const adminEntry = (): string => bundleOr("admin", path.join(root, "scripts", "admin.ts"));

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
 import { ensureDatabase, loadTlsIdentity, rpcClient } from "@hb/platform";
-import { bundleFile } from "./bundle-file.ts";
+import { bundleOr } from "./bundle-file.ts";
 import { ensureServiceRoles } from "./db-roles.ts";
 import { certFiles, ensureDevCerts } from "./dev-certs.ts";
 import { reservePorts } from "./ports.ts";
@@ -84,14 +84,8 @@ const serviceNodeArgs = () =>
   (process.env.HB_SERVICE_NODE_ARGS ?? SERVICE_NODE_ARGS).split(" ").filter(Boolean);
 
 const source = (name: string) => path.join(root, "services", name, "src", "main.ts");
-/**
- * What a service runs: its main.ts, or, where HB_SERVICE_BUNDLES names a folder of bundles
- * (scripts/service-bundles.ts, made by `npm test`), its bundle there. Read at each launch.
- */
-const entry = (name: string) => {
-  const bundles = process.env.HB_SERVICE_BUNDLES;
-  return bundles ? bundleFile(bundles, name) : source(name);
-};
+/** What a service runs: its main.ts, or its bundle (scripts/service-bundles.ts) in a test run. */
+const entry = (name: string) => bundleOr(name, source(name));
 const availableServices = () => SERVICES.filter((s) => existsSync(source(s.name)));
 
 // Generous: on two shared cores a dozen private stacks may start at once in the test run.

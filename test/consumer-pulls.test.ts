@@ -6,9 +6,9 @@
  * second (a built machine's report waited so long before billing made the service active).
  */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 
 const DURABLES = [
   ["REQLOG", "auth-request-log"],
@@ -23,52 +23,59 @@ interface PullRequest {
   expires?: number;
 }
 
+/** The fetch expiry with which a polling consumer asked NATS again, each time it ran out. */
+const POLL_MS = 1000;
+/**
+ * How long pull requests are watched: what is tested is that none comes in this time, so the wait
+ * is the measure, not a race. A polling consumer asks at least twice in it; a loaded host can only
+ * make one ask less often (a weaker check), never make a consumer that waits ask.
+ */
+const WATCH_MS = 2.5 * POLL_MS;
+/** What a pull of JetStream `consume` waits for messages (nats.js's default). */
+const WAITING_PULL_MS = 30_000;
+
 describe("the services' JetStream consumers", () => {
-  it("wait on pulls of at least 30 s instead of asking NATS again every second", async () => {
-    const ns = process.env.HB_NS;
+  const ns = process.env.HB_NS ?? "";
+  const streamOf = (stream: string) => `${ns.toUpperCase()}_${stream}`;
+  let nc: NatsConnection;
+  before(async () => {
     assert.ok(ns, "HB_NS names the shared stack's streams");
-    const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
-    try {
-      const seen: { durable: string; expiresMs: number }[] = [];
-      for (const [stream, durable] of DURABLES)
-        nc.subscribe(`$JS.API.CONSUMER.MSG.NEXT.${ns.toUpperCase()}_${stream}.${durable}`, {
-          callback: (_err, m) => {
-            // A pull without a JSON body, or without `expires`, waits until a message comes.
-            let pull: PullRequest = {};
-            try {
-              pull = m.json<PullRequest>();
-            } catch {}
-            seen.push({ durable, expiresMs: pull.expires === undefined ? Infinity : pull.expires / 1e6 });
-          },
-        });
-      await nc.flush();
-      // A consumer that polled each second asks at least twice in this window.
-      await new Promise((r) => setTimeout(r, 2500));
-      const short = seen.filter((p) => p.expiresMs < 30_000);
-      assert.deepEqual(short, [], "pull requests that expire within 30 s: a consumer polling");
-    } finally {
-      await nc.close();
-    }
+    nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
+  });
+  after(() => nc?.close());
+
+  it("wait on pulls of at least 30 s instead of asking NATS again every second", async () => {
+    const seen: { durable: string; expiresMs: number }[] = [];
+    const subs = DURABLES.map(([stream, durable]) =>
+      nc.subscribe(`$JS.API.CONSUMER.MSG.NEXT.${streamOf(stream)}.${durable}`, {
+        callback: (_err, m) => {
+          // A pull without a JSON body, or without `expires`, waits until a message comes.
+          let pull: PullRequest = {};
+          try {
+            pull = m.json<PullRequest>();
+          } catch {}
+          seen.push({ durable, expiresMs: pull.expires === undefined ? Infinity : pull.expires / 1e6 });
+        },
+      }),
+    );
+    await nc.flush();
+    await new Promise((r) => setTimeout(r, WATCH_MS));
+    for (const sub of subs) sub.unsubscribe();
+    const short = seen.filter((p) => p.expiresMs < WAITING_PULL_MS);
+    assert.deepEqual(short, [], "pull requests that expire within 30 s: a consumer polling");
   });
 
   it("let NATS deliver no more than a batch (500) ahead of their acks, so nothing waits in memory behind a slow batch", async () => {
-    const ns = process.env.HB_NS;
-    assert.ok(ns, "HB_NS names the shared stack's streams");
-    const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
-    try {
-      const jsm = await jetstreamManager(nc);
-      const bounds = await Promise.all(
-        DURABLES.map(async ([stream, durable]) => {
-          const info = await jsm.consumers.info(`${ns.toUpperCase()}_${stream}`, durable);
-          return [durable, info.config.max_ack_pending];
-        }),
-      );
-      assert.deepEqual(
-        bounds,
-        DURABLES.map(([, durable]) => [durable, 500]),
-      );
-    } finally {
-      await nc.close();
-    }
+    const jsm = await jetstreamManager(nc);
+    const bounds = await Promise.all(
+      DURABLES.map(async ([stream, durable]) => [
+        durable,
+        (await jsm.consumers.info(streamOf(stream), durable)).config.max_ack_pending,
+      ]),
+    );
+    assert.deepEqual(
+      bounds,
+      DURABLES.map(([, durable]) => [durable, 500]),
+    );
   });
 });
