@@ -35,14 +35,17 @@ export async function webhookBench(
   const { ServiceStatus } = await import("@hb/contracts/hb/billing/v1/common_pb");
   const { PartnerStatus } = await import("@hb/contracts/hb/auth/v1/partners_pb");
   const { WebhooksService } = await import("@hb/contracts/hb/webhooks/v1/webhooks_pb");
-  const { newId } = await import("@hb/platform");
-  const { jetstream } = await import("@nats-io/jetstream");
+  const { newId, streams } = await import("@hb/platform");
+  const { jetstream, jetstreamManager } = await import("@nats-io/jetstream");
   const { connect } = await import("@nats-io/transport-node");
   const EVENTS = run.events;
   // Events offered per second (issue 31 asks 3,000/s held); 0 publishes as fast as it can.
   const RATE = run.rate;
   const PARTNERS = 100;
   const published = new Map<string, number>();
+  // Each event's stream position, to place it against the webhooks consumer's progress.
+  const seqOf = new Map<string, number>();
+  const partnerOf = new Map<string, string>();
   const arrived = new Map<string, number>();
   const receiver = spawn(process.execPath, [path.join(import.meta.dirname, "webhook-receiver.ts")], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -94,8 +97,29 @@ export async function webhookBench(
       partnerId,
       payload: { case: "service", value: { serviceId, status: ServiceStatus.SUSPENDED, hostname: "h" } },
     });
-    await js.publish(subject, toBinary(EventSchema, event), { msgID: event.id });
+    const ack = await js.publish(subject, toBinary(EventSchema, event), { msgID: event.id });
+    seqOf.set(serviceId, ack.seq);
+    partnerOf.set(serviceId, partnerId);
   };
+  // The webhooks consumer's progress every 25 ms: the last position handed to it (pulled) and its
+  // ack floor (every event through it stored as a delivery: a batch is acked after its insert).
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  const progress: { at: number; pulled: number; stored: number }[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const info = await jsm.consumers
+        .info(streams(env.HB_NS).events.name, "webhooks-deliveries")
+        .catch(() => undefined);
+      if (info)
+        progress.push({
+          at: Date.now(),
+          pulled: info.delivered.stream_seq,
+          stored: info.ack_floor.stream_seq,
+        });
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  })();
   for (let i = 0; i < 20; i++) await publish(hanging, newId()); // a partner whose endpoint hangs
   // CPU from the first publish to the last arrival: the machine's (every process, PostgreSQL and
   // NATS included) and the processes of the pipeline, per delivery.
@@ -146,6 +170,8 @@ export async function webhookBench(
   const publishedIn = Date.now() - start;
   const until = Date.now() + 180_000;
   while (arrived.size < EVENTS && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+  sampling = false;
+  await sampler;
   const perDelivery = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, arrived.size));
   const cpu = {
     ...Object.fromEntries(
@@ -163,7 +189,60 @@ export async function webhookBench(
   await nc.close();
   receiver.kill("SIGTERM");
   const lat = [...arrived.entries()].map(([id, t]) => t - published.get(id)!).sort((a, b) => a - b);
-  const pct = (p: number) => lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] ?? NaN;
+  const pctOf = (xs: number[], p: number) =>
+    xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
+  const pct = (p: number) => pctOf(lat, p);
+  // Where the latency is: when the consumer was first seen past each event's position (pulled),
+  // when its ack floor was (stored), and the arrival, each to the sampler's 25 ms.
+  const firstPast = (seq: number, key: "pulled" | "stored") => {
+    let lo = 0;
+    let hi = progress.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (progress[mid][key] >= seq) hi = mid;
+      else lo = mid + 1;
+    }
+    return progress[lo]?.at;
+  };
+  const stages = {
+    "publish → pulled": [] as number[],
+    "pulled → stored": [] as number[],
+    "stored → arrival": [] as number[],
+  };
+  for (const [id, at] of arrived) {
+    const seq = seqOf.get(id);
+    const pulledAt = seq === undefined ? undefined : firstPast(seq, "pulled");
+    const storedAt = seq === undefined ? undefined : firstPast(seq, "stored");
+    if (pulledAt === undefined || storedAt === undefined) continue;
+    stages["publish → pulled"].push(pulledAt - published.get(id)!);
+    stages["pulled → stored"].push(storedAt - pulledAt);
+    stages["stored → arrival"].push(at - storedAt);
+  }
+  // A partner's deliveries go one after another (spec: attempted in creation order, the queue
+  // stopping at a failure), so a partner's rate is bounded by one delivery's turn: the gap between
+  // two arrivals of the same partner when the second was already stored as the first arrived.
+  const turns: number[] = [];
+  const byPartner = new Map<string, { at: number; storedAt: number }[]>();
+  for (const [id, at] of arrived) {
+    const seq = seqOf.get(id);
+    const storedAt = seq === undefined ? undefined : firstPast(seq, "stored");
+    const partner = partnerOf.get(id);
+    if (storedAt === undefined || partner === undefined) continue;
+    byPartner.set(partner, [...(byPartner.get(partner) ?? []), { at, storedAt }]);
+  }
+  for (const list of byPartner.values()) {
+    list.sort((a, b) => a.at - b.at);
+    for (let k = 1; k < list.length; k++)
+      if (list[k].storedAt <= list[k - 1].at) turns.push(list[k].at - list[k - 1].at);
+  }
+  turns.sort((a, b) => a - b);
+  const stageText = Object.entries(stages)
+    .map(([k, xs]) => {
+      xs.sort((a, b) => a - b);
+      return `${k} p50 ${pctOf(xs, 50)} ms, p99 ${pctOf(xs, 99)} ms`;
+    })
+    .join("; ");
+  const turnText = `one partner's turn per delivery while its queue was waiting (${turns.length.toLocaleString("en")} turns): p50 ${pctOf(turns, 50)} ms, p90 ${pctOf(turns, 90)} ms, so one partner at most about ${Math.round(1000 / Math.max(1, pctOf(turns, 50)))} deliveries/s against the ${Math.round((RATE || EVENTS) / PARTNERS)}/s offered each`;
   const last = Math.max(...arrived.values());
   const offered = RATE > 0 ? `offered at ${RATE.toLocaleString("en")} events/s and ` : "";
   const text = `${EVENTS.toLocaleString("en")} events across ${PARTNERS} partners (plus one partner whose endpoint never answers, with the default 30 s deadline), ${offered}published to JetStream in ${publishedIn} ms (${Math.round(EVENTS / (publishedIn / 1000)).toLocaleString("en")} events/s), partners' queues leased as their events are stored (a pass every 1 s besides), to a receiver on loopback (a process of its own):
@@ -177,6 +256,8 @@ CPU per delivery from the first publish to the last arrival (µs): ${Object.entr
     .join(", ")} (the machine's figure includes PostgreSQL, NATS and every other process).
 
 PostgreSQL per delivery (the stack's database only): ${pgPer("xacts").toFixed(2)} transactions; rows written by webhooks ${pgPer("deliveries").toFixed(2)} in deliveries${"partner_queues" in pgAfter ? `, ${pgPer("partner_queues").toFixed(2)} in partner_queues` : ""} (each insert or update is one tuple version).
+
+Where the latency is (the webhooks consumer's progress read every 25 ms): ${stageText}; ${turnText}.
 
 Latency is measured from publishing the event (the outbox relay's step) to its first arrival at the receiver; it includes the wait for the event to be stored and its partner's queue claimed. The hanging partner's deliveries time out after 30 s each without delaying the other partners, which are served concurrently.`;
   process.stdout.write(`${text}\n`);
