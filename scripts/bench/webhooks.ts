@@ -242,7 +242,8 @@ export async function webhookBench(
       return `${k} p50 ${pctOf(xs, 50)} ms, p99 ${pctOf(xs, 99)} ms`;
     })
     .join("; ");
-  const turnText = `one partner's turn per delivery while its queue was waiting (${turns.length.toLocaleString("en")} turns): p50 ${pctOf(turns, 50)} ms, p90 ${pctOf(turns, 90)} ms, so one partner at most about ${Math.round(1000 / Math.max(1, pctOf(turns, 50)))} deliveries/s against the ${Math.round((RATE || EVENTS) / PARTNERS)}/s offered each`;
+  const meanTurn = turns.reduce((a, b) => a + b, 0) / Math.max(1, turns.length);
+  const turnText = `one partner's turn per delivery while its queue was waiting (${turns.length.toLocaleString("en")} turns): p50 ${pctOf(turns, 50)} ms, p90 ${pctOf(turns, 90)} ms, mean ${meanTurn.toFixed(1)} ms, so one partner at most about ${Math.round(1000 / Math.max(1, meanTurn))} deliveries/s against the ${Math.round((RATE || EVENTS) / PARTNERS)}/s offered each`;
   const last = Math.max(...arrived.values());
   const offered = RATE > 0 ? `offered at ${RATE.toLocaleString("en")} events/s and ` : "";
   const text = `${EVENTS.toLocaleString("en")} events across ${PARTNERS} partners (plus one partner whose endpoint never answers, with the default 30 s deadline), ${offered}published to JetStream in ${publishedIn} ms (${Math.round(EVENTS / (publishedIn / 1000)).toLocaleString("en")} events/s), partners' queues leased as their events are stored (a pass every 1 s besides), to a receiver on loopback (a process of its own):
