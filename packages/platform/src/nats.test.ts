@@ -51,8 +51,10 @@ describe("consumeBatches", () => {
         await consumer.stop();
       }
     } finally {
-      await jsm.streams.delete(stream).catch(() => {});
+      // The link made the namespace's streams (events and request log) as a service's link does.
       await link.close();
+      for (const name of [stream, `${ns.toUpperCase()}_REQLOG`])
+        await jsm.streams.delete(name).catch(() => {});
       await nc.close();
     }
   });
