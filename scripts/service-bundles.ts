@@ -17,7 +17,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as esbuild from "esbuild";
 import { bundleFile } from "./bundle-file.ts";
-import { SERVICES } from "./stack.ts";
+import { STACK_PROCESSES } from "./stack.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -56,10 +56,7 @@ const ownImportMeta: esbuild.Plugin = {
 export async function buildBundles(
   dir: string,
   entries: Record<string, string> = Object.fromEntries([
-    ...["gateway", ...SERVICES.map((s) => s.name)].map((name) => [
-      name,
-      path.join(root, "services", name, "src", "main.ts"),
-    ]),
+    ...STACK_PROCESSES.map((name) => [name, path.join(root, "services", name, "src", "main.ts")]),
     ["admin", path.join(root, "scripts", "admin.ts")],
   ]),
 ): Promise<void> {

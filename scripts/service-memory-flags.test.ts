@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { globSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { compileCache, SERVICE_MEMORY_ENV, SERVICE_NODE_ARGS, SERVICES } from "./stack.ts";
+import { compileCache, SERVICE_MEMORY_ENV, SERVICE_NODE_ARGS, STACK_PROCESSES } from "./stack.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const dockerfile = readFileSync(path.join(root, "deploy", "Dockerfile"), "utf8");
@@ -104,7 +104,7 @@ describe("what a service loads at start that idle does not use (docs/benchmarks.
   // Node's bundled undici: no service uses it; loaded, it held 2 to 3 MB of each idle service's
   // resident memory. An ES module `import … from "node:http"` reads http's WebSocket export, which
   // loads it; node-http.ts hands http over without reading it.
-  for (const name of ["gateway", ...SERVICES.map((s) => s.name)])
+  for (const name of STACK_PROCESSES)
     it(`${name}'s modules do not load undici`, () => {
       assert.equal(loadedBy([`services/${name}/src/main.ts`]).undici, false);
     });

@@ -22,6 +22,9 @@ export const SERVICES = [
   { name: "webhooks", addrEnv: "WEBHOOKS_ADDR" },
 ] as const;
 
+/** Every process of a stack: the gateway and the services behind it. */
+export const STACK_PROCESSES = ["gateway", ...SERVICES.map((s) => s.name)] as const;
+
 export interface StackOptions {
   env: Record<string, string>;
   /** Print service logs to this process's stdout (npm start) or keep them (tests). */
@@ -268,8 +271,7 @@ export async function stackEnv(base: {
   };
   for (const s of SERVICES) env[s.addrEnv] = `127.0.0.1:${next()}`;
   // Each process serves /metrics on a port of its own (packages/platform/src/observability.ts).
-  for (const name of ["gateway", ...SERVICES.map((s) => s.name)])
-    env[`${name.toUpperCase()}_METRICS_PORT`] = String(next());
+  for (const name of STACK_PROCESSES) env[`${name.toUpperCase()}_METRICS_PORT`] = String(next());
   for (const s of SERVICES) env[`${s.name.toUpperCase()}_HEALTH_PORT`] = String(next());
   env.HB_CERTS_DIR = await ensureDevCerts();
   for (const k of ["REDIS_URL", "NATS_URL", "LOG_LEVEL", "RPC_TRANSPORT", "KEY_PEPPER"]) {

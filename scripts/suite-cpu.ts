@@ -15,6 +15,7 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { machineBusyTicks } from "./bench/scratch-stack.ts";
+import { STACK_PROCESSES } from "./stack.ts";
 
 const HZ = 100; // USER_HZ: /proc reports CPU in clock ticks of 1/100 s on Linux.
 const argv = process.argv.slice(2);
@@ -86,10 +87,11 @@ function classify(pid: number, proc: Proc): { kind: string; file?: string } {
   if (/scripts\/test\.ts/.test(cmd)) return { kind: "npm test (shared stack's parent)" };
   if (/chrom/.test(proc.comm) || /chrom/.test(cmd))
     return { kind: "chromium", file: testFileAbove(proc.ppid) };
-  // A service from its source or from the run's bundle of it (scripts/service-bundles.ts).
-  // (The admin command's bundle lies beside them: a program a test started, not a service.)
+  // A service from its source or from the run's bundle of it (scripts/service-bundles.ts; the
+  // admin command's bundle lies beside them, a program a test started).
   const found = /services\/(\w+)\/src\/main\.ts|hb-service-bundles\/\w+\/(\w+)\.mjs/.exec(cmd);
-  const service = found?.[2] === "admin" ? undefined : (found?.[1] ?? found?.[2]);
+  const name = found?.[1] ?? found?.[2];
+  const service = name && (STACK_PROCESSES as readonly string[]).includes(name) ? name : undefined;
   if (service) {
     const file = testFileAbove(proc.ppid);
     return file ? { kind: "private stacks", file } : { kind: `shared stack: ${service}` };

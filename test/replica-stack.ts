@@ -9,7 +9,7 @@ import { AuthService } from "@hb/contracts/hb/auth/v1/auth_pb";
 import { AuthStaffService } from "@hb/contracts/hb/auth/v1/auth_staff_pb";
 import { WebhooksService } from "@hb/contracts/hb/webhooks/v1/webhooks_pb";
 import { WebhooksStaffService } from "@hb/contracts/hb/webhooks/v1/webhooks_staff_pb";
-import { freePort, SERVICES, type Stack, stackEnv, startStack } from "../scripts/stack.ts";
+import { freePort, SERVICES, STACK_PROCESSES, type Stack, stackEnv, startStack } from "../scripts/stack.ts";
 import { acquireSlots } from "../scripts/stack-slots.ts";
 import { stackClient } from "./support/clients.ts";
 import { removeStackData, testDatabaseUrl, testNamespace } from "./support/test-database.ts";
@@ -45,8 +45,7 @@ export async function replicaStack(
   const gatewayPortB = await freePort();
   const envB: Record<string, string> = { ...envA, PORT: String(gatewayPortB) };
   for (const s of SERVICES) envB[s.addrEnv] = `127.0.0.1:${await freePort()}`;
-  for (const name of ["gateway", ...SERVICES.map((s) => s.name)])
-    envB[`${name.toUpperCase()}_METRICS_PORT`] = String(await freePort());
+  for (const name of STACK_PROCESSES) envB[`${name.toUpperCase()}_METRICS_PORT`] = String(await freePort());
   for (const s of SERVICES) envB[`${s.name.toUpperCase()}_HEALTH_PORT`] = String(await freePort());
 
   const replicas: Stack[] = [];

@@ -210,29 +210,25 @@ export async function webhookBench(
     "pulled → stored": [] as number[],
     "stored → arrival": [] as number[],
   };
+  // A partner's deliveries go one after another (spec: attempted in creation order, the queue
+  // stopping at a failure), so a partner's rate is bounded by one delivery's turn: the gap between
+  // two arrivals of the same partner when the second was already stored as the first arrived.
+  const byPartner = new Map<string, { at: number; storedAt: number }[]>();
   for (const [id, at] of arrived) {
     const seq = seqOf.get(id);
-    const pulledAt = seq === undefined ? undefined : firstPast(seq, "pulled");
-    const storedAt = seq === undefined ? undefined : firstPast(seq, "stored");
+    const partner = partnerOf.get(id);
+    if (seq === undefined || partner === undefined) continue;
+    const pulledAt = firstPast(seq, "pulled");
+    const storedAt = firstPast(seq, "stored");
     if (pulledAt === undefined || storedAt === undefined) continue;
     stages["publish → pulled"].push(pulledAt - published.get(id)!);
     stages["pulled → stored"].push(storedAt - pulledAt);
     stages["stored → arrival"].push(at - storedAt);
-  }
-  // A partner's deliveries go one after another (spec: attempted in creation order, the queue
-  // stopping at a failure), so a partner's rate is bounded by one delivery's turn: the gap between
-  // two arrivals of the same partner when the second was already stored as the first arrived.
-  const turns: number[] = [];
-  const byPartner = new Map<string, { at: number; storedAt: number }[]>();
-  for (const [id, at] of arrived) {
-    const seq = seqOf.get(id);
-    const storedAt = seq === undefined ? undefined : firstPast(seq, "stored");
-    const partner = partnerOf.get(id);
-    if (storedAt === undefined || partner === undefined) continue;
     const list = byPartner.get(partner) ?? [];
     list.push({ at, storedAt });
     byPartner.set(partner, list);
   }
+  const turns: number[] = [];
   for (const list of byPartner.values()) {
     list.sort((a, b) => a.at - b.at);
     for (let k = 1; k < list.length; k++)

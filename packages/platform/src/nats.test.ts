@@ -5,20 +5,22 @@ import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect, nanos } from "@nats-io/transport-node";
 import { eventually } from "../../../test/support/eventually.ts";
 import { createLogger } from "./log.ts";
-import { consumeBatches, linkNats } from "./nats.ts";
+import { consumeBatches, linkNats, streams } from "./nats.ts";
 
 const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 
 describe("consumeBatches", () => {
   it("brings a durable consumer made with a larger delivery bound to one batch's, and handles what waits", async () => {
     const ns = `natsbound${randomUUID().slice(0, 8)}`;
-    const stream = `${ns.toUpperCase()}_EVENTS`;
+    const names = streams(ns);
+    const stream = names.events.name;
     const nc = await connect({ servers: NATS_URL });
     const jsm = await jetstreamManager(nc);
     const log = createLogger("nats-test", "error");
     const link = linkNats(NATS_URL, "nats-test", ns, log);
     try {
-      await jsm.streams.add({ name: stream, subjects: [`${ns}.events.>`] });
+      // The link makes the namespace's streams, as a service's does.
+      await link.ready;
       // As every consumer was made before the bound: 10,000 delivered ahead of the acks.
       await jsm.consumers.add(stream, {
         durable_name: "old",
@@ -51,10 +53,8 @@ describe("consumeBatches", () => {
         await consumer.stop();
       }
     } finally {
-      // The link made the namespace's streams (events and request log) as a service's link does.
       await link.close();
-      for (const name of [stream, `${ns.toUpperCase()}_REQLOG`])
-        await jsm.streams.delete(name).catch(() => {});
+      for (const name of [stream, names.requestLog.name]) await jsm.streams.delete(name).catch(() => {});
       await nc.close();
     }
   });
