@@ -58,4 +58,58 @@ describe("consumeBatches", () => {
       await nc.close();
     }
   });
+  it("takes a message after a quiet spell at once, and gathers a steady stream into batches gatherMs apart", async () => {
+    const ns = `natsgather${randomUUID().slice(0, 8)}`;
+    const names = streams(ns);
+    const stream = names.events.name;
+    const nc = await connect({ servers: NATS_URL });
+    const jsm = await jetstreamManager(nc);
+    const log = createLogger("nats-test", "error");
+    const link = linkNats(NATS_URL, "nats-test", ns, log);
+    const gatherMs = 1000;
+    try {
+      await link.ready;
+      const js = jetstream(nc);
+      const batches: { at: number; bodies: string[] }[] = [];
+      const consumer = consumeBatches(
+        link,
+        { stream, durable: "gather", filterSubject: `${ns}.events.>` },
+        log,
+        async (msgs) => {
+          batches.push({ at: Date.now(), bodies: msgs.map((m) => m.string()) });
+        },
+        { gatherMs },
+      );
+      try {
+        const publishedAt = Date.now();
+        await js.publish(`${ns}.events.test`, new TextEncoder().encode("first"));
+        await eventually(async () => batches.length === 1, 10_000, 5);
+        assert.ok(
+          batches[0].at - publishedAt < gatherMs,
+          `the first waited ${batches[0].at - publishedAt} ms`,
+        );
+        // A steady stream: one message every 10 ms (without gathering, a batch each).
+        const streamStart = Date.now();
+        for (let i = 0; i < 40; i++) {
+          await js.publish(`${ns}.events.test`, new TextEncoder().encode(String(i)));
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        const streamMs = Date.now() - streamStart;
+        await eventually(async () => batches.flatMap((b) => b.bodies).length === 41, 10_000);
+        assert.deepEqual(
+          batches.flatMap((b) => b.bodies),
+          ["first", ...Array.from({ length: 40 }, (_, i) => String(i))],
+        );
+        for (let i = 1; i < batches.length; i++)
+          assert.ok(batches[i].at - batches[i - 1].at >= gatherMs - 1, `batches ${i - 1} and ${i} apart`);
+        assert.ok(batches.length <= 2 + Math.ceil(streamMs / gatherMs), `${batches.length} batches`);
+      } finally {
+        await consumer.stop();
+      }
+    } finally {
+      await link.close();
+      for (const name of [stream, names.requestLog.name]) await jsm.streams.delete(name).catch(() => {});
+      await nc.close();
+    }
+  });
 });
