@@ -51,7 +51,8 @@ function fakeLxd(refusals: number) {
   return { client, asked };
 }
 
-function buildAtDelete(client: LxdClient) {
+/** The driver's context on one fake daemon; each progress it remembers is kept in `remembered`. */
+function fakeContext(client: LxdClient) {
   const remembered: Progress[] = [];
   const d = createLxdContext({
     clients: [client],
@@ -66,6 +67,11 @@ function buildAtDelete(client: LxdClient) {
       remembered.push({ ...(progress as Progress) });
     },
   });
+  return { d, remembered };
+}
+
+function buildAtDelete(client: LxdClient) {
+  const { d, remembered } = fakeContext(client);
   const m = { service_id: "svc", driver_state: {} } as unknown as MachineRow;
   // A build whose start failed went back to its stop and delete (startNew); its delete's operation
   // is the one the job waits on (step 2 of place, stop, delete, create, identity, start).
@@ -113,5 +119,80 @@ describe("a build whose delete LXD fails because another operation holds the ins
     const outcome = await advance(d, job, m);
     assert.equal(outcome?.ok, false);
     assert.match((!outcome?.ok && outcome?.message) || "", /Instance is busy running/);
+  });
+});
+
+const SHUTDOWN_FAILED =
+  'Failed shutting down instance, status is "Running": shutting down the container failed';
+
+/** A running instance whose restart operations LXD fails with SHUTDOWN_FAILED `failures` times. */
+function restartingLxd(failures: number) {
+  const asked: string[] = [];
+  let restarts = 1;
+  const client: LxdClient = {
+    endpoint: { name: "fake", url: "unix:///fake" } as LxdClient["endpoint"],
+    async get<T>(path: string) {
+      if (path.endsWith("/hb-svc")) return { name: "hb-svc", status: "Running" } as T;
+      throw new Error(`unexpected GET ${path}`);
+    },
+    async submit(method, path, body) {
+      asked.push(`${method} ${path} ${JSON.stringify(body)}`);
+      return `restart-${++restarts}`;
+    },
+    async send() {
+      return "";
+    },
+    async operation(id) {
+      if (Number(id.slice(8)) <= failures)
+        return { id, status: "Failure", err: SHUTDOWN_FAILED } as LxdOperation;
+      return { id, status: "Success", err: "" } as LxdOperation;
+    },
+    async download() {},
+    async upload() {
+      return "";
+    },
+  };
+  return { client, asked };
+}
+
+/** A reboot waiting on the restart operation it asked for `askedMsAgo` ago. */
+function rebootWaiting(client: LxdClient, askedMsAgo: number) {
+  const { d, remembered } = fakeContext(client);
+  const m = { service_id: "svc", driver_state: { endpoint: "fake" } } as unknown as MachineRow;
+  const job = {
+    id: "job",
+    service_id: "svc",
+    action: "reboot",
+    driver_state: { step: 0, op: "restart-1", op_at: Date.now() - askedMsAgo, endpoint: "fake" },
+  } as unknown as JobRow;
+  return { d, m, job, remembered };
+}
+
+describe("a reboot whose clean shutdown LXD fails", () => {
+  it("asks for the restart again when LXD gave up at once, and the reboot goes through", async () => {
+    const lxd = restartingLxd(1);
+    const { d, m, job, remembered } = rebootWaiting(lxd.client, 600);
+    assert.equal(await advance(d, job, m), undefined);
+    const kept = remembered.at(-1);
+    assert.equal(kept?.op, undefined);
+    assert.equal(kept?.step, 0);
+
+    job.driver_state = kept;
+    assert.equal(await advance(d, job, m), undefined);
+    assert.equal(remembered.at(-1)?.op, "restart-2");
+    assert.match(lxd.asked.join("\n"), /PUT \/1\.0\/instances\/hb-svc\/state .*"action":"restart"/);
+
+    job.driver_state = remembered.at(-1);
+    const outcome = await advance(d, job, m);
+    assert.equal(outcome?.ok, true);
+  });
+
+  it("fails the reboot when the shutdown failed at its timeout (the system would not stop)", async () => {
+    const lxd = restartingLxd(1);
+    const { d, m, job } = rebootWaiting(lxd.client, 31_000);
+    const outcome = await advance(d, job, m);
+    assert.equal(outcome?.ok, false);
+    assert.match((!outcome?.ok && outcome?.message) || "", /shutting down the container failed/);
+    assert.deepEqual(lxd.asked, []);
   });
 });

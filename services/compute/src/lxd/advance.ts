@@ -7,7 +7,7 @@ import { instanceName } from "./instance.ts";
 import { cleanUp, failure, finished, instanceGone } from "./outcome.ts";
 import { plan } from "./plan.ts";
 import type { Progress } from "./state.ts";
-import { anotherTry, instanceBusy, transientLxdFailure } from "./transient.ts";
+import { anotherTry, instanceBusy, shutdownFailedEarly, transientLxdFailure } from "./transient.ts";
 
 /**
  * How long a step LXD refuses because the instance is busy is asked again. LXD 5.0 holds an
@@ -79,9 +79,13 @@ export async function advance(
           p.op = undefined;
           await d.cfg.remember(job, p);
           return undefined;
-        } else if (transientLxdFailure(err) && anotherTry(p)) {
+        } else if (
+          (transientLxdFailure(err) || shutdownFailedEarly(err, Date.now() - (p.op_at ?? 0))) &&
+          anotherTry(p)
+        ) {
           // LXD failed the operation in passing, as it fails a request (a revert's start whose
-          // forkstart helper was not reachable): the step runs again at the next tick.
+          // forkstart helper was not reachable, a clean shutdown liblxc gave up on at once): the
+          // step runs again at the next tick.
           p.step = i;
           p.op = undefined;
           await d.cfg.remember(job, p);

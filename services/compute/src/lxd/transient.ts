@@ -1,3 +1,4 @@
+import { POWER_TIMEOUT_S } from "./power.ts";
 import type { Progress } from "./state.ts";
 
 /**
@@ -15,6 +16,16 @@ export const transientLxdFailure = (message: string) =>
   /fork(file|start)\.sock|forkfile|forkstart|bad file descriptor|failed to handle idmapped storage/i.test(
     message,
   );
+/**
+ * Whether LXD's clean shutdown (a reboot's, a stop's) failed long before its timeout, `tookMs` after
+ * the step asked for it. liblxc can give up on a running machine at once: "Failed shutting down
+ * instance, status is "Running": shutting down the container failed" 0.6 s into a reboot of a
+ * machine that had just answered SSH (CI, 2026-12-01). Done again, the shutdown goes through. At
+ * the timeout the same message means the system would not stop, which another try does not change.
+ */
+export const shutdownFailedEarly = (message: string, tookMs: number) =>
+  /shutting down the container failed/i.test(message) && tookMs < (POWER_TIMEOUT_S * 1000) / 2;
+
 /** How many times such a step is done again before the job fails. */
 export const TRANSIENT_RETRIES = 3;
 
