@@ -20,8 +20,9 @@ export const transientLxdFailure = (message: string) =>
  * Whether LXD's clean shutdown (a reboot's, a stop's) failed long before its timeout, `tookMs` after
  * the step asked for it. liblxc can give up on a running machine at once: "Failed shutting down
  * instance, status is "Running": shutting down the container failed" 0.6 s into a reboot of a
- * machine that had just answered SSH (CI, 2026-12-01). Done again, the shutdown goes through. At
- * the timeout the same message means the system would not stop, which another try does not change.
+ * machine that had just answered SSH (CI, 2026-12-01). The step is done again from the machine's
+ * state as LXD reports it then. At the timeout the same message means the system would not stop,
+ * which another try does not change.
  */
 export const shutdownFailedEarly = (message: string, tookMs: number) =>
   /shutting down the container failed/i.test(message) && tookMs < (POWER_TIMEOUT_S * 1000) / 2;
