@@ -1,26 +1,46 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
-import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { connect, nanos } from "@nats-io/transport-node";
+import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
 import { eventually } from "../../../test/support/eventually.ts";
-import { createLogger } from "./log.ts";
-import { consumeBatches, linkNats, streams } from "./nats.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { consumeBatches, linkNats, type NatsLink, streams } from "./nats.ts";
 
 const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 
+interface Namespace {
+  ns: string;
+  stream: string;
+  nc: NatsConnection;
+  jsm: JetStreamManager;
+  log: Logger;
+  link: NatsLink;
+}
+
+/** A fresh namespace with a service's NATS link (which makes its streams), removed afterwards. */
+async function withNamespace(prefix: string, fn: (n: Namespace) => Promise<void>) {
+  const ns = `${prefix}${randomUUID().slice(0, 8)}`;
+  const names = streams(ns);
+  const nc = await connect({ servers: NATS_URL });
+  const jsm = await jetstreamManager(nc);
+  const log = createLogger("nats-test", "error");
+  const link = linkNats(NATS_URL, "nats-test", ns, log);
+  try {
+    await link.ready;
+    await fn({ ns, stream: names.events.name, nc, jsm, log, link });
+  } finally {
+    await link.close();
+    for (const name of [names.events.name, names.requestLog.name])
+      await jsm.streams.delete(name).catch(() => {});
+    await nc.close();
+  }
+}
+
 describe("consumeBatches", () => {
   it("brings a durable consumer made with a larger delivery bound to one batch's, and handles what waits", async () => {
-    const ns = `natsbound${randomUUID().slice(0, 8)}`;
-    const names = streams(ns);
-    const stream = names.events.name;
-    const nc = await connect({ servers: NATS_URL });
-    const jsm = await jetstreamManager(nc);
-    const log = createLogger("nats-test", "error");
-    const link = linkNats(NATS_URL, "nats-test", ns, log);
-    try {
-      // The link makes the namespace's streams, as a service's does.
-      await link.ready;
+    // The link makes the namespace's streams, as a service's does.
+    await withNamespace("natsbound", async ({ ns, stream, nc, jsm, log, link }) => {
       // As every consumer was made before the bound: 10,000 delivered ahead of the acks.
       await jsm.consumers.add(stream, {
         durable_name: "old",
@@ -52,23 +72,11 @@ describe("consumeBatches", () => {
       } finally {
         await consumer.stop();
       }
-    } finally {
-      await link.close();
-      for (const name of [stream, names.requestLog.name]) await jsm.streams.delete(name).catch(() => {});
-      await nc.close();
-    }
+    });
   });
   it("takes a message after a quiet spell at once, and gathers a steady stream into batches gatherMs apart", async () => {
-    const ns = `natsgather${randomUUID().slice(0, 8)}`;
-    const names = streams(ns);
-    const stream = names.events.name;
-    const nc = await connect({ servers: NATS_URL });
-    const jsm = await jetstreamManager(nc);
-    const log = createLogger("nats-test", "error");
-    const link = linkNats(NATS_URL, "nats-test", ns, log);
     const gatherMs = 1000;
-    try {
-      await link.ready;
+    await withNamespace("natsgather", async ({ ns, stream, nc, log, link }) => {
       const js = jetstream(nc);
       const batches: { at: number; bodies: string[] }[] = [];
       const consumer = consumeBatches(
@@ -88,7 +96,9 @@ describe("consumeBatches", () => {
           batches[0].at - publishedAt < gatherMs,
           `the first waited ${batches[0].at - publishedAt} ms`,
         );
-        // A steady stream: one message every 10 ms (without gathering, a batch each).
+        // A steady stream: one message every 10 ms (without gathering, a batch each). The spacing
+        // is the input under test, not a wait for something to happen: published at once, the 40
+        // would form one batch with or without gathering.
         const streamStart = Date.now();
         for (let i = 0; i < 40; i++) {
           await js.publish(`${ns}.events.test`, new TextEncoder().encode(String(i)));
@@ -106,10 +116,6 @@ describe("consumeBatches", () => {
       } finally {
         await consumer.stop();
       }
-    } finally {
-      await link.close();
-      for (const name of [stream, names.requestLog.name]) await jsm.streams.delete(name).catch(() => {});
-      await nc.close();
-    }
+    });
   });
 });
