@@ -20,6 +20,17 @@ export const sendableNow = (sql: Sql, through: number) => sql`
     or d.created_at < clock_timestamp() - make_interval(secs => ${STREAM_WAIT_SECONDS}))`;
 
 /**
+ * Whether any delivery is pending and due at all (the pending deliveries' index answers it): the
+ * cheap first question of a pass the timer started, before the ack floor is read from JetStream
+ * and a claim is made.
+ */
+export async function anyDue(sql: Sql): Promise<boolean> {
+  const rows = await sql`select 1 from deliveries d
+    where d.status = 'pending' and d.next_attempt_at <= clock_timestamp() limit 1`;
+  return rows.length > 0;
+}
+
+/**
  * Leases up to `n` partners that have a delivery sendable now and whose lease is free (never
  * taken, released, or run out: a crashed holder's), least recently served first, to `holder`.
  * `FOR UPDATE SKIP LOCKED` re-checks the lease on the row's latest version, so two replicas

@@ -3,7 +3,7 @@ import type { PartnerLookupService } from "@hb/contracts/hb/auth/v1/partner_look
 import { PartnerStatus } from "@hb/contracts/hb/auth/v1/partners_pb";
 import { type Logger, newId, type Sql, wakeablePause } from "@hb/platform";
 import { type Drained, type DrainOptions, drainPartner } from "./drain.ts";
-import { claimPartners } from "./partner-lease.ts";
+import { anyDue, claimPartners } from "./partner-lease.ts";
 
 export interface PassOptions {
   timeoutMs: number;
@@ -176,12 +176,20 @@ export function startPassLoop(
           }
           waiting.set(partnerId, end);
         });
+  // The last pass claimed nothing, nothing lagged, and the pause after it ran out (no event was
+  // stored here and no partner left with more): the next one first asks whether anything is due.
+  let quiet = false;
   const loop = (async () => {
     while (!stopped) {
       let lagging = false;
+      let claimed = 0;
       try {
         const free = opts.concurrency - serving.size;
-        if (free > 0) {
+        // At rest a pass was a JetStream request (the ack floor) and a claim, each interval in each
+        // replica; one probe of the pending deliveries' index says that nothing is due. A quiet
+        // pass that finds nothing counts as a claim that found nothing, which is what it stands for.
+        const skip: boolean = quiet && !(await anyDue(sql));
+        if (free > 0 && !skip) {
           for (const { partnerId, done } of await claimAndServe(
             sql,
             log,
@@ -192,6 +200,7 @@ export function startPassLoop(
             profile,
             arrival,
           )) {
+            claimed++;
             serving.set(partnerId, done);
             void done.then((d) => {
               const wasFull = serving.size >= opts.concurrency;
@@ -201,7 +210,7 @@ export function startPassLoop(
           }
         }
         if (free > 0) claims++;
-        lagging = (await floor.read()) < storedHere;
+        lagging = !skip && (await floor.read()) < storedHere;
       } catch (err) {
         log.warn("delivery pass failed", { err });
       }
@@ -211,7 +220,8 @@ export function startPassLoop(
       lagWaitMs = lagging ? Math.min(lagWaitMs * 2, intervalMs) : 10;
       // The floor may have passed what waiting partners were held back by.
       if (lagging) wakeWaiting([...waiting.keys()]);
-      await idle.pause(lagging ? lagWaitMs : intervalMs);
+      const woken = await idle.pause(lagging ? lagWaitMs : intervalMs);
+      quiet = !woken && !lagging && claimed === 0;
     }
     await Promise.allSettled([...serving.values()]);
   })();
