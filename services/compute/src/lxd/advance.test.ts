@@ -196,3 +196,88 @@ describe("a reboot whose clean shutdown LXD fails", () => {
     assert.deepEqual(lxd.asked, []);
   });
 });
+
+/** A running instance whose stop operations LXD fails with SHUTDOWN_FAILED `failures` times. */
+function stoppingLxd(failures: number) {
+  const asked: { action: string; force: boolean }[] = [];
+  let stops = 1;
+  let status = "Running";
+  const client: LxdClient = {
+    endpoint: { name: "fake", url: "unix:///fake" } as LxdClient["endpoint"],
+    async get<T>(path: string) {
+      if (path.endsWith("/hb-svc")) return { name: "hb-svc", status } as T;
+      throw new Error(`unexpected GET ${path}`);
+    },
+    async submit(_method, _path, body) {
+      const { action, force } = body as { action: string; force?: boolean };
+      asked.push({ action, force: Boolean(force) });
+      return `stop-${++stops}`;
+    },
+    async send() {
+      return "";
+    },
+    async operation(id) {
+      if (Number(id.slice(5)) <= failures)
+        return { id, status: "Failure", err: SHUTDOWN_FAILED } as LxdOperation;
+      status = "Stopped";
+      return { id, status: "Success", err: "" } as LxdOperation;
+    },
+    async download() {},
+    async upload() {
+      return "";
+    },
+  };
+  return { client, asked };
+}
+
+/** A customer's `action` (stop or shutdown) waiting on the clean stop it asked for `askedMsAgo` ago. */
+function stopWaiting(client: LxdClient, action: string, askedMsAgo: number) {
+  const { d, remembered } = fakeContext(client);
+  const m = { service_id: "svc", driver_state: { endpoint: "fake" } } as unknown as MachineRow;
+  const job = {
+    id: "job",
+    service_id: "svc",
+    action,
+    target_state: "stopped",
+    driver_state: { step: 0, op: "stop-1", op_at: Date.now() - askedMsAgo, endpoint: "fake" },
+  } as unknown as JobRow;
+  return { d, m, job, remembered };
+}
+
+describe("a stop or shutdown the system ignores", () => {
+  for (const action of ["stop", "shutdown"]) {
+    it(`${action}: forces the stop once the clean one failed at its timeout, and the machine is stopped`, async () => {
+      const lxd = stoppingLxd(1);
+      const { d, m, job, remembered } = stopWaiting(lxd.client, action, 31_000);
+      assert.equal(await advance(d, job, m), undefined);
+      assert.deepEqual(lxd.asked, [{ action: "stop", force: true }]);
+      const kept = remembered.at(-1);
+      assert.equal(kept?.op, "stop-2");
+      assert.equal(kept?.forced, true);
+
+      job.driver_state = kept;
+      const outcome = await advance(d, job, m);
+      assert.equal(outcome?.ok, true);
+      assert.equal(outcome?.ok && outcome.state, "stopped");
+    });
+  }
+
+  it("asks for the clean stop again, not a forced one, when LXD gave up at once", async () => {
+    const lxd = stoppingLxd(1);
+    const { d, m, job, remembered } = stopWaiting(lxd.client, "stop", 600);
+    assert.equal(await advance(d, job, m), undefined);
+    job.driver_state = remembered.at(-1);
+    assert.equal(await advance(d, job, m), undefined);
+    assert.deepEqual(lxd.asked, [{ action: "stop", force: false }]);
+  });
+
+  it("fails a stop whose forced stop LXD fails too", async () => {
+    const lxd = stoppingLxd(2);
+    const { d, m, job, remembered } = stopWaiting(lxd.client, "stop", 31_000);
+    assert.equal(await advance(d, job, m), undefined);
+    job.driver_state = { ...remembered.at(-1), op_at: Date.now() - 31_000 };
+    const outcome = await advance(d, job, m);
+    assert.equal(outcome?.ok, false);
+    assert.deepEqual(lxd.asked, [{ action: "stop", force: true }]);
+  });
+});

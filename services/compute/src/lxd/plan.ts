@@ -62,8 +62,8 @@ export function plan(d: LxdContext, job: JobRow, m: MachineRow, p: Progress, sec
     case "suspend":
       return [suspendStep(name, status, state, p)];
     case "unsuspend":
-      return [powerStep("start", name, status, state)];
+      return [powerStep("start", name, status, state, p)];
     default:
-      return [powerStep(job.action, name, status, state)];
+      return [powerStep(job.action, name, status, state, p)];
   }
 }

@@ -1,4 +1,4 @@
-import { POWER_TIMEOUT_S } from "./power.ts";
+import { POWER_TIMEOUT_S, SHUTDOWN_FAILED } from "./power.ts";
 import type { Progress } from "./state.ts";
 
 /**
@@ -22,10 +22,10 @@ export const transientLxdFailure = (message: string) =>
  * instance, status is "Running": shutting down the container failed" 0.6 s into a reboot of a
  * machine that had just answered SSH (CI, 2026-12-01). The step is done again from the machine's
  * state as LXD reports it then. At the timeout the same message means the system would not stop,
- * which another try does not change.
+ * which another try does not change (a stop is then forced: power.ts, `shutdownTimedOut`).
  */
 export const shutdownFailedEarly = (message: string, tookMs: number) =>
-  /shutting down the container failed/i.test(message) && tookMs < (POWER_TIMEOUT_S * 1000) / 2;
+  SHUTDOWN_FAILED.test(message) && tookMs < (POWER_TIMEOUT_S * 1000) / 2;
 
 /** How many times such a step is done again before the job fails. */
 export const TRANSIENT_RETRIES = 3;
