@@ -187,13 +187,27 @@ describe("a reboot whose clean shutdown LXD fails", () => {
     assert.equal(outcome?.ok, true);
   });
 
-  it("fails the reboot when the shutdown failed at its timeout (the system would not stop)", async () => {
+  it("forces the restart when the shutdown failed at its timeout (the system would not stop)", async () => {
     const lxd = restartingLxd(1);
-    const { d, m, job } = rebootWaiting(lxd.client, 31_000);
+    const { d, m, job, remembered } = rebootWaiting(lxd.client, 31_000);
+    assert.equal(await advance(d, job, m), undefined);
+    assert.equal(lxd.asked.length, 1);
+    assert.match(lxd.asked[0], /PUT \/1\.0\/instances\/hb-svc\/state .*"action":"restart".*"force":true/);
+    assert.equal(remembered.at(-1)?.forced, true);
+
+    job.driver_state = remembered.at(-1);
+    const outcome = await advance(d, job, m);
+    assert.equal(outcome?.ok, true);
+  });
+
+  it("fails the reboot when its forced restart fails too", async () => {
+    const lxd = restartingLxd(2);
+    const { d, m, job, remembered } = rebootWaiting(lxd.client, 31_000);
+    assert.equal(await advance(d, job, m), undefined);
+    job.driver_state = { ...remembered.at(-1), op_at: Date.now() - 31_000 };
     const outcome = await advance(d, job, m);
     assert.equal(outcome?.ok, false);
     assert.match((!outcome?.ok && outcome?.message) || "", /shutting down the container failed/);
-    assert.deepEqual(lxd.asked, []);
   });
 });
 

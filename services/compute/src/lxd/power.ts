@@ -22,8 +22,8 @@ export const shutdownTimedOut = (message: string, tookMs: number) =>
 /**
  * A power action: LXD's state change, skipped when the instance is already where it should be.
  * A stop or shutdown is clean first and forced when the system did not stop within the grace
- * window (`POWER_TIMEOUT_S`), as the API promises; a reboot the system ignores fails, the machine
- * left running.
+ * window (`POWER_TIMEOUT_S`), as the API promises; so is a reboot (restart): the API has no
+ * forced restart, and a machine that ignores the request to stop is the one that needs it most.
  */
 export function powerStep(
   action: string,
@@ -32,7 +32,7 @@ export function powerStep(
   state: (action: string, force?: boolean, timeout?: number) => Promise<string>,
   p: Progress,
 ): Step {
-  const clean = action === "stop" || action === "shutdown";
+  const clean = ["stop", "shutdown", "reboot", "restart"].includes(action);
   return {
     name: action,
     ...(clean && {
@@ -56,7 +56,7 @@ export function powerStep(
           return s === "Stopped" ? undefined : state("stop", true);
         case "reboot":
         case "restart":
-          return s === "Running" ? state("restart", false, POWER_TIMEOUT_S) : state("start");
+          return s === "Running" ? state("restart", Boolean(p.forced), POWER_TIMEOUT_S) : state("start");
         default:
           throw new JobFailure(`The lxd provider has no power action ${action}`);
       }

@@ -27,7 +27,7 @@ export type Progress = {
   /** SSH ports found taken on the host and replaced */
   port_retries?: number;
   network?: MachineNetwork;
-  /** a clean stop (a suspension's, a stop's or a shutdown's) ran out of time: the stop is forced */
+  /** a clean stop (a suspension's, a stop's, a shutdown's, a reboot's) ran out of time: it is forced */
   forced?: boolean;
   /** steps done again after LXD failed them in passing (transientLxdFailure) */
   transient_retries?: number;

@@ -22,7 +22,7 @@ export const transientLxdFailure = (message: string) =>
  * instance, status is "Running": shutting down the container failed" 0.6 s into a reboot of a
  * machine that had just answered SSH (CI, 2026-12-01). The step is done again from the machine's
  * state as LXD reports it then. At the timeout the same message means the system would not stop,
- * which another try does not change (a stop is then forced: power.ts, `shutdownTimedOut`).
+ * which another try does not change (the stop or restart is then forced: power.ts, `shutdownTimedOut`).
  */
 export const shutdownFailedEarly = (message: string, tookMs: number) =>
   SHUTDOWN_FAILED.test(message) && tookMs < (POWER_TIMEOUT_S * 1000) / 2;
