@@ -9,13 +9,16 @@ const STREAM_WAIT_SECONDS = 30;
 /** How long a partner's lease holds unrenewed: one attempt's deadline plus a margin. */
 export const leaseSeconds = (timeoutMs: number) => Math.ceil(timeoutMs / 1000) + 15;
 
+/** A pending delivery whose next attempt is due (`d` is the deliveries row). */
+const dueNow = (sql: Sql) => sql`d.status = 'pending' and d.next_attempt_at <= clock_timestamp()`;
+
 /**
  * A pending delivery that may be attempted now (`d` is the deliveries row): due, and every event
  * before it in the stream is stored (`through`, the consumer's ack floor), so nothing earlier can
  * still appear. Deliveries made here (test events) have no stream position and wait for nothing.
  */
 export const sendableNow = (sql: Sql, through: number) => sql`
-  d.status = 'pending' and d.next_attempt_at <= clock_timestamp()
+  ${dueNow(sql)}
   and (d.stream_seq is null or d.stream_seq <= ${through}
     or d.created_at < clock_timestamp() - make_interval(secs => ${STREAM_WAIT_SECONDS}))`;
 
@@ -25,8 +28,7 @@ export const sendableNow = (sql: Sql, through: number) => sql`
  * and a claim is made.
  */
 export async function anyDue(sql: Sql): Promise<boolean> {
-  const rows = await sql`select 1 from deliveries d
-    where d.status = 'pending' and d.next_attempt_at <= clock_timestamp() limit 1`;
+  const rows = await sql`select 1 from deliveries d where ${dueNow(sql)} limit 1`;
   return rows.length > 0;
 }
 

@@ -125,26 +125,35 @@ describe("a build whose delete LXD fails because another operation holds the ins
 const SHUTDOWN_FAILED =
   'Failed shutting down instance, status is "Running": shutting down the container failed';
 
-/** A running instance whose restart operations LXD fails with SHUTDOWN_FAILED `failures` times. */
-function restartingLxd(failures: number) {
+/**
+ * A running instance whose state changes (`op`: "restart" or "stop", the operations' ids) LXD
+ * fails with SHUTDOWN_FAILED `failures` times; the next succeeds and leaves it `after`. `asked`
+ * holds each request as sent, `states` each state change's action and force.
+ */
+function shuttingDownLxd(op: string, failures: number, after: string) {
   const asked: string[] = [];
-  let restarts = 1;
+  const states: { action: string; force: boolean }[] = [];
+  let sent = 1;
+  let status = "Running";
   const client: LxdClient = {
     endpoint: { name: "fake", url: "unix:///fake" } as LxdClient["endpoint"],
     async get<T>(path: string) {
-      if (path.endsWith("/hb-svc")) return { name: "hb-svc", status: "Running" } as T;
+      if (path.endsWith("/hb-svc")) return { name: "hb-svc", status } as T;
       throw new Error(`unexpected GET ${path}`);
     },
     async submit(method, path, body) {
       asked.push(`${method} ${path} ${JSON.stringify(body)}`);
-      return `restart-${++restarts}`;
+      const { action, force } = body as { action: string; force?: boolean };
+      states.push({ action, force: Boolean(force) });
+      return `${op}-${++sent}`;
     },
     async send() {
       return "";
     },
     async operation(id) {
-      if (Number(id.slice(8)) <= failures)
+      if (Number(id.slice(op.length + 1)) <= failures)
         return { id, status: "Failure", err: SHUTDOWN_FAILED } as LxdOperation;
+      status = after;
       return { id, status: "Success", err: "" } as LxdOperation;
     },
     async download() {},
@@ -152,21 +161,33 @@ function restartingLxd(failures: number) {
       return "";
     },
   };
-  return { client, asked };
+  return { client, asked, states };
 }
 
-/** A reboot waiting on the restart operation it asked for `askedMsAgo` ago. */
-function rebootWaiting(client: LxdClient, askedMsAgo: number) {
+const restartingLxd = (failures: number) => shuttingDownLxd("restart", failures, "Running");
+const stoppingLxd = (failures: number) => shuttingDownLxd("stop", failures, "Stopped");
+
+/** A job `action` waiting on its first operation (`op`-1), asked for `askedMsAgo` ago. */
+function jobWaiting(client: LxdClient, action: string, op: string, askedMsAgo: number, targetState?: string) {
   const { d, remembered } = fakeContext(client);
   const m = { service_id: "svc", driver_state: { endpoint: "fake" } } as unknown as MachineRow;
   const job = {
     id: "job",
     service_id: "svc",
-    action: "reboot",
-    driver_state: { step: 0, op: "restart-1", op_at: Date.now() - askedMsAgo, endpoint: "fake" },
+    action,
+    target_state: targetState,
+    driver_state: { step: 0, op: `${op}-1`, op_at: Date.now() - askedMsAgo, endpoint: "fake" },
   } as unknown as JobRow;
   return { d, m, job, remembered };
 }
+
+/** A reboot waiting on the restart operation it asked for `askedMsAgo` ago. */
+const rebootWaiting = (client: LxdClient, askedMsAgo: number) =>
+  jobWaiting(client, "reboot", "restart", askedMsAgo);
+
+/** A customer's `action` (stop or shutdown) waiting on the clean stop it asked for `askedMsAgo` ago. */
+const stopWaiting = (client: LxdClient, action: string, askedMsAgo: number) =>
+  jobWaiting(client, action, "stop", askedMsAgo, "stopped");
 
 describe("a reboot whose clean shutdown LXD fails", () => {
   it("asks for the restart again when LXD gave up at once, and the reboot goes through", async () => {
@@ -211,60 +232,13 @@ describe("a reboot whose clean shutdown LXD fails", () => {
   });
 });
 
-/** A running instance whose stop operations LXD fails with SHUTDOWN_FAILED `failures` times. */
-function stoppingLxd(failures: number) {
-  const asked: { action: string; force: boolean }[] = [];
-  let stops = 1;
-  let status = "Running";
-  const client: LxdClient = {
-    endpoint: { name: "fake", url: "unix:///fake" } as LxdClient["endpoint"],
-    async get<T>(path: string) {
-      if (path.endsWith("/hb-svc")) return { name: "hb-svc", status } as T;
-      throw new Error(`unexpected GET ${path}`);
-    },
-    async submit(_method, _path, body) {
-      const { action, force } = body as { action: string; force?: boolean };
-      asked.push({ action, force: Boolean(force) });
-      return `stop-${++stops}`;
-    },
-    async send() {
-      return "";
-    },
-    async operation(id) {
-      if (Number(id.slice(5)) <= failures)
-        return { id, status: "Failure", err: SHUTDOWN_FAILED } as LxdOperation;
-      status = "Stopped";
-      return { id, status: "Success", err: "" } as LxdOperation;
-    },
-    async download() {},
-    async upload() {
-      return "";
-    },
-  };
-  return { client, asked };
-}
-
-/** A customer's `action` (stop or shutdown) waiting on the clean stop it asked for `askedMsAgo` ago. */
-function stopWaiting(client: LxdClient, action: string, askedMsAgo: number) {
-  const { d, remembered } = fakeContext(client);
-  const m = { service_id: "svc", driver_state: { endpoint: "fake" } } as unknown as MachineRow;
-  const job = {
-    id: "job",
-    service_id: "svc",
-    action,
-    target_state: "stopped",
-    driver_state: { step: 0, op: "stop-1", op_at: Date.now() - askedMsAgo, endpoint: "fake" },
-  } as unknown as JobRow;
-  return { d, m, job, remembered };
-}
-
 describe("a stop or shutdown the system ignores", () => {
   for (const action of ["stop", "shutdown"]) {
     it(`${action}: forces the stop once the clean one failed at its timeout, and the machine is stopped`, async () => {
       const lxd = stoppingLxd(1);
       const { d, m, job, remembered } = stopWaiting(lxd.client, action, 31_000);
       assert.equal(await advance(d, job, m), undefined);
-      assert.deepEqual(lxd.asked, [{ action: "stop", force: true }]);
+      assert.deepEqual(lxd.states, [{ action: "stop", force: true }]);
       const kept = remembered.at(-1);
       assert.equal(kept?.op, "stop-2");
       assert.equal(kept?.forced, true);
@@ -282,7 +256,7 @@ describe("a stop or shutdown the system ignores", () => {
     assert.equal(await advance(d, job, m), undefined);
     job.driver_state = remembered.at(-1);
     assert.equal(await advance(d, job, m), undefined);
-    assert.deepEqual(lxd.asked, [{ action: "stop", force: false }]);
+    assert.deepEqual(lxd.states, [{ action: "stop", force: false }]);
   });
 
   it("fails a stop whose forced stop LXD fails too", async () => {
@@ -292,6 +266,6 @@ describe("a stop or shutdown the system ignores", () => {
     job.driver_state = { ...remembered.at(-1), op_at: Date.now() - 31_000 };
     const outcome = await advance(d, job, m);
     assert.equal(outcome?.ok, false);
-    assert.deepEqual(lxd.asked, [{ action: "stop", force: true }]);
+    assert.deepEqual(lxd.states, [{ action: "stop", force: true }]);
   });
 });

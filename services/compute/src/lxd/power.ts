@@ -11,13 +11,16 @@ export const POWER_TIMEOUT_S = 30;
  */
 export const SHUTDOWN_FAILED = /shutting down the container failed/i;
 
+/** Before this a failed clean shutdown is liblxc giving up, after it the system refusing to stop. */
+export const SHUTDOWN_EARLY_MS = (POWER_TIMEOUT_S * 1000) / 2;
+
 /**
  * Whether a clean shutdown failed at its timeout (`tookMs` after it was asked for): the system
  * would not stop. Long before the timeout the same message is liblxc giving up at once
  * (transient.ts, `shutdownFailedEarly`).
  */
 export const shutdownTimedOut = (message: string, tookMs: number) =>
-  SHUTDOWN_FAILED.test(message) && tookMs >= (POWER_TIMEOUT_S * 1000) / 2;
+  SHUTDOWN_FAILED.test(message) && tookMs >= SHUTDOWN_EARLY_MS;
 
 /**
  * A power action: LXD's state change, skipped when the instance is already where it should be.
@@ -32,16 +35,15 @@ export function powerStep(
   state: (action: string, force?: boolean, timeout?: number) => Promise<string>,
   p: Progress,
 ): Step {
-  const clean = ["stop", "shutdown", "reboot", "restart"].includes(action);
+  // A clean step that ran out of time runs again, forced.
+  const forceWhenTimedOut = async (err: string) => {
+    if (p.forced || !shutdownTimedOut(err, Date.now() - (p.op_at ?? 0))) return false;
+    p.forced = true;
+    return true;
+  };
   return {
     name: action,
-    ...(clean && {
-      async retry(err: string) {
-        if (p.forced || !shutdownTimedOut(err, Date.now() - (p.op_at ?? 0))) return false;
-        p.forced = true;
-        return true;
-      },
-    }),
+    retry: ["stop", "shutdown", "reboot", "restart"].includes(action) ? forceWhenTimedOut : undefined,
     async act() {
       const s = await status();
       if (!s) throw new JobFailure(`The machine's container ${name} no longer exists`);

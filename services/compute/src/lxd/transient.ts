@@ -1,4 +1,4 @@
-import { POWER_TIMEOUT_S, SHUTDOWN_FAILED } from "./power.ts";
+import { SHUTDOWN_EARLY_MS, SHUTDOWN_FAILED } from "./power.ts";
 import type { Progress } from "./state.ts";
 
 /**
@@ -25,7 +25,7 @@ export const transientLxdFailure = (message: string) =>
  * which another try does not change (the stop or restart is then forced: power.ts, `shutdownTimedOut`).
  */
 export const shutdownFailedEarly = (message: string, tookMs: number) =>
-  SHUTDOWN_FAILED.test(message) && tookMs < (POWER_TIMEOUT_S * 1000) / 2;
+  SHUTDOWN_FAILED.test(message) && tookMs < SHUTDOWN_EARLY_MS;
 
 /** How many times such a step is done again before the job fails. */
 export const TRANSIENT_RETRIES = 3;
