@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { Health, HealthCheckResponse_ServingStatus } from "@hb/contracts/grpc/health/v1/health_pb";
-import { ensureDatabase, loadTlsIdentity, rpcClient } from "@hb/platform";
+import { ensureDatabase, loadTlsIdentity, rpcClient, socketAccepts } from "@hb/platform";
 import { bundleOr } from "./bundle-file.ts";
 import { ensureServiceRoles } from "./db-roles.ts";
 import { certFiles, ensureDevCerts } from "./dev-certs.ts";
@@ -102,6 +102,9 @@ async function waitFor(what: string, check: () => Promise<boolean>, proc: ChildP
   throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
 }
 
+/** Where Debian's PostgreSQL keeps its Unix socket. */
+const DEBIAN_PG_SOCKET_DIR = "/var/run/postgresql";
+
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const env = { ...opts.env };
   env.HB_CERTS_DIR ??= await ensureDevCerts();
@@ -111,6 +114,17 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     env.DATABASE_URL,
     availableServices().map((s) => s.name),
   );
+  // A PostgreSQL on this host is reached through its Unix socket where the services' roles may
+  // connect there (db.ts, localSocketPath); DATABASE_SOCKET_DIR in the environment, even empty,
+  // decides instead.
+  const probeUrl = Object.values(dbUrls)[0];
+  if (
+    process.env.DATABASE_SOCKET_DIR === undefined &&
+    env.DATABASE_SOCKET_DIR === undefined &&
+    probeUrl &&
+    (await socketAccepts(probeUrl, DEBIAN_PG_SOCKET_DIR))
+  )
+    env.DATABASE_SOCKET_DIR = DEBIAN_PG_SOCKET_DIR;
   const envOf = (name: string) => {
     const own = serviceEnv(name, { ...process.env, ...env, ...certFiles(env.HB_CERTS_DIR, name) });
     // The plaintext health-only port Kubernetes probes use (HEALTH_PORT), here too so it is tested.

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
@@ -370,6 +370,22 @@ describe("each service's database role", () => {
         where datname = current_database() and application_name in ('auth', 'billing', 'compute', 'webhooks')`;
       const roles = new Map(rows.map((r) => [r.app as string, r.role as string]));
       for (const s of ["auth", "billing", "compute", "webhooks"]) assert.equal(roles.get(s), `hb_${s}`, s);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  });
+
+  it("is reached through PostgreSQL's Unix socket when the server runs on this host", {
+    skip: !existsSync("/var/run/postgresql/.s.PGSQL.5432") && "no PostgreSQL socket in /var/run/postgresql",
+  }, async () => {
+    const sql = postgres(env.DATABASE_URL!, { max: 1, onnotice: () => {} });
+    try {
+      // The launcher chose the socket (scripts/stack.ts); a TCP connection would show 127.0.0.1.
+      const rows = await sql`
+        select application_name as app, coalesce(host(client_addr), 'socket') as via from pg_stat_activity
+        where datname = current_database() and application_name in ('auth', 'billing', 'compute', 'webhooks')`;
+      assert.ok(rows.length >= 4, "every backend holds a connection");
+      assert.deepEqual([...new Set(rows.map((r) => r.via as string))], ["socket"]);
     } finally {
       await sql.end({ timeout: 5 });
     }

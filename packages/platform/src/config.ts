@@ -29,6 +29,13 @@ class ConfigError extends Error {}
 /** The variables every service shares; each service adds its own. */
 export const commonConfig = {
   DATABASE_URL: z.string().url().default("postgres://postgres@127.0.0.1:5432/hosting"),
+  /**
+   * The directory of PostgreSQL's Unix socket (Debian's: /var/run/postgresql). Set, a DATABASE_URL
+   * naming this host (127.0.0.1, ::1, localhost) connects through the socket there for its port,
+   * where the server has one, instead of over loopback TCP (db.ts, `localSocketPath`). The launcher
+   * sets it when the directory exists (scripts/stack.ts); unset (the default), TCP as the URL says.
+   */
+  DATABASE_SOCKET_DIR: z.string().default(""),
   REDIS_URL: z.string().url().default("redis://127.0.0.1:6379"),
   NATS_URL: z.string().default("nats://127.0.0.1:4222"),
   /** Namespace for stream names, subjects and Redis keys, so two runs on one machine never collide. */

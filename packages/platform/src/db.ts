@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
@@ -7,8 +8,11 @@ import type { Logger } from "./log.ts";
 export type Sql = postgres.Sql;
 export type TxSql = postgres.TransactionSql;
 
-/** One pool per process. Each service works only in its own schema (search_path). */
-export function connectDb(url: string, schema: string, max = 10, idleTimeoutS = 0): Sql {
+/**
+ * One pool per process. Each service works only in its own schema (search_path). `socketDir`
+ * (DATABASE_SOCKET_DIR): where a PostgreSQL on this host keeps its Unix socket; see `localSocketPath`.
+ */
+export function connectDb(url: string, schema: string, max = 10, idleTimeoutS = 0, socketDir = ""): Sql {
   return postgres(url, {
     max,
     // postgres.js reads 0 as "never close an idle connection".
@@ -18,19 +22,64 @@ export function connectDb(url: string, schema: string, max = 10, idleTimeoutS = 
     // numeric and bigint stay strings: money is never converted to binary floating point.
     types: {},
     // postgres.js takes a socket factory (its connection.js reads options.socket); its types omit it.
-    ...({ socket: noDelaySocket } as object),
+    ...({ socket: (o: SocketOptions) => connectSocket(o, socketDir) } as object),
   });
 }
 
+/** What postgres.js hands its socket factory: the URL's hosts and ports, or a socket path it was given. */
+interface SocketOptions {
+  host: string[];
+  port: number[];
+  path?: string | false;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "[::1]", "localhost"]);
+
 /**
- * A connection to PostgreSQL with Nagle's algorithm off (TCP_NODELAY). postgres.js writes the
- * statements of one tick together, but a batch past 1,024 bytes goes out at once and the rest of it
- * a moment later; with Nagle's algorithm the kernel holds that rest until PostgreSQL acknowledges
- * the first part, which it does with its answer, so the batch cost two round trips instead of one
- * (an order's, three more: test/order-round-trips.test.ts).
+ * The Unix socket of the PostgreSQL a URL names, when that is a server on this host (a loopback
+ * address) and `dir` holds its socket (`.s.PGSQL.<port>`, the file the server makes for the port it
+ * listens on); else undefined, and the connection goes over TCP as the URL says. Every statement is
+ * a write and a read on this connection, and on loopback TCP each write also runs the TCP stack of
+ * both ends: the order path spent 3-13% less of the machine per order over the socket
+ * (docs/benchmarks.md, "Issue 31, 2026-12-01 (third session)").
  */
-function noDelaySocket(o: { host: string[]; port: number[]; path?: string | false }): net.Socket {
-  const socket = o.path ? net.connect(o.path) : net.connect({ host: o.host[0], port: o.port[0] });
+export function localSocketPath(host: string, port: number, dir: string): string | undefined {
+  if (!dir || !LOOPBACK.has(host)) return undefined;
+  const file = path.join(dir, `.s.PGSQL.${port}`);
+  return existsSync(file) ? file : undefined;
+}
+
+/**
+ * Whether `url`'s role may connect through the Unix socket `localSocketPath` finds in `dir`: the
+ * server's rules for socket connections (pg_hba.conf's `local` lines) can differ from those for
+ * TCP, as Debian's do (peer against a password), so the launcher asks once before it chooses.
+ */
+export async function socketAccepts(url: string, dir: string): Promise<boolean> {
+  const u = new URL(url);
+  if (!localSocketPath(u.hostname, Number(u.port || 5432), dir)) return false;
+  const sql = connectDb(url, "public", 1, 0, dir);
+  try {
+    await sql`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+/**
+ * A connection to PostgreSQL: through its Unix socket where `localSocketPath` finds one, else TCP
+ * with Nagle's algorithm off (TCP_NODELAY). postgres.js writes the statements of one tick together,
+ * but a batch past 1,024 bytes goes out at once and the rest of it a moment later; with Nagle's
+ * algorithm the kernel holds that rest until PostgreSQL acknowledges the first part, which it does
+ * with its answer, so the batch cost two round trips instead of one (an order's, three more:
+ * test/order-round-trips.test.ts).
+ */
+function connectSocket(o: SocketOptions, socketDir: string): net.Socket {
+  const local = o.path || localSocketPath(o.host[0], o.port[0], socketDir);
+  if (local) return net.connect(local);
+  const socket = net.connect({ host: o.host[0], port: o.port[0] });
   socket.setNoDelay(true);
   return socket;
 }

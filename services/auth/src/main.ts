@@ -39,7 +39,13 @@ const log = createLogger("auth");
 runMain(log, async () => {
   const cfg = loadAuthConfig();
   const observability = await startObservability("auth", log);
-  const sql = connectDb(cfg.DATABASE_URL, "auth", cfg.DB_POOL_MAX, cfg.DB_IDLE_TIMEOUT_S);
+  const sql = connectDb(
+    cfg.DATABASE_URL,
+    "auth",
+    cfg.DB_POOL_MAX,
+    cfg.DB_IDLE_TIMEOUT_S,
+    cfg.DATABASE_SOCKET_DIR,
+  );
   await migrate(sql, "auth", path.join(import.meta.dirname, "db/migrations"), log);
   const redis = connectRedis(cfg.REDIS_URL, { ...keyLeaseScripts, ...signInScripts });
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.

@@ -51,7 +51,13 @@ const log = createLogger("billing");
 runMain(log, async () => {
   const cfg = loadBillingConfig();
   const observability = await startObservability("billing", log);
-  const sql = connectDb(cfg.DATABASE_URL, "billing", cfg.DB_POOL_MAX, cfg.DB_IDLE_TIMEOUT_S);
+  const sql = connectDb(
+    cfg.DATABASE_URL,
+    "billing",
+    cfg.DB_POOL_MAX,
+    cfg.DB_IDLE_TIMEOUT_S,
+    cfg.DATABASE_SOCKET_DIR,
+  );
   await migrate(sql, "billing", path.join(import.meta.dirname, "db/migrations"), log);
   await startClock(sql, cfg.BILLING_CLOCK_CONTROL, log);
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.

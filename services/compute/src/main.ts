@@ -52,7 +52,13 @@ runMain(log, async () => {
     ...lxdConfig,
   });
   const observability = await startObservability("compute", log);
-  const sql = connectDb(cfg.DATABASE_URL, "compute", cfg.DB_POOL_MAX, cfg.DB_IDLE_TIMEOUT_S);
+  const sql = connectDb(
+    cfg.DATABASE_URL,
+    "compute",
+    cfg.DB_POOL_MAX,
+    cfg.DB_IDLE_TIMEOUT_S,
+    cfg.DATABASE_SOCKET_DIR,
+  );
   await migrate(sql, "compute", path.join(import.meta.dirname, "db/migrations"), log);
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
   const nats = linkNats(cfg.NATS_URL, "compute", cfg.HB_NS, log);

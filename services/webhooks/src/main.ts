@@ -46,7 +46,13 @@ runMain(log, async () => {
     WEBHOOK_STREAMS_PER_PARTNER: z.coerce.number().int().min(1).max(100).default(5),
   });
   const observability = await startObservability("webhooks", log);
-  const sql = connectDb(cfg.DATABASE_URL, "webhooks", cfg.DB_POOL_MAX, cfg.DB_IDLE_TIMEOUT_S);
+  const sql = connectDb(
+    cfg.DATABASE_URL,
+    "webhooks",
+    cfg.DB_POOL_MAX,
+    cfg.DB_IDLE_TIMEOUT_S,
+    cfg.DATABASE_SOCKET_DIR,
+  );
   await migrate(sql, "webhooks", path.join(import.meta.dirname, "db/migrations"), log);
   registerQueueDepth(sql);
   // Not awaited: the service serves while NATS is down; what needs NATS waits for it.
