@@ -33,7 +33,8 @@ export const commonConfig = {
    * The directory of PostgreSQL's Unix socket (Debian's: /var/run/postgresql). Set, a DATABASE_URL
    * naming this host (127.0.0.1, ::1, localhost) connects through the socket there for its port,
    * where the server has one, instead of over loopback TCP (db.ts, `localSocketPath`). The launcher
-   * sets it when the directory exists (scripts/stack.ts); unset (the default), TCP as the URL says.
+   * sets it when a service's role may connect there (scripts/stack.ts, one probe); unset (the
+   * default here), TCP as the URL says.
    */
   DATABASE_SOCKET_DIR: z.string().default(""),
   REDIS_URL: z.string().url().default("redis://127.0.0.1:6379"),

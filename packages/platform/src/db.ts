@@ -40,8 +40,8 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "[::1]", "localhost"]);
  * address) and `dir` holds its socket (`.s.PGSQL.<port>`, the file the server makes for the port it
  * listens on); else undefined, and the connection goes over TCP as the URL says. Every statement is
  * a write and a read on this connection, and on loopback TCP each write also runs the TCP stack of
- * both ends: the order path spent 3-13% less of the machine per order over the socket
- * (docs/benchmarks.md, "Issue 31, 2026-12-01 (third session)").
+ * both ends: over five alternated rounds the order path spent 6% less of the machine per order over
+ * the socket, PostgreSQL 8% less (docs/benchmarks.md, "Issue 31, 2026-12-01 (third session)").
  */
 export function localSocketPath(host: string, port: number, dir: string): string | undefined {
   if (!dir || !LOOPBACK.has(host)) return undefined;
