@@ -5,7 +5,7 @@
  * available with its measured size, and, for a build, sends the machine.provisioned event with the
  * machine's addresses.
  */
-import { type TxSql, writeOutbox } from "@hb/platform";
+import { type EventInit, type TxSql, writeOutbox, writeOutboxBatch } from "@hb/platform";
 import type { JobOutcome, JobRow } from "./driver.ts";
 import { type IpRow, ipsOf, type MachineRow } from "./machines.ts";
 
@@ -96,15 +96,12 @@ const failedCopy = (tx: TxSql, job: JobRow) =>
     ? tx`update copies set status = 'deleted' where id = ${job.copy_id} and status = 'creating'`
     : tx`update copies set status = 'available' where id = ${job.copy_id} and status = 'restoring'`;
 
-async function machineEvent(
-  tx: TxSql,
-  ns: string,
-  m: MachineRow,
-  success: boolean,
-  error: string,
-  ips: IpRow[],
-) {
-  await writeOutbox(tx, ns, {
+function machineEvent(tx: TxSql, ns: string, m: MachineRow, success: boolean, error: string, ips: IpRow[]) {
+  return writeOutbox(tx, ns, machineEventInit(m, success, error, ips));
+}
+
+function machineEventInit(m: MachineRow, success: boolean, error: string, ips: IpRow[]): EventInit {
+  return {
     type: success ? "machine.provisioned" : "machine.provisioning_failed",
     payload: {
       case: "machine",
@@ -117,5 +114,80 @@ async function machineEvent(
         error,
       },
     },
-  });
+  };
+}
+
+/** A success that changes only the machine's state, instance and addresses, and the job. */
+export type PlainOutcome = Extract<JobOutcome, { ok: true }>;
+
+/**
+ * Whether `outcome` of `job` is plain: a success on no copy, with nothing for the driver's state,
+ * the SSH port or the snapshots. applyPlainOutcomes records such outcomes of many jobs together.
+ */
+export const isPlain = (job: JobRow, outcome: JobOutcome | undefined): outcome is PlainOutcome =>
+  outcome?.ok === true &&
+  !job.copy_id &&
+  outcome.copySizeGb == null &&
+  !outcome.snapshotsLost &&
+  outcome.sshPort == null &&
+  outcome.driverState == null;
+
+/**
+ * applyOutcome for many plain successes, set-wise: one statement each for the addresses, the
+ * machines, the builds' addresses read back, their events and the jobs, whatever their number.
+ * The caller holds every job's lease and every machine's lock, and has left out machines that are
+ * lost or concerned by the suspension rule (applyOutcome's other branches).
+ */
+export async function applyPlainOutcomes(
+  tx: TxSql,
+  ns: string,
+  items: { job: JobRow; m: MachineRow; outcome: PlainOutcome }[],
+) {
+  const addresses = items.flatMap(({ m, outcome }) =>
+    outcome.built ? (outcome.addresses ?? []).map((ip) => ({ serviceId: m.service_id, ...ip })) : [],
+  );
+  const changed = items.filter(({ outcome }) => outcome.built || outcome.state);
+  const builds = items.filter(({ job }) => job.action === "build");
+  const changes: Promise<unknown>[] = [];
+  if (addresses.length > 0)
+    changes.push(
+      tx`insert into ip_addresses (service_id, address, version, prefix_length, purpose)
+        select * from unnest(${addresses.map((a) => a.serviceId)}::uuid[], ${addresses.map((a) => a.address)}::text[],
+          ${addresses.map((a) => a.version)}::int[], ${addresses.map((a) => a.prefix_length)}::int[],
+          ${addresses.map((a) => a.purpose)}::text[])
+        on conflict do nothing`.execute(),
+    );
+  if (changed.length > 0)
+    changes.push(
+      tx`update machines m set has_instance = m.has_instance or v.built,
+          state = coalesce(nullif(v.state, ''), m.state)
+        from unnest(${changed.map(({ m }) => m.service_id)}::uuid[],
+          ${changed.map(({ outcome }) => String(Boolean(outcome.built)))}::text[]::bool[],
+          ${changed.map(({ outcome }) => outcome.state ?? "")}::text[]) as v(service_id, built, state)
+        where m.service_id = v.service_id`.execute(),
+    );
+  // The events name the machines' addresses as they stand after the inserts above.
+  const read =
+    builds.length > 0
+      ? tx<(IpRow & { service_id: string })[]>`
+          select service_id, address, version, prefix_length, purpose from ip_addresses
+          where service_id = any(${builds.map(({ m }) => m.service_id)}::uuid[])
+          order by service_id, version, address`.execute()
+      : undefined;
+  const [rows] = await Promise.all([read, ...changes]);
+  const ipsByService = new Map<string, IpRow[]>();
+  for (const { service_id, ...ip } of rows ?? []) {
+    const list = ipsByService.get(service_id);
+    if (list) list.push(ip);
+    else ipsByService.set(service_id, [ip]);
+  }
+  await Promise.all([
+    writeOutboxBatch(
+      tx,
+      ns,
+      builds.map(({ m }) => machineEventInit(m, true, "", ipsByService.get(m.service_id) ?? [])),
+    ),
+    tx`update jobs set status = 'succeeded', progress = 100, finished_at = clock_timestamp(), claim = null,
+      lease_until = null where id = any(${items.map(({ job }) => job.id)}::uuid[])`.execute(),
+  ]);
 }

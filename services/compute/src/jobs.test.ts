@@ -173,6 +173,16 @@ const patient: ProviderDriver = {
 };
 const quiet: ProviderDriver = { ...patient, name: "quiet", recheckMs: undefined };
 
+/** The probe's answers without its checks: every build succeeds, and nothing is asked of PostgreSQL. */
+const quick: ProviderDriver = {
+  ...probe,
+  name: "quick",
+  run: async (job, m) =>
+    job.action === "build"
+      ? { ok: true, state: "running", built: true, addresses: addressesFor(m.service_id) }
+      : { ok: true, state: job.target_state },
+};
+
 const stalled: ProviderDriver = {
   ...probe,
   name: "stalled",
@@ -224,7 +234,7 @@ describe("jobs with a provider driver other than the simulator", () => {
       createLogger("test", "error"),
     );
     keeperSql = sql;
-    const drivers = { probe, keeper, copier, vanisher, stalled, patient, quiet };
+    const drivers = { probe, keeper, copier, vanisher, stalled, patient, quiet, quick };
     jobs = createJobs(sql, "jobs-test", drivers);
     const deps = { jobs, drivers, defaultProvider: "probe" };
     compute = createHandlers(sql, deps);
@@ -456,6 +466,81 @@ describe("jobs with a provider driver other than the simulator", () => {
       "the event names the address just recorded",
     );
     await drain();
+  });
+
+  it("records the builds one pass claims together: ten in 7 round trips, each with its addresses, its state and its event", async () => {
+    /** Ten builds due, then one pass over them: their ids and the pass's round trips. */
+    const passOfTen = async () => {
+      const ids: string[] = Array.from({ length: 10 }, () => randomUUID());
+      for (const [i, serviceId] of ids.entries())
+        await compute.provision!(
+          create(ProvisionRequestSchema, {
+            serviceId,
+            customerId,
+            kind: MachineKind.VPS,
+            hostname: `batch-${i}`,
+          }),
+          ctx,
+        );
+      // Their driver asks PostgreSQL nothing itself (the probe's checks would count too).
+      await sql`update machines set provider = 'quick' where service_id = any(${ids}::uuid[])`;
+      const counter = countWireRoundTrips();
+      try {
+        assert.equal(await jobs.tick(), 10);
+        return { ids, count: counter.count };
+      } finally {
+        counter.stop();
+      }
+    };
+    // A connection of the pool describes a statement the first time it runs it, in a round trip of
+    // its own: passes until one ran on connections that had prepared its statements.
+    let pass = await passOfTen();
+    for (let attempt = 1; pass.count !== 7 && attempt < 6; attempt++) pass = await passOfTen();
+    // The claim; one read of the ten machines before their drivers are asked, none after; then
+    // begin; the jobs' and the machines' locks; the addresses, the machines and the addresses'
+    // read; the events and the jobs; commit. One by one it was 1 + 10 × (1 + 5).
+    assert.equal(pass.count, 7, "a pass of ten builds");
+    const { ids } = pass;
+    const machines = await sql<MachineRow[]>`select * from machines where service_id = any(${ids}::uuid[])`;
+    assert.deepEqual(
+      machines.map((m) => [m.state, m.has_instance]),
+      ids.map(() => ["running", true]),
+    );
+    const builds = await sql<{ status: string; claim: string | null }[]>`select status, claim from jobs
+      where service_id = any(${ids}::uuid[]) and action = 'build'`;
+    assert.deepEqual(
+      [...builds],
+      ids.map(() => ({ status: "succeeded", claim: null })),
+    );
+    const ips = await sql<{ service_id: string; address: string }[]>`select service_id, address
+      from ip_addresses where service_id = any(${ids}::uuid[]) order by service_id, version, address`;
+    assert.deepEqual(
+      ips.map((r) => `${r.service_id} ${r.address}`),
+      [...ids]
+        .sort()
+        .flatMap((id) =>
+          [...addressesFor(id)]
+            .sort((a, b) => a.version - b.version || a.address.localeCompare(b.address))
+            .map((a) => `${id} ${a.address}`),
+        ),
+    );
+    const events = (await sql<{ payload: Buffer }[]>`select payload from outbox`)
+      .map(({ payload }) => fromBinary(EventSchema, payload))
+      .flatMap((e) => (e.payload.case === "machine" ? [{ type: e.type, ...e.payload.value }] : []))
+      .filter((e) => ids.includes(e.serviceId));
+    assert.deepEqual(
+      events.map((e) => [e.serviceId, e.type, e.success, e.serverIp, e.hostname]).sort(),
+      ids
+        .map((id, i) => [
+          id,
+          "machine.provisioned",
+          true,
+          addressesFor(id).find((a) => a.version === 4)?.address,
+          `batch-${i}`,
+        ])
+        .sort(),
+    );
+    assert.deepEqual(violations, []);
   });
 
   it("asks a driver about a job still running again as soon as the driver says, a second later when it says nothing", async () => {

@@ -2,7 +2,7 @@ import type { Sql, TxSql } from "@hb/platform";
 import { type DriverState, type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
 import { claimDue, insertJob } from "./job-leases.ts";
 import { jobLoop, RECHECK_MS } from "./job-loop.ts";
-import { applyOutcome } from "./job-outcome.ts";
+import { applyOutcome, applyPlainOutcomes, isPlain, type PlainOutcome } from "./job-outcome.ts";
 import type { MachineRow } from "./machines.ts";
 import { settleSuspensions } from "./suspension.ts";
 
@@ -101,16 +101,96 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
     }
   }
 
-  /** One pass of the loop: claim, then for each job call its driver and record the answer. */
+  /**
+   * One pass of the loop: claim the due jobs, read their machines in one query, ask each job's
+   * driver, then record the answers. A machine's second job of the same pass waits for the first
+   * to be recorded and reads the machine again (its driver sees what the first job left).
+   */
   async function tick(): Promise<number> {
     const due = await claimDue(sql);
+    if (due.length === 0) return 0;
+    const seen = new Set<string>();
+    const first: JobRow[] = [];
+    const later: JobRow[] = [];
     for (const job of due) {
+      (seen.has(job.service_id) ? later : first).push(job);
+      seen.add(job.service_id);
+    }
+    const machines = await sql<MachineRow[]>`
+      select * from machines where service_id = any(${first.map((j) => j.service_id)}::uuid[])`;
+    const byService = new Map(machines.map((m) => [m.service_id, m]));
+    const answered: Answer[] = [];
+    for (const job of first) answered.push(await ask(job, byService.get(job.service_id)));
+    await recordAnswers(answered);
+    for (const job of later) {
       const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${job.service_id}`;
-      const driver = m ? drivers[m.provider] : undefined;
-      const outcome = driver ? await driver.run(job, m) : noDriver(m?.provider ?? "(no machine)");
-      await record(job, outcome, "recheck", driver?.recheckMs?.(job));
+      const a = await ask(job, m);
+      await record(job, a.outcome, "recheck", a.recheckMs);
     }
     return due.length;
+  }
+
+  async function ask(job: JobRow, m: MachineRow | undefined): Promise<Answer> {
+    const driver = m ? drivers[m.provider] : undefined;
+    const outcome = driver && m ? await driver.run(job, m) : noDriver(m?.provider ?? "(no machine)");
+    return { job, outcome, recheckMs: driver?.recheckMs?.(job) ?? RECHECK_MS };
+  }
+
+  /**
+   * Records a pass's answers: the leases of jobs still running given back in one statement, and
+   * the plain successes (a build, a power action: no copy, nothing kept for the driver) in one
+   * transaction of set-wise statements, 5 round trips for the pass however many jobs it took,
+   * against 5 for each job one by one. The rest, and any whose machine the transaction finds
+   * lost, suspended or gone, are recorded one by one as before.
+   */
+  async function recordAnswers(answers: Answer[]) {
+    const running = answers.filter((a) => !a.outcome);
+    const plain = answers.filter((a) => isPlain(a.job, a.outcome));
+    const others = answers.filter((a) => a.outcome && !isPlain(a.job, a.outcome));
+    if (running.length > 0)
+      await sql`update jobs j set claim = null, lease_until = null,
+          due_at = clock_timestamp() + make_interval(secs => v.secs)
+        from unnest(${running.map((a) => a.job.id)}::uuid[], ${running.map((a) => a.job.claim)}::uuid[],
+                    ${running.map((a) => a.recheckMs / 1000)}::float8[]) as v(id, claim, secs)
+        where j.id = v.id and j.claim = v.claim and j.status = 'running'`;
+    // A failed transaction (a deadlock with another writer of these machines, say) leaves every
+    // plain answer to the one-by-one path, which records each or fails on its own.
+    const oneByOne = plain.length > 0 ? await recordPlain(plain).catch(() => plain) : [];
+    for (const a of [...oneByOne, ...others]) await record(a.job, a.outcome, "recheck", a.recheckMs);
+  }
+
+  /** Records plain successes together; answers the ones it left to be recorded one by one. */
+  async function recordPlain(answers: Answer[]): Promise<Answer[]> {
+    return sql.begin(async (tx) => {
+      // Jobs, then machines, each in id order: two passes (replicas) take their locks in one order.
+      const [held, machines] = await Promise.all([
+        tx<{ id: string; claim: string }[]>`select id, claim from jobs
+          where id = any(${answers.map((a) => a.job.id)}::uuid[]) and status = 'running' order by id for update`.execute(),
+        tx<MachineRow[]>`select * from machines
+          where service_id = any(${answers.map((a) => a.job.service_id)}::uuid[]) order by service_id for update`.execute(),
+      ]);
+      const locked = new Map(machines.map((m) => [m.service_id, m]));
+      // Only the jobs still leased to this worker (as record checks one job), in the pass's order.
+      const claimOf = new Map(held.map((h) => [h.id, h.claim]));
+      const ours = answers.filter((a) => claimOf.get(a.job.id) === a.job.claim);
+      // A machine gone, lost, or concerned by the suspension rule takes the one-by-one path.
+      const together = ours.filter((a) => {
+        const m = locked.get(a.job.service_id);
+        return m && !m.lost_at && m.service_status !== "suspended" && m.state_before_suspension == null;
+      });
+      const alone = ours.filter((a) => !together.includes(a));
+      if (together.length === 0) return alone;
+      await applyPlainOutcomes(
+        tx,
+        ns,
+        together.map((a) => ({
+          job: a.job,
+          m: locked.get(a.job.service_id)!,
+          outcome: a.outcome as PlainOutcome,
+        })),
+      );
+      return alone;
+    });
   }
 
   return {
@@ -125,6 +205,13 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
 }
 
 export type Jobs = ReturnType<typeof createJobs>;
+
+/** A driver's answer in a pass: no outcome while the job runs on, asked again after `recheckMs`. */
+interface Answer {
+  job: JobRow;
+  outcome: JobOutcome | undefined;
+  recheckMs: number;
+}
 
 /**
  * Keeps a driver's progress on a job (the provider operation it waits on) in the job row, while
