@@ -153,18 +153,15 @@ function createCore(
       const byService = new Map(machines.map((m) => [m.service_id, m]));
       // A build that the provider refuses at once is recorded failed (machine.provisioning_failed);
       // billing learns of it from that event like any other failed build, so it is no error here.
-      const launched = Promise.all(
-        accepted.map(async (job) => {
-          jobIds.set(job.service_id, job.id);
-          const m = byService.get(job.service_id);
-          try {
-            if (!m) throw new Error("the machine vanished before its build started");
-            await jobs.launch(job, m);
-          } catch (err) {
-            errors.set(job.service_id, err);
-          }
-        }),
-      );
+      const startable = accepted.flatMap((job) => {
+        jobIds.set(job.service_id, job.id);
+        const m = byService.get(job.service_id);
+        if (!m) errors.set(job.service_id, new Error("the machine vanished before its build started"));
+        return m ? [{ job, m }] : [];
+      });
+      const launched = jobs.launchMany(startable).then((failed) => {
+        for (const [serviceId, err] of failed) errors.set(serviceId, err);
+      });
       // Not waited for when an order waits on this answer (a provider's first step can take
       // seconds): the machines and their jobs are recorded, and a build that fails to start
       // stays leased until the job loop takes it up, as after a reported error.

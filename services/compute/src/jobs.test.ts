@@ -177,6 +177,7 @@ const quiet: ProviderDriver = { ...patient, name: "quiet", recheckMs: undefined 
 const quick: ProviderDriver = {
   ...probe,
   name: "quick",
+  start: async () => undefined,
   run: async (job, m) =>
     job.action === "build"
       ? { ok: true, state: "running", built: true, addresses: addressesFor(m.service_id) }
@@ -541,6 +542,51 @@ describe("jobs with a provider driver other than the simulator", () => {
         .sort(),
     );
     assert.deepEqual(violations, []);
+  });
+
+  it("starts a ProvisionBatch's builds together: ten cost PostgreSQL the round trips of one", async () => {
+    const batcher = createHandlers(sql, { jobs, drivers: { quick }, defaultProvider: "quick" });
+    const ids: string[] = [];
+    const trips = async (n: number) => {
+      const requests = Array.from({ length: n }, (_, i) => {
+        const serviceId = randomUUID();
+        ids.push(serviceId);
+        return create(ProvisionRequestSchema, {
+          serviceId,
+          customerId,
+          kind: MachineKind.VPS,
+          hostname: `many-${i}`,
+        });
+      });
+      const counter = countWireRoundTrips();
+      try {
+        const { results } = await batcher.provisionBatch!(
+          create(ProvisionBatchRequestSchema, { requests }),
+          ctx,
+        );
+        assert.deepEqual(
+          (results ?? []).map((r) => r.error),
+          requests.map(() => ""),
+        );
+        return counter.count;
+      } finally {
+        counter.stop();
+      }
+    };
+    // Until both ran on connections that had prepared their statements (a first use describes).
+    let [one, ten] = [await trips(1), await trips(10)];
+    for (let attempt = 1; ten !== one && attempt < 6; attempt++)
+      [one, ten] = [await trips(1), await trips(10)];
+    // One by one, each build's lease went back in a statement of its own, over the pool's connections.
+    assert.equal(ten, one, `one build ${one} round trips, ten builds ${ten}`);
+    const builds = await sql<{ claim: string | null; status: string }[]>`select claim, status from jobs
+      where service_id = any(${ids}::uuid[]) and action = 'build'`;
+    assert.deepEqual(
+      [...builds],
+      ids.map(() => ({ claim: null, status: "running" })),
+      "every build left to the loop, leased to no one",
+    );
+    await drain();
   });
 
   it("asks a driver about a job still running again as soon as the driver says, a second later when it says nothing", async () => {

@@ -42,6 +42,34 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
   }
 
   /**
+   * launch for many accepted jobs (an order's builds): their drivers asked side by side, then
+   * their answers recorded together (recordAnswers): the leases of the jobs still running given
+   * back in one statement, not one each. Answers the services whose job could not be started or
+   * recorded, with the error; their jobs stay leased until the loop takes them up.
+   */
+  async function launchMany(items: { job: JobRow; m: MachineRow }[]): Promise<Map<string, unknown>> {
+    const failed = new Map<string, unknown>();
+    const answers: Answer[] = [];
+    await Promise.all(
+      items.map(async ({ job, m }) => {
+        try {
+          const driver = drivers[m.provider];
+          const outcome = driver ? await driver.start(job, m) : noDriver(m.provider);
+          answers.push({ job, outcome, recheckMs: RECHECK_MS });
+        } catch (err) {
+          failed.set(job.service_id, err);
+        }
+      }),
+    );
+    try {
+      await recordAnswers(answers, "due");
+    } catch (err) {
+      for (const a of answers) failed.set(a.job.service_id, err);
+    }
+    return failed;
+  }
+
+  /**
    * Applies an outcome if the job is still running and leased to this worker. Without an outcome
    * the lease is given up: "due" leaves the job to its due time, "recheck" asks again shortly.
    * Statements that do not wait on each other's answers go together (postgres.js pipelines what
@@ -137,26 +165,29 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
   }
 
   /**
-   * Records a pass's answers: the leases of jobs still running given back in one statement, and
-   * the plain successes (a build, a power action: no copy, nothing kept for the driver) in one
-   * transaction of set-wise statements, 5 round trips for the pass however many jobs it took,
-   * against 5 for each job one by one. The rest, and any whose machine the transaction finds
-   * lost, suspended or gone, are recorded one by one as before.
+   * Records answers of a pass or a launch: the leases of jobs still running given back in one
+   * statement ("due": left to their due time; "recheck": due again after the driver's recheckMs),
+   * and the plain successes (a build, a power action: no copy, nothing kept for the driver) in one
+   * transaction of set-wise statements, 5 round trips however many jobs, against 5 for each job
+   * one by one. The rest, and any whose machine the transaction finds lost, suspended or gone, are
+   * recorded one by one as before.
    */
-  async function recordAnswers(answers: Answer[]) {
+  async function recordAnswers(answers: Answer[], next: "due" | "recheck" = "recheck") {
     const running = answers.filter((a) => !a.outcome);
     const plain = answers.filter((a) => isPlain(a.job, a.outcome));
     const others = answers.filter((a) => a.outcome && !isPlain(a.job, a.outcome));
-    if (running.length > 0)
-      await sql`update jobs j set claim = null, lease_until = null,
-          due_at = clock_timestamp() + make_interval(secs => v.secs)
+    if (running.length > 0) {
+      const dueAt =
+        next === "recheck" ? sql`clock_timestamp() + make_interval(secs => v.secs)` : sql`j.due_at`;
+      await sql`update jobs j set claim = null, lease_until = null, due_at = ${dueAt}
         from unnest(${running.map((a) => a.job.id)}::uuid[], ${running.map((a) => a.job.claim)}::uuid[],
                     ${running.map((a) => a.recheckMs / 1000)}::float8[]) as v(id, claim, secs)
         where j.id = v.id and j.claim = v.claim and j.status = 'running'`;
+    }
     // A failed transaction (a deadlock with another writer of these machines, say) leaves every
     // plain answer to the one-by-one path, which records each or fails on its own.
     const oneByOne = plain.length > 0 ? await recordPlain(plain).catch(() => plain) : [];
-    for (const a of [...oneByOne, ...others]) await record(a.job, a.outcome, "recheck", a.recheckMs);
+    for (const a of [...oneByOne, ...others]) await record(a.job, a.outcome, next, a.recheckMs);
   }
 
   /** Records plain successes together; answers the ones it left to be recorded one by one. */
@@ -196,6 +227,7 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
   return {
     accept,
     launch,
+    launchMany,
     launchAll,
     tick,
     startLoop: pace.startLoop,
