@@ -49,23 +49,37 @@ export function orderEventInit(
   };
 }
 
+type ServiceEventType =
+  | "service.provisioned"
+  | "service.provisioning_failed"
+  | "service.suspended"
+  | "service.unsuspended"
+  | "service.terminated";
+
 export async function serviceEvent(
   tx: TxSql,
   ns: string,
-  type:
-    | "service.provisioned"
-    | "service.provisioning_failed"
-    | "service.suspended"
-    | "service.unsuspended"
-    | "service.terminated",
+  type: ServiceEventType,
   s: ServiceRow,
   order: OrderRow | undefined,
   reason = "",
 ) {
+  await serviceEvents(tx, ns, [{ type, s, order, reason }]);
+}
+
+/** Service events of many services (a batch of build reports), in the given order, in one statement. */
+export async function serviceEvents(
+  tx: TxSql,
+  ns: string,
+  items: { type: ServiceEventType; s: ServiceRow; order: OrderRow | undefined; reason: string }[],
+) {
+  if (items.length === 0) return;
   // The record rides on the event: compute's copy of the service (service-records.ts) needs no
   // statement of its own for a change that raises a service event.
-  const events = await writeOutboxBatch(tx, ns, [
-    {
+  const events = await writeOutboxBatch(
+    tx,
+    ns,
+    items.map(({ type, s, order, reason }) => ({
       type,
       partnerId: s.partner_id ?? "",
       payload: {
@@ -82,7 +96,11 @@ export async function serviceEvent(
           record: summaryOut(s),
         },
       },
-    },
-  ]);
-  recordedAlong(tx, events, [s.id]);
+    })),
+  );
+  recordedAlong(
+    tx,
+    events,
+    items.map(({ s }) => s.id),
+  );
 }

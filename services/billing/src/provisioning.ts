@@ -17,7 +17,7 @@ import {
   wakeOnNotify,
 } from "@hb/platform";
 import { clock } from "./clock.ts";
-import { orderEvent, serviceEvent } from "./events.ts";
+import { orderEvent, serviceEvents } from "./events.ts";
 import { type OrderRow, type ServiceRow, selectServices } from "./records.ts";
 import { recordRowsAtCommit } from "./service-records.ts";
 import { transact, transactPipelined } from "./shared.ts";
@@ -428,18 +428,16 @@ async function applyRound(tx: TxSql, ns: string, round: MachineReport[]) {
       const updated = serviceById.get(e.serviceId)!;
       return { e, updated, order: updated.order_id ? orderById.get(updated.order_id) : undefined };
     });
-  // Sent together, in the reports' order (postgres.js pipelines what one tick starts).
-  await Promise.all(
-    outcomes.map(({ e, updated, order }) =>
-      serviceEvent(
-        tx,
-        ns,
-        e.success ? "service.provisioned" : "service.provisioning_failed",
-        updated,
-        order,
-        e.success ? "" : e.error,
-      ),
-    ),
+  // One statement, in the reports' order.
+  await serviceEvents(
+    tx,
+    ns,
+    outcomes.map(({ e, updated, order }) => ({
+      type: e.success ? "service.provisioned" : "service.provisioning_failed",
+      s: updated,
+      order,
+      reason: e.success ? "" : e.error,
+    })),
   );
   const built = new Set<string>();
   for (const { e, order } of outcomes) {
