@@ -173,6 +173,18 @@ const patient: ProviderDriver = {
 };
 const quiet: ProviderDriver = { ...patient, name: "quiet", recheckMs: undefined };
 
+/** The machine's state each job of the witness driver found when it was run: "action state". */
+const witnessed: string[] = [];
+const witness: ProviderDriver = {
+  ...probe,
+  name: "witness",
+  start: async () => undefined,
+  async run(job, m) {
+    witnessed.push(`${job.action} ${m.state}`);
+    return { ok: true, state: job.target_state };
+  },
+};
+
 /** The probe's answers without its checks: every build succeeds, and nothing is asked of PostgreSQL. */
 const quick: ProviderDriver = {
   ...probe,
@@ -235,7 +247,7 @@ describe("jobs with a provider driver other than the simulator", () => {
       createLogger("test", "error"),
     );
     keeperSql = sql;
-    const drivers = { probe, keeper, copier, vanisher, stalled, patient, quiet, quick };
+    const drivers = { probe, keeper, copier, vanisher, stalled, patient, quiet, quick, witness };
     jobs = createJobs(sql, "jobs-test", drivers);
     const deps = { jobs, drivers, defaultProvider: "probe" };
     compute = createHandlers(sql, deps);
@@ -542,6 +554,28 @@ describe("jobs with a provider driver other than the simulator", () => {
         .sort(),
     );
     assert.deepEqual(violations, []);
+  });
+
+  it("runs a machine's second job of a pass after the first is recorded, so its driver sees the first's state", async () => {
+    const serviceId = await builtThenOn("witness", "twice");
+    const [m] = await sql<MachineRow[]>`select * from machines where service_id = ${serviceId}`;
+    // Both due at once (the witness asks for no wait), the stop accepted first.
+    await sql.begin(async (tx) => {
+      await jobs.accept(tx, m, "stop", "stopped");
+      await jobs.accept(tx, m, "start", "running");
+    });
+    await sql`update jobs set claim = null, lease_until = null where service_id = ${serviceId} and status = 'running'`;
+    witnessed.length = 0;
+    assert.equal(await jobs.tick(), 2);
+    assert.deepEqual(witnessed, ["stop running", "start stopped"]);
+    const [after] = await sql<MachineRow[]>`select * from machines where service_id = ${serviceId}`;
+    assert.equal(after.state, "running");
+    const statuses = await sql<{ action: string; status: string }[]>`select action, status from jobs
+      where service_id = ${serviceId} and action in ('stop', 'start') order by started_at`;
+    assert.deepEqual(
+      statuses.map((j) => `${j.action} ${j.status}`),
+      ["stop succeeded", "start succeeded"],
+    );
   });
 
   it("starts a ProvisionBatch's builds together: ten cost PostgreSQL the round trips of one", async () => {
