@@ -7,7 +7,7 @@
  */
 import { type EventInit, type TxSql, writeOutbox, writeOutboxBatch } from "@hb/platform";
 import type { JobOutcome, JobRow } from "./driver.ts";
-import { type IpRow, ipsOf, type MachineRow } from "./machines.ts";
+import type { IpRow, MachineRow } from "./machines.ts";
 
 /** Records `outcome` on the job and its machine; the caller holds both rows locked and the job's lease. */
 export async function applyOutcome(tx: TxSql, ns: string, job: JobRow, m: MachineRow, outcome: JobOutcome) {
@@ -21,52 +21,34 @@ export async function applyOutcome(tx: TxSql, ns: string, job: JobRow, m: Machin
     ]);
     return;
   }
-  const changes: Promise<unknown>[] = [];
-  if (outcome.built) {
-    for (const ip of outcome.addresses ?? []) {
-      changes.push(
-        tx`insert into ip_addresses (service_id, address, version, prefix_length, purpose)
-          values (${m.service_id}, ${ip.address}, ${ip.version}, ${ip.prefix_length}, ${ip.purpose}) on conflict do nothing`.execute(),
-      );
-    }
-    changes.push(tx`update machines set has_instance = true where service_id = ${m.service_id}`.execute());
-  }
+  // What only some successes change, sent before (and so in the same round trip as) what every
+  // success changes (applySuccesses).
+  const extras: Promise<unknown>[] = [];
   // Creating a copy leaves the machine as it was; reverting or restoring brings it back up.
   if (job.copy_id)
-    changes.push(
+    extras.push(
       tx`update copies set status = 'available', size_gb = coalesce(${outcome.copySizeGb ?? null}::int, size_gb)
         where id = ${job.copy_id}`.execute(),
     );
   if (outcome.snapshotsLost)
-    changes.push(
+    extras.push(
       tx`update copies set status = 'deleted' where service_id = ${m.service_id}
         and collection = 'snapshot' and status <> 'deleted'`.execute(),
     );
   // A job that succeeded found the instance there (a rebuild made it again): no longer lost.
   if (m.lost_at)
-    changes.push(tx`update machines set lost_at = null where service_id = ${m.service_id}`.execute());
+    extras.push(tx`update machines set lost_at = null where service_id = ${m.service_id}`.execute());
   if (outcome.sshPort)
-    changes.push(
+    extras.push(
       tx`update machines set ssh_port = ${outcome.sshPort} where service_id = ${m.service_id}`.execute(),
     );
   if (outcome.driverState)
-    changes.push(
+    extras.push(
       tx`update machines set driver_state = driver_state || ${JSON.stringify(outcome.driverState)}::text::jsonb
         where service_id = ${m.service_id}`.execute(),
     );
-  if (outcome.state)
-    changes.push(
-      tx`update machines set state = ${outcome.state} where service_id = ${m.service_id}`.execute(),
-    );
-  // The event names the machine's addresses as they stand after the inserts above.
-  const ips = job.action === "build" ? ipsOf(tx, m.service_id).execute() : undefined;
   // Awaited together: a statement that fails leaves no other's rejection unhandled.
-  const [addresses] = await Promise.all([ips, ...changes]);
-  await Promise.all([
-    addresses ? machineEvent(tx, ns, m, true, "", addresses) : undefined,
-    tx`update jobs set status = 'succeeded', progress = 100, finished_at = clock_timestamp(), claim = null,
-      lease_until = null where id = ${job.id}`.execute(),
-  ]);
+  await Promise.all([...extras, applySuccesses(tx, ns, [{ job, m, outcome }])]);
 }
 
 /**
@@ -117,14 +99,13 @@ function machineEventInit(m: MachineRow, success: boolean, error: string, ips: I
   };
 }
 
-/** A success that changes only the machine's state, instance and addresses, and the job. */
-export type PlainOutcome = Extract<JobOutcome, { ok: true }>;
+export type Success = Extract<JobOutcome, { ok: true }>;
 
 /**
  * Whether `outcome` of `job` is plain: a success on no copy, with nothing for the driver's state,
- * the SSH port or the snapshots. applyPlainOutcomes records such outcomes of many jobs together.
+ * the SSH port or the snapshots, so that applySuccesses records all of it (for many jobs at once).
  */
-export const isPlain = (job: JobRow, outcome: JobOutcome | undefined): outcome is PlainOutcome =>
+export const isPlain = (job: JobRow, outcome: JobOutcome | undefined): outcome is Success =>
   outcome?.ok === true &&
   !job.copy_id &&
   outcome.copySizeGb == null &&
@@ -133,15 +114,16 @@ export const isPlain = (job: JobRow, outcome: JobOutcome | undefined): outcome i
   outcome.driverState == null;
 
 /**
- * applyOutcome for many plain successes, set-wise: one statement each for the addresses, the
- * machines, the builds' addresses read back, their events and the jobs, whatever their number.
- * The caller holds every job's lease and every machine's lock, and has left out machines that are
- * lost or concerned by the suspension rule (applyOutcome's other branches).
+ * What every success changes, for one job or many, set-wise: one statement each for the addresses,
+ * the machines' instance and state, the builds' addresses read back, their events and the jobs,
+ * whatever their number. A plain success (isPlain) changes nothing else; applyOutcome adds the
+ * rest of any other. The caller holds every job's lease and every machine's lock; for more than
+ * one job it has left out machines that are lost or concerned by the suspension rule.
  */
-export async function applyPlainOutcomes(
+export async function applySuccesses(
   tx: TxSql,
   ns: string,
-  items: { job: JobRow; m: MachineRow; outcome: PlainOutcome }[],
+  items: { job: JobRow; m: MachineRow; outcome: Success }[],
 ) {
   const addresses = items.flatMap(({ m, outcome }) =>
     outcome.built ? (outcome.addresses ?? []).map((ip) => ({ serviceId: m.service_id, ...ip })) : [],

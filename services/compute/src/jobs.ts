@@ -2,7 +2,7 @@ import type { Sql, TxSql } from "@hb/platform";
 import { type DriverState, type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
 import { claimDue, insertJob } from "./job-leases.ts";
 import { jobLoop, RECHECK_MS } from "./job-loop.ts";
-import { applyOutcome, applyPlainOutcomes, isPlain, type PlainOutcome } from "./job-outcome.ts";
+import { applyOutcome, applySuccesses, isPlain, type Success } from "./job-outcome.ts";
 import type { MachineRow } from "./machines.ts";
 import { settleSuspensions } from "./suspension.ts";
 
@@ -211,13 +211,13 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
       });
       const alone = ours.filter((a) => !together.includes(a));
       if (together.length === 0) return alone;
-      await applyPlainOutcomes(
+      await applySuccesses(
         tx,
         ns,
         together.map((a) => ({
           job: a.job,
           m: locked.get(a.job.service_id)!,
-          outcome: a.outcome as PlainOutcome,
+          outcome: a.outcome as Success,
         })),
       );
       return alone;
