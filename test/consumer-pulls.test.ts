@@ -14,7 +14,6 @@ const DURABLES = [
   ["REQLOG", "auth-request-log"],
   ["EVENTS", "billing-machine-events"],
   ["EVENTS", "compute-service-events"],
-  ["EVENTS", "compute-service-records"],
   ["EVENTS", "webhooks-deliveries"],
 ] as const;
 

@@ -74,6 +74,41 @@ describe("consumeBatches", () => {
       }
     });
   });
+  it("removes the durables it replaces, and starts when they are already gone", async () => {
+    await withNamespace("natsreplace", async ({ ns, stream, nc, jsm, log, link }) => {
+      await jsm.consumers.add(stream, {
+        durable_name: "retired",
+        ack_policy: AckPolicy.Explicit,
+        filter_subject: `${ns}.events.>`,
+      });
+      const spec = {
+        stream,
+        durable: "merged",
+        filterSubject: `${ns}.events.>`,
+        replaces: ["retired", "never-made"],
+      };
+      const names = async () => (await (await jsm.consumers.list(stream)).next()).map((c) => c.name).sort();
+      const first = consumeBatches(link, spec, log, async () => {});
+      try {
+        await eventually(async () => (await names()).join() === "merged", 10_000);
+      } finally {
+        await first.stop();
+      }
+      // A second start (another replica, a restart) finds nothing to remove and runs on.
+      const handled: string[] = [];
+      const again = consumeBatches(link, spec, log, async (msgs) => {
+        handled.push(...msgs.map((m) => m.string()));
+      });
+      try {
+        await jetstream(nc).publish(`${ns}.events.test`, new TextEncoder().encode("after"));
+        await eventually(async () => handled.join() === "after", 10_000);
+        assert.deepEqual(await names(), ["merged"]);
+      } finally {
+        await again.stop();
+      }
+    });
+  });
+
   it("takes a message after a quiet spell at once, and gathers a steady stream into batches gatherMs apart", async () => {
     const gatherMs = 1000;
     await withNamespace("natsgather", async ({ ns, stream, nc, log, link }) => {

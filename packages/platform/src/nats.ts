@@ -1,6 +1,8 @@
 import {
   AckPolicy,
   DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
   type JetStreamClient,
   type JsMsg,
   jetstream,
@@ -191,6 +193,20 @@ async function ensureConsumer(
     await jsm.consumers.update(stream, durable, { max_ack_pending: maxAckPending });
 }
 
+/** Deletes the named durables of a stream, those that exist. */
+async function removeConsumers(nc: NatsConnection, stream: string, durables: readonly string[]) {
+  if (durables.length === 0) return;
+  const jsm = await jetstreamManager(nc);
+  for (const d of durables) {
+    try {
+      await jsm.consumers.delete(stream, d);
+    } catch (err) {
+      // Already gone (another replica removed it, or it never existed): nothing to do.
+      if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound)) throw err;
+    }
+  }
+}
+
 export { jetstream };
 
 export interface BatchConsumer {
@@ -202,6 +218,12 @@ export interface DurableSpec {
   stream: string;
   durable: string;
   filterSubject: string;
+  /**
+   * Durables of the same stream this one took over from: removed once this one exists, so NATS
+   * does not keep tracking (and a stream with interest retention keep messages for) a reader
+   * that is gone.
+   */
+  replaces?: readonly string[];
 }
 
 /**
@@ -264,6 +286,7 @@ export function consumeBatches(
     while (!stopped) {
       try {
         await ensureConsumer(nc, stream, durable, filterSubject, max);
+        await removeConsumers(nc, stream, spec.replaces ?? []);
         const consumer = await js.consumers.get(stream, durable);
         // The iterator's getPending() could not tell what has arrived: it counts the pull's status
         // callbacks too, so a batch waited for one more message, at the end of a burst up to the

@@ -30,7 +30,6 @@ import { createJobs } from "./jobs.ts";
 import { lxdClients, lxdConfig, lxdDriverFromEnv } from "./lxd/config.ts";
 import { createReconciler } from "./lxd/reconcile.ts";
 import { startServiceEventConsumer } from "./service-events.ts";
-import { startServiceRecordConsumer } from "./service-records.ts";
 import { createSimulatorDriver } from "./simulator.ts";
 import { startUsageSampler } from "./usage-sampler.ts";
 
@@ -105,7 +104,6 @@ runMain(log, async () => {
     for (const { serviceId, status } of changes)
       if (status === "suspended" || status === "terminated") consoles.closeServices([serviceId], status);
   });
-  const records = startServiceRecordConsumer(sql, nats, cfg.HB_NS, log);
   const reconcile =
     clients.length > 0 ? createReconciler(sql, clients, log).start(cfg.LXD_RECONCILE_MS) : undefined;
   // Finished jobs answer GET /jobs/{id} for 30 days; event ids need keeping no longer either.
@@ -132,7 +130,6 @@ runMain(log, async () => {
     ["usage-sampler", () => usage.stop()],
     ["retention", () => retention.stop()],
     ["service-events", () => events.stop()],
-    ["service-records", () => records.stop()],
     ["outbox", () => relay.stop()],
     ["nats", () => nats.close()],
     ["db", () => sql.end({ timeout: 5 })],

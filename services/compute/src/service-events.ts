@@ -12,6 +12,7 @@ import {
 import type { JobRow } from "./driver.ts";
 import type { Jobs } from "./jobs.ts";
 import type { MachineRow } from "./machines.ts";
+import { applyServiceRecords } from "./service-records.ts";
 
 const STATUS: Record<string, string> = {
   "service.suspended": "suspended",
@@ -20,9 +21,13 @@ const STATUS: Record<string, string> = {
 };
 
 /**
- * Keeps compute's copy of each service's billing status, so control of a suspended service is
- * refused without a call; a suspension stops the machine and its end starts it again if it was
- * running (suspension.ts); a termination removes a real provider's machine.
+ * Reads billing's service events, once each, for two things: compute's copy of each service's
+ * record (service-records.ts: every service event carries it, service.record_changed only it), and
+ * each service's billing status, so control of a suspended service is refused without a call; a
+ * suspension stops the machine and its end starts it again if it was running (suspension.ts); a
+ * termination removes a real provider's machine.
+ * One durable for both: two durables on the same subjects had NATS deliver, and compute ack, every
+ * service event twice (three of an order's five events).
  */
 export function startServiceEventConsumer(
   sql: Sql,
@@ -37,14 +42,25 @@ export function startServiceEventConsumer(
   const durable = "compute-service-events";
   return consumeBatches(
     nats,
-    { stream: s.events.name, durable, filterSubject: `${ns}.events.service.>` },
+    {
+      stream: s.events.name,
+      durable,
+      filterSubject: `${ns}.events.service.>`,
+      // The durable that kept the records until 2026-12-01.
+      replaces: ["compute-service-records"],
+    },
     log,
     async (msgs) => {
+      const decoded = msgs.map((m) => fromBinary(EventSchema, m.data));
+      // The records first, on their own: an upsert that changes a row only for a newer event, so a
+      // batch that fails below and comes back applies them again to no effect.
+      const skipped = await applyServiceRecords(sql, decoded, "stream");
+      // A malformed record would fail every retry of its batch: it is dropped, and said so.
+      if (skipped > 0) log.warn("dropped service records without valid ids", { skipped });
       // One transaction per batch, not per event: a burst of service events (a reseller
       // suspending in bulk) cost four round trips each (issue 13).
       const events: { id: string; serviceId: string; status: string }[] = [];
-      for (const m of msgs) {
-        const event = fromBinary(EventSchema, m.data);
+      for (const event of decoded) {
         const status = STATUS[event.type];
         if (!status || event.payload.case !== "service") continue;
         // A malformed id would fail the batch's statements, and with them every event beside it.

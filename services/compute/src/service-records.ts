@@ -8,7 +8,7 @@
  * Each service keeps the record of its newest event (UUID v7 ids, in the order billing wrote
  * them), so the second arrival and any late or replayed event change nothing.
  */
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { type ServiceSummary, ServiceSummarySchema } from "@hb/contracts/hb/billing/v1/services_pb";
@@ -18,20 +18,8 @@ import {
   MachineRecordSchema,
 } from "@hb/contracts/hb/compute/v1/compute_pb";
 import type { MachineSummary } from "@hb/contracts/hb/compute/v1/machines_pb";
-import { type Event, EventSchema } from "@hb/contracts/hb/events/v1/events_pb";
-import {
-  type BatchConsumer,
-  consumeBatches,
-  Histogram,
-  isUuid,
-  type Logger,
-  metricsRegistry,
-  type NatsLink,
-  PAGE_SIZE,
-  pageWindow,
-  type Sql,
-  streams,
-} from "@hb/platform";
+import type { Event } from "@hb/contracts/hb/events/v1/events_pb";
+import { Histogram, isUuid, metricsRegistry, PAGE_SIZE, pageWindow, type Sql } from "@hb/platform";
 import { callerId, type Handlers } from "./context.ts";
 import { writeMachineSummary } from "./machine-bytes.ts";
 import { type IpRow, type MachineView, machineSummary } from "./machines.ts";
@@ -111,29 +99,6 @@ export async function applyServiceRecords(sql: Sql, events: Event[], via: "rpc" 
   const now = Date.now();
   for (const r of rows) applyLag.observe({ via }, Math.max(0, (now - Date.parse(r.occurredAt)) / 1000));
   return skipped;
-}
-
-/** Keeps the copy from the stream: everything billing changes, whoever or whatever changed it. */
-export function startServiceRecordConsumer(sql: Sql, nats: NatsLink, ns: string, log: Logger): BatchConsumer {
-  return consumeBatches(
-    nats,
-    {
-      stream: streams(ns).events.name,
-      durable: "compute-service-records",
-      // service.record_changed, and the service events, which carry the record too.
-      filterSubject: `${ns}.events.service.>`,
-    },
-    log,
-    async (msgs) => {
-      const skipped = await applyServiceRecords(
-        sql,
-        msgs.map((m) => fromBinary(EventSchema, m.data)),
-        "stream",
-      );
-      // A malformed record would fail every retry of its batch: it is dropped, and said so.
-      if (skipped > 0) log.warn("dropped service records without valid ids", { skipped });
-    },
-  );
 }
 
 type Fragment = ReturnType<Sql>;
