@@ -3,8 +3,8 @@ import { currencyMismatch, lockBalance, lockedBalance } from "./account-currency
 import { clock } from "./clock.ts";
 import { insufficientCredit, movementCtes } from "./ledger.ts";
 import { formatMoney, money, toNumber, type Units } from "./money.ts";
-import { checkPayable, dispatchPaid } from "./paid-dispatch.ts";
-import type { DocumentRow, OrderRow } from "./records.ts";
+import { checkPayable, dispatchPaid, type PaidOutcome } from "./paid-dispatch.ts";
+import type { DocumentRow, OrderRow, ServiceRow } from "./records.ts";
 
 const WEEK_MS = 7 * 86_400_000;
 
@@ -69,6 +69,8 @@ export interface PaymentOutcome {
   document: DocumentRow;
   /** The order the payment settled, as it is now (an order's proforma paid in full). */
   order?: OrderRow;
+  /** The services of that order the payment started (pending, to be built), oldest first. */
+  services?: ServiceRow[];
   /** The invoice a paid proforma converted into (or the invoice itself). */
   invoice: DocumentRow | undefined;
   fullyPaid: boolean;
@@ -138,17 +140,15 @@ export function payNewDocumentFromCredit(
  * with what paying it sets in motion (the invoice it becomes, the order and its services). The
  * statements go to PostgreSQL together, in this order, in one round trip (postgres.js pipelines
  * the queries started in one tick on the transaction's connection, and PostgreSQL runs them one
- * after another); `more`, called right after they are sent, can add statements of its own to the
- * same round trip. If the payment moved no money, this throws and the transaction rolls back,
+ * after another). If the payment moved no money, this throws and the transaction rolls back,
  * taking the statements sent after it along.
  */
-export async function createAndPayFromCredit<T>(
+export async function createAndPayFromCredit(
   tx: TxSql,
   ns: string,
   d: NewDocument & { kind: "proforma" },
   payer: Payer,
-  more: () => Promise<T>,
-): Promise<PaymentOutcome & { more: T }> {
+): Promise<PaymentOutcome> {
   const id = d.id ?? newId();
   const total = d.lines.reduce((sum, l) => sum + l.amount, 0n);
   const now = clock.now();
@@ -189,19 +189,18 @@ export async function createAndPayFromCredit<T>(
     paid_at: now,
   };
   const effects = onPaid(tx, ns, paidDoc, d.lines);
-  const extra = more();
-  const [, [row], { invoice, order }, moreResult] = await Promise.all([created, payment, effects, extra]);
+  const [, [row], { invoice, order, services }] = await Promise.all([created, payment, effects]);
   if (!row) throw insufficientCredit();
   const { balance_after, ...updated } = row;
   return {
     order,
+    services,
     creditApplied: total,
     newBalance: money(balance_after),
     remaining: 0n,
     document: { ...updated, converted_to: invoice.id },
     invoice,
     fullyPaid: true,
-    more: moreResult,
   };
 }
 
@@ -297,7 +296,7 @@ async function onPaid(
   ns: string,
   doc: DocumentRow,
   knownLines?: NewDocument["lines"],
-): Promise<{ invoice: DocumentRow; order?: OrderRow }> {
+): Promise<{ invoice: DocumentRow } & PaidOutcome> {
   const lines = doc.kind === "proforma" ? (knownLines ?? (await linesOf(tx, doc.id))) : undefined;
   // The invoice and the features' first statements (an order's and its services' updates) are
   // independent and sent together: postgres.js pipelines the queries started in one tick on the
@@ -322,8 +321,8 @@ async function onPaid(
         { at: clock.now(), converts: doc.id },
       )
     : doc;
-  const [invoice, { order }] = await Promise.all([invoiceWritten, dispatchPaid(tx, ns, doc, { invoiceId })]);
-  return { invoice, order };
+  const [invoice, outcome] = await Promise.all([invoiceWritten, dispatchPaid(tx, ns, doc, { invoiceId })]);
+  return { invoice, ...outcome };
 }
 
 async function linesOf(tx: TxSql, documentId: string): Promise<NewDocument["lines"]> {

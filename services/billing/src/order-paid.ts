@@ -53,7 +53,11 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
   const paid =
     order && !order.partner_id ? [orderEventInit("order.paid", order, { invoiceId: payment.invoiceId })] : [];
   await sentWithCommit(tx, recordRowsAtCommit(tx, ns, started, paid));
-  return { order };
+  // In the order a read of the order's services gives (created_at, id), so the payer needs none.
+  const services = started.sort(
+    (a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+  return { order, services };
 }
 
 onDocumentPaid("order", orderPaid);

@@ -388,7 +388,9 @@ function proformaOf({ ctx, plan, rows }: Checkout) {
 
 /**
  * The common order: no hourly item, paid from credit that covers it. Its statements go together
- * (see createAndPayFromCredit), so it costs two round trips after the balance lock, not seven.
+ * (see createAndPayFromCredit), so it costs two round trips after the balance lock, not seven. Its
+ * services are the ones the payment started, as the payment's update returned them (every service
+ * of such an order starts with it): no read of them again.
  * Undefined when the order is not of that kind.
  */
 async function settleAtOnce(c: Checkout): Promise<Placement | undefined> {
@@ -396,10 +398,12 @@ async function settleAtOnce(c: Checkout): Promise<Placement | undefined> {
   if (ctx.paymentMode !== "credit" || plan.hourly.length > 0) return undefined;
   const balance = c.balance ?? (await lockBalance(tx, ctx.personId, ctx.customerId, plan.currency));
   if (balance < plan.total) return undefined;
-  const paid = await createAndPayFromCredit(tx, ns, proformaOf(c), payerOf(ctx), () =>
-    servicesOfOrder(tx, plan.orderId).execute(),
-  );
-  return paidPlacement(paid, paid.more);
+  const paid = await createAndPayFromCredit(tx, ns, proformaOf(c), payerOf(ctx));
+  if (paid.services?.length !== plan.items.length)
+    throw new Error(
+      `a paid order started ${paid.services?.length ?? 0} of its ${plan.items.length} services`,
+    );
+  return paidPlacement(paid, paid.services);
 }
 
 /** An order whose proforma credit paid in full. */

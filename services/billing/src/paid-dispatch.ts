@@ -4,7 +4,7 @@
  * its cycle), so the payment engine (documents.ts) calls them without importing any feature module.
  */
 import type { TxSql } from "@hb/platform";
-import type { DocumentRow, OrderRow } from "./records.ts";
+import type { DocumentRow, OrderRow, ServiceRow } from "./records.ts";
 
 /** What the payment engine knows of the payment when it dispatches. */
 export interface PaidPayment {
@@ -19,6 +19,8 @@ export interface PaidPayment {
 export interface PaidOutcome {
   /** The order the payment settled, as the handler left it. */
   order?: OrderRow;
+  /** The order's services the payment started, as the handler left them, oldest first. */
+  services?: ServiceRow[];
 }
 
 // biome-ignore lint/suspicious/noConfusingVoidType: most handlers hand nothing back and are plain `async` functions, typed Promise<void>
