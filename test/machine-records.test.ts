@@ -147,8 +147,13 @@ describe("the VPS pages follow billing's record of each service", () => {
       const n = (outcome: string) => sample(text, "gateway_machine_page_reads_total", { outcome }) ?? 0;
       return { held: n("held"), read: n("read") };
     };
-    // The build's last writes (state, addresses) have landed once the page shows them.
-    await eventually(async () => (await listed())?.instance?.state === "running", 20_000);
+    // The build's last writes have landed once the page shows them: compute's (state, addresses),
+    // and billing's record, which turns active when billing has applied the build's report (from
+    // the stream, after the machine runs).
+    await eventually(async () => {
+      const row = await listed();
+      return row?.instance?.state === "running" && row.status === "active";
+    }, 20_000);
     const first = await listed();
     const was = await reads();
     assert.deepEqual(await listed(), first);
