@@ -168,8 +168,8 @@ describe("one order and one pay, end to end: internal calls and billing's round 
     });
     assert.equal(t.user, "hb_billing");
     // begin with the key's lock and record, the prices and the balance; the order, its services
-    // and proforma, the payment, the invoice, the order's and services' updates and the services'
-    // read; the event (it carries the order as updated) and the key's answer with the commit.
+    // and proforma, the payment, the invoice, the order's and services' updates; the event (it
+    // carries the order as updated) and the key's answer with the commit.
     assert.equal(steadyTrips(t), 3, show(t));
     // And 14 statements in them: begin, the key's lock, its earlier answer if any, the prices, the
     // balance; the order with its services and proforma, the payment, the invoice, the order's,

@@ -165,16 +165,13 @@ async function ensureStreams(nc: NatsConnection, ns: string): Promise<void> {
  * acks: the loop below pulls continuously and keeps what arrives while a batch is handled, so
  * with a larger bound a slow batch left thousands waiting in memory, each redelivered (handled
  * twice) once it had waited past ack_wait. An existing consumer with another bound is updated.
+ * The durables it `replaces` are deleted once it exists, with the same manager (making one asks
+ * the server for its account info first).
  */
-async function ensureConsumer(
-  nc: NatsConnection,
-  stream: string,
-  durable: string,
-  filterSubject: string,
-  maxAckPending: number,
-): Promise<void> {
+async function ensureConsumer(nc: NatsConnection, spec: DurableSpec, maxAckPending: number): Promise<void> {
+  const { stream, durable, filterSubject } = spec;
   const jsm = await jetstreamManager(nc);
-  let info: Awaited<ReturnType<typeof jsm.consumers.info>>;
+  let info: Awaited<ReturnType<typeof jsm.consumers.info>> | undefined;
   try {
     info = await jsm.consumers.info(stream, durable);
   } catch {
@@ -187,19 +184,12 @@ async function ensureConsumer(
       ack_wait: nanos(10_000),
       max_ack_pending: maxAckPending,
     });
-    return;
   }
-  if (info.config.max_ack_pending !== maxAckPending)
+  if (info && info.config.max_ack_pending !== maxAckPending)
     await jsm.consumers.update(stream, durable, { max_ack_pending: maxAckPending });
-}
-
-/** Deletes the named durables of a stream, those that exist. */
-async function removeConsumers(nc: NatsConnection, stream: string, durables: readonly string[]) {
-  if (durables.length === 0) return;
-  const jsm = await jetstreamManager(nc);
-  for (const d of durables) {
+  for (const old of spec.replaces ?? []) {
     try {
-      await jsm.consumers.delete(stream, d);
+      await jsm.consumers.delete(stream, old);
     } catch (err) {
       // Already gone (another replica removed it, or it never existed): nothing to do.
       if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound)) throw err;
@@ -261,7 +251,7 @@ export function consumeBatches(
   handle: (msgs: JsMsg[]) => Promise<void>,
   opts: { maxMessages?: number; gatherMs?: number } = {},
 ): BatchConsumer {
-  const { stream, durable, filterSubject } = spec;
+  const { stream, durable } = spec;
   let stopped = false;
   let wakeStopped: () => void = () => {};
   const whenStopped = new Promise<undefined>((resolve) => {
@@ -285,8 +275,7 @@ export function consumeBatches(
     const js = jetstream(nc);
     while (!stopped) {
       try {
-        await ensureConsumer(nc, stream, durable, filterSubject, max);
-        await removeConsumers(nc, stream, spec.replaces ?? []);
+        await ensureConsumer(nc, spec, max);
         const consumer = await js.consumers.get(stream, durable);
         // The iterator's getPending() could not tell what has arrived: it counts the pull's status
         // callbacks too, so a batch waited for one more message, at the end of a burst up to the

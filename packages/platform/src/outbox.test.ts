@@ -171,8 +171,11 @@ describe("outbox relay", () => {
       };
       // Each backend reports its counts when it goes idle, at most once a second.
       const settled = async (scans: number) => {
-        let now = await stats();
-        await eventually(async () => (now = await stats()).scans >= scans, 20_000);
+        let now = { scans: -1, read: 0 };
+        await eventually(async () => {
+          now = await stats();
+          return now.scans >= scans;
+        }, 20_000);
         return now;
       };
       const start = await settled(0);

@@ -155,7 +155,7 @@ export function startOutboxRelay(sql: Sql, nats: NatsLink, log: Logger, pollMs =
         // And the rows are read by a plain index scan, never a bitmap one: the planner picks a
         // bitmap scan for the few rows it expects, and a bitmap scan never marks the index entries
         // of rows already published (dead) as dead, so every pass read them all again, back to the
-        // last vacuum: 800-840 index entries an order in billing's outbox under the order load
+        // last vacuum: 525-877 index entries an order in billing's outbox under the order load
         // (docs/benchmarks.md, "Issue 31, 2026-12-01 (fifth session)"). `set_config(…, true)` is
         // SET LOCAL: it ends with the transaction.
         await tx`select pg_advisory_xact_lock(hashtext('outbox-relay:' || current_schema())),
