@@ -105,6 +105,10 @@ export function orderAddonsCte(tx: TxSql, items: { addons: PricedAddon[]; servic
  * due a cycle of its own later, each holding what it was billed, funded by the order's document (so
  * giving it up returns the unused share, as for a bought add-on). Only add-ons the order wrote
  * (pending, without a document of their own) on services of that order; cancelled ones stay so.
+ * A CTE (`addons_started`) of the statement that starts the order's services (order-paid.ts): it
+ * was a statement of its own, run for every paid order, most of which have no add-on. It joins
+ * the services by their order, not their status, so the services' update beside it, which reads the
+ * same snapshot, changes nothing it reads.
  */
 export function startOrderAddons(
   tx: TxSql,
@@ -115,12 +119,12 @@ export function startOrderAddons(
   const cycles = Object.keys(CYCLE_MONTHS);
   // The payment is recorded against the paid document (a proforma), the invoice it became apart.
   const funding = [...new Set([paid.documentId, paid.invoiceId])];
-  return tx`
+  return tx`addons_started as (
     update service_addons a set status = 'active', paid_amount = a.amount, period_start = ${now}, started_at = ${now},
       funding_documents = ${funding}::uuid[],
       next_due_date = case when a.billing_type = 'recurring' then
         (select due.date from unnest(${cycles}::text[], ${cycles.map((c) => addCycle(now, c).toISOString())}::timestamptz[])
            as due(cycle, date) where due.cycle = a.cycle) end
     from services s
-    where s.id = a.service_id and s.order_id = ${orderId} and a.status = 'pending_payment' and a.document_id is null`;
+    where s.id = a.service_id and s.order_id = ${orderId} and a.status = 'pending_payment' and a.document_id is null)`;
 }

@@ -27,7 +27,9 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
   const now = clock.now();
   const cycles = [...Object.keys(CYCLE_MONTHS), HOURLY];
   // Returned with their product's name: the records compute's copy is sent (service-records.ts).
+  // The order's add-ons start in the same statement.
   const servicesStarted = tx<ServiceRow[]>`
+    with ${startOrderAddons(tx, doc.order_id, now, { documentId: doc.id, invoiceId: payment.invoiceId })}
     update services s set status = 'pending', next_due_date = coalesce(
       (select due.date
        from unnest(${cycles}::text[], ${cycles.map((c) => addCycle(now, c).toISOString())}::timestamptz[])
@@ -38,14 +40,9 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
     from products p
     where p.id = s.product_id and s.order_id = ${doc.order_id} and s.status = 'pending_payment'
     returning s.*, p.name as product_name`.execute();
-  const addonsStarted = startOrderAddons(tx, doc.order_id, now, {
-    documentId: doc.id,
-    invoiceId: payment.invoiceId,
-  }).execute();
   const [[order], started] = await Promise.all([
     orderRows,
     servicesStarted,
-    addonsStarted,
     wakeProvisionerUnlessHandedOver(tx),
   ]);
   // A partner learns of the payment once the services are built (see provisioning.ts). The event
