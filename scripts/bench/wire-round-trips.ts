@@ -10,6 +10,11 @@ import { Socket } from "node:net";
 export interface WireCounter {
   /** Round trips since the counter started or was last reset. */
   readonly count: number;
+  /**
+   * Statements run since then: PostgreSQL's Execute and simple Query messages in what was written
+   * (a socket's first write, its start-up message, is not read).
+   */
+  readonly statements: number;
   reset(): void;
   /** Puts Socket.prototype.write back. */
   stop(): void;
@@ -17,17 +22,32 @@ export interface WireCounter {
 
 export function countWireRoundTrips(): WireCounter {
   let count = 0;
+  let statements = 0;
   const answered = new WeakSet<Socket>();
-  const watched = new WeakSet<Socket>();
+  // The bytes of a message a write began and a later write goes on with, by socket.
+  const pending = new WeakMap<Socket, number>();
   const write = Socket.prototype.write;
   Socket.prototype.write = function (this: Socket, ...args: Parameters<Socket["write"]>) {
-    if (!watched.has(this)) {
-      watched.add(this);
+    const chunk = args[0];
+    if (!pending.has(this)) {
+      pending.set(this, 0);
       this.on("data", () => answered.add(this));
       count++;
-    } else if (answered.has(this)) {
-      answered.delete(this);
-      count++;
+    } else {
+      if (answered.has(this)) {
+        answered.delete(this);
+        count++;
+      }
+      if (Buffer.isBuffer(chunk)) {
+        // Messages: a type byte, then their length (itself included) as a 32-bit integer.
+        let at = pending.get(this) ?? 0;
+        while (at + 5 <= chunk.length) {
+          const type = String.fromCharCode(chunk[at]);
+          if (type === "E" || type === "Q") statements++;
+          at += 1 + chunk.readInt32BE(at + 1);
+        }
+        pending.set(this, Math.max(0, at - chunk.length));
+      }
     }
     return write.apply(this, args);
   } as Socket["write"];
@@ -35,8 +55,12 @@ export function countWireRoundTrips(): WireCounter {
     get count() {
       return count;
     },
+    get statements() {
+      return statements;
+    },
     reset() {
       count = 0;
+      statements = 0;
     },
     stop() {
       Socket.prototype.write = write;

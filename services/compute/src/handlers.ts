@@ -120,20 +120,18 @@ function createCore(
           as r(service_id, customer_id, kind, hostname, location, vcpus, memory_mb, disk_gb, os, driver_state, provider)
         on conflict (service_id) do nothing returning service_id`;
       const fresh = new Set(inserted.map((r) => r.service_id));
-      // The jobs' inserts go together (one round trip), as does the read of earlier builds.
+      // The jobs in one statement, in the round trip of the read of earlier builds.
       const others = unique.filter((r) => !fresh.has(r.serviceId)).map((r) => r.serviceId);
       const [accepted, existing] = await Promise.all([
-        Promise.all(
+        jobs.acceptMany(
+          tx,
           unique
             .filter((r) => fresh.has(r.serviceId))
-            .map((r) =>
-              jobs.accept(
-                tx,
-                { service_id: r.serviceId, customer_id: r.customerId, provider: provider(r) },
-                "build",
-                "running",
-              ),
-            ),
+            .map((r) => ({
+              m: { service_id: r.serviceId, customer_id: r.customerId, provider: provider(r) },
+              action: "build",
+              targetState: "running",
+            })),
         ),
         others.length === 0
           ? []

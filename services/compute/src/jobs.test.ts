@@ -578,7 +578,7 @@ describe("jobs with a provider driver other than the simulator", () => {
     );
   });
 
-  it("starts a ProvisionBatch's builds together: ten cost PostgreSQL the round trips of one", async () => {
+  it("starts a ProvisionBatch's builds together: ten cost PostgreSQL the round trips and statements of one", async () => {
     const batcher = createHandlers(sql, { jobs, drivers: { quick }, defaultProvider: "quick" });
     const ids: string[] = [];
     const trips = async (n: number) => {
@@ -602,7 +602,7 @@ describe("jobs with a provider driver other than the simulator", () => {
           (results ?? []).map((r) => r.error),
           requests.map(() => ""),
         );
-        return counter.count;
+        return `${counter.count} round trips, ${counter.statements} statements`;
       } finally {
         counter.stop();
       }
@@ -611,8 +611,9 @@ describe("jobs with a provider driver other than the simulator", () => {
     let [one, ten] = [await trips(1), await trips(10)];
     for (let attempt = 1; ten !== one && attempt < 6; attempt++)
       [one, ten] = [await trips(1), await trips(10)];
-    // One by one, each build's lease went back in a statement of its own, over the pool's connections.
-    assert.equal(ten, one, `one build ${one} round trips, ten builds ${ten}`);
+    // One by one, each build's lease went back in a statement of its own, over the pool's
+    // connections; and each build's job was inserted by a statement of its own.
+    assert.equal(ten, one, `one build: ${one}; ten builds: ${ten}`);
     const builds = await sql<{ claim: string | null; status: string }[]>`select claim, status from jobs
       where service_id = any(${ids}::uuid[]) and action = 'build'`;
     assert.deepEqual(

@@ -1,6 +1,6 @@
 import type { Sql, TxSql } from "@hb/platform";
 import { type DriverState, type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
-import { claimDue, insertJob } from "./job-leases.ts";
+import { claimDue, insertJobs } from "./job-leases.ts";
 import { jobLoop, RECHECK_MS } from "./job-loop.ts";
 import { applyOutcome, applySuccesses, isPlain, type Success } from "./job-outcome.ts";
 import type { MachineRow } from "./machines.ts";
@@ -23,10 +23,30 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
     targetState: string,
     copyId: string | null = null,
   ): Promise<JobRow> {
-    const firstCheckMs = drivers[m.provider]?.firstCheckMs(action) ?? 0;
-    const job = await insertJob(tx, m, action, targetState, copyId, firstCheckMs);
-    pace.expectJob(firstCheckMs);
+    const [job] = await acceptMany(tx, [{ m, action, targetState, copyId }]);
     return job;
+  }
+
+  /** `accept` for several actions at once (an order's builds), in one statement. */
+  async function acceptMany(
+    tx: TxSql,
+    actions: {
+      m: Pick<MachineRow, "service_id" | "customer_id" | "provider">;
+      action: string;
+      targetState: string;
+      copyId?: string | null;
+    }[],
+  ): Promise<JobRow[]> {
+    const fresh = actions.map((a) => ({
+      m: a.m,
+      action: a.action,
+      targetState: a.targetState,
+      copyId: a.copyId ?? null,
+      firstCheckMs: drivers[a.m.provider]?.firstCheckMs(a.action) ?? 0,
+    }));
+    const jobs = await insertJobs(tx, fresh);
+    for (const j of fresh) pace.expectJob(j.firstCheckMs);
+    return jobs;
   }
 
   /**
@@ -226,6 +246,7 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
 
   return {
     accept,
+    acceptMany,
     launch,
     launchMany,
     launchAll,
