@@ -58,7 +58,10 @@ describe("job loop", () => {
       const loop = jobs.startLoop(createLogger("test"), 100, 1000);
       await run(3000);
       const idle = claims;
-      const tx = { unsafe: async () => [{ id: "j" }] } as unknown as Parameters<typeof jobs.accept>[0];
+      // The jobs' insert answers a row for each id it was given (its first parameter).
+      const tx = {
+        unsafe: async (_text: string, params: unknown[]) => (params[0] as string[]).map((id) => ({ id })),
+      } as unknown as Parameters<typeof jobs.accept>[0];
       await jobs.accept(tx, { service_id: "s", customer_id: "c", provider: "probe" }, "start", "running");
       claims = 0;
       // Busy for 0.5 + 2 s: about 25 ticks; the pending idle wait ends first (up to 1 s).
