@@ -24,13 +24,12 @@ export function countWireRoundTrips(): WireCounter {
   let count = 0;
   let statements = 0;
   const answered = new WeakSet<Socket>();
-  // The bytes of a message a write began and a later write goes on with, by socket.
-  const pending = new WeakMap<Socket, number>();
+  const watched = new WeakSet<Socket>();
   const write = Socket.prototype.write;
   Socket.prototype.write = function (this: Socket, ...args: Parameters<Socket["write"]>) {
     const chunk = args[0];
-    if (!pending.has(this)) {
-      pending.set(this, 0);
+    if (!watched.has(this)) {
+      watched.add(this);
       this.on("data", () => answered.add(this));
       count++;
     } else {
@@ -38,16 +37,11 @@ export function countWireRoundTrips(): WireCounter {
         answered.delete(this);
         count++;
       }
-      if (Buffer.isBuffer(chunk)) {
-        // Messages: a type byte, then their length (itself included) as a 32-bit integer.
-        let at = pending.get(this) ?? 0;
-        while (at + 5 <= chunk.length) {
-          const type = String.fromCharCode(chunk[at]);
-          if (type === "E" || type === "Q") statements++;
-          at += 1 + chunk.readInt32BE(at + 1);
-        }
-        pending.set(this, Math.max(0, at - chunk.length));
-      }
+      // Messages: a type byte, then their length (itself included) as a 32-bit integer. postgres.js
+      // writes whole messages (its connection.js gathers them in one buffer per write).
+      if (Buffer.isBuffer(chunk))
+        for (let at = 0; at + 5 <= chunk.length; at += 1 + chunk.readInt32BE(at + 1))
+          if (chunk[at] === 0x45 /* E */ || chunk[at] === 0x51 /* Q */) statements++;
     }
     return write.apply(this, args);
   } as Socket["write"];

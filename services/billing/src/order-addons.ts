@@ -2,7 +2,7 @@
  * Add-ons chosen at order time (issue 29 §5). Each is priced as buying it on the service would
  * charge (addon-pricing.ts), billed by a line of the order's document naming the item's service,
  * and written with the service as `pending_payment` without a document of its own; paying the
- * order starts them with the service's term (startOrderAddons, from order-paid.ts). An order never
+ * order starts them with the service's term (startOrderAddonsCte, from order-paid.ts). An order never
  * paid leaves them pending on services that never start; ending such a service cancels them, and
  * refunds and termination treat started ones as any bought add-on (refunds.ts).
  */
@@ -110,7 +110,7 @@ export function orderAddonsCte(tx: TxSql, items: { addons: PricedAddon[]; servic
  * the services by their order, not their status, so the services' update beside it, which reads the
  * same snapshot, changes nothing it reads.
  */
-export function startOrderAddons(
+export function startOrderAddonsCte(
   tx: TxSql,
   orderId: string,
   now: Date,

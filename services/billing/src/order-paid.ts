@@ -7,7 +7,7 @@ import type { TxSql } from "@hb/platform";
 import { clock } from "./clock.ts";
 import { orderEventInit } from "./events.ts";
 import { addCycle, CYCLE_MONTHS, HOURLY } from "./money.ts";
-import { startOrderAddons } from "./order-addons.ts";
+import { startOrderAddonsCte } from "./order-addons.ts";
 import { onDocumentPaid, type PaidPayment } from "./paid-dispatch.ts";
 import { wakeProvisionerUnlessHandedOver } from "./provisioning.ts";
 import type { DocumentRow, OrderRow, ServiceRow } from "./records.ts";
@@ -29,7 +29,7 @@ async function orderPaid(tx: TxSql, ns: string, doc: DocumentRow, payment: PaidP
   // Returned with their product's name: the records compute's copy is sent (service-records.ts).
   // The order's add-ons start in the same statement.
   const servicesStarted = tx<ServiceRow[]>`
-    with ${startOrderAddons(tx, doc.order_id, now, { documentId: doc.id, invoiceId: payment.invoiceId })}
+    with ${startOrderAddonsCte(tx, doc.order_id, now, { documentId: doc.id, invoiceId: payment.invoiceId })}
     update services s set status = 'pending', next_due_date = coalesce(
       (select due.date
        from unnest(${cycles}::text[], ${cycles.map((c) => addCycle(now, c).toISOString())}::timestamptz[])

@@ -1,6 +1,6 @@
 import type { Sql, TxSql } from "@hb/platform";
 import { type DriverState, type Drivers, type JobOutcome, type JobRow, noDriver } from "./driver.ts";
-import { claimDue, insertJobs } from "./job-leases.ts";
+import { claimDue, insertJobs, type NewJob } from "./job-leases.ts";
 import { jobLoop, RECHECK_MS } from "./job-loop.ts";
 import { applyOutcome, applySuccesses, isPlain, type Success } from "./job-outcome.ts";
 import type { MachineRow } from "./machines.ts";
@@ -30,17 +30,13 @@ export function createJobs(sql: Sql, ns: string, drivers: Drivers) {
   /** `accept` for several actions at once (an order's builds), in one statement. */
   async function acceptMany(
     tx: TxSql,
-    actions: {
+    actions: (Pick<NewJob, "action" | "targetState"> & {
       m: Pick<MachineRow, "service_id" | "customer_id" | "provider">;
-      action: string;
-      targetState: string;
       copyId?: string | null;
-    }[],
+    })[],
   ): Promise<JobRow[]> {
-    const fresh = actions.map((a) => ({
-      m: a.m,
-      action: a.action,
-      targetState: a.targetState,
+    const fresh: NewJob[] = actions.map((a) => ({
+      ...a,
       copyId: a.copyId ?? null,
       firstCheckMs: drivers[a.m.provider]?.firstCheckMs(a.action) ?? 0,
     }));
