@@ -13,6 +13,7 @@ import type { Page } from "playwright-core";
 import { api, auth, eventually, GATEWAY, grpc, signed } from "./helpers.ts";
 import { fitsWidth, portalMember, portalOwner, signIn, signInWithForm, staffMember } from "./portal-pages.ts";
 import { assertAccessible, type BrowserHandle, browserMissing, launchBrowser } from "./support/browser.ts";
+import { requestLogState } from "./support/request-log-state.ts";
 
 const missing = browserMissing();
 if (missing) process.stderr.write(`portal-browser tests skipped: ${missing}\n`);
@@ -406,7 +407,10 @@ describe("portal and admin pages in a browser", { skip: missing }, () => {
     await eventually(async () => {
       await viewer.reload();
       return (await viewer.getByRole("cell", { name: "/api/v1/reseller/services" }).count()) > 0;
-    }, 15_000);
+    }, 15_000).catch(async (err: Error) => {
+      // Once in CI the entry had not shown in 15 s: say where it was.
+      throw new Error(`${err.message}: ${await requestLogState(owner.customerId)}`);
+    });
     await accessible(viewer);
 
     const editor = (await browser.newPage()).page;

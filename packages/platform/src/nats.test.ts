@@ -120,6 +120,36 @@ describe("consumeBatches", () => {
     });
   });
 
+  it("makes its durable again when it is deleted under the pull, says so in the log, and reads on", async () => {
+    await withNamespace("natsdeleted", async ({ ns, stream, nc, jsm, link }) => {
+      const warnings: string[] = [];
+      const quiet = () => {};
+      const log: Logger = { debug: quiet, info: quiet, error: quiet, warn: (msg) => warnings.push(msg) };
+      const handled: string[] = [];
+      const consumer = consumeBatches(
+        link,
+        { stream, durable: "d", filterSubject: `${ns}.events.>` },
+        log,
+        async (msgs) => {
+          handled.push(...msgs.map((m) => m.string()));
+        },
+      );
+      try {
+        const js = jetstream(nc);
+        await js.publish(`${ns}.events.test`, new TextEncoder().encode("before"));
+        await eventually(async () => handled.includes("before"), 10_000);
+        await jsm.consumers.delete(stream, "d");
+        await eventually(async () => warnings.includes("consumer pull held back"), 10_000);
+        await js.publish(`${ns}.events.test`, new TextEncoder().encode("after"));
+        // Well inside the 30 s after which nats.js would only ask again for the missing consumer.
+        await eventually(async () => handled.includes("after"), 10_000);
+        assert.equal((await jsm.consumers.info(stream, "d")).config.durable_name, "d");
+      } finally {
+        await consumer.stop();
+      }
+    });
+  });
+
   it("takes a message after a quiet spell at once, and gathers a steady stream into batches gatherMs apart", async () => {
     const gatherMs = 1000;
     await withNamespace("natsgather", async ({ ns, stream, nc, log, link }) => {

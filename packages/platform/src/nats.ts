@@ -1,5 +1,6 @@
 import {
   AckPolicy,
+  type ConsumerNotification,
   DeliverPolicy,
   JetStreamApiCodes,
   JetStreamApiError,
@@ -225,6 +226,34 @@ export interface DurableSpec {
 export const GATHER_MS = 20;
 
 /**
+ * Logs what can hold a pull's messages back: nats.js answers a 409 on a pull (a limit exceeded,
+ * the consumer deleted) by waiting for two missed heartbeats (30 s with `consume`'s defaults)
+ * before it asks again, and says so only through these notifications. Expired pulls (408) and
+ * heartbeats are the idle routine and stay quiet.
+ */
+async function reportStalls(
+  notes: AsyncIterable<ConsumerNotification>,
+  durable: string,
+  log: Logger,
+): Promise<void> {
+  for await (const n of notes) {
+    switch (n.type) {
+      case "heartbeats_missed":
+      case "consumer_deleted":
+      case "consumer_not_found":
+      case "stream_not_found":
+      case "exceeded_limits":
+      case "no_responders":
+        log.warn("consumer pull held back", { durable, ...n });
+        break;
+      case "debug":
+        if (n.code !== 408) log.warn("consumer pull held back", { durable, ...n });
+        break;
+    }
+  }
+}
+
+/**
  * Hands the messages of a durable consumer to `handle` in batches, acking a batch only after
  * `handle` returns (the handler commits first). A failing batch is nak'ed with a delay and comes
  * back. The loop waits for the NATS link's first connection, creates the consumer when missing,
@@ -301,6 +330,9 @@ export function consumeBatches(
         };
         const messages = await consumer.consume({
           max_messages: max,
+          // A durable deleted under the pull ends it, and the loop makes the durable again; without
+          // this nats.js asks for the missing consumer every 30 s for ever and nothing is read.
+          abort_on_missing_resource: true,
           callback: (m) => {
             arrived.push(m);
             draining ??= drain();
@@ -308,6 +340,7 @@ export function consumeBatches(
         });
         stopPull = () => messages.stop();
         if (stopped) messages.stop();
+        void reportStalls(messages.status(), durable, log);
         const ended = await messages.closed();
         await draining;
         if (ended instanceof Error) throw ended;
