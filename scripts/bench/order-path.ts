@@ -9,6 +9,8 @@
  * the orders and after them) is printed too: at a low rate it is a large share of the per-request
  * figures.
  */
+
+import { readFileSync } from "node:fs";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import autocannon from "autocannon";
 import postgres from "postgres";
@@ -82,6 +84,38 @@ async function pgCounts(databaseUrl: string): Promise<Map<string, number>> {
   }
 }
 
+/**
+ * PostgreSQL's CPU ticks by who spent them: each live backend of the machine's server under its
+ * role (a service's pool) or its kind (walwriter, checkpointer, autovacuum…), and the backends that
+ * exited (autovacuum workers, closed connections) from the postmaster's reaped-children count.
+ */
+async function pgTicksByBackend(databaseUrl: string): Promise<Map<string, number>> {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<{ pid: number; who: string }[]>`
+      select pid, case when backend_type = 'client backend' then coalesce(usename, '?') else backend_type end as who
+      from pg_stat_activity where pid <> pg_backend_pid()`;
+    const ticks = new Map<string, number>();
+    let postmaster = 0;
+    for (const r of rows) {
+      try {
+        ticks.set(r.who, (ticks.get(r.who) ?? 0) + cpuTicks(r.pid));
+        postmaster ||= Number(readFileSync(`/proc/${r.pid}/stat`, "utf8").split(") ")[1].split(" ")[1]);
+      } catch {
+        // ended meanwhile: its ticks show in the postmaster's reaped children
+      }
+    }
+    if (postmaster) {
+      const f = readFileSync(`/proc/${postmaster}/stat`, "utf8").split(") ")[1].split(" ");
+      ticks.set("postmaster", Number(f[11]) + Number(f[12]));
+      ticks.set("exited backends", Number(f[13]) + Number(f[14]));
+    }
+    return ticks;
+  } finally {
+    await sql.end();
+  }
+}
+
 const perRequest = (before: Map<string, number>, after: Map<string, number>, n: number) => {
   const out: Record<string, number> = {};
   for (const [k, v] of after) {
@@ -101,6 +135,7 @@ async function measure(stack: Stack, env: Record<string, string>, opts: autocann
     procs.map(([n]) => n),
   );
   const pgBefore = await pgCounts(env.DATABASE_URL);
+  const pgCpuBefore = await pgTicksByBackend(env.DATABASE_URL);
   const cpuBefore = procs.map(([, pid]) => cpuTicks(pid));
   const serversBefore = SERVER_COMMANDS.map(commandTicks);
   const machineBefore = machineBusyTicks();
@@ -123,12 +158,19 @@ async function measure(stack: Stack, env: Record<string, string>, opts: autocann
   );
   const rpcs = perRequest(rpcBefore, rpcAfter, n);
   const pg = perRequest(pgBefore, await pgCounts(env.DATABASE_URL), n);
+  // A pool's connection opened during the run counts whole (its life is the run's).
+  const postgresCpu: Record<string, number> = {};
+  for (const [who, t] of await pgTicksByBackend(env.DATABASE_URL)) {
+    const us = per(t - (pgCpuBefore.get(who) ?? 0));
+    if (us > 0) postgresCpu[who] = us;
+  }
   return {
     requests: r.requests.total,
     status: { "2xx": r["2xx"], non2xx: r.non2xx, errors: r.errors },
     p50: r.latency.p50,
     p99: r.latency.p99,
     cpuMicrosPerRequest: cpu,
+    postgresCpuMicrosPerRequest: postgresCpu,
     rpcsPerRequest: rpcs,
     postgresPerRequest: pg,
   };
