@@ -10,7 +10,6 @@
  * figures.
  */
 
-import { readFileSync } from "node:fs";
 import { BillingCycle, ProductKind } from "@hb/contracts/hb/billing/v1/common_pb";
 import autocannon from "autocannon";
 import postgres from "postgres";
@@ -22,6 +21,7 @@ import {
   idleCpu,
   localDependencies,
   machineBusyTicks,
+  procStat,
   SERVER_COMMANDS,
   withScratchStack,
 } from "./scratch-stack.ts";
@@ -99,14 +99,15 @@ async function pgTicksByBackend(databaseUrl: string): Promise<Map<string, number
     let postmaster = 0;
     for (const r of rows) {
       try {
-        ticks.set(r.who, (ticks.get(r.who) ?? 0) + cpuTicks(r.pid));
-        postmaster ||= Number(readFileSync(`/proc/${r.pid}/stat`, "utf8").split(") ")[1].split(" ")[1]);
+        const f = procStat(r.pid);
+        ticks.set(r.who, (ticks.get(r.who) ?? 0) + Number(f[11]) + Number(f[12]));
+        postmaster ||= Number(f[1]);
       } catch {
         // ended meanwhile: its ticks show in the postmaster's reaped children
       }
     }
     if (postmaster) {
-      const f = readFileSync(`/proc/${postmaster}/stat`, "utf8").split(") ")[1].split(" ");
+      const f = procStat(postmaster);
       ticks.set("postmaster", Number(f[11]) + Number(f[12]));
       ticks.set("exited backends", Number(f[13]) + Number(f[14]));
     }

@@ -65,8 +65,16 @@ export async function withScratchStack<T>(
 }
 
 /** CPU time a process has used: utime + stime, in clock ticks (1/100 s). */
+/**
+ * The fields of /proc/<pid>/stat after the command's name, from the state on (index 0 is the
+ * state, 1 the parent's pid, 11 and 12 user and system ticks, 13 and 14 those of reaped children).
+ */
+export function procStat(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+}
+
 export function cpuTicks(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  const f = procStat(pid);
   return Number(f[11]) + Number(f[12]);
 }
 

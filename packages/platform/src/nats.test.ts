@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
-import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import {
+  AckPolicy,
+  type JetStreamManager,
+  type JsMsg,
+  jetstream,
+  jetstreamManager,
+} from "@nats-io/jetstream";
 import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
 import { eventually } from "../../../test/support/eventually.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -37,6 +43,13 @@ async function withNamespace(prefix: string, fn: (n: Namespace) => Promise<void>
   }
 }
 
+/** A handler that keeps each message's body in `handled`, in the order handled. */
+const bodiesInto =
+  (handled: string[]) =>
+  async (msgs: JsMsg[]): Promise<void> => {
+    handled.push(...msgs.map((m) => m.string()));
+  };
+
 describe("consumeBatches", () => {
   it("brings a durable consumer made with a larger delivery bound to one batch's, and handles what waits", async () => {
     // The link makes the namespace's streams, as a service's does.
@@ -56,9 +69,7 @@ describe("consumeBatches", () => {
         link,
         { stream, durable: "old", filterSubject: `${ns}.events.>` },
         log,
-        async (msgs) => {
-          handled.push(...msgs.map((m) => m.string()));
-        },
+        bodiesInto(handled),
         { maxMessages: 5 },
       );
       try {
@@ -107,9 +118,7 @@ describe("consumeBatches", () => {
       }
       // A second start (another replica, a restart) finds nothing to remove and runs on.
       const handled: string[] = [];
-      const again = consumeBatches(link, spec, log, async (msgs) => {
-        handled.push(...msgs.map((m) => m.string()));
-      });
+      const again = consumeBatches(link, spec, log, bodiesInto(handled));
       try {
         await jetstream(nc).publish(`${ns}.events.test`, new TextEncoder().encode("after"));
         await eventually(async () => handled.join() === "after", 10_000);
@@ -130,9 +139,7 @@ describe("consumeBatches", () => {
         link,
         { stream, durable: "d", filterSubject: `${ns}.events.>` },
         log,
-        async (msgs) => {
-          handled.push(...msgs.map((m) => m.string()));
-        },
+        bodiesInto(handled),
       );
       try {
         const js = jetstream(nc);
